@@ -1,0 +1,21 @@
+// `npm run bench [-- name...]`: runs the benchmarks, prints a table each and writes
+// bench/results/<name>.json. Targets are reported, not asserted: a MISS is information.
+import { printTable, writeResult, type BenchResult } from './lib/report.js';
+import { benchDrainExitLag, benchServerThroughput } from './server.js';
+
+const benches: Record<string, () => Promise<BenchResult>> = {
+  'server-throughput': () => benchServerThroughput(),
+  'drain-exit-lag': () => benchDrainExitLag(),
+};
+
+const wanted = process.argv.slice(2);
+const unknown = wanted.filter((w) => !(w in benches));
+if (unknown.length > 0) {
+  console.error(`bench: unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(benches).join(', ')}`);
+  process.exit(2);
+}
+for (const name of wanted.length > 0 ? wanted : Object.keys(benches)) {
+  const result = await benches[name]!();
+  printTable(result);
+  console.log(`  -> ${writeResult(result)}`);
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env node
+// Runs the compiled test files with node:test. A script rather than `node --test dir`
+// because Node 20 takes a directory there while Node 22+ takes glob patterns, and
+// the README's `npm test` must behave the same on 20, 22 and 24.
+// Usage: node scripts/run-tests.mjs [substring filter...]
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+
+function find(dir) {
+  const out = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...find(p));
+    else if (name.endsWith('.test.js')) out.push(p);
+  }
+  return out;
+}
+
+const filters = process.argv.slice(2);
+const files = find('dist/test')
+  .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
+  .sort();
+if (files.length === 0) {
+  console.error(`run-tests: no compiled test files matched ${filters.join(' ') || 'dist/test/**/*.test.js'}`);
+  process.exit(2);
+}
+const concurrency = process.env.DRAINCHECK_TEST_CONCURRENCY ?? '2';
+const result = spawnSync(
+  process.execPath,
+  [
+    // Any Node warning (deprecation, experimental, MaxListeners...) fails the run.
+    '--import',
+    './dist/test/helpers/fail-on-warning.js',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-reporter=spec',
+    ...files,
+  ],
+  { stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);

@@ -1,0 +1,70 @@
+// The `draincheck` command tree and its error discipline: a user mistake is one line on
+// stderr and a documented exit code; only a bug shows a stack trace.
+import { Command, CommanderError } from 'commander';
+import { ExitCode, isDraincheckError } from '../errors.js';
+import { serverCommand } from './commands/server.js';
+import { version } from './version.js';
+
+export function buildProgram(name = 'draincheck'): Command {
+  const program = new Command(name)
+    .description(
+      'Follow one HTTP request a Pod has already accepted through that Pod deletion, and answer three\n' +
+        'questions separately, each with evidence: is the new Pod ready? has the old Pod left the targets\n' +
+        'of new requests? did the old Pod finish the requests it had already accepted?',
+    )
+    .version(version, '-V, --version')
+    .showSuggestionAfterError(true)
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 ok, 1 verdict differs from --expect, 2 usage error, 3 run incomplete, 130 interrupted.',
+    );
+  program.addCommand(serverCommand());
+  applyErrorDiscipline(program, name);
+  return program;
+}
+
+function applyErrorDiscipline(command: Command, name: string): void {
+  command.exitOverride();
+  command.configureOutput({
+    outputError: (text, write) => {
+      // commander writes "error: unknown option '--x'\n(Did you mean --y?)"; keep it one line.
+      const line = text
+        .replace(/^error: /, '')
+        .replace(/\n+/g, ' ')
+        .trim();
+      write(`${name}: ${line} (see '${commandPath(command, name)} --help')\n`);
+    },
+  });
+  for (const sub of command.commands) applyErrorDiscipline(sub, name);
+}
+
+function commandPath(command: Command, name: string): string {
+  const parts: string[] = [];
+  for (let c: Command | null = command; c; c = c.parent) parts.unshift(c.parent ? c.name() : name);
+  return parts.join(' ');
+}
+
+/** Run the CLI; resolves to the exit code. Never throws for a user mistake. */
+export async function runCli(argv: string[], name = 'draincheck'): Promise<number | undefined> {
+  const program = buildProgram(name);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return undefined;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      if (
+        error.code === 'commander.helpDisplayed' ||
+        error.code === 'commander.version' ||
+        error.code === 'commander.help'
+      ) {
+        return ExitCode.ok;
+      }
+      return ExitCode.usage;
+    }
+    if (isDraincheckError(error)) {
+      process.stderr.write(`${name}: ${error.oneLine()}\n`);
+      return error.exitCode;
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,115 @@
+// The lab server's configuration: flags, each also readable from an environment variable
+// (Kubernetes manifests and the embedded runtime configure Pods through env). One table
+// drives the CLI options, `--help` and docs/LAB-CONTRACT.md, so defaults cannot drift.
+import { z } from 'zod';
+import { DraincheckError, quote } from '../errors.js';
+
+export const shutdownPolicies = ['exit', 'default', 'drain'] as const;
+export type ShutdownPolicy = (typeof shutdownPolicies)[number];
+
+export const policyHelp: Record<ShutdownPolicy, string> = {
+  exit: 'on SIGTERM exit at once with code 0: accepted requests are cut, yet the exit code looks clean',
+  default:
+    'install no SIGTERM handler; the platform decides: an ordinary child process dies by the signal (143), ' +
+    'PID 1 in a container ignores SIGTERM and is SIGKILLed when the grace period ends (137)',
+  drain:
+    'on SIGTERM /healthz answers 503, new requests are still served for --drain-delay-ms, then the server stops ' +
+    'listening, closes idle connections, finishes every accepted /work and exits 0 (1 if --drain-timeout-ms cuts requests)',
+};
+
+/** One row per setting: the flag, its env variable, its default and what it means. */
+export const serverSettings = {
+  port: {
+    flag: '--port <port>',
+    env: 'PORT',
+    default: 8080,
+    help: 'TCP port to listen on (0 = any free port)',
+  },
+  host: {
+    flag: '--host <address>',
+    env: 'HOST',
+    default: '0.0.0.0',
+    help: 'address to listen on (the embedded runtime passes the Pod IP)',
+  },
+  onSigterm: {
+    flag: '--on-sigterm <policy>',
+    env: 'ON_SIGTERM',
+    default: 'drain' as ShutdownPolicy,
+    help: 'what to do on SIGTERM: exit | default | drain',
+  },
+  drainDelayMs: {
+    flag: '--drain-delay-ms <ms>',
+    env: 'DRAIN_DELAY_MS',
+    default: 0,
+    help: 'drain: keep serving new requests this long after SIGTERM, while the proxy may still route here',
+  },
+  drainTimeoutMs: {
+    flag: '--drain-timeout-ms <ms>',
+    env: 'DRAIN_TIMEOUT_MS',
+    default: 25_000,
+    help: 'drain: give up after this long, cut the remaining requests and exit 1',
+  },
+} as const;
+
+export interface ServerConfig {
+  port: number;
+  host: string;
+  onSigterm: ShutdownPolicy;
+  drainDelayMs: number;
+  drainTimeoutMs: number;
+}
+
+const integerString = (name: string, min: number, max: number) =>
+  z.union([z.number(), z.string()]).transform((raw, ctx) => {
+    const text = String(raw).trim();
+    const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `${name} must be an integer from ${min} to ${max}, got ${quote(raw)}`,
+      });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+const serverConfigSchema = z.object({
+  port: integerString('--port / PORT', 0, 65_535),
+  host: z.string().trim().min(1, { message: '--host / HOST must not be empty' }),
+  onSigterm: z.string().transform((raw, ctx) => {
+    if (!(shutdownPolicies as readonly string[]).includes(raw)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `--on-sigterm / ON_SIGTERM must be one of ${shutdownPolicies.join(', ')}, got ${quote(raw)}`,
+      });
+      return z.NEVER;
+    }
+    return raw as ShutdownPolicy;
+  }),
+  drainDelayMs: integerString('--drain-delay-ms / DRAIN_DELAY_MS', 0, 3_600_000),
+  drainTimeoutMs: integerString('--drain-timeout-ms / DRAIN_TIMEOUT_MS', 0, 3_600_000),
+});
+
+export type RawServerConfig = Partial<Record<keyof ServerConfig, string | number | undefined>>;
+
+/**
+ * Resolve flags (which win) over env over defaults, and validate.
+ * Throws DraincheckError(DC_USAGE) naming the first bad setting.
+ */
+export function resolveServerConfig(
+  flags: RawServerConfig,
+  env: Record<string, string | undefined> = process.env,
+): ServerConfig {
+  const merged: Record<string, unknown> = {};
+  for (const [key, setting] of Object.entries(serverSettings)) {
+    const fromFlag = flags[key as keyof ServerConfig];
+    const fromEnv = env[setting.env];
+    merged[key] = fromFlag ?? (fromEnv === undefined || fromEnv === '' ? setting.default : fromEnv);
+  }
+  const parsed = serverConfigSchema.safeParse(merged);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    throw new DraincheckError('DC_USAGE', first?.message ?? 'invalid server configuration');
+  }
+  return parsed.data;
+}

@@ -1,0 +1,185 @@
+// The lab server's HTTP side: /healthz, /work, /state (docs/LAB-CONTRACT.md). It knows
+// nothing about signals; shutdown.ts drives it through `beginDraining` and the
+// `onActiveChange` hook.
+import http from 'node:http';
+import type { PodIdentity } from './identity.js';
+import type { Journal } from './journal.js';
+import type { ShutdownPolicy } from './config.js';
+import { parseWorkParams } from './work-params.js';
+
+export interface LabState {
+  uid: string | null;
+  name: string | null;
+  namespace: string | null;
+  podIP: string | null;
+  policy: ShutdownPolicy;
+  active: number;
+  draining: boolean;
+  acceptedTotal: number;
+  finishedTotal: number;
+  abortedTotal: number;
+  startedAt: string;
+}
+
+interface InFlight {
+  id: string;
+  res: http.ServerResponse;
+  timer: NodeJS.Timeout;
+}
+
+export interface LabServer {
+  readonly server: http.Server;
+  state(): LabState;
+  /** Ids of accepted /work requests that have not finished yet, in acceptance order. */
+  activeIds(): string[];
+  /** From now on /healthz answers 503 and every response carries `Connection: close`. */
+  beginDraining(): void;
+  /** Called after every change of `active` (accept, finish, abort). */
+  onActiveChange(listener: (active: number) => void): void;
+}
+
+export interface LabServerOptions {
+  identity: PodIdentity;
+  policy: ShutdownPolicy;
+  journal: Journal;
+  now?: () => Date;
+}
+
+export function createLabServer(options: LabServerOptions): LabServer {
+  const { identity, policy, journal } = options;
+  const now = options.now ?? (() => new Date());
+  const inFlight = new Map<string, InFlight>();
+  const listeners: Array<(active: number) => void> = [];
+  let draining = false;
+  let acceptedTotal = 0;
+  let finishedTotal = 0;
+  let abortedTotal = 0;
+  let generatedIds = 0;
+  const startedAt = now().toISOString();
+
+  const notify = () => {
+    for (const listener of listeners) listener(inFlight.size);
+  };
+
+  const send = (
+    res: http.ServerResponse,
+    status: number,
+    body: unknown,
+    headers: http.OutgoingHttpHeaders = {},
+  ) => {
+    const text = JSON.stringify(body);
+    res.writeHead(status, {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(text),
+      'x-pod-uid': identity.uid ?? '',
+      // While draining, tell every client not to reuse this connection, so no socket
+      // turns idle (and then gets cut) after the listener has closed.
+      ...(draining ? { connection: 'close' } : {}),
+      ...headers,
+    });
+    res.end(text);
+  };
+
+  const state = (): LabState => ({
+    uid: identity.uid,
+    name: identity.name,
+    namespace: identity.namespace,
+    podIP: identity.podIP,
+    policy,
+    active: inFlight.size,
+    draining,
+    acceptedTotal,
+    finishedTotal,
+    abortedTotal,
+    startedAt,
+  });
+
+  const handleWork = (url: URL, res: http.ServerResponse) => {
+    const parsed = parseWorkParams(url.searchParams, () => `req-${++generatedIds}`);
+    if (!parsed.ok) {
+      send(res, 400, { error: parsed.error });
+      return;
+    }
+    const { ms, id } = parsed.value;
+    if (inFlight.has(id)) {
+      send(res, 409, {
+        error: { code: 'duplicate-id', parameter: 'id', message: `a request with id ${id} is in flight` },
+      });
+      return;
+    }
+    const acceptedAt = now();
+    acceptedTotal += 1;
+    const timer = setTimeout(() => {
+      inFlight.delete(id);
+      finishedTotal += 1;
+      const finishedAt = now();
+      const durationMs = finishedAt.getTime() - acceptedAt.getTime();
+      send(res, 200, {
+        status: 'done',
+        id,
+        uid: identity.uid,
+        name: identity.name,
+        acceptedAt: acceptedAt.toISOString(),
+        finishedAt: finishedAt.toISOString(),
+        durationMs,
+      });
+      journal.write('request-finished', { id, durationMs });
+      notify();
+    }, ms);
+    inFlight.set(id, { id, res, timer });
+    journal.write('request-accepted', { id, ms });
+    // 'close' before the timer fired means the client went away (or the connection was
+    // destroyed): the request is no longer in progress, and that is an event of its own.
+    res.on('close', () => {
+      const entry = inFlight.get(id);
+      if (entry?.res !== res) return;
+      clearTimeout(entry.timer);
+      inFlight.delete(id);
+      abortedTotal += 1;
+      journal.write('request-aborted', { id });
+      notify();
+    });
+    notify();
+  };
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://lab.invalid');
+    const route = url.pathname;
+    if (route !== '/healthz' && route !== '/work' && route !== '/state') {
+      send(res, 404, { error: { code: 'not-found', message: `no such path: ${route}` } });
+      return;
+    }
+    if (req.method !== 'GET') {
+      send(
+        res,
+        405,
+        { error: { code: 'method-not-allowed', message: `${route} accepts GET, got ${req.method}` } },
+        { allow: 'GET' },
+      );
+      return;
+    }
+    if (route === '/healthz') {
+      send(res, draining ? 503 : 200, {
+        status: draining ? 'draining' : 'ok',
+        uid: identity.uid,
+        name: identity.name,
+      });
+    } else if (route === '/state') {
+      send(res, 200, state());
+    } else {
+      handleWork(url, res);
+    }
+  });
+
+  return {
+    server,
+    state,
+    activeIds: () => [...inFlight.keys()],
+    beginDraining: () => {
+      draining = true;
+    },
+    onActiveChange: (listener) => {
+      listeners.push(listener);
+    },
+  };
+}

@@ -1,0 +1,57 @@
+// Starts the lab server as a process: identity from the Downward API env, the journal on
+// stdout, the shutdown policy on SIGTERM.
+import { DraincheckError } from '../errors.js';
+import type { ServerConfig } from './config.js';
+import { readPodIdentity } from './identity.js';
+import { createJournal, type Journal } from './journal.js';
+import { createLabServer, type LabServer } from './lab-server.js';
+import { installShutdownPolicy } from './shutdown.js';
+
+export interface RunningLabServer {
+  lab: LabServer;
+  journal: Journal;
+  address: { host: string; port: number };
+}
+
+export async function startLabServer(
+  config: ServerConfig,
+  env: Record<string, string | undefined> = process.env,
+): Promise<RunningLabServer> {
+  const identity = readPodIdentity(env);
+  const journal = createJournal(identity.uid);
+  const lab = createLabServer({ identity, policy: config.onSigterm, journal });
+  installShutdownPolicy({
+    lab,
+    journal,
+    config,
+    exit: (code) => process.exit(code),
+    onSignal: (signal, handler) => process.on(signal, handler),
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      reject(
+        new DraincheckError(
+          'DC_LISTEN_FAILED',
+          `cannot listen on ${config.host}:${config.port}: ${error.code ?? error.message}`,
+          { cause: error },
+        ),
+      );
+    };
+    lab.server.once('error', onError);
+    lab.server.listen(config.port, config.host, () => {
+      lab.server.off('error', onError);
+      resolve();
+    });
+  });
+  const bound = lab.server.address();
+  const port = typeof bound === 'object' && bound ? bound.port : config.port;
+  journal.write('listening', {
+    host: config.host,
+    port,
+    policy: config.onSigterm,
+    pid: process.pid,
+    name: identity.name,
+    namespace: identity.namespace,
+  });
+  return { lab, journal, address: { host: config.host, port } };
+}

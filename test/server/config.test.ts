@@ -1,0 +1,95 @@
+// Server settings: flags win over env, env over defaults; a bad value is a one-line usage
+// error and the process exits 2 before it listens.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { test } from 'node:test';
+import { resolveServerConfig } from '../../src/server/config.js';
+import { DraincheckError } from '../../src/errors.js';
+import { cliPath } from '../helpers/lab-process.js';
+
+test('defaults', () => {
+  assert.deepEqual(resolveServerConfig({}, {}), {
+    port: 8080,
+    host: '0.0.0.0',
+    onSigterm: 'drain',
+    drainDelayMs: 0,
+    drainTimeoutMs: 25_000,
+  });
+});
+
+test('env is read, and a flag wins over env', () => {
+  const env = { PORT: '9000', ON_SIGTERM: 'exit', DRAIN_DELAY_MS: '250', HOST: '127.0.0.9' };
+  const fromEnv = resolveServerConfig({}, env);
+  assert.equal(fromEnv.port, 9000);
+  assert.equal(fromEnv.onSigterm, 'exit');
+  assert.equal(fromEnv.drainDelayMs, 250);
+  assert.equal(fromEnv.host, '127.0.0.9');
+  const flagged = resolveServerConfig({ port: '9001', onSigterm: 'default' }, env);
+  assert.equal(flagged.port, 9001);
+  assert.equal(flagged.onSigterm, 'default');
+});
+
+for (const [flags, env, pattern] of [
+  [{ port: '65536' }, {}, /--port \/ PORT must be an integer from 0 to 65535, got "65536"/],
+  [{}, { PORT: 'http' }, /PORT must be an integer/],
+  [{ onSigterm: 'later' }, {}, /must be one of exit, default, drain, got "later"/],
+  [{ drainDelayMs: '-1' }, {}, /DRAIN_DELAY_MS must be an integer/],
+  [{}, { DRAIN_TIMEOUT_MS: '1e3' }, /DRAIN_TIMEOUT_MS must be an integer/],
+] as const) {
+  test(`rejects ${JSON.stringify({ ...flags, ...env })}`, () => {
+    assert.throws(
+      () => resolveServerConfig(flags, env),
+      (e: unknown) => e instanceof DraincheckError && e.code === 'DC_USAGE' && pattern.test(e.message),
+    );
+  });
+}
+
+for (const [args, env] of [
+  [['--on-sigterm', 'nope'], {}],
+  [['--port', '70000'], {}],
+  [['--drain-delay-ms', '-3'], {}],
+  [[], { ON_SIGTERM: 'sometimes' }],
+  [['--no-such-flag'], {}],
+] as const) {
+  test(`process exits 2 with one line for ${JSON.stringify([...args, env])}`, () => {
+    const result = spawnSync(
+      process.execPath,
+      [cliPath, 'server', '--host', '127.0.0.1', '--port', '0', ...args],
+      {
+        env: { PATH: process.env.PATH ?? '', ...env },
+        encoding: 'utf8',
+        timeout: 10_000,
+      },
+    );
+    assert.equal(result.status, 2, result.stderr);
+    assert.equal(result.stdout, '', 'nothing was journaled: it never listened');
+    const lines = result.stderr.trimEnd().split('\n');
+    assert.equal(lines.length, 1, result.stderr);
+    assert.match(lines[0] ?? '', /^draincheck: /);
+  });
+}
+
+test('a port in use is a one-line error, exit 1', async () => {
+  const net = await import('node:net');
+  const blocker = net.createServer();
+  await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const result = spawnSync(
+      process.execPath,
+      [cliPath, 'server', '--host', '127.0.0.1', '--port', String(port)],
+      {
+        env: { PATH: process.env.PATH ?? '' },
+        encoding: 'utf8',
+        timeout: 10_000,
+      },
+    );
+    assert.equal(result.status, 1);
+    assert.match(
+      result.stderr,
+      new RegExp(`^draincheck: cannot listen on 127.0.0.1:${port}: EADDRINUSE\\n$`),
+    );
+  } finally {
+    blocker.close();
+  }
+});
