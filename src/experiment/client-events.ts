@@ -1,0 +1,55 @@
+// What the client side of the protocol reports. The same shapes come from the in-process
+// client (embedded runtime) and from `draincheck client` in a client Pod (JSON lines).
+
+export interface ClientPlan {
+  /** Service base URL, e.g. http://127.0.0.9:80 or http://work.lab.svc:80. Set by the platform. */
+  serviceUrl?: string;
+  workId: string;
+  workMs: number;
+  /** Give up waiting for `GET /healthz` through the Service to answer 200. */
+  serviceReadyTimeoutMs: number;
+  /** Give up waiting for `/state` to show `active == 1` with the ready UID. */
+  acceptanceTimeoutMs: number;
+  /** No TCP connection within this long: `connect-timeout`. */
+  connectTimeoutMs: number;
+  /** Connected, but no complete response within this long: `response-timeout`. */
+  responseTimeoutMs: number;
+  /** Pause between polls of /healthz and /state. */
+  pollIntervalMs: number;
+}
+
+export const clientEventTypes = [
+  'client-started',
+  'healthz',
+  'service-ready',
+  'service-ready-timeout',
+  'work-sent',
+  'work-connected',
+  'state',
+  'acceptance-proven',
+  'acceptance-timeout',
+  'work-response-started',
+  'work-outcome',
+] as const;
+export type ClientEventType = (typeof clientEventTypes)[number];
+
+export interface ClientEvent {
+  type: ClientEventType;
+  data: Record<string, unknown>;
+  /** Milliseconds on the client's monotonic clock since the client started. */
+  clientMs: number;
+  /** Wall-clock time at the client (ISO), for merging with other sources. */
+  time: string;
+}
+
+/** The outcome of the work request: each one distinct, never folded into another. */
+export const requestOutcomes = [
+  'completed',
+  'unexpected-response',
+  'http-error',
+  'connection-dropped',
+  'connect-refused',
+  'connect-timeout',
+  'response-timeout',
+] as const;
+export type RequestOutcome = (typeof requestOutcomes)[number];

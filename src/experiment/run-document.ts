@@ -1,0 +1,141 @@
+// The run document, `draincheck.run/v1`: the contract other tools read. Every field below
+// the events is derived from the events alone (src/experiment/conclude.ts), so a saved run
+// can be re-checked and re-rendered without the platform that produced it.
+// schema/run.v1.schema.json is generated from this file (`npm run schema`) and a test keeps it
+// in step.
+import { z } from 'zod';
+import { requestOutcomes } from './client-events.js';
+
+export const RUN_SCHEMA = 'draincheck.run/v1';
+
+export const eventSources = [
+  'runner',
+  'client',
+  'server',
+  'pod',
+  'endpointslice',
+  'kubelet',
+  'proxy',
+  'events',
+] as const;
+
+export const RunEventSchema = z.object({
+  id: z.string().regex(/^e\d+$/).describe('stable id, e1, e2, ... in order'),
+  at: z.number().describe('ms since the run began, on the runner’s monotonic clock'),
+  source: z.enum(eventSources),
+  type: z.string().min(1),
+  data: z.record(z.string(), z.unknown()),
+});
+export type RunEvent = z.infer<typeof RunEventSchema>;
+
+export const ScenarioSchema = z.object({
+  name: z.string().describe('a label: the policy, or what the user named it'),
+  onSigterm: z.enum(['exit', 'default', 'drain']).nullable().describe('null when --server-command replaces the lab server'),
+  workMs: z.number().int().min(0),
+  terminationGracePeriodSeconds: z.number().int().min(0),
+  preStopSleepSeconds: z.number().int().min(0),
+  drainDelayMs: z.number().int().min(0),
+  publishNotReadyAddresses: z.boolean(),
+  serverCommand: z.array(z.string()).nullable().describe('the command run in place of draincheck server'),
+  workId: z.string(),
+});
+export type Scenario = z.infer<typeof ScenarioSchema>;
+
+export const verdictKinds = [
+  'accepted-request-finished',
+  'accepted-request-cut',
+  'accepted-request-failed',
+  'inconclusive',
+] as const;
+export type VerdictKind = (typeof verdictKinds)[number];
+
+const conditions = z.object({
+  ready: z.boolean().nullable(),
+  serving: z.boolean().nullable(),
+  terminating: z.boolean().nullable(),
+});
+
+export const RunDocumentSchema = z.object({
+  schema: z.literal(RUN_SCHEMA),
+  runId: z.string(),
+  complete: z.boolean(),
+  incompleteReason: z.string().nullable(),
+  startedAt: z.string().describe('wall clock (ISO) at the run’s start; every event `at` is relative to it'),
+  finishedAt: z.string().nullable(),
+  tool: z.object({ name: z.literal('draincheck'), version: z.string() }),
+  scenario: ScenarioSchema,
+  platform: z.looseObject({
+    name: z.enum(['local', 'kube']),
+    pid1: z.boolean().optional(),
+    pid1Reason: z.string().optional(),
+    context: z.string().optional(),
+    serverVersion: z.string().optional(),
+    namespace: z.string().optional(),
+  }),
+  pod: z.object({
+    name: z.string(),
+    namespace: z.string(),
+    uid: z.string().nullable(),
+    ip: z.string().nullable(),
+  }),
+  service: z.object({
+    name: z.string(),
+    readyAt: z.number().nullable().describe('GET /healthz through the Service first answered 200'),
+    readyUid: z.string().nullable().describe('the UID that answer carried'),
+  }),
+  acceptance: z.object({
+    proven: z.boolean(),
+    via: z.enum(['state', 'journal']).nullable(),
+    active: z.number().nullable(),
+    uid: z.string().nullable(),
+    at: z.number().nullable(),
+    reason: z.string().nullable().describe('why acceptance is not proven'),
+  }),
+  deletion: z.object({
+    requested: z.boolean(),
+    at: z.number().nullable(),
+    gracePeriodSeconds: z.number().nullable(),
+  }),
+  firstTerminatingEndpoint: z.object({
+    observed: z.boolean(),
+    conditions: conditions.nullable(),
+    at: z.number().nullable(),
+    eventId: z.string().nullable(),
+  }),
+  request: z.object({
+    id: z.string(),
+    outcome: z.enum(requestOutcomes).nullable().describe('null when the run ended before the request did'),
+    status: z.number().nullable(),
+    body: z.unknown().describe('the parsed JSON body, or the raw text when it is not JSON; null without a response'),
+    bodyUid: z.string().nullable(),
+    error: z.object({ code: z.string().nullable(), message: z.string() }).nullable(),
+    bytesReceived: z.number(),
+    localPort: z.number().nullable(),
+    sentAt: z.number().nullable(),
+    at: z.number().nullable(),
+  }),
+  exit: z.object({
+    observed: z.boolean(),
+    code: z.number().nullable(),
+    signal: z.union([z.number(), z.string()]).nullable(),
+    reason: z.string().nullable(),
+    at: z.number().nullable(),
+  }),
+  verdict: z.object({
+    kind: z.enum(verdictKinds),
+    evidence: z.array(z.string()).describe('ids of the events the verdict rests on'),
+    reason: z.string().nullable().describe('for inconclusive: which evidence is missing or contradicts'),
+    explanation: z.string().describe('one plain sentence of what the evidence shows'),
+  }),
+  events: z.array(RunEventSchema),
+});
+export type RunDocument = z.infer<typeof RunDocumentSchema>;
+
+/** The JSON Schema shipped in schema/run.v1.schema.json. */
+export function runDocumentJsonSchema(): Record<string, unknown> {
+  return {
+    $id: 'https://draincheck.dev/schema/run.v1.schema.json',
+    title: 'draincheck run document (draincheck.run/v1)',
+    ...z.toJSONSchema(RunDocumentSchema, { target: 'draft-2020-12' }),
+  };
+}

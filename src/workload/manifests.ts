@@ -1,0 +1,114 @@
+// The Kubernetes objects of one experiment: one Pod running the lab server behind an
+// ordinary ClusterIP Service. Both platforms create exactly these objects, and
+// `draincheck manifests` prints them for `kubectl apply -f -`.
+import type { V1Container, V1EnvVar, V1Lifecycle, V1Pod, V1Service } from '@kubernetes/client-node';
+import { version } from '../cli/version.js';
+import type { Workload } from '../platform/types.js';
+import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
+import { scenarioDefaults, type ResolvedScenario } from './scenario.js';
+
+export const DEFAULT_IMAGE = `draincheck:${version}`;
+
+export interface WorkloadNames {
+  runId: string;
+  namespace: string;
+  /** Name of the Pod and of the Service. */
+  name: string;
+}
+
+export interface ManifestOptions {
+  image?: string;
+  /** `sleep` (the built-in action, Kubernetes 1.30+ by default) or `exec` (`sleep N` in the image). */
+  preStopAction?: 'sleep' | 'exec';
+  containerPort?: number;
+  servicePort?: number;
+}
+
+/** The drain gives up one second before the kubelet's SIGKILL would, so it can journal the cut. */
+export function drainTimeoutFor(scenario: ResolvedScenario): number {
+  return Math.max(1000, (scenario.terminationGracePeriodSeconds - scenario.preStopSleepSeconds) * 1000 - 1000);
+}
+
+const fieldRef = (name: string, fieldPath: string): V1EnvVar => ({
+  name,
+  valueFrom: { fieldRef: { apiVersion: 'v1', fieldPath } },
+});
+
+export function buildWorkload(
+  scenario: ResolvedScenario,
+  names: WorkloadNames,
+  options: ManifestOptions = {},
+): Workload {
+  const containerPort = options.containerPort ?? scenarioDefaults.containerPort;
+  const labels = { ...managedLabels(names.runId, 'lab-server'), [SCENARIO_LABEL]: scenario.name };
+  const env: V1EnvVar[] = [
+    { name: 'PORT', value: String(containerPort) },
+    fieldRef('POD_UID', 'metadata.uid'),
+    fieldRef('POD_NAME', 'metadata.name'),
+    fieldRef('POD_NAMESPACE', 'metadata.namespace'),
+    fieldRef('POD_IP', 'status.podIP'),
+  ];
+  if (scenario.onSigterm) {
+    env.push(
+      { name: 'ON_SIGTERM', value: scenario.onSigterm },
+      { name: 'DRAIN_DELAY_MS', value: String(scenario.drainDelayMs) },
+      { name: 'DRAIN_TIMEOUT_MS', value: String(drainTimeoutFor(scenario)) },
+    );
+  }
+  const container: V1Container = {
+    name: 'server',
+    image: options.image ?? DEFAULT_IMAGE,
+    imagePullPolicy: 'IfNotPresent',
+    ...(scenario.serverCommand ? { command: scenario.serverCommand } : { args: ['server'] }),
+    ports: [{ name: 'http', containerPort, protocol: 'TCP' }],
+    env,
+    readinessProbe: {
+      httpGet: { path: '/healthz', port: 'http', scheme: 'HTTP' },
+      periodSeconds: scenarioDefaults.probePeriodSeconds,
+      failureThreshold: scenarioDefaults.probeFailureThreshold,
+      successThreshold: 1,
+      timeoutSeconds: scenarioDefaults.probeTimeoutSeconds,
+    },
+  };
+  const lifecycle = preStop(scenario.preStopSleepSeconds, options.preStopAction ?? 'sleep');
+  if (lifecycle) container.lifecycle = lifecycle;
+
+  const pod: V1Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: names.name, namespace: names.namespace, labels },
+    spec: {
+      terminationGracePeriodSeconds: scenario.terminationGracePeriodSeconds,
+      // A bare Pod: a deleted Pod must stay deleted, not come back as a new incarnation.
+      restartPolicy: 'Never',
+      enableServiceLinks: false,
+      containers: [container],
+    },
+  };
+  const service: V1Service = {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: names.name, namespace: names.namespace, labels: managedLabels(names.runId, 'lab-server') },
+    spec: {
+      type: 'ClusterIP',
+      selector: { [RUN_LABEL]: names.runId, [SCENARIO_LABEL]: scenario.name },
+      publishNotReadyAddresses: scenario.publishNotReadyAddresses,
+      ports: [
+        {
+          name: 'http',
+          protocol: 'TCP',
+          port: options.servicePort ?? scenarioDefaults.servicePort,
+          targetPort: 'http',
+        },
+      ],
+    },
+  };
+  return { namespace: names.namespace, pod, service };
+}
+
+function preStop(seconds: number, action: 'sleep' | 'exec'): V1Lifecycle | undefined {
+  if (seconds <= 0) return undefined;
+  return action === 'sleep'
+    ? { preStop: { sleep: { seconds } } }
+    : { preStop: { exec: { command: ['sleep', String(seconds)] } } };
+}

@@ -1,0 +1,86 @@
+// A scenario: what one experiment puts behind the Service and how it is taken away. The
+// defaults live here, once; `--help`, the README table and the run document read them.
+import { z } from 'zod';
+import { DraincheckError } from '../errors.js';
+import { shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
+
+export const scenarioDefaults = {
+  onSigterm: 'drain' as ShutdownPolicy,
+  workMs: 3000,
+  /** Kubernetes' own default for terminationGracePeriodSeconds. */
+  graceSeconds: 30,
+  /** `draincheck lab` uses a short grace period so the `default` policy's SIGKILL comes soon. */
+  labGraceSeconds: 5,
+  preStopSleepSeconds: 0,
+  drainDelayMs: 0,
+  publishNotReadyAddresses: false,
+  /** Readiness probe on /healthz, as in the recorded lab: every second, one failure flips it. */
+  probePeriodSeconds: 1,
+  probeFailureThreshold: 1,
+  probeTimeoutSeconds: 1,
+  containerPort: 8080,
+  servicePort: 80,
+} as const;
+
+export interface ScenarioInput {
+  name?: string;
+  onSigterm?: ShutdownPolicy | null;
+  workMs?: number;
+  graceSeconds?: number;
+  preStopSleepSeconds?: number;
+  drainDelayMs?: number;
+  publishNotReadyAddresses?: boolean;
+  serverCommand?: string[] | null;
+}
+
+export interface ResolvedScenario {
+  name: string;
+  onSigterm: ShutdownPolicy | null;
+  workMs: number;
+  terminationGracePeriodSeconds: number;
+  preStopSleepSeconds: number;
+  drainDelayMs: number;
+  publishNotReadyAddresses: boolean;
+  serverCommand: string[] | null;
+}
+
+const int = (label: string, min: number, max: number) =>
+  z
+    .number({ error: `${label} must be a number` })
+    .int({ error: `${label} must be an integer` })
+    .min(min, { error: `${label} must be at least ${min}` })
+    .max(max, { error: `${label} must be at most ${max}` });
+
+const inputSchema = z.object({
+  name: z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9]{0,30}[a-z0-9])?$/, {
+      error: 'the scenario name must be a DNS label of at most 32 characters (a-z, 0-9, -)',
+    })
+    .optional(),
+  onSigterm: z.enum(shutdownPolicies).nullable().optional(),
+  workMs: int('--work-ms', 0, 600_000).optional(),
+  graceSeconds: int('--grace-seconds', 0, 3600).optional(),
+  preStopSleepSeconds: int('--prestop-sleep-seconds', 0, 3600).optional(),
+  drainDelayMs: int('--drain-delay-ms', 0, 3_600_000).optional(),
+  publishNotReadyAddresses: z.boolean().optional(),
+  serverCommand: z.array(z.string()).min(1, { error: '--server-command must not be empty' }).nullable().optional(),
+});
+
+export function resolveScenario(input: ScenarioInput, defaults = scenarioDefaults): ResolvedScenario {
+  const parsed = inputSchema.safeParse(input);
+  if (!parsed.success) throw new DraincheckError('DC_USAGE', parsed.error.issues[0]?.message ?? 'bad scenario');
+  const v = parsed.data;
+  const serverCommand = v.serverCommand ?? null;
+  const onSigterm = serverCommand ? null : (v.onSigterm ?? defaults.onSigterm);
+  return {
+    name: v.name ?? onSigterm ?? 'custom',
+    onSigterm,
+    workMs: v.workMs ?? defaults.workMs,
+    terminationGracePeriodSeconds: v.graceSeconds ?? defaults.graceSeconds,
+    preStopSleepSeconds: v.preStopSleepSeconds ?? defaults.preStopSleepSeconds,
+    drainDelayMs: v.drainDelayMs ?? defaults.drainDelayMs,
+    publishNotReadyAddresses: v.publishNotReadyAddresses ?? defaults.publishNotReadyAddresses,
+    serverCommand,
+  };
+}
