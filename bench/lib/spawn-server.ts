@@ -22,7 +22,7 @@ export async function spawnServer(args: string[], env: Record<string, string> = 
     signal: signal as NodeJS.Signals | null,
     at: performance.now(),
   }));
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const watchers: Array<{
     predicate: (l: Record<string, unknown>) => boolean;
     resolve: (l: Record<string, unknown>) => void;

@@ -2,14 +2,15 @@
 // stderr and a documented exit code; only a bug shows a stack trace.
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isDraincheckError } from '../errors.js';
+import { clientCommand } from './commands/client.js';
 import { serverCommand } from './commands/server.js';
 import { version } from './version.js';
 
 export function buildProgram(name = 'draincheck'): Command {
   const program = new Command(name)
     .description(
-      'Follow one HTTP request a Pod has already accepted through that Pod deletion, and answer three\n' +
-        'questions separately, each with evidence: is the new Pod ready? has the old Pod left the targets\n' +
+      'Follow one HTTP request a Pod has already accepted through that Pod’s deletion, and answer three ' +
+        'questions separately, each with evidence: is the new Pod ready? has the old Pod left the targets ' +
         'of new requests? did the old Pod finish the requests it had already accepted?',
     )
     .version(version, '-V, --version')
@@ -19,6 +20,7 @@ export function buildProgram(name = 'draincheck'): Command {
       '\nExit codes: 0 ok, 1 verdict differs from --expect, 2 usage error, 3 run incomplete, 130 interrupted.',
     );
   program.addCommand(serverCommand());
+  program.addCommand(clientCommand());
   applyErrorDiscipline(program, name);
   return program;
 }

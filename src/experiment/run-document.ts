@@ -20,7 +20,10 @@ export const eventSources = [
 ] as const;
 
 export const RunEventSchema = z.object({
-  id: z.string().regex(/^e\d+$/).describe('stable id, e1, e2, ... in order'),
+  id: z
+    .string()
+    .regex(/^e\d+$/)
+    .describe('stable id, e1, e2, ... in order'),
   at: z.number().describe('ms since the run began, on the runner’s monotonic clock'),
   source: z.enum(eventSources),
   type: z.string().min(1),
@@ -30,7 +33,10 @@ export type RunEvent = z.infer<typeof RunEventSchema>;
 
 export const ScenarioSchema = z.object({
   name: z.string().describe('a label: the policy, or what the user named it'),
-  onSigterm: z.enum(['exit', 'default', 'drain']).nullable().describe('null when --server-command replaces the lab server'),
+  onSigterm: z
+    .enum(['exit', 'default', 'drain'])
+    .nullable()
+    .describe('null when --server-command replaces the lab server'),
   workMs: z.number().int().min(0),
   terminationGracePeriodSeconds: z.number().int().min(0),
   preStopSleepSeconds: z.number().int().min(0),
@@ -106,7 +112,9 @@ export const RunDocumentSchema = z.object({
     id: z.string(),
     outcome: z.enum(requestOutcomes).nullable().describe('null when the run ended before the request did'),
     status: z.number().nullable(),
-    body: z.unknown().describe('the parsed JSON body, or the raw text when it is not JSON; null without a response'),
+    body: z
+      .unknown()
+      .describe('the parsed JSON body, or the raw text when it is not JSON; null without a response'),
     bodyUid: z.string().nullable(),
     error: z.object({ code: z.string().nullable(), message: z.string() }).nullable(),
     bytesReceived: z.number(),

@@ -30,7 +30,11 @@ export function shortUid(uid: string | null | undefined): string {
   return uid.length > 8 ? uid.slice(0, 8) : uid;
 }
 
-export function conditionsText(c: { ready: boolean | null; serving: boolean | null; terminating: boolean | null }) {
+export function conditionsText(c: {
+  ready: boolean | null;
+  serving: boolean | null;
+  terminating: boolean | null;
+}) {
   const f = (v: boolean | null) => (v === null ? '?' : String(v));
   return `ready=${f(c.ready)} serving=${f(c.serving)} terminating=${f(c.terminating)}`;
 }
@@ -39,7 +43,9 @@ export function summarizeRun(doc: RunDocument): RunSummaryRow {
   const fte = doc.firstTerminatingEndpoint;
   const request = doc.request;
   const outcome = request.outcome
-    ? request.outcome === 'completed' || request.outcome === 'http-error' || request.outcome === 'unexpected-response'
+    ? request.outcome === 'completed' ||
+      request.outcome === 'http-error' ||
+      request.outcome === 'unexpected-response'
       ? `${request.outcome} (${request.status ?? '-'})`
       : request.error?.code
         ? `${request.outcome} (${request.error.code})`
@@ -51,7 +57,10 @@ export function summarizeRun(doc: RunDocument): RunSummaryRow {
   return {
     scenario: doc.scenario.name,
     acceptedUid: doc.acceptance.proven ? shortUid(doc.acceptance.uid) : 'not proven',
-    firstTerminating: fte.observed && fte.conditions ? `${conditionsText(fte.conditions)} @${Math.round(fte.at ?? 0)}ms` : 'not observed',
+    firstTerminating:
+      fte.observed && fte.conditions
+        ? `${conditionsText(fte.conditions)} @${Math.round(fte.at ?? 0)}ms`
+        : 'not observed',
     outcome,
     bodyUid: shortUid(request.bodyUid),
     exit,

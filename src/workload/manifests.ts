@@ -26,7 +26,10 @@ export interface ManifestOptions {
 
 /** The drain gives up one second before the kubelet's SIGKILL would, so it can journal the cut. */
 export function drainTimeoutFor(scenario: ResolvedScenario): number {
-  return Math.max(1000, (scenario.terminationGracePeriodSeconds - scenario.preStopSleepSeconds) * 1000 - 1000);
+  return Math.max(
+    1000,
+    (scenario.terminationGracePeriodSeconds - scenario.preStopSleepSeconds) * 1000 - 1000,
+  );
 }
 
 const fieldRef = (name: string, fieldPath: string): V1EnvVar => ({
@@ -88,7 +91,11 @@ export function buildWorkload(
   const service: V1Service = {
     apiVersion: 'v1',
     kind: 'Service',
-    metadata: { name: names.name, namespace: names.namespace, labels: managedLabels(names.runId, 'lab-server') },
+    metadata: {
+      name: names.name,
+      namespace: names.namespace,
+      labels: managedLabels(names.runId, 'lab-server'),
+    },
     spec: {
       type: 'ClusterIP',
       selector: { [RUN_LABEL]: names.runId, [SCENARIO_LABEL]: scenario.name },

@@ -64,12 +64,17 @@ const inputSchema = z.object({
   preStopSleepSeconds: int('--prestop-sleep-seconds', 0, 3600).optional(),
   drainDelayMs: int('--drain-delay-ms', 0, 3_600_000).optional(),
   publishNotReadyAddresses: z.boolean().optional(),
-  serverCommand: z.array(z.string()).min(1, { error: '--server-command must not be empty' }).nullable().optional(),
+  serverCommand: z
+    .array(z.string())
+    .min(1, { error: '--server-command must not be empty' })
+    .nullable()
+    .optional(),
 });
 
 export function resolveScenario(input: ScenarioInput, defaults = scenarioDefaults): ResolvedScenario {
   const parsed = inputSchema.safeParse(input);
-  if (!parsed.success) throw new DraincheckError('DC_USAGE', parsed.error.issues[0]?.message ?? 'bad scenario');
+  if (!parsed.success)
+    throw new DraincheckError('DC_USAGE', parsed.error.issues[0]?.message ?? 'bad scenario');
   const v = parsed.data;
   const serverCommand = v.serverCommand ?? null;
   const onSigterm = serverCommand ? null : (v.onSigterm ?? defaults.onSigterm);

@@ -9,7 +9,11 @@ const doc = readFileSync(new URL('../../../docs/ERRORS.md', import.meta.url), 'u
 
 test('every error code is documented with its exit code', () => {
   for (const [code, { exit }] of Object.entries(ErrorCodes)) {
-    assert.match(doc, new RegExp(`\\| \`${code}\` \\| ${exit} \\|`), `${code} (exit ${exit}) in docs/ERRORS.md`);
+    assert.match(
+      doc,
+      new RegExp(`\\| \`${code}\` \\| ${exit} \\|`),
+      `${code} (exit ${exit}) in docs/ERRORS.md`,
+    );
   }
   const documented = [...doc.matchAll(/\| `(DC_[A-Z_]+)` \|/g)].map((m) => m[1]);
   assert.deepEqual(documented.sort(), Object.keys(ErrorCodes).sort());

@@ -9,8 +9,8 @@ export function serverCommand(): Command {
   const command = new Command('server')
     .summary('run the lab server (the Pod side of the experiment)')
     .description(
-      'Run the lab server: GET /healthz, GET /work?ms=N&id=R, GET /state, and a JSON journal on stdout.\n' +
-        'Every setting is also read from an environment variable; a flag wins over the variable.\n' +
+      'Run the lab server: GET /healthz, GET /work?ms=N&id=R, GET /state, and a JSON journal on stdout. ' +
+        'Every setting is also read from an environment variable; a flag wins over the variable. ' +
         'The contract other servers can implement is docs/LAB-CONTRACT.md.',
     );
   for (const [key, setting] of Object.entries(serverSettings)) {

@@ -1,0 +1,81 @@
+// `draincheck client`: the client side of the protocol as a process of its own — what the
+// in-cluster client Pod runs, so that requests go through the cluster's Service path
+// (kube-proxy), never through a port-forward. Observations are JSON lines on stdout.
+import { Command, Option } from 'commander';
+import { z } from 'zod';
+import { DraincheckError } from '../../errors.js';
+import { runClient } from '../../experiment/client.js';
+import { clientDefaults } from '../../experiment/client-defaults.js';
+
+const flagsSchema = z.object({
+  serviceUrl: z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' }),
+  workId: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: '--work-id must be 1-64 characters of A-Z a-z 0-9 . _ -' }),
+  workMs: z.coerce.number().int().min(0).max(600_000),
+  serviceReadyTimeoutMs: z.coerce.number().int().min(1),
+  acceptanceTimeoutMs: z.coerce.number().int().min(1),
+  connectTimeoutMs: z.coerce.number().int().min(1),
+  responseTimeoutMs: z.coerce.number().int().min(1),
+  pollIntervalMs: z.coerce.number().int().min(1),
+});
+
+export function clientCommand(): Command {
+  return new Command('client')
+    .summary('run the client side of the protocol against a Service URL (used in the client Pod)')
+    .description(
+      'Check GET /healthz through the Service until 200, send GET /work on a fresh connection, prove acceptance with GET /state (active == 1, same UID), then wait for the work request to end. Prints one JSON observation per line.',
+    )
+    .requiredOption('--service-url <url>', 'the Service, e.g. http://work.draincheck-r1.svc:80')
+    .requiredOption('--work-id <id>', 'id of the work request')
+    .addOption(
+      new Option('--work-ms <ms>', 'how long the server holds the work request').default(
+        String(clientDefaults.workMs),
+      ),
+    )
+    .addOption(
+      new Option('--service-ready-timeout-ms <ms>', 'give up waiting for the Service path').default(
+        String(clientDefaults.serviceReadyTimeoutMs),
+      ),
+    )
+    .addOption(
+      new Option('--acceptance-timeout-ms <ms>', 'give up waiting for active == 1').default(
+        String(clientDefaults.acceptanceTimeoutMs),
+      ),
+    )
+    .addOption(
+      new Option('--connect-timeout-ms <ms>', 'no connection within this long: connect-timeout').default(
+        String(clientDefaults.connectTimeoutMs),
+      ),
+    )
+    .addOption(
+      new Option(
+        '--response-timeout-ms <ms>',
+        'no complete response within this long: response-timeout',
+      ).default(String(clientDefaults.responseTimeoutMs)),
+    )
+    .addOption(
+      new Option('--poll-interval-ms <ms>', 'pause between polls').default(
+        String(clientDefaults.pollIntervalMs),
+      ),
+    )
+    .action(async (flags: Record<string, string>) => {
+      const parsed = flagsSchema.safeParse(flags);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0];
+        throw new DraincheckError(
+          'DC_USAGE',
+          `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'bad value'}`,
+        );
+      }
+      const controller = new AbortController();
+      process.once('SIGTERM', () => controller.abort());
+      process.once('SIGINT', () => controller.abort());
+      const start = performance.now();
+      await runClient(parsed.data, {
+        now: () => performance.now() - start,
+        emit: (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
+        signal: controller.signal,
+      });
+    });
+}

@@ -1,0 +1,161 @@
+// The client side of the protocol, steps 2-4 and the work request, all through the Service:
+//   2. GET /healthz until 200 (record the UID) — Pod Ready alone is not proof the path works;
+//   3. GET /work?ms=W&id=R on a fresh connection (record its local port);
+//   4. GET /state on other connections until active == 1 with the same UID;
+// then wait for the work request's fate. It runs in the runner (embedded runtime) or in a
+// client Pod (`draincheck client`), and reports the same events either way.
+import type { ClientEvent, ClientEventType, ClientPlan } from './client-events.js';
+import { exchange } from './http-exchange.js';
+import { classifyWork } from './outcome.js';
+
+export interface ClientDeps {
+  /** Monotonic milliseconds; the embedded runtime passes the runner's own clock. */
+  now: () => number;
+  emit: (event: ClientEvent) => void;
+  signal: AbortSignal;
+}
+
+export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps: ClientDeps): Promise<void> {
+  const { now, signal } = deps;
+  const emit = (type: ClientEventType, data: Record<string, unknown>) =>
+    deps.emit({ type, data, clientMs: now(), time: new Date().toISOString() });
+  const base = new URL(plan.serviceUrl);
+  const url = (path: string) => new URL(path, base);
+  const shortLimits = {
+    connectTimeoutMs: Math.min(plan.connectTimeoutMs, 2000),
+    responseTimeoutMs: 2000,
+    signal,
+  };
+
+  emit('client-started', { serviceUrl: plan.serviceUrl, workId: plan.workId, workMs: plan.workMs });
+
+  // Step 2: the Service path answers. Errors here are the path not being ready yet, never a
+  // termination effect; only changes are recorded, with the number of attempts.
+  const readyDeadline = now() + plan.serviceReadyTimeoutMs;
+  let attempts = 0;
+  let last = '';
+  let readyUid: string | null | undefined;
+  while (readyUid === undefined) {
+    if (signal.aborted) return;
+    attempts += 1;
+    const r = await exchange(url('/healthz'), shortLimits);
+    const body = r.body ? safeJson(r.body) : null;
+    const uid = body && typeof body.uid === 'string' ? body.uid : null;
+    const summary = `${r.status ?? '-'} ${r.error?.code ?? ''}`;
+    if (summary !== last) {
+      emit('healthz', { attempt: attempts, status: r.status, uid, localPort: r.localPort, error: r.error });
+      last = summary;
+    }
+    if (r.status === 200 && r.responseComplete) {
+      readyUid = uid;
+      emit('service-ready', { uid, attempts, localPort: r.localPort });
+      break;
+    }
+    if (now() >= readyDeadline) {
+      emit('service-ready-timeout', { attempts, limitMs: plan.serviceReadyTimeoutMs, last: summary.trim() });
+      return;
+    }
+    await pause(plan.pollIntervalMs, signal);
+  }
+
+  // Step 3: the work request, on a connection of its own.
+  const path = `/work?ms=${plan.workMs}&id=${encodeURIComponent(plan.workId)}`;
+  emit('work-sent', { id: plan.workId, ms: plan.workMs, path });
+  let connected!: () => void;
+  const connectedOrDone = new Promise<void>((resolve) => (connected = resolve));
+  const work = exchange(url(path), {
+    connectTimeoutMs: plan.connectTimeoutMs,
+    responseTimeoutMs: plan.responseTimeoutMs,
+    signal,
+    onConnect: (localPort) => {
+      emit('work-connected', { id: plan.workId, localPort });
+      connected();
+    },
+    onResponse: (status) => emit('work-response-started', { id: plan.workId, status }),
+  }).then((result) => {
+    connected();
+    return result;
+  });
+
+  // Step 4: acceptance evidence through the Service, on other connections, while the work runs.
+  let workDone = false;
+  const workResult = work.then((r) => {
+    workDone = true;
+    return r;
+  });
+  await connectedOrDone;
+  const acceptanceDeadline = now() + plan.acceptanceTimeoutMs;
+  let polls = 0;
+  let lastState: Record<string, unknown> | null = null;
+  let lastStateSummary = '';
+  const statePoll = Math.min(plan.pollIntervalMs, 25);
+  while (!workDone && !signal.aborted) {
+    polls += 1;
+    const r = await exchange(url('/state'), shortLimits);
+    const state = r.body ? safeJson(r.body) : null;
+    lastState = state;
+    const active = state && typeof state.active === 'number' ? state.active : null;
+    const uid = state && typeof state.uid === 'string' ? state.uid : null;
+    const stateSummary = `${r.status ?? '-'} ${active ?? '-'} ${uid ?? '-'} ${r.error?.code ?? ''}`;
+    // Only changes are recorded (with the poll number), so a slow acceptance is not a flood.
+    if (stateSummary !== lastStateSummary) {
+      emit('state', { poll: polls, status: r.status, active, uid, localPort: r.localPort, error: r.error });
+      lastStateSummary = stateSummary;
+    }
+    if (active === 1 && uid !== null && uid === readyUid) {
+      emit('acceptance-proven', { via: 'state', active, uid, polls });
+      break;
+    }
+    if (now() >= acceptanceDeadline) {
+      emit('acceptance-timeout', {
+        polls,
+        limitMs: plan.acceptanceTimeoutMs,
+        lastState,
+        readyUid,
+        reason:
+          active === 1 && uid !== readyUid
+            ? `active == 1 but /state UID ${String(uid)} differs from the ready UID ${String(readyUid)}`
+            : `/state never showed active == 1 (last: ${active === null ? 'no number' : active})`,
+      });
+      break;
+    }
+    await pause(statePoll, signal);
+  }
+  if (workDone && !signal.aborted && polls === 0) {
+    emit('acceptance-timeout', {
+      polls,
+      limitMs: plan.acceptanceTimeoutMs,
+      lastState,
+      readyUid,
+      reason: 'the work request ended before /state could be asked',
+    });
+  }
+
+  const result = await workResult;
+  if (signal.aborted && result.error?.code === 'ABORT_ERR') return;
+  const outcome = classifyWork(result, plan.workId);
+  emit('work-outcome', { id: plan.workId, ...outcome });
+}
+
+function safeJson(text: string): Record<string, unknown> | null {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : null;
+  } catch (e) {
+    if (e instanceof SyntaxError) return null;
+    throw e;
+  }
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

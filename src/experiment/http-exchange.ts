@@ -1,0 +1,126 @@
+// One HTTP exchange on its own fresh TCP connection (no agent, no keep-alive reuse), with
+// every fact a verdict may need: the local port, whether the connection was established,
+// the status, the body bytes that arrived, and the error code if it ended in one.
+import http from 'node:http';
+
+export interface ExchangeOptions {
+  connectTimeoutMs: number;
+  responseTimeoutMs: number;
+  /** Called once the TCP connection is established. */
+  onConnect?: (localPort: number) => void;
+  /** Called when the status line and headers have arrived. */
+  onResponse?: (status: number) => void;
+  signal?: AbortSignal;
+}
+
+export interface ExchangeResult {
+  connected: boolean;
+  localPort: number | null;
+  /** Status code, when a response (at least its head) arrived. */
+  status: number | null;
+  headers: Record<string, string | string[] | undefined> | null;
+  /** The complete body as text; null unless the response ended normally. */
+  body: string | null;
+  bytesReceived: number;
+  /** The response arrived whole (its end was seen). */
+  responseComplete: boolean;
+  error: { code: string | null; message: string } | null;
+  /** Which limit fired, if one did. */
+  timedOut: 'connect' | 'response' | null;
+}
+
+export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeResult> {
+  return new Promise((resolve) => {
+    const result: ExchangeResult = {
+      connected: false,
+      localPort: null,
+      status: null,
+      headers: null,
+      body: null,
+      bytesReceived: 0,
+      responseComplete: false,
+      error: null,
+      timedOut: null,
+    };
+    let settled = false;
+    const chunks: Buffer[] = [];
+    let responseTimer: NodeJS.Timeout | undefined;
+    const finish = () => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(connectTimer);
+      clearTimeout(responseTimer);
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve(result);
+    };
+    const fail = (error: NodeJS.ErrnoException) => {
+      if (settled) return;
+      // The first error wins: a timeout we caused is not overwritten by the reset it triggers.
+      result.error ??= { code: error.code ?? null, message: error.message };
+      finish();
+    };
+
+    const req = http.request(
+      url,
+      { method: 'GET', agent: false, headers: { connection: 'close' } },
+      (res) => {
+        result.status = res.statusCode ?? null;
+        result.headers = { ...res.headers };
+        options.onResponse?.(res.statusCode ?? 0);
+        res.on('data', (chunk: Buffer) => {
+          result.bytesReceived += chunk.length;
+          chunks.push(chunk);
+        });
+        res.on('end', () => {
+          result.responseComplete = true;
+          result.body = Buffer.concat(chunks).toString('utf8');
+          finish();
+        });
+        // A connection that closes mid-body: 'aborted' + 'error' (ECONNRESET) on the response.
+        res.on('error', (error: NodeJS.ErrnoException) => fail(error));
+        res.on('close', () => {
+          if (!result.responseComplete)
+            fail(Object.assign(new Error('the connection closed mid-response'), { code: 'ECONNRESET' }));
+        });
+      },
+    );
+
+    const onAbort = () =>
+      req.destroy(Object.assign(new Error('aborted by the runner'), { code: 'ABORT_ERR' }));
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+
+    const connectTimer = setTimeout(() => {
+      result.timedOut = 'connect';
+      result.error = {
+        code: 'ETIMEDOUT',
+        message: `no TCP connection within ${options.connectTimeoutMs} ms`,
+      };
+      req.destroy();
+    }, options.connectTimeoutMs);
+
+    req.on('socket', (socket) => {
+      const onConnect = () => {
+        clearTimeout(connectTimer);
+        result.connected = true;
+        result.localPort = socket.localPort ?? null;
+        options.onConnect?.(result.localPort ?? 0);
+        responseTimer = setTimeout(() => {
+          result.timedOut = 'response';
+          result.error = {
+            code: 'ETIMEDOUT',
+            message: `connected, but no complete response within ${options.responseTimeoutMs} ms`,
+          };
+          req.destroy();
+        }, options.responseTimeoutMs);
+      };
+      if (socket.connecting) socket.once('connect', onConnect);
+      else onConnect();
+    });
+    req.on('error', (error: NodeJS.ErrnoException) => fail(error));
+    req.on('close', () => {
+      // Destroyed by a timer (no 'error' event in that case) or closed without a response.
+      if (!settled && !result.responseComplete && result.error) finish();
+    });
+    req.end();
+  });
+}
