@@ -58,6 +58,14 @@ export const ErrorCodes = {
   },
   DC_KUBE_API: { exit: ExitCode.incomplete, summary: 'The API server answered an unexpected error.' },
   DC_IMAGE_PULL: { exit: ExitCode.incomplete, summary: 'The lab image cannot be pulled on the node.' },
+  DC_POD_NOT_READY: {
+    exit: ExitCode.incomplete,
+    summary: 'The workload Pod never became Ready; the message shows its last readiness probe failure.',
+  },
+  DC_SERVICE_UNREACHABLE: {
+    exit: ExitCode.incomplete,
+    summary: 'The Pod is Ready, but GET /healthz through the Service never answered 200.',
+  },
   DC_RESULT_WRITE: { exit: ExitCode.incomplete, summary: 'A result file could not be written.' },
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -1,0 +1,129 @@
+// What went wrong talking to the API server, as the one-line DraincheckError a user can act
+// on. The 403 message names the verb and resource the API server refused — read from the
+// Status body when the API returned one, else from the request we made (client-node's Watch
+// drops the body of a failed watch).
+import { DraincheckError, isDraincheckError } from '../../errors.js';
+
+/** The request that failed, in RBAC's words. */
+export interface KubeAction {
+  verb: string;
+  /** Plural resource, as in a Role rule: `pods`, `pods/log`, `endpointslices`. */
+  resource: string;
+  group?: string;
+  namespace?: string;
+  name?: string;
+}
+
+/** Connection facts for messages: where we were talking to. */
+export interface KubeTarget {
+  server: string;
+  context: string;
+}
+
+export interface KubeStatus {
+  kind?: string;
+  code?: number;
+  reason?: string;
+  message?: string;
+  details?: { name?: string; group?: string; kind?: string };
+}
+
+/** The HTTP status of a failed request, from an ApiException (`code`) or a Watch error (`statusCode`). */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (!error || typeof error !== 'object') return undefined;
+  const e = error as { code?: unknown; statusCode?: unknown; name?: unknown };
+  if (typeof e.statusCode === 'number') return e.statusCode;
+  // ApiException's `code` is the HTTP status; a system error's `code` is a string.
+  if (typeof e.code === 'number') return e.code;
+  return undefined;
+}
+
+/** The Status object in an ApiException body (a JSON string or already an object), if any. */
+export function statusOf(error: unknown): KubeStatus | undefined {
+  const body = (error as { body?: unknown } | null)?.body;
+  let value: unknown = body;
+  if (typeof body === 'string') {
+    try {
+      value = JSON.parse(body);
+    } catch (e) {
+      if (e instanceof SyntaxError) return undefined;
+      throw e;
+    }
+  }
+  return value && typeof value === 'object' && (value as KubeStatus).kind === 'Status'
+    ? (value)
+    : undefined;
+}
+
+const NETWORK_CODES =
+  /^(E[A-Z_]+|UND_ERR_[A-Z_]+|CERT_[A-Z_]+|DEPTH_ZERO_SELF_SIGNED_CERT|UNABLE_TO_[A-Z_]+|SELF_SIGNED_CERT_IN_CHAIN|ERR_TLS_[A-Z_]+)$/;
+
+/** Maps any failure of an API call to a DraincheckError; anything unrecognised is rethrown as is. */
+export function toKubeError(error: unknown, action: KubeAction, target: KubeTarget): Error {
+  if (isDraincheckError(error)) return error;
+  const where = action.namespace ? ` in namespace "${action.namespace}"` : '';
+  const what = `${action.verb} ${action.resource}${action.name ? ` "${action.name}"` : ''}${where}`;
+  const status = httpStatusOf(error);
+  if (status !== undefined) {
+    const body = statusOf(error);
+    if (status === 401) {
+      return new DraincheckError(
+        'DC_KUBE_UNAUTHORIZED',
+        `the API server ${target.server} rejected the credentials of context "${target.context}" (401 Unauthorized)`,
+        {
+          hint: `renew them (an expired token or certificate?), then check with \`kubectl --context ${target.context} get ns\``,
+          cause: error,
+        },
+      );
+    }
+    if (status === 403) return forbidden(error, body, action, target);
+    const message = body?.message ?? `HTTP ${status}`;
+    return new DraincheckError('DC_KUBE_API', `cannot ${what}: ${message}`, {
+      hint: `the API server ${target.server} answered ${status}${body?.reason ? ` ${body.reason}` : ''}`,
+      cause: error,
+    });
+  }
+  const e = error as { name?: unknown; code?: unknown; message?: unknown } | null;
+  if (e?.name === 'AbortError' || (e?.name === 'FetchError' && typeof e.code === 'string')) {
+    const code = typeof e.code === 'string' ? e.code : 'no answer in time';
+    const tls = /CERT|SELF_SIGNED|TLS|UNABLE_TO/.test(code);
+    return new DraincheckError(
+      'DC_KUBE_UNREACHABLE',
+      `cannot reach the API server ${target.server} of context "${target.context}" to ${what} (${code})`,
+      {
+        hint: tls
+          ? 'the server certificate does not verify against the kubeconfig’s CA; check the cluster entry'
+          : `is the cluster running and reachable from here? try \`kubectl --context ${target.context} cluster-info\``,
+        cause: error,
+      },
+    );
+  }
+  if (typeof e?.code === 'string' && NETWORK_CODES.test(e.code)) {
+    return new DraincheckError(
+      'DC_KUBE_UNREACHABLE',
+      `cannot reach the API server ${target.server} of context "${target.context}" to ${what} (${e.code})`,
+      { hint: `try \`kubectl --context ${target.context} cluster-info\``, cause: error },
+    );
+  }
+  return error instanceof Error ? error : new Error(String(error));
+}
+
+// "pods \"work\" is forbidden: User \"lab-nobody\" cannot delete resource \"pods\" in API group \"\" in the namespace \"lab\""
+const FORBIDDEN = /User "([^"]*)" cannot (\S+) resource "([^"]+)"(?: in API group "([^"]*)")?/;
+
+function forbidden(error: unknown, body: KubeStatus | undefined, action: KubeAction, target: KubeTarget) {
+  const m = body?.message ? FORBIDDEN.exec(body.message) : null;
+  const verb = m?.[2] ?? action.verb;
+  const resource = m?.[3] ?? body?.details?.kind ?? action.resource;
+  const group = m?.[4] ?? body?.details?.group ?? action.group ?? '';
+  const user = m?.[1] ? `user "${m[1]}"` : `the user of context "${target.context}"`;
+  const where = action.namespace ? ` in namespace "${action.namespace}"` : '';
+  return new DraincheckError(
+    'DC_KUBE_FORBIDDEN',
+    `forbidden: ${user} cannot ${verb} ${resource}${group ? ` (API group ${group})` : ''}${where}`,
+    {
+      hint: 'grant what deploy/rbac.yaml lists (kubectl apply -f deploy/rbac.yaml, then bind it to that user)',
+      cause: error,
+    },
+  );
+}

@@ -1,0 +1,57 @@
+// `draincheck cleanup`: removes what interrupted runs left behind, found by label only —
+// namespaces draincheck created (`app.kubernetes.io/managed-by=draincheck`), or, inside a
+// namespace the user named, the labeled Pods and Services. Nothing unlabeled is touched.
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_LABEL } from '../../workload/labels.js';
+import type { KubeResources } from './resources.js';
+
+export interface CleanupOptions {
+  /** Only inside this namespace (its labeled Pods and Services); else draincheck's own namespaces. */
+  namespace?: string;
+  /** Only the objects of this run. */
+  runId?: string;
+  /** List what would be removed, remove nothing. */
+  dryRun?: boolean;
+}
+
+export interface CleanupResult {
+  /** `namespace/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`. */
+  removed: string[];
+}
+
+export function cleanupSelector(runId?: string): string {
+  const managed = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+  return runId ? `${managed},${RUN_LABEL}=${runId}` : managed;
+}
+
+export async function cleanupLeftovers(
+  resources: KubeResources,
+  options: CleanupOptions,
+): Promise<CleanupResult> {
+  const labelSelector = cleanupSelector(options.runId);
+  const removed: string[] = [];
+  if (options.namespace === undefined) {
+    const namespaces = await resources.listNamespaces(labelSelector);
+    for (const ns of namespaces.items) {
+      const name = ns.metadata?.name ?? '';
+      // Already being deleted: nothing to do, and not ours to report as removed now.
+      if (ns.metadata?.deletionTimestamp) continue;
+      if (!options.dryRun) await resources.deleteNamespace(name);
+      removed.push(`namespace/${name}`);
+    }
+    return { removed };
+  }
+  const ns = options.namespace;
+  const pods = await resources.listPods(ns, { labelSelector });
+  for (const pod of pods.items) {
+    const name = pod.metadata?.name ?? '';
+    if (!options.dryRun) await resources.deletePod(ns, name, 0);
+    removed.push(`pod/${ns}/${name}`);
+  }
+  const services = await resources.listServices(ns, labelSelector);
+  for (const svc of services.items) {
+    const name = svc.metadata?.name ?? '';
+    if (!options.dryRun) await resources.deleteService(ns, name);
+    removed.push(`service/${ns}/${name}`);
+  }
+  return { removed };
+}

@@ -1,0 +1,148 @@
+// `--client in-cluster`: the client side of the protocol runs in a Pod of its own
+// (`draincheck client`, the same image), so its requests take the cluster's Service path —
+// kube-proxy, the CNI — exactly as other Pods' requests do; a port-forward would bypass it.
+// The runner follows the Pod's log and turns each JSON line back into a ClientEvent, its
+// time mapped onto the runner's clock (./clock-map.ts).
+import type { V1Pod } from '@kubernetes/client-node';
+import { clientEventTypes, type ClientEvent, type ClientPlan } from '../../experiment/client-events.js';
+import { DraincheckError } from '../../errors.js';
+import { managedLabels } from '../../workload/labels.js';
+import { ClockMap } from './clock-map.js';
+import { terminatedState } from './pod-status.js';
+
+export const CLIENT_CONTAINER = 'client';
+
+export interface ClientPodSpec {
+  namespace: string;
+  name: string;
+  runId: string;
+  image: string;
+  serviceUrl: string;
+  plan: ClientPlan;
+}
+
+/** The flags of `draincheck client` (src/cli/commands/client.ts) for a plan. */
+export function clientArgs(plan: ClientPlan, serviceUrl: string): string[] {
+  return [
+    'client',
+    '--service-url',
+    serviceUrl,
+    '--work-id',
+    plan.workId,
+    '--work-ms',
+    String(plan.workMs),
+    '--service-ready-timeout-ms',
+    String(plan.serviceReadyTimeoutMs),
+    '--acceptance-timeout-ms',
+    String(plan.acceptanceTimeoutMs),
+    '--connect-timeout-ms',
+    String(plan.connectTimeoutMs),
+    '--response-timeout-ms',
+    String(plan.responseTimeoutMs),
+    '--poll-interval-ms',
+    String(plan.pollIntervalMs),
+  ];
+}
+
+export function buildClientPod(spec: ClientPodSpec): V1Pod {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    // The labels carry the run but not the scenario label, so the Service never selects it.
+    metadata: { name: spec.name, namespace: spec.namespace, labels: managedLabels(spec.runId, 'client') },
+    spec: {
+      restartPolicy: 'Never',
+      enableServiceLinks: false,
+      // It talks to the Service, never to the API server.
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 2,
+      containers: [
+        {
+          name: CLIENT_CONTAINER,
+          image: spec.image,
+          imagePullPolicy: 'IfNotPresent',
+          args: clientArgs(spec.plan, spec.serviceUrl),
+        },
+      ],
+    },
+  };
+}
+
+/** A `draincheck client` output line as a ClientEvent, or null for any other line. */
+export function parseClientLine(line: string): ClientEvent | null {
+  if (!line.startsWith('{')) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (error) {
+    if (error instanceof SyntaxError) return null;
+    throw error;
+  }
+  const v = value as Partial<ClientEvent> | null;
+  if (
+    !v ||
+    typeof v.type !== 'string' ||
+    !(clientEventTypes as readonly string[]).includes(v.type) ||
+    typeof v.clientMs !== 'number' ||
+    typeof v.time !== 'string' ||
+    !v.data ||
+    typeof v.data !== 'object'
+  ) {
+    return null;
+  }
+  return v as ClientEvent;
+}
+
+export interface ClientPodRun {
+  /** Lines of the client Pod's log, as they arrive. */
+  lines: AsyncIterable<string>;
+  /** The client Pod now; null once gone. */
+  readPod: () => Promise<V1Pod | null>;
+  /** The runner's clock (ms). */
+  now: () => number;
+  namespace: string;
+  podName: string;
+  delay: (ms: number, signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * Yields the client's observations with `clientMs` on the runner's clock; the client
+ * Pod's own reading stays in `data.podClientMs`, the offset used in `data.clockOffsetMs`.
+ * A client that exits non-zero is a DC_POD_FAILED carrying its last non-JSON output line.
+ */
+export async function* clientEventsFromPod(
+  run: ClientPodRun,
+  signal: AbortSignal,
+): AsyncGenerator<ClientEvent> {
+  const clock = new ClockMap();
+  const other: string[] = [];
+  for await (const line of run.lines) {
+    const readAt = run.now();
+    const event = parseClientLine(line);
+    if (!event) {
+      if (line.trim()) other.push(line);
+      if (other.length > 5) other.shift();
+      continue;
+    }
+    const { runnerMs, offsetMs } = clock.map(event.clientMs, readAt);
+    yield {
+      ...event,
+      clientMs: runnerMs,
+      data: { ...event.data, podClientMs: event.clientMs, clockOffsetMs: offsetMs },
+    };
+  }
+  // The log ends when the container exits; its status reaches the API up to ~2 s later.
+  for (let polls = 0; polls < 10 && !signal.aborted; polls++) {
+    const pod = await run.readPod();
+    const terminated = pod ? terminatedState(pod, CLIENT_CONTAINER) : undefined;
+    if (terminated && terminated.exitCode !== 0) {
+      throw new DraincheckError(
+        'DC_POD_FAILED',
+        `the client Pod ${run.namespace}/${run.podName} exited with code ${terminated.exitCode}${other.length ? `: ${other[other.length - 1]}` : ''}`,
+        { hint: `its whole output: kubectl -n ${run.namespace} logs ${run.podName}` },
+      );
+    }
+    if (!pod || terminated) return;
+    await run.delay(300, signal);
+  }
+}

@@ -1,0 +1,151 @@
+// The API calls KubePlatform and `draincheck cleanup` make, each turned into the one error
+// a user can act on, and each returning objects in the API's JSON shape (see plain()).
+import type { CoreV1Event, V1EndpointSlice, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import { plain, type KubeApi } from './api.js';
+import { httpStatusOf, statusOf, toKubeError, type KubeAction, type KubeTarget } from './api-errors.js';
+import { abortableDelay } from './delay.js';
+
+export interface Listed<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export class KubeResources {
+  constructor(
+    readonly api: KubeApi,
+    readonly target: KubeTarget,
+    private readonly delay: (ms: number, signal: AbortSignal) => Promise<void> = abortableDelay,
+  ) {}
+
+  private async call<T>(action: KubeAction, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (error) {
+      throw toKubeError(error, action, this.target);
+    }
+  }
+
+  /** Like call(), but a 404 is an answer (null), not an error. */
+  private async orGone<T>(action: KubeAction, run: () => Promise<T>): Promise<T | null> {
+    try {
+      return await run();
+    } catch (error) {
+      if (httpStatusOf(error) === 404) return null;
+      throw toKubeError(error, action, this.target);
+    }
+  }
+
+  async serverVersion(): Promise<string> {
+    const info = await this.call({ verb: 'get', resource: '/version' }, () => this.api.version.getCode());
+    return info.gitVersion;
+  }
+
+  createNamespace(namespace: V1Namespace): Promise<V1Namespace> {
+    const action = { verb: 'create', resource: 'namespaces', name: namespace.metadata?.name };
+    return this.call(action, async () => plain(await this.api.core.createNamespace({ body: namespace })));
+  }
+
+  createService(service: V1Service): Promise<V1Service> {
+    const namespace = service.metadata?.namespace ?? '';
+    const action = { verb: 'create', resource: 'services', namespace };
+    return this.call(action, async () =>
+      plain(await this.api.core.createNamespacedService({ namespace, body: service })),
+    );
+  }
+
+  /**
+   * In a namespace created a moment ago, the ServiceAccount admission plugin refuses Pods
+   * (403 "error looking up service account <ns>/default") until the controller has created
+   * the default ServiceAccount; that refusal is waited out, any other is final.
+   */
+  async createPod(pod: V1Pod, signal: AbortSignal): Promise<V1Pod> {
+    const namespace = pod.metadata?.namespace ?? '';
+    const action = { verb: 'create', resource: 'pods', namespace, name: pod.metadata?.name };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return plain(await this.api.core.createNamespacedPod({ namespace, body: pod }));
+      } catch (error) {
+        const message = statusOf(error)?.message ?? '';
+        const noServiceAccountYet =
+          httpStatusOf(error) === 403 && /service ?account.*not found/i.test(message);
+        if (!noServiceAccountYet || attempt >= 40 || signal.aborted)
+          throw toKubeError(error, action, this.target);
+        await this.delay(250, signal);
+      }
+    }
+  }
+
+  readPod(namespace: string, name: string): Promise<V1Pod | null> {
+    return this.orGone({ verb: 'get', resource: 'pods', namespace, name }, async () =>
+      plain(await this.api.core.readNamespacedPod({ namespace, name })),
+    );
+  }
+
+  deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<V1Pod | null> {
+    return this.orGone({ verb: 'delete', resource: 'pods', namespace, name }, async () =>
+      plain(await this.api.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds })),
+    );
+  }
+
+  async deleteService(namespace: string, name: string): Promise<boolean> {
+    const action = { verb: 'delete', resource: 'services', namespace, name };
+    return (
+      (await this.orGone(action, () => this.api.core.deleteNamespacedService({ namespace, name }))) !== null
+    );
+  }
+
+  async deleteNamespace(name: string): Promise<boolean> {
+    const action = { verb: 'delete', resource: 'namespaces', name };
+    return (await this.orGone(action, () => this.api.core.deleteNamespace({ name }))) !== null;
+  }
+
+  listNamespaces(labelSelector: string): Promise<Listed<V1Namespace>> {
+    return this.call({ verb: 'list', resource: 'namespaces' }, async () =>
+      listed(await this.api.core.listNamespace({ labelSelector }), 'v1', 'Namespace'),
+    );
+  }
+
+  listPods(
+    namespace: string,
+    selectors: { fieldSelector?: string; labelSelector?: string },
+  ): Promise<Listed<V1Pod>> {
+    return this.call({ verb: 'list', resource: 'pods', namespace }, async () =>
+      listed(await this.api.core.listNamespacedPod({ namespace, ...selectors }), 'v1', 'Pod'),
+    );
+  }
+
+  listServices(namespace: string, labelSelector: string): Promise<Listed<V1Service>> {
+    return this.call({ verb: 'list', resource: 'services', namespace }, async () =>
+      listed(await this.api.core.listNamespacedService({ namespace, labelSelector }), 'v1', 'Service'),
+    );
+  }
+
+  listEndpointSlices(namespace: string, labelSelector: string): Promise<Listed<V1EndpointSlice>> {
+    const action = { verb: 'list', resource: 'endpointslices', group: 'discovery.k8s.io', namespace };
+    return this.call(action, async () =>
+      listed(
+        await this.api.discovery.listNamespacedEndpointSlice({ namespace, labelSelector }),
+        'discovery.k8s.io/v1',
+        'EndpointSlice',
+      ),
+    );
+  }
+
+  listEvents(namespace: string, fieldSelector: string): Promise<Listed<CoreV1Event>> {
+    return this.call({ verb: 'list', resource: 'events', namespace }, async () =>
+      listed(await this.api.core.listNamespacedEvent({ namespace, fieldSelector }), 'v1', 'Event'),
+    );
+  }
+}
+
+/** List items come without kind/apiVersion; watch objects have them, so they are put back. */
+function listed<T>(
+  list: { items: T[]; metadata?: { resourceVersion?: string } },
+  apiVersion: string,
+  kind: string,
+): Listed<T> {
+  return {
+    items: list.items.map((item) => ({ apiVersion, kind, ...plain(item) })),
+    resourceVersion: list.metadata?.resourceVersion ?? '',
+  };
+}
