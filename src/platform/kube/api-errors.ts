@@ -50,9 +50,9 @@ export function statusOf(error: unknown): KubeStatus | undefined {
       throw e;
     }
   }
-  return value && typeof value === 'object' && (value as KubeStatus).kind === 'Status'
-    ? (value)
-    : undefined;
+  if (!value || typeof value !== 'object') return undefined;
+  const status: KubeStatus = value;
+  return status.kind === 'Status' ? status : undefined;
 }
 
 const NETWORK_CODES =
