@@ -100,7 +100,7 @@ export function send(res: http.ServerResponse, response: RecordedResponse): void
   res.end(response.body);
 }
 
-export function sendJson(res: http.ServerResponse, status: number, body: Buffer | unknown): void {
+export function sendJson(res: http.ServerResponse, status: number, body: unknown): void {
   const bytes = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(bytes.length) });
   res.end(bytes);

@@ -3,7 +3,7 @@
 // relist whose differences arrive as synthetic events.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { WatchEvent } from '../../../src/platform/types.js';
 import { recordedError, recordedRun, send } from '../../helpers/fake-apiserver/recorded.js';
 import { paths, serveRun } from '../../helpers/fake-apiserver/replay.js';
@@ -136,7 +136,7 @@ test('a 403 on the watch names the verb and the resource', async (t) => {
     serveRun(s, recordedRun('drain'));
   });
   await assert.rejects(
-    readUntil(platform.watchPod('lab', 'work', signal), () => false, 'pods') as Promise<WatchEvent<V1Pod>[]>,
+    readUntil(platform.watchPod('lab', 'work', signal), () => false, 'pods'),
     (e: Error & { code?: string }) =>
       e.code === 'DC_KUBE_FORBIDDEN' &&
       /cannot watch pods in namespace "lab"/.test(e.message) &&
