@@ -1,0 +1,166 @@
+// prepare / deletePod / dispose through the real client-node request path against the fake
+// API server: what is sent (bodies, gracePeriodSeconds, labels), what comes back (the
+// recorded objects, in the API's JSON shape), and the recorded error bodies as the one-line
+// errors a user gets.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { KubePlatform } from '../../../src/platform/kube/platform.js';
+import { loadKubeConnection } from '../../../src/platform/kube/connection.js';
+import { buildWorkload } from '../../../src/workload/manifests.js';
+import { resolveScenario } from '../../../src/workload/scenario.js';
+import {
+  fixture,
+  fixtureJson,
+  recordedError,
+  send,
+  sendJson,
+} from '../../helpers/fake-apiserver/recorded.js';
+import { paths } from '../../helpers/fake-apiserver/replay.js';
+import { FakeApiServer } from '../../helpers/fake-apiserver/server.js';
+import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
+import { fakeKube } from '../../helpers/kube-platform.js';
+
+const withCode = (code: string, pattern: RegExp) => (e: Error & { code?: string }) =>
+  e.code === code && pattern.test(e.message);
+
+test('prepare() in a namespace of its own: version, Namespace, Service, Pod (waiting out the missing ServiceAccount), then dispose() deletes the namespace', async (t) => {
+  const { server, platform, signal } = await fakeKube(t, (s) => serveSetup(s, { serviceAccountMissing: 2 }), {
+    namespace: undefined,
+    keep: false,
+    watch: { backoffMs: () => 1, delay: () => Promise.resolve() },
+  });
+  const workload = buildWorkload(resolveScenario({}), platform.names);
+  await platform.prepare(workload, signal);
+
+  assert.deepEqual(platform.info(), {
+    name: 'kube',
+    context: 'fake',
+    serverVersion: 'v1.24.0-alpha.1',
+    namespace: 'draincheck-r1',
+    client: 'in-cluster',
+  });
+  const posts = server.requests.filter((r) => r.method === 'POST');
+  assert.deepEqual(
+    posts.map((r) => r.path),
+    [
+      '/api/v1/namespaces',
+      '/api/v1/namespaces/draincheck-r1/services',
+      '/api/v1/namespaces/draincheck-r1/pods',
+      '/api/v1/namespaces/draincheck-r1/pods',
+      '/api/v1/namespaces/draincheck-r1/pods',
+    ],
+  );
+  const ns = JSON.parse(posts[0]?.body ?? '{}') as {
+    metadata: { name: string; labels: Record<string, string> };
+  };
+  assert.equal(ns.metadata.name, 'draincheck-r1');
+  assert.equal(ns.metadata.labels['app.kubernetes.io/managed-by'], 'draincheck');
+  assert.equal(ns.metadata.labels['draincheck.dev/run'], 'r1');
+  assert.deepEqual(
+    JSON.parse(posts[4]?.body ?? '{}'),
+    JSON.parse(JSON.stringify(workload.pod)),
+    'the Pod as built',
+  );
+
+  await platform.dispose();
+  await platform.dispose();
+  const deletes = server.requests.filter((r) => r.method === 'DELETE').map((r) => r.path);
+  assert.deepEqual(deletes, ['/api/v1/namespaces/draincheck-r1'], 'the namespace, once');
+});
+
+test('with --namespace, dispose() deletes only its own Pods and Service; --keep deletes nothing', async (t) => {
+  const { server, platform, signal } = await fakeKube(t, (s) => serveSetup(s), { keep: false });
+  await platform.prepare(buildWorkload(resolveScenario({}), platform.names), signal);
+  server.on('DELETE', paths.pod, (_r, res) => send(res, recordedError('get-missing-pod.404')));
+  await platform.dispose();
+  assert.deepEqual(
+    server.requests.filter((r) => r.method === 'DELETE').map((r) => `${r.path}?${r.query.toString()}`),
+    [
+      '/api/v1/namespaces/lab/pods/draincheck-r1?gracePeriodSeconds=0',
+      '/api/v1/namespaces/lab/services/draincheck-r1?',
+    ],
+  );
+
+  const kept = await fakeKube(t, (s) => serveSetup(s), { keep: true });
+  await kept.platform.prepare(buildWorkload(resolveScenario({}), kept.platform.names), kept.signal);
+  await kept.platform.dispose();
+  assert.equal(kept.server.requests.filter((r) => r.method === 'DELETE').length, 0);
+});
+
+test('deletePod sends gracePeriodSeconds and returns the recorded Pod with deletionTimestamp, as JSON', async (t) => {
+  const { server, platform } = await fakeKube(t, (s) =>
+    s.on('DELETE', paths.pod, (_r, res) => sendJson(res, 200, fixture('drain/pod-delete.response.json'))),
+  );
+  const pod = await platform.deletePod('lab', 'work', { gracePeriodSeconds: 7 });
+  const deletionTimestamp: unknown = pod.metadata?.deletionTimestamp;
+  const request = await server.waitForRequest((r) => r.method === 'DELETE', 'DELETE pod');
+  assert.equal(request.path, '/api/v1/namespaces/lab/pods/work');
+  assert.equal(request.query.get('gracePeriodSeconds'), '7');
+  assert.deepEqual(
+    pod,
+    fixtureJson('drain/pod-delete.response.json'),
+    'byte-equal JSON, timestamps as strings',
+  );
+  assert.equal(deletionTimestamp, '2026-12-02T14:09:42Z');
+});
+
+test('recorded 403 on DELETE: DC_KUBE_FORBIDDEN names the user, verb, resource and namespace, and deploy/rbac.yaml', async (t) => {
+  const { platform } = await fakeKube(t, (s) =>
+    s.on('DELETE', paths.pod, (_r, res) => send(res, recordedError('delete-pod.403'))),
+  );
+  const error = await platform.deletePod('lab', 'work', {}).then(
+    () => assert.fail('expected a 403'),
+    (e: unknown) => e as Error & { code: string; oneLine(): string },
+  );
+  assert.equal(error.code, 'DC_KUBE_FORBIDDEN');
+  assert.match(
+    error.oneLine(),
+    /^forbidden: user "lab-nobody" cannot delete pods in namespace "lab" \(.*deploy\/rbac\.yaml/,
+  );
+});
+
+test('recorded 401, 403 and 404 on GET pod', async (t) => {
+  let answer = 'get-pod.401';
+  const { platform } = await fakeKube(t, (s) =>
+    s.on('GET', paths.pod, (_r, res) => send(res, recordedError(answer))),
+  );
+  await assert.rejects(
+    platform.resources.readPod('lab', 'work'),
+    withCode('DC_KUBE_UNAUTHORIZED', /rejected the credentials of context "fake"/),
+  );
+  answer = 'get-pod.403';
+  await assert.rejects(
+    platform.resources.readPod('lab', 'work'),
+    withCode('DC_KUBE_FORBIDDEN', /cannot get pods in namespace "lab"/),
+  );
+  answer = 'get-missing-pod.404';
+  assert.equal(await platform.resources.readPod('lab', 'does-not-exist'), null);
+  answer = 'get-pod-missing-namespace.404';
+  assert.equal(await platform.resources.readPod('nowhere', 'work'), null);
+});
+
+test('recorded 410 on a list is DC_KUBE_API with the API server message', async (t) => {
+  const { platform } = await fakeKube(t, (s) =>
+    s.on('GET', paths.pods, (_r, res) => send(res, recordedError('list-pods-compacted-rv.410'))),
+  );
+  await assert.rejects(
+    platform.resources.listPods('lab', {}),
+    withCode('DC_KUBE_API', /resourceVersion for the provided list is too old/),
+  );
+});
+
+test('an API server that is not there is DC_KUBE_UNREACHABLE naming the server and the cause', async (t) => {
+  const server = await new FakeApiServer().start();
+  const kubeconfig = server.writeKubeconfig();
+  await server.stop();
+  const platform = new KubePlatform({ connection: loadKubeConnection({ kubeconfig, env: {} }), runId: 'r1' });
+  const controller = new AbortController();
+  t.after(() => controller.abort());
+  await assert.rejects(
+    platform.prepare(buildWorkload(resolveScenario({}), platform.names), controller.signal),
+    withCode(
+      'DC_KUBE_UNREACHABLE',
+      new RegExp(`cannot reach the API server ${server.url} of context "fake".*ECONNREFUSED`),
+    ),
+  );
+});
