@@ -178,22 +178,17 @@ export class LocalCluster {
       },
       status: { phase: 'Pending', qosClass: 'BestEffort' },
     });
-    void this.startWorker(ns, name);
-    return created;
-  }
-
-  private async startWorker(ns: string, name: string) {
-    const allocator = await this.addresses();
-    if (this.disposed) return;
+    // The kubelet takes the Pod at once (its log exists from now on) and starts it.
     const worker = new PodWorker(ns, name, {
       store: this.store,
       recorder: this.recorder,
-      allocator,
+      allocator: () => this.addresses(),
       timing: this.timing,
       pid1: this.pid1.pid1,
     });
     this.workers.set(`${ns}/${name}`, worker);
-    await worker.start();
+    void worker.start();
+    return created;
   }
 
   /**

@@ -21,7 +21,7 @@ const MINIMUM_GRACE_SECONDS = 2;
 export interface KubeletDeps {
   store: ObjectStore;
   recorder: Recorder;
-  allocator: AddressAllocator;
+  allocator: () => Promise<AddressAllocator>;
   timing: RuntimeTiming;
   pid1: boolean;
 }
@@ -29,6 +29,7 @@ export interface KubeletDeps {
 export class PodWorker {
   readonly log = new LogBuffer();
   endpoint: Endpoint | undefined;
+  private allocator: AddressAllocator | undefined;
   private container: ContainerProcess | undefined;
   private prober: ReadinessProber | undefined;
   private exit: ContainerExit | undefined;
@@ -86,7 +87,8 @@ export class PodWorker {
     const wantedPort = this.spec.ports?.[0]?.containerPort ?? 8080;
     try {
       argv = containerArgv(this.spec);
-      this.endpoint = await this.deps.allocator.allocate(wantedPort);
+      this.allocator = await this.deps.allocator();
+      this.endpoint = await this.allocator.allocate(wantedPort);
       env = containerEnv(this.spec, this.current(), this.endpoint.ip);
     } catch (error) {
       if (error instanceof ContainerSpecError) return this.failToStart(error.reason, error.message);
@@ -301,7 +303,7 @@ export class PodWorker {
     this.removed = true;
     this.deps.store.remove('pods', this.namespace, this.name);
     // The address is free once nothing can route to it any more.
-    if (this.endpoint) this.deps.allocator.release(this.endpoint.ip);
+    if (this.endpoint) this.allocator?.release(this.endpoint.ip);
   }
 
   /** Force deletion (grace 0): the object is removed at once and the container killed now. */
