@@ -35,8 +35,12 @@ export function conclude(input: ConcludeInput): Fields {
   // for this id with the ready UID — and only before the deletion request.
   const before = (e: RunEvent) => !deleteRequested || e.at <= deleteRequested.at;
   const stateProof = events.find((e) => e.source === 'client' && e.type === 'acceptance-proven');
-  const journalProof = events.find((e) => e.source === 'server' && e.type === 'request-accepted' && e.data.id === workId);
-  const candidates = [stateProof, journalProof].filter((e): e is RunEvent => e !== undefined).sort((a, b) => a.at - b.at);
+  const journalProof = events.find(
+    (e) => e.source === 'server' && e.type === 'request-accepted' && e.data.id === workId,
+  );
+  const candidates = [stateProof, journalProof]
+    .filter((e): e is RunEvent => e !== undefined)
+    .sort((a, b) => a.at - b.at);
   const valid = candidates.find((e) => before(e) && readyUid !== null && str(e.data.uid) === readyUid);
   let acceptance: Fields['acceptance'];
   if (valid) {
@@ -49,19 +53,36 @@ export function conclude(input: ConcludeInput): Fields {
       reason: null,
     };
   } else {
-    acceptance = { proven: false, via: null, active: null, uid: null, at: null, reason: acceptanceGap(events, candidates, readyUid, before, workId) };
+    acceptance = {
+      proven: false,
+      via: null,
+      active: null,
+      uid: null,
+      at: null,
+      reason: acceptanceGap(events, candidates, readyUid, before, workId),
+    };
   }
 
   const fte = events.find(
-    (e) => e.source === 'endpointslice' && (e.data.podEndpoint as { conditions?: { terminating?: unknown } } | null)?.conditions?.terminating === true,
+    (e) =>
+      e.source === 'endpointslice' &&
+      (e.data.podEndpoint as { conditions?: { terminating?: unknown } } | null)?.conditions?.terminating ===
+        true,
   );
-  const fteConditions = fte ? (fte.data.podEndpoint as { conditions: Record<string, unknown> }).conditions : null;
+  const fteConditions = fte
+    ? (fte.data.podEndpoint as { conditions: Record<string, unknown> }).conditions
+    : null;
 
   const outcomeEvent = first('client', 'work-outcome');
   const sent = first('client', 'work-sent');
   const o = outcomeEvent?.data ?? {};
   const localPort = num(o.localPort) ?? num(first('client', 'work-connected')?.data.localPort);
-  const routed = localPort === null ? undefined : events.find((e) => e.source === 'proxy' && e.type === 'connection-routed' && e.data.clientPort === localPort);
+  const routed =
+    localPort === null
+      ? undefined
+      : events.find(
+          (e) => e.source === 'proxy' && e.type === 'connection-routed' && e.data.clientPort === localPort,
+        );
   const error = o.error as { code?: unknown; message?: unknown } | null | undefined;
   const request: Fields['request'] = {
     id: workId,
@@ -69,20 +90,30 @@ export function conclude(input: ConcludeInput): Fields {
     status: num(o.status),
     body: o.body ?? null,
     bodyUid: str(o.bodyUid),
-    error: error ? { code: str(error.code), message: String(error.message ?? '') } : null,
+    error: error ? { code: str(error.code), message: str(error.message) ?? '' } : null,
     bytesReceived: num(o.bytesReceived) ?? 0,
     localPort,
     routedTo: routed
-      ? { endpoint: String(routed.data.endpoint), podUid: str(routed.data.podUid), fallback: routed.data.fallback === true }
+      ? {
+          endpoint: String(routed.data.endpoint),
+          podUid: str(routed.data.podUid),
+          fallback: routed.data.fallback === true,
+        }
       : null,
     sentAt: sent?.at ?? null,
     at: outcomeEvent?.at ?? null,
   };
 
   // The exit code: the last Pod event whose container state is `terminated`.
-  const terminatedEvent = [...podEvents].reverse().find((e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated);
-  const terminated = (terminatedEvent?.data.containerState as { terminated?: Record<string, unknown> } | undefined)?.terminated;
-  const firstTerminated = podEvents.find((e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated);
+  const terminatedEvent = [...podEvents]
+    .reverse()
+    .find((e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated);
+  const terminated = (
+    terminatedEvent?.data.containerState as { terminated?: Record<string, unknown> } | undefined
+  )?.terminated;
+  const firstTerminated = podEvents.find(
+    (e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated,
+  );
   const exit: Fields['exit'] = terminated
     ? {
         observed: true,
@@ -105,7 +136,11 @@ export function conclude(input: ConcludeInput): Fields {
     firstTerminatingEndpoint: fte
       ? {
           observed: true,
-          conditions: { ready: bool(fteConditions?.ready), serving: bool(fteConditions?.serving), terminating: bool(fteConditions?.terminating) },
+          conditions: {
+            ready: bool(fteConditions?.ready),
+            serving: bool(fteConditions?.serving),
+            terminating: bool(fteConditions?.terminating),
+          },
           at: fte.at,
           eventId: fte.id,
         }
@@ -113,7 +148,16 @@ export function conclude(input: ConcludeInput): Fields {
     request,
     exit,
   };
-  return { ...fields, verdict: verdictOf(fields, events, { valid, outcomeEvent, deleteRequested, fte, terminatedEvent: firstTerminated }) };
+  return {
+    ...fields,
+    verdict: verdictOf(fields, events, {
+      valid,
+      outcomeEvent,
+      deleteRequested,
+      fte,
+      terminatedEvent: firstTerminated,
+    }),
+  };
 }
 
 function acceptanceGap(
@@ -126,11 +170,13 @@ function acceptanceGap(
   if (!events.some((e) => e.source === 'client' && e.type === 'service-ready')) {
     return 'the Service path never answered GET /healthz with 200, so no work was sent';
   }
-  if (readyUid === null) return 'the server behind the Service reported no Pod UID, so acceptance cannot be tied to a Pod';
+  if (readyUid === null)
+    return 'the server behind the Service reported no Pod UID, so acceptance cannot be tied to a Pod';
   const late = candidates.find((e) => !before(e));
   if (late) return `acceptance evidence (${late.type}) arrived only after the deletion request`;
   const mismatch = candidates.find((e) => str(e.data.uid) !== readyUid);
-  if (mismatch) return `UID mismatch: ${mismatch.type} came from ${str(mismatch.data.uid) ?? 'no UID'}, the Service answered from ${readyUid}`;
+  if (mismatch)
+    return `UID mismatch: ${mismatch.type} came from ${str(mismatch.data.uid) ?? 'no UID'}, the Service answered from ${readyUid}`;
   return `no acceptance evidence: /state never showed active == 1 and the journal has no request-accepted for ${workId}`;
 }
 
@@ -153,24 +199,36 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
     explanation: `Inconclusive: ${reason}.`,
   });
   if (!f.acceptance.proven) {
-    const gapEvent = events.find((e) => e.source === 'client' && (e.type === 'acceptance-timeout' || e.type === 'service-ready-timeout'));
-    return inconclusive(f.acceptance.reason ?? 'no acceptance evidence', [...(gapEvent ? [gapEvent.id] : []), ...ids]);
+    const gapEvent = events.find(
+      (e) => e.source === 'client' && (e.type === 'acceptance-timeout' || e.type === 'service-ready-timeout'),
+    );
+    return inconclusive(f.acceptance.reason ?? 'no acceptance evidence', [
+      ...(gapEvent ? [gapEvent.id] : []),
+      ...ids,
+    ]);
   }
-  if (!f.request.outcome || !ev.outcomeEvent) return inconclusive('the run ended before the work request did');
+  if (!f.request.outcome || !ev.outcomeEvent)
+    return inconclusive('the run ended before the work request did');
   if (!ev.deleteRequested) return inconclusive('the Pod was never deleted');
   if (ev.outcomeEvent.at < ev.deleteRequested.at) {
-    return inconclusive(`the work request ended (${f.request.outcome}) before the Pod was deleted, so it says nothing about the deletion`);
+    return inconclusive(
+      `the work request ended (${f.request.outcome}) before the Pod was deleted, so it says nothing about the deletion`,
+    );
   }
   const uid = short(f.acceptance.uid);
   const when = (at: number | null) => (at === null ? '?' : `+${Math.round(at)} ms`);
   const fteText = f.firstTerminatingEndpoint.observed
     ? `the endpoint was first seen terminating at ${when(f.firstTerminatingEndpoint.at)} (ready=${String(f.firstTerminatingEndpoint.conditions?.ready)}, serving=${String(f.firstTerminatingEndpoint.conditions?.serving)})`
     : 'no terminating endpoint was observed';
-  const exitText = f.exit.observed ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}` : 'exit code not observed';
+  const exitText = f.exit.observed
+    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}`
+    : 'exit code not observed';
   switch (f.request.outcome) {
     case 'completed':
       if (f.request.bodyUid !== f.acceptance.uid) {
-        return inconclusive(`UID mismatch: accepted by ${f.acceptance.uid}, the completion body came from ${f.request.bodyUid ?? 'no UID'}`);
+        return inconclusive(
+          `UID mismatch: accepted by ${f.acceptance.uid}, the completion body came from ${f.request.bodyUid ?? 'no UID'}`,
+        );
       }
       return {
         kind: 'accepted-request-finished',
@@ -184,7 +242,8 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
         f.request.outcome === 'connection-dropped'
           ? `dropped (${f.request.error?.code ?? 'closed'}, ${f.request.bytesReceived} body bytes)`
           : 'left without a response until the limit';
-      const hidden = f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides a cut request' : '';
+      const hidden =
+        f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides a cut request' : '';
       return {
         kind: 'accepted-request-cut',
         evidence: ids,
@@ -200,9 +259,13 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
         explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} got HTTP ${f.request.status ?? '?'} at ${when(f.request.at)} on a healthy connection; ${exitText}.`,
       };
     case 'unexpected-response':
-      return inconclusive(`the response to the work request is not its completion body (HTTP ${f.request.status ?? '?'})`);
+      return inconclusive(
+        `the response to the work request is not its completion body (HTTP ${f.request.status ?? '?'})`,
+      );
     default:
-      return inconclusive(`the work request never reached the server (${f.request.outcome}${f.request.error?.code ? `, ${f.request.error.code}` : ''})`);
+      return inconclusive(
+        `the work request never reached the server (${f.request.outcome}${f.request.error?.code ? `, ${f.request.error.code}` : ''})`,
+      );
   }
 }
 

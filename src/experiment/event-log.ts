@@ -43,7 +43,11 @@ export class EventLog {
    * Resolves with the first recorded event that matches (already recorded or to come), or
    * null when the time limit passes or the signal aborts.
    */
-  waitFor(predicate: (e: RecordedEvent) => boolean, limitMs: number, signal?: AbortSignal): Promise<RecordedEvent | null> {
+  waitFor(
+    predicate: (e: RecordedEvent) => boolean,
+    limitMs: number,
+    signal?: AbortSignal,
+  ): Promise<RecordedEvent | null> {
     const found = this.list.find(predicate);
     if (found) return Promise.resolve(found);
     return new Promise((resolve) => {

@@ -30,7 +30,8 @@ export function sliceEventData(event: WatchEvent<V1EndpointSlice>, podName: stri
   const slice = event.object;
   // The real controller sends `endpoints: null` for an empty slice.
   const endpoints = plain(slice.endpoints ?? []);
-  const podEndpoint = endpoints.find((e) => e.targetRef?.kind === 'Pod' && e.targetRef.name === podName) ?? null;
+  const podEndpoint =
+    endpoints.find((e) => e.targetRef?.kind === 'Pod' && e.targetRef.name === podName) ?? null;
   return {
     name: slice.metadata?.name ?? null,
     resourceVersion: slice.metadata?.resourceVersion ?? null,

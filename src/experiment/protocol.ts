@@ -15,7 +15,15 @@ import { podEventData, sliceEventData } from './observe.js';
 import type { RunPlan } from './plan.js';
 import { RUN_SCHEMA, type RunDocument } from './run-document.js';
 
-export const phases = ['prepare', 'service-ready', 'acceptance', 'delete', 'observe', 'conclude', 'cleanup'] as const;
+export const phases = [
+  'prepare',
+  'service-ready',
+  'acceptance',
+  'delete',
+  'observe',
+  'conclude',
+  'cleanup',
+] as const;
 export type Phase = (typeof phases)[number];
 
 export interface ExperimentOptions {
@@ -57,7 +65,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
         } catch (error) {
           if (observing.signal.aborted) return;
           const message = (error as Error).message;
-          log.add('runner', 'observer-error', { observer: what, message, code: isDraincheckError(error) ? error.code : null });
+          log.add('runner', 'observer-error', {
+            observer: what,
+            message,
+            code: isDraincheckError(error) ? error.code : null,
+          });
           incompleteReason ??= `the ${what} stream failed: ${message}`;
         }
       })(),
@@ -68,18 +80,33 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     const found = await log.waitFor(predicate, limitMs, observing.signal);
     if (found) return found;
     if (interrupted()) throw new Incomplete('interrupted');
-    log.add('runner', 'phase-timeout', { phase: what, limitMs, message: `${what} did not finish within ${limitMs} ms` });
+    log.add('runner', 'phase-timeout', {
+      phase: what,
+      limitMs,
+      message: `${what} did not finish within ${limitMs} ms`,
+    });
     return null;
   };
 
-  log.add('runner', 'run-started', { runId: plan.runId, scenario: scenario.name, platform: platform.info().name, startedAt: startedAt.toISOString() });
+  log.add('runner', 'run-started', {
+    runId: plan.runId,
+    scenario: scenario.name,
+    platform: platform.info().name,
+    startedAt: startedAt.toISOString(),
+  });
   try {
     // Watches open before anything exists, so the Pod's whole life is seen.
-    observe('Pod watch', platform.watchPod(namespace, podName, observing.signal), (e) => log.add('pod', e.type, podEventData(e)));
-    observe('EndpointSlice watch', platform.watchEndpointSlices(namespace, serviceName, observing.signal), (e) =>
-      log.add('endpointslice', e.type, sliceEventData(e, podName)),
+    observe('Pod watch', platform.watchPod(namespace, podName, observing.signal), (e) =>
+      log.add('pod', e.type, podEventData(e)),
     );
-    observe('platform events', platform.platformEvents(observing.signal), (e) => log.add(e.source, e.type, e.data));
+    observe(
+      'EndpointSlice watch',
+      platform.watchEndpointSlices(namespace, serviceName, observing.signal),
+      (e) => log.add('endpointslice', e.type, sliceEventData(e, podName)),
+    );
+    observe('platform events', platform.platformEvents(observing.signal), (e) =>
+      log.add(e.source, e.type, e.data),
+    );
 
     phase('prepare');
     await withLimit(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');
@@ -91,28 +118,51 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
 
     phase('service-ready');
     observe('client', platform.runClient(plan.client, observing.signal), (e: ClientEvent) => {
-      log.add('client', e.type, { ...e.data, clientMs: e.clientMs, time: e.time }, e.ageMs === undefined ? undefined : log.now() - e.ageMs);
+      log.add(
+        'client',
+        e.type,
+        { ...e.data, clientMs: e.clientMs, time: e.time },
+        e.ageMs === undefined ? undefined : log.now() - e.ageMs,
+      );
     });
-    const ready = await wait('service-ready', plan.limits.serviceReadyMs, (e) =>
-      e.source === 'client' && (e.type === 'service-ready' || e.type === 'service-ready-timeout'),
+    const ready = await wait(
+      'service-ready',
+      plan.limits.serviceReadyMs,
+      (e) => e.source === 'client' && (e.type === 'service-ready' || e.type === 'service-ready-timeout'),
     );
     if (!ready || ready.type === 'service-ready-timeout') {
-      throw new Incomplete(`the Service path never answered GET /healthz with 200 within ${plan.client.serviceReadyTimeoutMs} ms`);
+      throw new Incomplete(
+        `the Service path never answered GET /healthz with 200 within ${plan.client.serviceReadyTimeoutMs} ms`,
+      );
     }
     const readyUid = typeof ready.data.uid === 'string' ? ready.data.uid : null;
 
     phase('acceptance');
-    await wait('acceptance', plan.limits.acceptanceMs, (e) =>
-      (e.source === 'client' && ['acceptance-proven', 'acceptance-timeout', 'work-outcome'].includes(e.type)) ||
-      (e.source === 'server' && e.type === 'request-accepted' && e.data.id === plan.workId && readyUid !== null && e.data.uid === readyUid),
+    await wait(
+      'acceptance',
+      plan.limits.acceptanceMs,
+      (e) =>
+        (e.source === 'client' &&
+          ['acceptance-proven', 'acceptance-timeout', 'work-outcome'].includes(e.type)) ||
+        (e.source === 'server' &&
+          e.type === 'request-accepted' &&
+          e.data.id === plan.workId &&
+          readyUid !== null &&
+          e.data.uid === readyUid),
     );
 
     phase('delete');
     const grace = scenario.terminationGracePeriodSeconds;
     log.add('runner', 'delete-requested', { namespace, pod: podName, gracePeriodSeconds: grace });
-    const deleted = await withLimit(platform.deletePod(namespace, podName, {}), plan.limits.deleteMs, 'delete');
+    const deleted = await withLimit(
+      platform.deletePod(namespace, podName, {}),
+      plan.limits.deleteMs,
+      'delete',
+    );
     log.add('runner', 'delete-returned', {
-      deletionTimestamp: deleted.metadata?.deletionTimestamp ? new Date(deleted.metadata.deletionTimestamp).toISOString() : null,
+      deletionTimestamp: deleted.metadata?.deletionTimestamp
+        ? new Date(deleted.metadata.deletionTimestamp).toISOString()
+        : null,
       deletionGracePeriodSeconds: deleted.metadata?.deletionGracePeriodSeconds ?? null,
     });
 
@@ -128,7 +178,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     }
     // The endpoint leaves the slice close to the Pod's removal; a real controller may retry ~1 s later.
     await log.waitFor(
-      (e) => e.source === 'endpointslice' && e.at >= gone.at - 1000 && e.data.podEndpoint === null && e.type !== 'ADDED',
+      (e) =>
+        e.source === 'endpointslice' &&
+        e.at >= gone.at - 1000 &&
+        e.data.podEndpoint === null &&
+        e.type !== 'ADDED',
       plan.limits.endpointGoneMs,
       observing.signal,
     );

@@ -131,6 +131,7 @@ export class LocalCluster {
         host: address.ip,
         port: address.port,
         serviceName: name,
+        namespace: ns,
         portName: port?.name,
         syncDelayMs: this.timing.proxySyncDelayMs,
         recorder: this.recorder,
@@ -259,7 +260,9 @@ export class LocalCluster {
     this.disposed = true;
     for (const worker of this.workers.values()) worker.dispose();
     // Wait for every container process to be gone (a failed start has nothing to wait for).
-    await Promise.all([...this.workers.values()].map((w) => w.exited?.catch(() => undefined) ?? Promise.resolve()));
+    await Promise.all(
+      [...this.workers.values()].map((w) => w.exited?.catch(() => undefined) ?? Promise.resolve()),
+    );
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
     this.aborter.abort();

@@ -141,6 +141,7 @@ export class PodWorker {
         port === this.spec.ports?.[0]?.containerPort ? this.endpoint!.port : (port ?? this.endpoint!.port),
       onReadyChange: (ready, last) => {
         this.deps.recorder.emit({
+          namespace: this.namespace,
           source: 'kubelet',
           type: 'probe',
           data: { result: ready ? 'success' : 'failure', message: last.message },
@@ -192,6 +193,7 @@ export class PodWorker {
     if (preStop && grace > 0) {
       const started = Date.now();
       this.deps.recorder.emit({
+        namespace: this.namespace,
         source: 'kubelet',
         type: 'prestop-started',
         data: { handler: Object.keys(preStop)[0] },
@@ -207,6 +209,7 @@ export class PodWorker {
       });
       const tookMs = Date.now() - started;
       this.deps.recorder.emit({
+        namespace: this.namespace,
         source: 'kubelet',
         type: 'prestop-finished',
         data: { durationMs: tookMs, ...result },
@@ -226,6 +229,7 @@ export class PodWorker {
     grace = Math.max(grace, MINIMUM_GRACE_SECONDS);
     const sent = container.signal('SIGTERM');
     this.deps.recorder.emit({
+      namespace: this.namespace,
       source: 'kubelet',
       type: 'signal-sent',
       data: { signal: 'SIGTERM', delivered: sent, pid1: container.pid1 },
@@ -234,6 +238,7 @@ export class PodWorker {
       if (this.exit) return;
       const killed = container.signal('SIGKILL');
       this.deps.recorder.emit({
+        namespace: this.namespace,
         source: 'kubelet',
         type: 'signal-sent',
         data: { signal: 'SIGKILL', delivered: killed, afterSeconds: grace },
@@ -245,6 +250,7 @@ export class PodWorker {
     this.exit = exit;
     this.log.close();
     this.deps.recorder.emit({
+      namespace: this.namespace,
       source: 'kubelet',
       type: 'container-exited',
       data: { exitCode: exit.exitCode, signal: exit.signal, pid1: this.container?.pid1 ?? false },

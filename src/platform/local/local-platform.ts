@@ -48,21 +48,34 @@ export class LocalPlatform implements Platform {
     return this.cluster.watch<V1Pod>('pods', namespace, { fieldSelector: `metadata.name=${name}` }, signal);
   }
 
-  watchEndpointSlices(namespace: string, service: string, signal: AbortSignal): AsyncIterable<WatchEvent<V1EndpointSlice>> {
-    return this.cluster.watch<V1EndpointSlice>('endpointslices', namespace, { labelSelector: `${SERVICE_NAME_LABEL}=${service}` }, signal);
+  watchEndpointSlices(
+    namespace: string,
+    service: string,
+    signal: AbortSignal,
+  ): AsyncIterable<WatchEvent<V1EndpointSlice>> {
+    return this.cluster.watch<V1EndpointSlice>(
+      'endpointslices',
+      namespace,
+      { labelSelector: `${SERVICE_NAME_LABEL}=${service}` },
+      signal,
+    );
   }
 
   followLog(namespace: string, pod: string, signal: AbortSignal): AsyncIterable<string> {
     return this.cluster.logs(namespace, pod, { follow: true }, signal);
   }
 
-  platformEvents(signal: AbortSignal): AsyncIterable<PlatformEvent> {
-    return this.cluster.platformEvents(signal);
+  async *platformEvents(signal: AbortSignal): AsyncIterable<PlatformEvent> {
+    // A shared cluster reports every run's observations; this run wants its own.
+    for await (const event of this.cluster.platformEvents(signal)) {
+      if (!this.workload || event.namespace === this.workload.namespace) yield event;
+    }
   }
 
   runClient(plan: ClientPlan, signal: AbortSignal): AsyncIterable<ClientEvent> {
     const workload = this.workload;
-    const address = workload && this.cluster.serviceAddress(workload.namespace, workload.service.metadata!.name!);
+    const address =
+      workload && this.cluster.serviceAddress(workload.namespace, workload.service.metadata!.name!);
     const queue = new AsyncQueue<ClientEvent>();
     if (!address) {
       queue.fail(new Error('runClient before prepare: no Service address'));

@@ -20,6 +20,7 @@ export interface ServiceProxyOptions {
   host: string;
   port: number;
   serviceName: string;
+  namespace: string;
   /** The Service port's name: which slice port to route to. */
   portName: string | undefined;
   syncDelayMs: number;
@@ -95,6 +96,7 @@ export class ServiceProxy {
     this.server = server;
     this.listening = true;
     this.options.recorder.emit({
+      namespace: this.options.namespace,
       source: 'proxy',
       type: 'service-listening',
       data: { service: this.options.serviceName, accepting: true },
@@ -113,6 +115,7 @@ export class ServiceProxy {
       setImmediate(resolve);
     });
     this.options.recorder.emit({
+      namespace: this.options.namespace,
       source: 'proxy',
       type: 'service-listening',
       data: { service: this.options.serviceName, accepting: false },
@@ -128,6 +131,7 @@ export class ServiceProxy {
     const target = candidates[Math.floor(Math.random() * candidates.length)]!;
     this.sockets.add(client);
     this.options.recorder.emit({
+      namespace: this.options.namespace,
       source: 'proxy',
       type: 'connection-routed',
       data: {
@@ -149,6 +153,7 @@ export class ServiceProxy {
     backend.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ECONNREFUSED') {
         this.options.recorder.emit({
+          namespace: this.options.namespace,
           source: 'proxy',
           type: 'backend-refused',
           data: { clientPort: client.remotePort, endpoint: `${target.ip}:${target.port}` },
