@@ -3,6 +3,9 @@
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isDraincheckError } from '../errors.js';
 import { clientCommand } from './commands/client.js';
+import { labCommand } from './commands/lab.js';
+import { reportCommand } from './commands/report.js';
+import { runCommand } from './commands/run.js';
 import { serverCommand } from './commands/server.js';
 import { version } from './version.js';
 
@@ -19,6 +22,9 @@ export function buildProgram(name = 'draincheck'): Command {
       'after',
       '\nExit codes: 0 ok, 1 verdict differs from --expect, 2 usage error, 3 run incomplete, 130 interrupted.',
     );
+  program.addCommand(labCommand());
+  program.addCommand(runCommand());
+  program.addCommand(reportCommand());
   program.addCommand(serverCommand());
   program.addCommand(clientCommand());
   applyErrorDiscipline(program, name);

@@ -40,6 +40,11 @@ export interface ClientEvent {
   clientMs: number;
   /** Wall-clock time at the client (ISO), for merging with other sources. */
   time: string;
+  /**
+   * Set by a platform that receives client events late (a client Pod's log): how long
+   * before its delivery the event happened, on the runner's clock. Absent: it just happened.
+   */
+  ageMs?: number;
 }
 
 /** The outcome of the work request: each one distinct, never folded into another. */

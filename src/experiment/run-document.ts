@@ -119,6 +119,10 @@ export const RunDocumentSchema = z.object({
     error: z.object({ code: z.string().nullable(), message: z.string() }).nullable(),
     bytesReceived: z.number(),
     localPort: z.number().nullable(),
+    routedTo: z
+      .object({ endpoint: z.string(), podUid: z.string().nullable(), fallback: z.boolean() })
+      .nullable()
+      .describe('the endpoint the Service proxy sent this connection to, where the platform can tell'),
     sentAt: z.number().nullable(),
     at: z.number().nullable(),
   }),

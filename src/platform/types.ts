@@ -18,6 +18,8 @@ export interface PlatformEvent {
   source: 'kubelet' | 'proxy' | 'events';
   type: string;
   data: Record<string, unknown>;
+  /** The namespace the observation belongs to (several runs can share one platform). */
+  namespace?: string;
 }
 
 /** What the platform reports about itself into the run document's `platform` field. */

@@ -1,0 +1,71 @@
+// `draincheck lab`: the seed's comparison — the same accepted request, the same deletion,
+// a server that exits at once, one that drains, and one with no SIGTERM handler at all.
+import { join } from 'node:path';
+import { Command } from 'commander';
+import { ExitCode } from '../../errors.js';
+import type { ShutdownPolicy } from '../../server/config.js';
+import { defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
+import { renderTextReport } from '../../report/text.js';
+import { styleFor } from '../../report/style.js';
+import { summarizeRun } from '../../report/summary.js';
+import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
+import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
+import { runMany } from '../run-many.js';
+import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+
+interface LabFlags extends ScenarioFlags, PlatformFlags {
+  out?: string;
+  json?: boolean;
+}
+
+export const LAB_SCHEMA = 'draincheck.lab/v1';
+export const labPolicies: ShutdownPolicy[] = ['exit', 'drain', 'default'];
+
+export function labCommand(): Command {
+  const command = new Command('lab')
+    .summary('the main job: compare exit, drain and default servers under the same deletion')
+    .description(
+      'Run the experiment once per SIGTERM policy of the lab server — exit (exits at once), drain (finishes accepted requests), default (no handler: PID 1 ignores SIGTERM) — concurrently, and print the comparison: accepted UID, first terminating endpoint, request outcome, body UID, exit code, verdict, and one sentence per run.',
+    );
+  addScenarioFlags(command, { policy: false, graceDefault: scenarioDefaults.labGraceSeconds });
+  addPlatformFlags(command)
+    .option(
+      '--out <dir>',
+      'directory for the run documents and summary.json (default ./draincheck-results/<time>/)',
+    )
+    .option('--json', 'print the lab summary with every run document as JSON on stdout')
+    .addHelpText(
+      'after',
+      [
+        '',
+        `Defaults keep it short: work ${scenarioDefaults.workMs} ms, grace ${scenarioDefaults.labGraceSeconds} s (so the default policy's SIGKILL comes soon).`,
+        'Exit codes: 0 every run completed, 2 usage error, 3 a run could not complete, 130 interrupted.',
+        '',
+        'Examples:',
+        '  draincheck lab',
+        '  draincheck lab --work-ms 2000 --grace-seconds 5 --out results/',
+      ].join('\n'),
+    )
+    .action(async (flags: LabFlags) => {
+      const input = scenarioInput(flags, scenarioDefaults.labGraceSeconds);
+      // The seed's comparison first (exit vs drain), then the server with no handler at all.
+      const scenarios = labPolicies.map((p) => resolveScenario({ ...input, onSigterm: p }));
+      const session = openPlatformSession(flags);
+      const outDir = flags.out ?? defaultResultsDir();
+      const { docs, files, interrupted } = await runMany(session, scenarios, outDir, flags.json === true);
+      const summary = {
+        schema: LAB_SCHEMA,
+        createdAt: new Date().toISOString(),
+        runs: docs.map((d, i) => ({ file: files[i], ...summarizeRun(d) })),
+      };
+      writeJsonAtomic(join(outDir, 'summary.json'), summary);
+      if (flags.json) process.stdout.write(`${JSON.stringify({ ...summary, documents: docs }, null, 2)}\n`);
+      else process.stdout.write(`${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${outDir}/\n`);
+      process.exitCode = interrupted
+        ? ExitCode.interrupted
+        : docs.every((d) => d.complete)
+          ? ExitCode.ok
+          : ExitCode.incomplete;
+    });
+  return command;
+}

@@ -1,0 +1,75 @@
+// `draincheck run`: one experiment — one Pod, one accepted request, one deletion.
+import { Command, Option } from 'commander';
+import { ExitCode } from '../../errors.js';
+import { verdictKinds } from '../../experiment/run-document.js';
+import { defaultResultsDir } from '../../results/write.js';
+import { renderTextReport } from '../../report/text.js';
+import { styleFor } from '../../report/style.js';
+import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
+import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
+import { runMany } from '../run-many.js';
+import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+
+interface RunFlags extends ScenarioFlags, PlatformFlags {
+  out?: string;
+  json?: boolean;
+  expect?: string;
+  name?: string;
+}
+
+export function runCommand(): Command {
+  const command = new Command('run')
+    .summary('run one experiment: follow one accepted request through its Pod deletion')
+    .description(
+      'Create one Pod running the lab server behind an ordinary Service, check GET /healthz through the Service, send GET /work, prove the server accepted it (active == 1, same UID), delete the Pod, and record the first terminating endpoint, the request fate and the exit code. Prints the timeline and the verdict; saves the run document (draincheck.run/v1).',
+    );
+  addScenarioFlags(command, { policy: true, graceDefault: scenarioDefaults.graceSeconds });
+  command
+    .option(
+      '--server-command <command>',
+      'embedded runtime: run this server (speaking docs/LAB-CONTRACT.md) instead of draincheck server',
+    )
+    .option('--name <label>', 'a name for the scenario (default: the policy)');
+  addPlatformFlags(command)
+    .option('--out <dir>', 'directory for the run document (default ./draincheck-results/<time>/)')
+    .option('--json', 'print the run document as JSON on stdout (no progress output)')
+    .addOption(
+      new Option('--expect <verdict>', 'CI gate: exit 1 unless the verdict is this one').choices(
+        verdictKinds,
+      ),
+    )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Verdicts: accepted-request-finished, accepted-request-cut, accepted-request-failed, inconclusive.',
+        'Exit codes: 0 ran (and matched --expect), 1 verdict differs from --expect, 2 usage error,',
+        '            3 the run could not complete, 130 interrupted. Partial runs are saved as incomplete.',
+        '',
+        'Examples:',
+        '  draincheck run --on-sigterm drain --work-ms 3000',
+        '  draincheck run --on-sigterm exit --expect accepted-request-cut --json > run.json',
+        "  draincheck run --server-command 'node my-server.js' --grace-seconds 10",
+      ].join('\n'),
+    )
+    .action(async (flags: RunFlags) => {
+      const scenario = resolveScenario({
+        ...scenarioInput(flags, scenarioDefaults.graceSeconds),
+        ...(flags.name ? { name: flags.name } : {}),
+      });
+      const session = openPlatformSession(flags);
+      const outDir = flags.out ?? defaultResultsDir();
+      const { docs, files, interrupted } = await runMany(session, [scenario], outDir, flags.json === true);
+      const doc = docs[0]!;
+      if (flags.json) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+      else
+        process.stdout.write(`${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${files[0]}\n`);
+      if (interrupted) process.exitCode = ExitCode.interrupted;
+      else if (!doc.complete) process.exitCode = ExitCode.incomplete;
+      else if (flags.expect && doc.verdict.kind !== flags.expect) {
+        process.stderr.write(`draincheck: verdict ${doc.verdict.kind}, expected ${flags.expect}\n`);
+        process.exitCode = ExitCode.mismatch;
+      } else process.exitCode = ExitCode.ok;
+    });
+  return command;
+}

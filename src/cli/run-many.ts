@@ -1,0 +1,56 @@
+// Runs one or more scenarios on one platform session — concurrently, each in its own
+// namespace — with progress, Ctrl-C handling and atomic saving of every document.
+import { join } from 'node:path';
+import { planRun } from '../experiment/plan.js';
+import { runExperiment } from '../experiment/protocol.js';
+import type { RunDocument } from '../experiment/run-document.js';
+import { writeJsonAtomic, runFileName } from '../results/write.js';
+import type { ResolvedScenario } from '../workload/scenario.js';
+import { onInterrupt } from './interrupt.js';
+import type { PlatformSession } from './platform-session.js';
+import { createProgress, progressMode } from './progress.js';
+
+export interface RunManyResult {
+  docs: RunDocument[];
+  files: string[];
+  interrupted: boolean;
+}
+
+export async function runMany(
+  session: PlatformSession,
+  scenarios: ResolvedScenario[],
+  outDir: string,
+  json: boolean,
+): Promise<RunManyResult> {
+  const interrupt = onInterrupt((m) => process.stderr.write(`${m}\n`));
+  const progress = createProgress(
+    process.stderr,
+    progressMode(process.stderr, json),
+    scenarios.map((s) => s.name),
+  );
+  try {
+    const docs = await Promise.all(
+      scenarios.map(async (scenario) => {
+        const doc = await runExperiment({
+          platform: session.newPlatform(),
+          scenario,
+          plan: planRun(scenario, session.planOptions),
+          signal: interrupt.signal,
+          onPhase: (phase, ms) => progress.phase(scenario.name, phase, ms),
+        });
+        // Saved as soon as it exists: a later failure of another run cannot lose it.
+        writeJsonAtomic(join(outDir, runFileName(doc)), doc);
+        return doc;
+      }),
+    );
+    return {
+      docs,
+      files: docs.map((d) => join(outDir, runFileName(d))),
+      interrupted: interrupt.received() !== null,
+    };
+  } finally {
+    progress.done();
+    await session.close();
+    interrupt.dispose();
+  }
+}

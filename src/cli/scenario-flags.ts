@@ -1,0 +1,77 @@
+// The scenario flags shared by `run`, `lab` and `manifests`, with their defaults from
+// src/workload/scenario.ts (one place), and their translation into a ScenarioInput.
+import { Command, Option } from 'commander';
+import { DraincheckError, quote } from '../errors.js';
+import { shutdownPolicies } from '../server/config.js';
+import { scenarioDefaults, type ScenarioInput } from '../workload/scenario.js';
+
+export interface ScenarioFlags {
+  onSigterm?: string;
+  workMs?: string;
+  graceSeconds?: string;
+  prestopSleepSeconds?: string;
+  drainDelayMs?: string;
+  publishNotReady?: boolean;
+  serverCommand?: string;
+}
+
+export function addScenarioFlags(
+  command: Command,
+  options: { policy: boolean; graceDefault: number },
+): Command {
+  if (options.policy) {
+    command.addOption(
+      new Option(
+        '--on-sigterm <policy>',
+        `the lab server's SIGTERM policy (default ${scenarioDefaults.onSigterm})`,
+      ).choices(shutdownPolicies),
+    );
+  }
+  return command
+    .option(
+      '--work-ms <ms>',
+      `how long the server holds the work request (default ${scenarioDefaults.workMs})`,
+    )
+    .option(
+      '--grace-seconds <s>',
+      `the Pod's terminationGracePeriodSeconds (default ${options.graceDefault})`,
+    )
+    .option('--prestop-sleep-seconds <s>', 'a preStop sleep before SIGTERM (default 0: no preStop hook)')
+    .option(
+      '--drain-delay-ms <ms>',
+      'drain policy: keep serving new requests this long after SIGTERM (default 0)',
+    )
+    .option(
+      '--publish-not-ready',
+      'set publishNotReadyAddresses on the Service (endpoints stay ready while terminating)',
+    );
+}
+
+const integer = (flag: string, raw: string | undefined): number | undefined => {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw.trim()))
+    throw new DraincheckError('DC_USAGE', `${flag} must be a whole number, got ${quote(raw)}`);
+  return Number(raw);
+};
+
+export function scenarioInput(flags: ScenarioFlags, graceDefault: number): ScenarioInput {
+  return {
+    ...(flags.onSigterm ? { onSigterm: flags.onSigterm as ScenarioInput['onSigterm'] } : {}),
+    workMs: integer('--work-ms', flags.workMs),
+    graceSeconds: integer('--grace-seconds', flags.graceSeconds) ?? graceDefault,
+    preStopSleepSeconds: integer('--prestop-sleep-seconds', flags.prestopSleepSeconds),
+    drainDelayMs: integer('--drain-delay-ms', flags.drainDelayMs),
+    publishNotReadyAddresses: flags.publishNotReady === true,
+    serverCommand: flags.serverCommand ? serverCommandArgv(flags.serverCommand) : null,
+  };
+}
+
+/**
+ * `--server-command 'node other-server.js --x'` runs through `sh -c 'exec ...'`: the shell
+ * parses the words and then *replaces itself*, so the server — not a shell — is the
+ * container's main process (PID 1), which is what the experiment is about.
+ */
+export function serverCommandArgv(command: string): string[] {
+  if (command.trim() === '') throw new DraincheckError('DC_USAGE', '--server-command must not be empty');
+  return ['/bin/sh', '-c', `exec ${command}`];
+}

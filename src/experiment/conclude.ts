@@ -1,0 +1,274 @@
+// The conclusion of a run, derived from its events alone — so a saved run can be checked
+// again by anyone. Nothing here is assumed: a field without evidence says "not observed",
+// and the verdict names the events it rests on.
+import type { RunDocument, RunEvent, VerdictKind } from './run-document.js';
+
+type Fields = Pick<
+  RunDocument,
+  'pod' | 'service' | 'acceptance' | 'deletion' | 'firstTerminatingEndpoint' | 'request' | 'exit' | 'verdict'
+>;
+
+export interface ConcludeInput {
+  events: RunEvent[];
+  podName: string;
+  namespace: string;
+  serviceName: string;
+  workId: string;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
+const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+
+export function conclude(input: ConcludeInput): Fields {
+  const { events, workId } = input;
+  const first = (source: string, type: string) => events.find((e) => e.source === source && e.type === type);
+  const podEvents = events.filter((e) => e.source === 'pod');
+  const podUid = podEvents.map((e) => str(e.data.uid)).find((u) => u) ?? null;
+  const podIP = podEvents.map((e) => str(e.data.podIP)).find((ip) => ip) ?? null;
+
+  const ready = first('client', 'service-ready');
+  const readyUid = ready ? str(ready.data.uid) : null;
+  const deleteRequested = first('runner', 'delete-requested');
+
+  // Acceptance: /state (active == 1 with the ready UID) or the journal's request-accepted
+  // for this id with the ready UID — and only before the deletion request.
+  const before = (e: RunEvent) => !deleteRequested || e.at <= deleteRequested.at;
+  const stateProof = events.find((e) => e.source === 'client' && e.type === 'acceptance-proven');
+  const journalProof = events.find(
+    (e) => e.source === 'server' && e.type === 'request-accepted' && e.data.id === workId,
+  );
+  const candidates = [stateProof, journalProof]
+    .filter((e): e is RunEvent => e !== undefined)
+    .sort((a, b) => a.at - b.at);
+  const valid = candidates.find((e) => before(e) && readyUid !== null && str(e.data.uid) === readyUid);
+  let acceptance: Fields['acceptance'];
+  if (valid) {
+    acceptance = {
+      proven: true,
+      via: valid.source === 'client' ? 'state' : 'journal',
+      active: valid.source === 'client' ? num(valid.data.active) : null,
+      uid: str(valid.data.uid),
+      at: valid.at,
+      reason: null,
+    };
+  } else {
+    acceptance = {
+      proven: false,
+      via: null,
+      active: null,
+      uid: null,
+      at: null,
+      reason: acceptanceGap(events, candidates, readyUid, before, workId),
+    };
+  }
+
+  const fte = events.find(
+    (e) =>
+      e.source === 'endpointslice' &&
+      (e.data.podEndpoint as { conditions?: { terminating?: unknown } } | null)?.conditions?.terminating ===
+        true,
+  );
+  const fteConditions = fte
+    ? (fte.data.podEndpoint as { conditions: Record<string, unknown> }).conditions
+    : null;
+
+  const outcomeEvent = first('client', 'work-outcome');
+  const sent = first('client', 'work-sent');
+  const o = outcomeEvent?.data ?? {};
+  const localPort = num(o.localPort) ?? num(first('client', 'work-connected')?.data.localPort);
+  const routed =
+    localPort === null
+      ? undefined
+      : events.find(
+          (e) => e.source === 'proxy' && e.type === 'connection-routed' && e.data.clientPort === localPort,
+        );
+  const error = o.error as { code?: unknown; message?: unknown } | null | undefined;
+  const request: Fields['request'] = {
+    id: workId,
+    outcome: outcomeEvent ? (o.outcome as Fields['request']['outcome']) : null,
+    status: num(o.status),
+    body: o.body ?? null,
+    bodyUid: str(o.bodyUid),
+    error: error ? { code: str(error.code), message: str(error.message) ?? '' } : null,
+    bytesReceived: num(o.bytesReceived) ?? 0,
+    localPort,
+    routedTo: routed
+      ? {
+          endpoint: String(routed.data.endpoint),
+          podUid: str(routed.data.podUid),
+          fallback: routed.data.fallback === true,
+        }
+      : null,
+    sentAt: sent?.at ?? null,
+    at: outcomeEvent?.at ?? null,
+  };
+
+  // The exit code: the last Pod event whose container state is `terminated`.
+  const terminatedEvent = [...podEvents]
+    .reverse()
+    .find((e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated);
+  const terminated = (
+    terminatedEvent?.data.containerState as { terminated?: Record<string, unknown> } | undefined
+  )?.terminated;
+  const firstTerminated = podEvents.find(
+    (e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated,
+  );
+  const exit: Fields['exit'] = terminated
+    ? {
+        observed: true,
+        code: num(terminated.exitCode),
+        signal: (terminated.signal as number | string | undefined) ?? null,
+        reason: str(terminated.reason),
+        at: firstTerminated?.at ?? terminatedEvent!.at,
+      }
+    : { observed: false, code: null, signal: null, reason: null, at: null };
+
+  const fields: Omit<Fields, 'verdict'> = {
+    pod: { name: input.podName, namespace: input.namespace, uid: podUid, ip: podIP },
+    service: { name: input.serviceName, readyAt: ready?.at ?? null, readyUid },
+    acceptance,
+    deletion: {
+      requested: deleteRequested !== undefined,
+      at: deleteRequested?.at ?? null,
+      gracePeriodSeconds: num(deleteRequested?.data.gracePeriodSeconds),
+    },
+    firstTerminatingEndpoint: fte
+      ? {
+          observed: true,
+          conditions: {
+            ready: bool(fteConditions?.ready),
+            serving: bool(fteConditions?.serving),
+            terminating: bool(fteConditions?.terminating),
+          },
+          at: fte.at,
+          eventId: fte.id,
+        }
+      : { observed: false, conditions: null, at: null, eventId: null },
+    request,
+    exit,
+  };
+  return {
+    ...fields,
+    verdict: verdictOf(fields, events, {
+      valid,
+      outcomeEvent,
+      deleteRequested,
+      fte,
+      terminatedEvent: firstTerminated,
+    }),
+  };
+}
+
+function acceptanceGap(
+  events: RunEvent[],
+  candidates: RunEvent[],
+  readyUid: string | null,
+  before: (e: RunEvent) => boolean,
+  workId: string,
+): string {
+  if (!events.some((e) => e.source === 'client' && e.type === 'service-ready')) {
+    return 'the Service path never answered GET /healthz with 200, so no work was sent';
+  }
+  if (readyUid === null)
+    return 'the server behind the Service reported no Pod UID, so acceptance cannot be tied to a Pod';
+  const late = candidates.find((e) => !before(e));
+  if (late) return `acceptance evidence (${late.type}) arrived only after the deletion request`;
+  const mismatch = candidates.find((e) => str(e.data.uid) !== readyUid);
+  if (mismatch)
+    return `UID mismatch: ${mismatch.type} came from ${str(mismatch.data.uid) ?? 'no UID'}, the Service answered from ${readyUid}`;
+  return `no acceptance evidence: /state never showed active == 1 and the journal has no request-accepted for ${workId}`;
+}
+
+interface VerdictEvidence {
+  valid: RunEvent | undefined;
+  outcomeEvent: RunEvent | undefined;
+  deleteRequested: RunEvent | undefined;
+  fte: RunEvent | undefined;
+  terminatedEvent: RunEvent | undefined;
+}
+
+function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEvidence): Fields['verdict'] {
+  const ids = [ev.valid, ev.deleteRequested, ev.fte, ev.outcomeEvent, ev.terminatedEvent]
+    .filter((e): e is RunEvent => e !== undefined)
+    .map((e) => e.id);
+  const inconclusive = (reason: string, evidence = ids) => ({
+    kind: 'inconclusive' as VerdictKind,
+    evidence,
+    reason,
+    explanation: `Inconclusive: ${reason}.`,
+  });
+  if (!f.acceptance.proven) {
+    const gapEvent = events.find(
+      (e) => e.source === 'client' && (e.type === 'acceptance-timeout' || e.type === 'service-ready-timeout'),
+    );
+    return inconclusive(f.acceptance.reason ?? 'no acceptance evidence', [
+      ...(gapEvent ? [gapEvent.id] : []),
+      ...ids,
+    ]);
+  }
+  if (!f.request.outcome || !ev.outcomeEvent)
+    return inconclusive('the run ended before the work request did');
+  if (!ev.deleteRequested) return inconclusive('the Pod was never deleted');
+  if (ev.outcomeEvent.at < ev.deleteRequested.at) {
+    return inconclusive(
+      `the work request ended (${f.request.outcome}) before the Pod was deleted, so it says nothing about the deletion`,
+    );
+  }
+  const uid = short(f.acceptance.uid);
+  const when = (at: number | null) => (at === null ? '?' : `+${Math.round(at)} ms`);
+  const fteText = f.firstTerminatingEndpoint.observed
+    ? `the endpoint was first seen terminating at ${when(f.firstTerminatingEndpoint.at)} (ready=${String(f.firstTerminatingEndpoint.conditions?.ready)}, serving=${String(f.firstTerminatingEndpoint.conditions?.serving)})`
+    : 'no terminating endpoint was observed';
+  const exitText = f.exit.observed
+    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}`
+    : 'exit code not observed';
+  switch (f.request.outcome) {
+    case 'completed':
+      if (f.request.bodyUid !== f.acceptance.uid) {
+        return inconclusive(
+          `UID mismatch: accepted by ${f.acceptance.uid}, the completion body came from ${f.request.bodyUid ?? 'no UID'}`,
+        );
+      }
+      return {
+        kind: 'accepted-request-finished',
+        evidence: ids,
+        reason: null,
+        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid} completed at ${when(f.request.at)} with its body from the same Pod; ${exitText}.`,
+      };
+    case 'connection-dropped':
+    case 'response-timeout': {
+      const how =
+        f.request.outcome === 'connection-dropped'
+          ? `dropped (${f.request.error?.code ?? 'closed'}, ${f.request.bytesReceived} body bytes)`
+          : 'left without a response until the limit';
+      const hidden =
+        f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides a cut request' : '';
+      return {
+        kind: 'accepted-request-cut',
+        evidence: ids,
+        reason: null,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} was ${how} at ${when(f.request.at)}; ${fteText}; ${exitText}${hidden}.`,
+      };
+    }
+    case 'http-error':
+      return {
+        kind: 'accepted-request-failed',
+        evidence: ids,
+        reason: null,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} got HTTP ${f.request.status ?? '?'} at ${when(f.request.at)} on a healthy connection; ${exitText}.`,
+      };
+    case 'unexpected-response':
+      return inconclusive(
+        `the response to the work request is not its completion body (HTTP ${f.request.status ?? '?'})`,
+      );
+    default:
+      return inconclusive(
+        `the work request never reached the server (${f.request.outcome}${f.request.error?.code ? `, ${f.request.error.code}` : ''})`,
+      );
+  }
+}
+
+function short(uid: string | null): string {
+  return uid ? uid.slice(0, 8) : 'an unknown Pod';
+}

@@ -1,0 +1,74 @@
+// The plan of one run: its ids, the workload objects, the client's limits and the runner's
+// phase limits — all derived from the scenario, in one place.
+import { randomBytes } from 'node:crypto';
+import type { Workload } from '../platform/types.js';
+import { buildWorkload, type ManifestOptions } from '../workload/manifests.js';
+import type { ResolvedScenario } from '../workload/scenario.js';
+import type { ClientPlan } from './client-events.js';
+import { clientDefaults } from './client-defaults.js';
+
+export interface PhaseLimits {
+  prepareMs: number;
+  serviceReadyMs: number;
+  acceptanceMs: number;
+  deleteMs: number;
+  /** From the deletion request to the Pod object being gone and the request's fate known. */
+  observeMs: number;
+  /** After the Pod is gone, how long to wait for its endpoint to leave the slice. */
+  endpointGoneMs: number;
+}
+
+export interface RunPlan {
+  runId: string;
+  workId: string;
+  workload: Workload;
+  client: ClientPlan;
+  limits: PhaseLimits;
+}
+
+export interface PlanOptions {
+  /** Namespace for the run; default `draincheck-<runId>`. */
+  namespace?: string;
+  /** Pod and Service name; default `work` in an own namespace, `work-<runId>` in a given one. */
+  name?: string;
+  manifest?: ManifestOptions;
+  /** Slower platforms (a real cluster pulling an image) need longer start-up limits. */
+  startupMs?: number;
+  runId?: string;
+}
+
+export function newRunId(): string {
+  return randomBytes(4).toString('hex');
+}
+
+export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): RunPlan {
+  const runId = options.runId ?? newRunId();
+  const namespace = options.namespace ?? `draincheck-${runId}`;
+  const name = options.name ?? (options.namespace ? `work-${runId}` : 'work');
+  const workload = buildWorkload(scenario, { runId, namespace, name }, options.manifest);
+  const startupMs = options.startupMs ?? 30_000;
+  // The longest a deleted Pod can take: preStop + grace (at least 2 s after preStop) + status.
+  const terminationMs = (scenario.terminationGracePeriodSeconds + scenario.preStopSleepSeconds + 2) * 1000;
+  return {
+    runId,
+    workId: `work-${runId}`,
+    workload,
+    client: {
+      workId: `work-${runId}`,
+      workMs: scenario.workMs,
+      serviceReadyTimeoutMs: startupMs,
+      acceptanceTimeoutMs: clientDefaults.acceptanceTimeoutMs,
+      connectTimeoutMs: clientDefaults.connectTimeoutMs,
+      responseTimeoutMs: scenario.workMs + terminationMs + 10_000,
+      pollIntervalMs: clientDefaults.pollIntervalMs,
+    },
+    limits: {
+      prepareMs: startupMs,
+      serviceReadyMs: startupMs + 5000,
+      acceptanceMs: clientDefaults.acceptanceTimeoutMs + 5000,
+      deleteMs: 30_000,
+      observeMs: Math.max(scenario.workMs, terminationMs) + 20_000,
+      endpointGoneMs: 3000,
+    },
+  };
+}

@@ -1,0 +1,272 @@
+// LocalCluster: the embedded runtime as one object with an API-server-like surface —
+// create/delete/read/list/watch of Kubernetes objects, Pod logs — behind which the kubelet
+// (kubelet.ts), the EndpointSlice controller and kube-proxy (service-proxy.ts) do their part
+// with real processes and real TCP. See docs/FIDELITY.md for each rule and its source.
+import { randomUUID } from 'node:crypto';
+import type {
+  KubernetesObject,
+  V1EndpointSlice,
+  V1Namespace,
+  V1Pod,
+  V1Service,
+} from '@kubernetes/client-node';
+import { DraincheckError } from '../../errors.js';
+import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
+import type { PlatformEvent, WatchEvent } from '../types.js';
+import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
+import { detectPid1Support, type Pid1Support } from './container.js';
+import { EndpointSliceController } from './endpointslice-controller.js';
+import { PodWorker } from './kubelet.js';
+import { Recorder } from './recorder.js';
+import { ServiceProxy } from './service-proxy.js';
+import { ObjectStore, type Kind, type ListOptions, type WatchOptions } from './store.js';
+import { calibratedTiming, type RuntimeTiming } from './timing.js';
+
+export interface LocalClusterOptions {
+  timing?: Partial<RuntimeTiming>;
+  /** Force PID 1 mode off (or on, where supported). Default: on where the OS allows. */
+  pid1?: boolean;
+}
+
+export class LocalCluster {
+  readonly timing: RuntimeTiming;
+  readonly pid1: Pid1Support;
+  private readonly store = new ObjectStore();
+  private readonly recorder = new Recorder(this.store);
+  private readonly controller: EndpointSliceController;
+  private readonly workers = new Map<string, PodWorker>();
+  private readonly proxies = new Map<string, ServiceProxy>();
+  private readonly aborter = new AbortController();
+  private allocator: AddressAllocator | undefined;
+  private plan: AddressPlan | undefined;
+  private disposed = false;
+
+  constructor(options: LocalClusterOptions = {}) {
+    this.timing = { ...calibratedTiming, ...options.timing };
+    const support = detectPid1Support();
+    this.pid1 =
+      options.pid1 === false
+        ? {
+            pid1: false,
+            reason: 'PID 1 mode turned off by the caller; containers run as ordinary child processes',
+          }
+        : support;
+    this.controller = new EndpointSliceController(this.store, this.timing.endpointsDelayMs);
+    // The controller and the proxies follow the store like their real counterparts follow the API.
+    void this.follow<V1Pod>('pods', () => this.controller.trigger());
+    void this.follow<V1EndpointSlice>('endpointslices', (event) => {
+      const service = event.object.metadata?.labels?.[SERVICE_NAME_LABEL];
+      const proxy = service ? this.proxies.get(`${event.object.metadata?.namespace}/${service}`) : undefined;
+      proxy?.sliceChanged(event.type === 'DELETED' ? undefined : event.object);
+    });
+  }
+
+  private async follow<T extends KubernetesObject>(kind: Kind, onEvent: (event: WatchEvent<T>) => void) {
+    for await (const event of this.store.watch<T>(
+      kind,
+      undefined,
+      { resourceVersion: this.store.resourceVersion },
+      this.aborter.signal,
+    )) {
+      onEvent(event);
+    }
+  }
+
+  private async addresses(): Promise<AddressAllocator> {
+    this.plan ??= await detectAddressPlan();
+    this.allocator ??= new AddressAllocator(this.plan);
+    return this.allocator;
+  }
+
+  /** Whether Pods get their own 127.0.0.N (true) or share 127.0.0.1 with distinct ports. */
+  async addressPlan(): Promise<AddressPlan> {
+    await this.addresses();
+    return this.plan!;
+  }
+
+  private assertOpen() {
+    if (this.disposed)
+      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', 'the embedded runtime has been shut down');
+  }
+
+  createNamespace(namespace: V1Namespace): V1Namespace {
+    this.assertOpen();
+    const name = namespace.metadata?.name ?? '';
+    if (this.store.get('namespaces', undefined, name))
+      return this.store.get<V1Namespace>('namespaces', undefined, name)!;
+    return this.store.put('namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      ...namespace,
+      metadata: { ...namespace.metadata, uid: randomUUID(), creationTimestamp: new Date() },
+      status: { phase: 'Active' },
+    });
+  }
+
+  async createService(service: V1Service): Promise<V1Service> {
+    this.assertOpen();
+    const ns = service.metadata?.namespace ?? 'default';
+    const name = service.metadata?.name ?? '';
+    if (this.store.get('services', ns, name)) {
+      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `services "${name}" already exists in ${ns}`);
+    }
+    const port = service.spec?.ports?.[0];
+    const address = await (await this.addresses()).allocate(port?.port ?? 80);
+    const created = this.store.put<V1Service>('services', {
+      apiVersion: 'v1',
+      kind: 'Service',
+      ...service,
+      metadata: { ...service.metadata, namespace: ns, uid: randomUUID(), creationTimestamp: new Date() },
+      spec: {
+        ...service.spec,
+        clusterIP: address.ip,
+        clusterIPs: [address.ip],
+        // The port the Service really listens on (differs from spec.ports[0].port only when remapped).
+        ports: (service.spec?.ports ?? []).map((p, i) => (i === 0 ? { ...p, port: address.port } : p)),
+      },
+    });
+    this.proxies.set(
+      `${ns}/${name}`,
+      new ServiceProxy({
+        host: address.ip,
+        port: address.port,
+        serviceName: name,
+        namespace: ns,
+        portName: port?.name,
+        syncDelayMs: this.timing.proxySyncDelayMs,
+        recorder: this.recorder,
+      }),
+    );
+    this.controller.serviceCreated(created);
+    return created;
+  }
+
+  serviceAddress(namespace: string, name: string): { host: string; port: number } | undefined {
+    return this.proxies.get(`${namespace}/${name}`)?.address;
+  }
+
+  async deleteService(namespace: string, name: string): Promise<void> {
+    const service = this.store.get<V1Service>('services', namespace, name);
+    if (!service) return;
+    this.store.remove('services', namespace, name);
+    this.controller.serviceDeleted(service);
+    const proxy = this.proxies.get(`${namespace}/${name}`);
+    this.proxies.delete(`${namespace}/${name}`);
+    this.allocator?.release(service.spec?.clusterIP ?? '');
+    await proxy?.dispose();
+  }
+
+  /** Creates the Pod (ADDED, Pending) and hands it to the kubelet, which starts it. */
+  createPod(pod: V1Pod): V1Pod {
+    this.assertOpen();
+    const ns = pod.metadata?.namespace ?? 'default';
+    const name = pod.metadata?.name ?? '';
+    if (this.store.get('pods', ns, name)) {
+      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `pods "${name}" already exists in ${ns}`);
+    }
+    if (!pod.spec?.containers?.length) throw new DraincheckError('DC_USAGE', `pod ${name} has no containers`);
+    const created = this.store.put<V1Pod>('pods', {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      ...pod,
+      // A new UID for every creation: a reused name never reuses a UID.
+      metadata: { ...pod.metadata, namespace: ns, uid: randomUUID(), creationTimestamp: new Date() },
+      spec: {
+        ...pod.spec,
+        nodeName: 'draincheck-local',
+        terminationGracePeriodSeconds: pod.spec.terminationGracePeriodSeconds ?? 30,
+        restartPolicy: pod.spec.restartPolicy ?? 'Always',
+      },
+      status: { phase: 'Pending', qosClass: 'BestEffort' },
+    });
+    // The kubelet takes the Pod at once (its log exists from now on) and starts it.
+    const worker = new PodWorker(ns, name, {
+      store: this.store,
+      recorder: this.recorder,
+      allocator: () => this.addresses(),
+      timing: this.timing,
+      pid1: this.pid1.pid1,
+    });
+    this.workers.set(`${ns}/${name}`, worker);
+    void worker.start();
+    return created;
+  }
+
+  /**
+   * `DELETE pod`: sets deletionTimestamp (now + grace) and deletionGracePeriodSeconds, and
+   * the kubelet takes over. Grace 0 removes the object at once and kills the container now.
+   */
+  deletePod(namespace: string, name: string, options: { gracePeriodSeconds?: number } = {}): V1Pod {
+    const pod = this.store.get<V1Pod>('pods', namespace, name);
+    if (!pod)
+      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `pods "${name}" not found in ${namespace}`);
+    const worker = this.workers.get(`${namespace}/${name}`);
+    const grace = options.gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
+    if (pod.metadata?.deletionTimestamp) return pod; // already terminating: the first grace period stands
+    if (grace === 0) {
+      worker?.forceDelete();
+      if (!worker) this.store.remove('pods', namespace, name);
+      return pod;
+    }
+    pod.metadata!.deletionTimestamp = new Date(Math.floor(Date.now() / 1000) * 1000 + grace * 1000);
+    pod.metadata!.deletionGracePeriodSeconds = grace;
+    const updated = this.store.put('pods', pod);
+    worker?.terminate(grace);
+    return updated;
+  }
+
+  readPod(namespace: string, name: string): V1Pod | undefined {
+    return this.store.get<V1Pod>('pods', namespace, name);
+  }
+
+  list<T extends KubernetesObject>(kind: Kind, namespace: string | undefined, options: ListOptions = {}) {
+    return this.store.list<T>(kind, namespace, options);
+  }
+
+  watch<T extends KubernetesObject>(
+    kind: Kind,
+    namespace: string | undefined,
+    options: WatchOptions,
+    signal: AbortSignal,
+  ) {
+    return this.store.watch<T>(kind, namespace, options, signal);
+  }
+
+  /** The container's stdout and stderr lines from its start; with follow, until it exits. */
+  logs(
+    namespace: string,
+    pod: string,
+    options: { follow: boolean },
+    signal: AbortSignal,
+  ): AsyncIterable<string> {
+    const worker = this.workers.get(`${namespace}/${pod}`);
+    if (!worker)
+      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `pods "${pod}" not found in ${namespace}`);
+    return worker.log.read(options.follow, signal);
+  }
+
+  platformEvents(signal: AbortSignal): AsyncIterable<PlatformEvent> {
+    return this.recorder.subscribe(signal);
+  }
+
+  /** Resolves once the Service proxy applies the routes of the latest slice (tests). */
+  async proxySettled(namespace: string, service: string): Promise<void> {
+    await this.proxies.get(`${namespace}/${service}`)?.settled();
+  }
+
+  /** Stops every container (SIGKILL), proxy and timer; ends every watch. Safe to call twice. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const worker of this.workers.values()) worker.dispose();
+    // Wait for every container process to be gone (a failed start has nothing to wait for).
+    await Promise.all(
+      [...this.workers.values()].map((w) => w.exited?.catch(() => undefined) ?? Promise.resolve()),
+    );
+    this.controller.dispose();
+    await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
+    this.aborter.abort();
+    this.recorder.close();
+    this.store.closeWatches();
+  }
+}

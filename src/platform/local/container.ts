@@ -1,0 +1,207 @@
+// A container of the embedded runtime: a real process. Where the OS allows (Linux, root,
+// util-linux), it runs as PID 1 of its own PID namespace — `unshare --pid --fork
+// --kill-child` — so that a process without a SIGTERM handler ignores SIGTERM exactly as in
+// a container (only SIGKILL from outside ends it). Elsewhere it is an ordinary child, which
+// SIGTERM kills by default. Either way `setpriv --pdeathsig KILL` (when present) ties it to
+// the runtime, so no container outlives draincheck even if draincheck is SIGKILLed.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { once } from 'node:events';
+
+export interface Pid1Support {
+  pid1: boolean;
+  reason: string;
+}
+
+let pid1Support: Pid1Support | undefined;
+let hasSetpriv: boolean | undefined;
+
+function commandWorks(argv: string[]): boolean {
+  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: 'ignore', timeout: 5000 });
+  return r.status === 0;
+}
+
+/** Whether containers can run as PID 1 here, and why (not). Probed once per process. */
+export function detectPid1Support(): Pid1Support {
+  if (pid1Support) return pid1Support;
+  if (process.platform !== 'linux') {
+    pid1Support = {
+      pid1: false,
+      reason: `${process.platform}: no PID namespaces; containers run as ordinary child processes`,
+    };
+  } else if (process.getuid?.() !== 0) {
+    pid1Support = {
+      pid1: false,
+      reason: 'not root: unshare --pid needs root; containers run as ordinary child processes',
+    };
+  } else if (!commandWorks(['unshare', '--pid', '--fork', '--kill-child', 'true'])) {
+    pid1Support = {
+      pid1: false,
+      reason: 'unshare --pid --fork --kill-child failed; containers run as ordinary child processes',
+    };
+  } else {
+    pid1Support = {
+      pid1: true,
+      reason: 'Linux as root: each container is PID 1 of its own PID namespace (unshare --pid --fork)',
+    };
+  }
+  return pid1Support;
+}
+
+function setprivAvailable(): boolean {
+  hasSetpriv ??= process.platform === 'linux' && commandWorks(['setpriv', '--pdeathsig', 'KILL', 'true']);
+  return hasSetpriv;
+}
+
+export interface ContainerExit {
+  exitCode: number;
+  /** The signal that ended the process, when it was one. */
+  signal: NodeJS.Signals | null;
+  finishedAt: Date;
+}
+
+export interface ContainerStartOptions {
+  argv: string[];
+  env: Record<string, string>;
+  pid1: boolean;
+  onOutput: (line: string, stream: 'stdout' | 'stderr') => void;
+}
+
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = {
+  SIGTERM: 15,
+  SIGKILL: 9,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGHUP: 1,
+};
+/** What util-linux's unshare prints when it cannot re-raise the child's fatal signal (SIGKILL). */
+const UNSHARE_RERAISE_FAILED = /^unshare: sigprocmask unblock failed/;
+
+const live = new Set<ContainerProcess>();
+let exitHookInstalled = false;
+
+/** Last resort on any exit path of draincheck (uncaught error included): kill every container. */
+function installExitHook() {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const c of live) c.killNow();
+  });
+}
+
+export class ContainerProcess {
+  readonly startedAt = new Date();
+  readonly exited: Promise<ContainerExit>;
+  /** Pid of the container's main process on the host (the process signals go to). */
+  hostPid = 0;
+  private readonly child: ChildProcess;
+  private sentKill = false;
+
+  private constructor(private readonly options: ContainerStartOptions) {
+    const wrapper: string[] = [];
+    if (setprivAvailable()) wrapper.push('setpriv', '--pdeathsig', 'KILL', '--');
+    if (options.pid1) wrapper.push('unshare', '--pid', '--fork', '--kill-child', '--');
+    const argv = [...wrapper, ...options.argv];
+    this.child = spawn(argv[0]!, argv.slice(1), { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    installExitHook();
+    live.add(this);
+    let reraiseFailed = false;
+    forEachLine(this.child.stdout!, (line) => options.onOutput(line, 'stdout'));
+    forEachLine(this.child.stderr!, (line) => {
+      if (options.pid1 && UNSHARE_RERAISE_FAILED.test(line)) {
+        reraiseFailed = true;
+        return;
+      }
+      options.onOutput(line, 'stderr');
+    });
+    const spawned = new Promise<void>((resolve) => this.child.once('spawn', () => resolve()));
+    const spawnError = new Promise<never>((_, reject) => this.child.once('error', reject));
+    this.exited = Promise.race([once(this.child, 'close'), spawnError]).then(([code, signal]) => {
+      live.delete(this);
+      const finishedAt = new Date();
+      let sig = (signal as NodeJS.Signals | null) ?? null;
+      let exitCode = code as number | null;
+      // unshare reports a child killed by SIGKILL as "exit 1" plus that stderr line.
+      if (reraiseFailed && exitCode === 1) {
+        sig = 'SIGKILL';
+        exitCode = null;
+      }
+      if (sig) return { exitCode: 128 + (SIGNAL_NUMBERS[sig] ?? 0), signal: sig, finishedAt };
+      return { exitCode: exitCode ?? 0, signal: null, finishedAt };
+    });
+    this.started = Promise.race([spawned, spawnError]);
+  }
+
+  private readonly started: Promise<void>;
+
+  static async start(options: ContainerStartOptions): Promise<ContainerProcess> {
+    const container = new ContainerProcess(options);
+    await container.started;
+    container.hostPid = options.pid1 ? await findForkedChild(container.child.pid!) : container.child.pid!;
+    return container;
+  }
+
+  get pid1(): boolean {
+    return this.options.pid1;
+  }
+
+  /** Sends a signal to the container's main process, as the container runtime does. */
+  signal(signal: 'SIGTERM' | 'SIGKILL'): boolean {
+    if (signal === 'SIGKILL') this.sentKill = true;
+    try {
+      process.kill(this.hostPid, signal);
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
+      throw error;
+    }
+  }
+
+  /** Synchronous SIGKILL of the container and its wrapper; for cleanup paths. */
+  killNow(): void {
+    for (const pid of [this.hostPid, this.child.pid]) {
+      if (!pid) continue;
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    }
+  }
+
+  get killedByUs(): boolean {
+    return this.sentKill;
+  }
+}
+
+/** The pid unshare forked (the container's PID 1), read from /proc; bounded wait. */
+async function findForkedChild(wrapperPid: number): Promise<number> {
+  // setpriv execs unshare in place, so the wrapper pid is unshare's pid.
+  for (let i = 0; i < 400; i++) {
+    try {
+      const children = readFileSync(`/proc/${wrapperPid}/task/${wrapperPid}/children`, 'utf8').trim();
+      if (children) return Number(children.split(/\s+/)[0]);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`could not find the container process forked by unshare (pid ${wrapperPid})`);
+}
+
+function forEachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void) {
+  let pending = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    pending += chunk;
+    let newline: number;
+    while ((newline = pending.indexOf('\n')) >= 0) {
+      onLine(pending.slice(0, newline));
+      pending = pending.slice(newline + 1);
+    }
+  });
+  stream.on('end', () => {
+    if (pending) onLine(pending);
+  });
+}

@@ -1,0 +1,376 @@
+// The kubelet's part for one Pod: start the container, report status, run the readiness
+// probe, and on deletion follow the documented termination sequence — preStop (if any),
+// SIGTERM, SIGKILL at the end of the grace period (at least 2 s after preStop), the
+// terminated status, the final grace-0 update and the removal of the Pod object.
+import type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import { PID1_ANNOTATION } from '../../workload/labels.js';
+import type { AddressAllocator, Endpoint } from './addresses.js';
+import { ContainerProcess, type ContainerExit } from './container.js';
+import { containerArgv, containerEnv, ContainerSpecError, resolvePort } from './container-spec.js';
+import { REMAPPED_PORT_ANNOTATION } from './endpointslice-controller.js';
+import { LogBuffer } from './log-buffer.js';
+import { runPreStop } from './prestop.js';
+import { ReadinessProber } from './prober.js';
+import type { Recorder } from './recorder.js';
+import type { ObjectStore } from './store.js';
+import type { RuntimeTiming } from './timing.js';
+
+/** The kubelet's minimum shutdown window (minimumGracePeriodInSeconds in kuberuntime). */
+const MINIMUM_GRACE_SECONDS = 2;
+
+export interface KubeletDeps {
+  store: ObjectStore;
+  recorder: Recorder;
+  allocator: () => Promise<AddressAllocator>;
+  timing: RuntimeTiming;
+  pid1: boolean;
+}
+
+export class PodWorker {
+  readonly log = new LogBuffer();
+  endpoint: Endpoint | undefined;
+  private allocator: AddressAllocator | undefined;
+  private container: ContainerProcess | undefined;
+  private prober: ReadinessProber | undefined;
+  private exit: ContainerExit | undefined;
+  /** The terminated status has been written: from here on nothing about readiness changes. */
+  private statusFinal = false;
+  private killing = false;
+  private removed = false;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly spec: V1Container;
+
+  constructor(
+    private readonly namespace: string,
+    private readonly name: string,
+    private readonly deps: KubeletDeps,
+  ) {
+    this.spec = this.current().spec!.containers[0]!;
+  }
+
+  private current(): V1Pod {
+    const pod = this.deps.store.get<V1Pod>('pods', this.namespace, this.name);
+    if (!pod) throw new Error(`pod ${this.namespace}/${this.name} is gone`);
+    return pod;
+  }
+
+  /** Read-modify-write of the Pod object, unless it has been removed. */
+  private update(mutate: (pod: V1Pod) => void): V1Pod | undefined {
+    if (this.removed) return undefined;
+    const pod = this.current();
+    mutate(pod);
+    return this.deps.store.put('pods', pod);
+  }
+
+  private after(ms: number, fn: () => void) {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      fn();
+    }, ms);
+    this.timers.add(t);
+  }
+
+  async start(): Promise<void> {
+    const now = new Date();
+    this.update((pod) => {
+      pod.status = {
+        ...pod.status,
+        phase: 'Pending',
+        hostIP: '127.0.0.1',
+        startTime: now,
+        conditions: conditions(now, false),
+        containerStatuses: [status(this.spec, { waiting: { reason: 'ContainerCreating' } }, false)],
+      };
+    });
+    let argv: string[];
+    let env: Record<string, string>;
+    const wantedPort = this.spec.ports?.[0]?.containerPort ?? 8080;
+    try {
+      argv = containerArgv(this.spec);
+      this.allocator = await this.deps.allocator();
+      this.endpoint = await this.allocator.allocate(wantedPort);
+      env = containerEnv(this.spec, this.current(), this.endpoint.ip);
+    } catch (error) {
+      if (error instanceof ContainerSpecError) return this.failToStart(error.reason, error.message);
+      throw error;
+    }
+    // The Pod's network namespace, emulated: the server binds the Pod IP (and the remapped
+    // port when the wanted one was taken).
+    env.HOST = this.endpoint.ip;
+    if (this.endpoint.remapped) env.PORT = String(this.endpoint.port);
+    this.deps.recorder.podEvent(this.current(), 'Normal', 'Created', 'Created container server');
+    try {
+      this.container = await ContainerProcess.start({
+        argv,
+        env,
+        pid1: this.deps.pid1,
+        onOutput: (line) => this.log.append(line),
+      });
+    } catch (error) {
+      return this.failToStart('StartError', (error as Error).message);
+    }
+    this.deps.recorder.podEvent(this.current(), 'Normal', 'Started', 'Started container server');
+    void this.container.exited.then((exit) => this.onExit(exit));
+    const startedAt = this.container.startedAt;
+    this.update((pod) => {
+      pod.metadata!.annotations = {
+        ...pod.metadata!.annotations,
+        [PID1_ANNOTATION]: String(this.deps.pid1),
+        ...(this.endpoint!.remapped ? { [REMAPPED_PORT_ANNOTATION]: String(this.endpoint!.port) } : {}),
+      };
+      pod.status!.phase = 'Running';
+      pod.status!.podIP = this.endpoint!.ip;
+      pod.status!.podIPs = [{ ip: this.endpoint!.ip }];
+      pod.status!.containerStatuses = [status(this.spec, { running: { startedAt } }, false, true)];
+    });
+    this.startProber();
+  }
+
+  private startProber() {
+    const probe = this.spec.readinessProbe;
+    if (!probe) {
+      // No readiness probe: ready as soon as the container runs.
+      this.setReady(true);
+      return;
+    }
+    const port = resolvePort(probe.httpGet?.port, this.spec);
+    this.prober = new ReadinessProber({
+      probe,
+      host: this.endpoint!.ip,
+      port:
+        port === this.spec.ports?.[0]?.containerPort ? this.endpoint!.port : (port ?? this.endpoint!.port),
+      onReadyChange: (ready, last) => {
+        this.deps.recorder.emit({
+          namespace: this.namespace,
+          source: 'kubelet',
+          type: 'probe',
+          data: { result: ready ? 'success' : 'failure', message: last.message },
+        });
+        this.setReady(ready);
+      },
+      onFailure: (result) =>
+        this.deps.recorder.podEvent(
+          this.current(),
+          'Warning',
+          'Unhealthy',
+          `Readiness probe failed: ${result.message}`,
+        ),
+    });
+    this.prober.start();
+  }
+
+  private setReady(ready: boolean) {
+    if (this.statusFinal) return;
+    this.update((pod) => {
+      const now = new Date();
+      pod.status!.conditions = conditions(now, ready, pod.status!.conditions);
+      const cs = pod.status!.containerStatuses![0]!;
+      cs.ready = ready;
+    });
+  }
+
+  /**
+   * The kubelet noticed the deletion (kubeletDelayMs after the API set deletionTimestamp).
+   * `gracePeriodSeconds` is the Pod's deletionGracePeriodSeconds.
+   */
+  terminate(gracePeriodSeconds: number): void {
+    if (this.killing) return;
+    this.killing = true;
+    this.after(this.deps.timing.kubeletDelayMs, () => void this.kill(gracePeriodSeconds));
+  }
+
+  private async kill(gracePeriodSeconds: number) {
+    const container = this.container;
+    if (!container || this.exit) {
+      // Nothing runs (never started, or already exited): straight to the final status.
+      this.finishDeletion();
+      return;
+    }
+    const pod = this.current();
+    this.deps.recorder.podEvent(pod, 'Normal', 'Killing', 'Stopping container server');
+    let grace = gracePeriodSeconds;
+    const preStop = this.spec.lifecycle?.preStop;
+    if (preStop && grace > 0) {
+      const started = Date.now();
+      this.deps.recorder.emit({
+        namespace: this.namespace,
+        source: 'kubelet',
+        type: 'prestop-started',
+        data: { handler: Object.keys(preStop)[0] },
+      });
+      const result = await runPreStop(preStop, {
+        timeoutMs: grace * 1000,
+        host: this.endpoint!.ip,
+        port: (p) =>
+          resolvePort(p, this.spec) === this.spec.ports?.[0]?.containerPort
+            ? this.endpoint!.port
+            : resolvePort(p, this.spec),
+        env: containerEnv(this.spec, pod, this.endpoint!.ip),
+      });
+      const tookMs = Date.now() - started;
+      this.deps.recorder.emit({
+        namespace: this.namespace,
+        source: 'kubelet',
+        type: 'prestop-finished',
+        data: { durationMs: tookMs, ...result },
+      });
+      if (!result.ok) {
+        this.deps.recorder.podEvent(
+          this.current(),
+          'Warning',
+          'FailedPreStopHook',
+          `PreStopHook failed: ${result.message}`,
+        );
+      }
+      grace -= Math.floor(tookMs / 1000);
+      if (this.exit) return;
+    }
+    // kuberuntime always leaves at least 2 s between SIGTERM and SIGKILL.
+    grace = Math.max(grace, MINIMUM_GRACE_SECONDS);
+    const sent = container.signal('SIGTERM');
+    this.deps.recorder.emit({
+      namespace: this.namespace,
+      source: 'kubelet',
+      type: 'signal-sent',
+      data: { signal: 'SIGTERM', delivered: sent, pid1: container.pid1 },
+    });
+    this.after(grace * 1000, () => {
+      if (this.exit) return;
+      const killed = container.signal('SIGKILL');
+      this.deps.recorder.emit({
+        namespace: this.namespace,
+        source: 'kubelet',
+        type: 'signal-sent',
+        data: { signal: 'SIGKILL', delivered: killed, afterSeconds: grace },
+      });
+    });
+  }
+
+  private onExit(exit: ContainerExit) {
+    this.exit = exit;
+    this.log.close();
+    this.deps.recorder.emit({
+      namespace: this.namespace,
+      source: 'kubelet',
+      type: 'container-exited',
+      data: { exitCode: exit.exitCode, signal: exit.signal, pid1: this.container?.pid1 ?? false },
+    });
+    // PLEG: the terminated status reaches the API some time after the process is gone. Until
+    // then the kubelet still believes the container runs, so its readiness probe keeps
+    // probing (and fails against the dead port) — as recorded in the exit-143 runs.
+    this.after(this.deps.timing.containerStatusDelayMs, () => {
+      this.prober?.stop();
+      this.statusFinal = true;
+      const deleting = this.current().metadata?.deletionTimestamp !== undefined;
+      this.update((pod) => {
+        const cs = pod.status!.containerStatuses![0]!;
+        pod.status!.containerStatuses = [
+          {
+            ...cs,
+            ready: false,
+            started: false,
+            state: {
+              terminated: {
+                exitCode: exit.exitCode,
+                ...(exit.signal ? { signal: signalNumber(exit.signal) } : {}),
+                reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+                startedAt: this.container!.startedAt,
+                finishedAt: exit.finishedAt,
+                containerID: `draincheck://${this.container!.hostPid}`,
+              },
+            },
+          },
+        ];
+        pod.status!.conditions = conditions(new Date(), false, pod.status!.conditions);
+        // Since 1.27 the kubelet gives a Pod that will not run again a terminal phase.
+        pod.status!.phase = exit.exitCode === 0 ? 'Succeeded' : 'Failed';
+      });
+      if (deleting) this.finishDeletion();
+    });
+  }
+
+  /** The kubelet's final delete: grace period 0, then the object is gone. */
+  private finishDeletion() {
+    this.after(this.deps.timing.finalDeleteDelayMs, () => {
+      const updated = this.update((pod) => {
+        const grace = pod.metadata!.deletionGracePeriodSeconds ?? 0;
+        const at = pod.metadata!.deletionTimestamp ? new Date(pod.metadata!.deletionTimestamp) : new Date();
+        // The API moves deletionTimestamp back by the old grace period (now + 0).
+        pod.metadata!.deletionTimestamp = new Date(at.getTime() - grace * 1000);
+        pod.metadata!.deletionGracePeriodSeconds = 0;
+      });
+      if (!updated) return;
+      this.after(Math.max(1, Math.round(this.deps.timing.finalDeleteDelayMs / 2)), () => this.removeObject());
+    });
+  }
+
+  private removeObject() {
+    if (this.removed) return;
+    this.removed = true;
+    this.deps.store.remove('pods', this.namespace, this.name);
+    // The address is free once nothing can route to it any more.
+    if (this.endpoint) this.allocator?.release(this.endpoint.ip);
+  }
+
+  /** Force deletion (grace 0): the object is removed at once and the container killed now. */
+  forceDelete(): void {
+    this.killing = true;
+    this.removeObject();
+    this.prober?.stop();
+    this.container?.signal('SIGKILL');
+  }
+
+  private failToStart(reason: string, message: string) {
+    this.deps.recorder.podEvent(this.current(), 'Warning', 'Failed', `Error: ${message}`);
+    this.update((pod) => {
+      pod.status!.containerStatuses = [status(this.spec, { waiting: { reason, message } }, false)];
+    });
+  }
+
+  /** Stops everything at once (runtime shutdown). */
+  dispose(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.prober?.stop();
+    this.container?.killNow();
+    this.log.close();
+  }
+
+  get exited(): Promise<ContainerExit> | undefined {
+    return this.container?.exited;
+  }
+}
+
+function signalNumber(signal: NodeJS.Signals): number {
+  return signal === 'SIGKILL' ? 9 : signal === 'SIGTERM' ? 15 : signal === 'SIGINT' ? 2 : 0;
+}
+
+function status(
+  spec: V1Container,
+  state: V1ContainerStatus['state'],
+  ready: boolean,
+  started = false,
+): V1ContainerStatus {
+  return { name: spec.name, image: spec.image ?? '', imageID: '', ready, started, restartCount: 0, state };
+}
+
+function conditions(now: Date, ready: boolean, previous: V1PodCondition[] = []): V1PodCondition[] {
+  const prior = (type: string) => previous.find((c) => c.type === type);
+  const make = (type: string, value: boolean, reason?: string): V1PodCondition => {
+    const before = prior(type);
+    const statusText = value ? 'True' : 'False';
+    return {
+      type,
+      status: statusText,
+      lastTransitionTime: before && before.status === statusText ? before.lastTransitionTime : now,
+      ...(reason && !value ? { reason } : {}),
+    };
+  };
+  return [
+    make('PodReadyToStartContainers', true),
+    make('Initialized', true),
+    make('Ready', ready, 'ContainersNotReady'),
+    make('ContainersReady', ready, 'ContainersNotReady'),
+    make('PodScheduled', true),
+  ];
+}

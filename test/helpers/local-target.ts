@@ -1,0 +1,16 @@
+// The embedded runtime as a target of the shared experiment suite.
+import { LocalPlatform } from '../../src/platform/local/local-platform.js';
+import { detectPid1Support } from '../../src/platform/local/container.js';
+import { fastTiming } from '../../src/platform/local/timing.js';
+import type { SuiteTarget } from '../experiment/shared-suite.js';
+
+export const localTarget: SuiteTarget = {
+  name: 'local',
+  open: ({ pid1 }) => {
+    // Fast control-plane delays: these cases are about outcomes, not about when they show.
+    const platform = new LocalPlatform({ timing: fastTiming, pid1 });
+    return Promise.resolve({ platform, close: () => platform.dispose() });
+  },
+  canRunPlainChildren: true,
+  pid1ByDefault: detectPid1Support().pid1,
+};
