@@ -29,7 +29,6 @@ export async function fakeKube(
   const kubeconfig = server.writeKubeconfig();
   const platform = new KubePlatform({
     connection: loadKubeConnection({ kubeconfig, env: {} }),
-    runId: 'r1',
     namespace: 'lab',
     keep: true,
     // Fast retries: the fake server answers at once, waiting would only slow the tests.

@@ -106,8 +106,8 @@ export interface ClientPodRun {
 }
 
 /**
- * Yields the client's observations with `clientMs` on the runner's clock; the client
- * Pod's own reading stays in `data.podClientMs`, the offset used in `data.clockOffsetMs`.
+ * Yields the client's observations as they arrive, each with `ageMs`: how long before its
+ * delivery it happened, from the clock mapping — the protocol dates it `ageMs` before now.
  * A client that exits non-zero is a DC_POD_FAILED carrying its last non-JSON output line.
  */
 export async function* clientEventsFromPod(
@@ -124,12 +124,8 @@ export async function* clientEventsFromPod(
       if (other.length > 5) other.shift();
       continue;
     }
-    const { runnerMs, offsetMs } = clock.map(event.clientMs, readAt);
-    yield {
-      ...event,
-      clientMs: runnerMs,
-      data: { ...event.data, podClientMs: event.clientMs, clockOffsetMs: offsetMs },
-    };
+    const { runnerMs } = clock.map(event.clientMs, readAt);
+    yield { ...event, ageMs: readAt - runnerMs };
   }
   // The log ends when the container exits; its status reaches the API up to ~2 s later.
   for (let polls = 0; polls < 10 && !signal.aborted; polls++) {

@@ -12,7 +12,7 @@ import type { KubeConnection } from './connection.js';
 import { followLog, type FollowLogOptions } from './follow-log.js';
 import { podEventsSelector, toPlatformEvent } from './kube-events.js';
 import { listWatch, type ListWatchOptions } from './list-watch.js';
-import { kubeNames, namespaceObject, type KubeNames } from './names.js';
+import { namesOf, namespaceObject, type KubeNames } from './names.js';
 import { imagePullError, imagePullFailure } from './pod-status.js';
 import { KubeResources } from './resources.js';
 
@@ -20,8 +20,10 @@ export type { ClientMode } from './client-run.js';
 
 export interface KubePlatformOptions {
   connection: KubeConnection;
-  runId: string;
-  /** `--namespace`: work inside this existing namespace; default: create `draincheck-<runId>`. */
+  /**
+   * `--namespace`: the run works inside this existing namespace and never creates or deletes
+   * it. Without it, the workload's namespace (`draincheck-<runId>`) is created and deleted.
+   */
   namespace?: string;
   /** `--keep`: leave every object in place for inspection. */
   keep?: boolean;
@@ -38,7 +40,8 @@ export interface KubePlatformOptions {
 }
 
 export class KubePlatform implements Platform {
-  readonly names: KubeNames;
+  /** Known once prepare() has the workload. */
+  names: KubeNames | undefined;
   readonly resources: KubeResources;
   private readonly now: () => number;
   private serverVersion: string | undefined;
@@ -51,7 +54,6 @@ export class KubePlatform implements Platform {
   private disposed = false;
 
   constructor(private readonly options: KubePlatformOptions) {
-    this.names = kubeNames(options.runId, options.namespace);
     const target = { server: options.connection.server, context: options.connection.context };
     const api = createKubeApi(options.connection.kubeConfig, { requestTimeoutMs: options.requestTimeoutMs });
     this.resources = new KubeResources(api, target, options.watch?.delay);
@@ -63,19 +65,23 @@ export class KubePlatform implements Platform {
       name: 'kube',
       context: this.options.connection.context,
       serverVersion: this.serverVersion,
-      namespace: this.names.namespace,
+      namespace: this.names?.namespace ?? this.options.namespace,
       client: this.options.client?.mode ?? 'in-cluster',
     };
   }
 
   async prepare(workload: Workload, signal: AbortSignal): Promise<void> {
-    if (workload.namespace !== this.names.namespace) {
-      throw new Error(`workload namespace ${workload.namespace} is not the run's ${this.names.namespace}`);
+    if (this.options.namespace !== undefined && workload.namespace !== this.options.namespace) {
+      throw new Error(
+        `the workload's namespace ${workload.namespace} is not --namespace ${this.options.namespace}`,
+      );
     }
+    const names = namesOf(workload);
+    this.names = names;
     // The first call also proves the connection: unreachable, 401 and TLS problems show here.
     this.serverVersion = await this.resources.serverVersion();
-    if (this.names.ownNamespace) {
-      await this.resources.createNamespace(namespaceObject(this.names));
+    if (this.options.namespace === undefined) {
+      await this.resources.createNamespace(namespaceObject(names));
       this.created.namespace = true;
     }
     this.service = await this.resources.createService(workload.service);
@@ -131,8 +137,8 @@ export class KubePlatform implements Platform {
       new Promise((resolve) => combined.addEventListener('abort', resolve)),
     ]);
     const pod = this.workload?.pod.metadata?.name;
-    if (combined.aborted || !pod) return;
-    const namespace = this.names.namespace;
+    const namespace = this.names?.namespace;
+    if (combined.aborted || !pod || !namespace) return;
     const fieldSelector = podEventsSelector(pod);
     const spec = {
       path: `/api/v1/namespaces/${namespace}/events`,
@@ -147,7 +153,7 @@ export class KubePlatform implements Platform {
   }
 
   runClient(plan: ClientPlan, signal: AbortSignal): AsyncIterable<ClientEvent> {
-    if (!this.workload || !this.service) throw new Error('runClient() before prepare()');
+    if (!this.workload || !this.service || !this.names) throw new Error('runClient() before prepare()');
     return runKubeClient(
       {
         mode: this.options.client ?? { mode: 'in-cluster' },
@@ -175,7 +181,7 @@ export class KubePlatform implements Platform {
   /** Deletes what this run created (the namespace, or its own objects); `--keep` leaves them. */
   async dispose(): Promise<void> {
     this.internal.abort();
-    if (this.disposed || this.options.keep) return;
+    if (this.disposed || this.options.keep || !this.names) return;
     this.disposed = true;
     const ns = this.names.namespace;
     const failures: string[] = [];

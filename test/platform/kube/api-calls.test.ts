@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KubePlatform } from '../../../src/platform/kube/platform.js';
 import { loadKubeConnection } from '../../../src/platform/kube/connection.js';
-import { buildWorkload } from '../../../src/workload/manifests.js';
+import { planRun } from '../../../src/experiment/plan.js';
 import { resolveScenario } from '../../../src/workload/scenario.js';
 import {
   fixture,
@@ -20,6 +20,9 @@ import { FakeApiServer } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
 import { fakeKube } from '../../helpers/kube-platform.js';
 
+/** The workload of run r1 inside the user's namespace `lab`. */
+const labWorkload = () => planRun(resolveScenario({}), { runId: 'r1', namespace: 'lab' }).workload;
+
 const withCode = (code: string, pattern: RegExp) => (e: Error & { code?: string }) =>
   e.code === code && pattern.test(e.message);
 
@@ -29,7 +32,7 @@ test('prepare() in a namespace of its own: version, Namespace, Service, Pod (wai
     keep: false,
     watch: { backoffMs: () => 1, delay: () => Promise.resolve() },
   });
-  const workload = buildWorkload(resolveScenario({}), platform.names);
+  const workload = planRun(resolveScenario({}), { runId: 'r1' }).workload;
   await platform.prepare(workload, signal);
 
   assert.deepEqual(platform.info(), {
@@ -70,19 +73,19 @@ test('prepare() in a namespace of its own: version, Namespace, Service, Pod (wai
 
 test('with --namespace, dispose() deletes only its own Pods and Service; --keep deletes nothing', async (t) => {
   const { server, platform, signal } = await fakeKube(t, (s) => serveSetup(s), { keep: false });
-  await platform.prepare(buildWorkload(resolveScenario({}), platform.names), signal);
+  await platform.prepare(labWorkload(), signal);
   server.on('DELETE', paths.pod, (_r, res) => send(res, recordedError('get-missing-pod.404')));
   await platform.dispose();
   assert.deepEqual(
     server.requests.filter((r) => r.method === 'DELETE').map((r) => `${r.path}?${r.query.toString()}`),
     [
-      '/api/v1/namespaces/lab/pods/draincheck-r1?gracePeriodSeconds=0',
-      '/api/v1/namespaces/lab/services/draincheck-r1?',
+      '/api/v1/namespaces/lab/pods/work-r1?gracePeriodSeconds=0',
+      '/api/v1/namespaces/lab/services/work-r1?',
     ],
   );
 
   const kept = await fakeKube(t, (s) => serveSetup(s), { keep: true });
-  await kept.platform.prepare(buildWorkload(resolveScenario({}), kept.platform.names), kept.signal);
+  await kept.platform.prepare(labWorkload(), kept.signal);
   await kept.platform.dispose();
   assert.equal(kept.server.requests.filter((r) => r.method === 'DELETE').length, 0);
 });
@@ -153,11 +156,11 @@ test('an API server that is not there is DC_KUBE_UNREACHABLE naming the server a
   const server = await new FakeApiServer().start();
   const kubeconfig = server.writeKubeconfig();
   await server.stop();
-  const platform = new KubePlatform({ connection: loadKubeConnection({ kubeconfig, env: {} }), runId: 'r1' });
+  const platform = new KubePlatform({ connection: loadKubeConnection({ kubeconfig, env: {} }) });
   const controller = new AbortController();
   t.after(() => controller.abort());
   await assert.rejects(
-    platform.prepare(buildWorkload(resolveScenario({}), platform.names), controller.signal),
+    platform.prepare(planRun(resolveScenario({}), { runId: 'r1' }).workload, controller.signal),
     withCode(
       'DC_KUBE_UNREACHABLE',
       new RegExp(`cannot reach the API server ${server.url} of context "fake".*ECONNREFUSED`),
