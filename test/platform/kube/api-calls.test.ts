@@ -78,10 +78,7 @@ test('with --namespace, dispose() deletes only its own Pods and Service; --keep 
   await platform.dispose();
   assert.deepEqual(
     server.requests.filter((r) => r.method === 'DELETE').map((r) => `${r.path}?${r.query.toString()}`),
-    [
-      '/api/v1/namespaces/lab/pods/work-r1?gracePeriodSeconds=0',
-      '/api/v1/namespaces/lab/services/work-r1?',
-    ],
+    ['/api/v1/namespaces/lab/pods/work-r1?gracePeriodSeconds=0', '/api/v1/namespaces/lab/services/work-r1?'],
   );
 
   const kept = await fakeKube(t, (s) => serveSetup(s), { keep: true });
