@@ -7,8 +7,9 @@ import { LocalCluster } from '../platform/local/cluster.js';
 import { LocalPlatform } from '../platform/local/local-platform.js';
 import { calibratedTiming, fastTiming } from '../platform/local/timing.js';
 import type { Platform } from '../platform/types.js';
+import { addKubeRunFlags, kubeOnlyFlagsGiven, openKubeSession, type KubeRunFlags } from './kube-flags.js';
 
-export interface PlatformFlags {
+export interface PlatformFlags extends KubeRunFlags {
   platform?: string;
   timing?: string;
   pid1?: boolean;
@@ -22,11 +23,13 @@ export interface PlatformSession {
 }
 
 export function addPlatformFlags(command: Command): Command {
-  return command
+  command
     .addOption(
       new Option('--platform <name>', 'where to run: local (the embedded runtime) or kube (a real cluster)')
         .choices(['local', 'kube'])
-        .default('local'),
+        .default('local')
+        // The kubectl plugin (kubectl-draincheck) sets it to kube.
+        .env('DRAINCHECK_PLATFORM'),
     )
     .addOption(
       new Option(
@@ -37,15 +40,26 @@ export function addPlatformFlags(command: Command): Command {
         .default('calibrated'),
     )
     .option('--no-pid1', 'embedded runtime: run containers as ordinary child processes, not as PID 1');
+  return addKubeRunFlags(command);
 }
 
 export function openPlatformSession(flags: PlatformFlags): PlatformSession {
   if (flags.platform === 'kube') {
+    const kube = openKubeSession(flags);
+    return {
+      name: 'kube',
+      newPlatform: () => kube.newPlatform(),
+      planOptions: kube.planOptions,
+      close: () => Promise.resolve(),
+    };
+  }
+  const kubeOnly = kubeOnlyFlagsGiven(flags);
+  if (kubeOnly.length > 0) {
     throw new DraincheckError(
-      'DC_PLATFORM_UNAVAILABLE',
-      '--platform kube is not available in this build yet',
+      'DC_USAGE',
+      `${kubeOnly.join(', ')} ${kubeOnly.length > 1 ? 'apply' : 'applies'} only to --platform kube`,
       {
-        hint: 'use --platform local',
+        hint: 'add --platform kube, or leave them out',
       },
     );
   }

@@ -2,8 +2,10 @@
 // stderr and a documented exit code; only a bug shows a stack trace.
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isDraincheckError } from '../errors.js';
+import { cleanupCommand } from './commands/cleanup.js';
 import { clientCommand } from './commands/client.js';
 import { labCommand } from './commands/lab.js';
+import { manifestsCommand } from './commands/manifests.js';
 import { reportCommand } from './commands/report.js';
 import { runCommand } from './commands/run.js';
 import { serverCommand } from './commands/server.js';
@@ -25,6 +27,8 @@ export function buildProgram(name = 'draincheck'): Command {
   program.addCommand(labCommand());
   program.addCommand(runCommand());
   program.addCommand(reportCommand());
+  program.addCommand(manifestsCommand());
+  program.addCommand(cleanupCommand());
   program.addCommand(serverCommand());
   program.addCommand(clientCommand());
   applyErrorDiscipline(program, name);

@@ -1,0 +1,129 @@
+// The flags that point draincheck at a real cluster, in one place: kubectl's own connection
+// flags (--kubeconfig, --context, -n/--namespace) and the run flags of --platform kube. `run`
+// and `lab` get them through addPlatformFlags, `cleanup` takes the connection flags alone.
+import { Option, type Command } from 'commander';
+import { z } from 'zod';
+import { DraincheckError, quote } from '../errors.js';
+import type { PlanOptions } from '../experiment/plan.js';
+import { loadKubeConnection, type KubeConnection } from '../platform/kube/connection.js';
+import { KubePlatform, type ClientMode } from '../platform/kube/platform.js';
+import { DEFAULT_IMAGE } from '../workload/manifests.js';
+
+export interface KubeConnectionFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+}
+
+export interface KubeRunFlags extends KubeConnectionFlags {
+  keep?: boolean;
+  client?: string;
+  serviceUrl?: string;
+  image?: string;
+  prestopAction?: string;
+}
+
+/** A real cluster needs time to pull an image and start a Pod; the embedded runtime does not. */
+export const KUBE_STARTUP_MS = 180_000;
+
+export function addKubeConnectionFlags(command: Command): Command {
+  return command
+    .option(
+      '--kubeconfig <file>',
+      'kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)',
+    )
+    .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
+    .option(
+      '-n, --namespace <ns>',
+      "work inside this existing namespace (default: a namespace of the run's own, draincheck-<runId>)",
+    );
+}
+
+export function addKubeRunFlags(command: Command): Command {
+  return addKubeConnectionFlags(command)
+    .option('--keep', '--platform kube: leave the namespace / objects in place for inspection')
+    .addOption(
+      new Option('--client <where>', '--platform kube: where the client runs (never a port-forward)')
+        .choices(['in-cluster', 'local'])
+        .default('in-cluster'),
+    )
+    .option(
+      '--service-url <url>',
+      '--client local: the Service address this machine can reach (ClusterIP or NodePort)',
+    )
+    .option(
+      '--image <image>',
+      `--platform kube: the draincheck image the Pods run (default ${DEFAULT_IMAGE})`,
+    )
+    .addOption(
+      new Option(
+        '--prestop-action <kind>',
+        'how the preStop sleep is done: the built-in sleep (1.30+) or exec sleep',
+      )
+        .choices(['sleep', 'exec'])
+        .default('sleep'),
+    );
+}
+
+const serviceUrl = z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' });
+
+export function kubeConnectionFrom(flags: KubeConnectionFlags): KubeConnection {
+  return loadKubeConnection({ kubeconfig: flags.kubeconfig, context: flags.context });
+}
+
+export function clientModeFrom(flags: KubeRunFlags): ClientMode {
+  if (flags.client === 'local') {
+    if (!flags.serviceUrl) {
+      throw new DraincheckError('DC_USAGE', '--client local needs --service-url', {
+        hint: 'e.g. --service-url http://<ClusterIP>:80 on a node, or http://<node>:<NodePort>',
+      });
+    }
+    const parsed = serviceUrl.safeParse(flags.serviceUrl);
+    if (!parsed.success)
+      throw new DraincheckError(
+        'DC_USAGE',
+        `--service-url ${quote(flags.serviceUrl)} must be an http:// URL`,
+      );
+    return { mode: 'local', serviceUrl: parsed.data };
+  }
+  if (flags.serviceUrl) throw new DraincheckError('DC_USAGE', '--service-url is only for --client local');
+  return { mode: 'in-cluster' };
+}
+
+/** What the CLI needs to run experiments on the cluster the flags name. */
+export interface KubeSession {
+  connection: KubeConnection;
+  newPlatform(): KubePlatform;
+  planOptions: PlanOptions;
+}
+
+export function openKubeSession(flags: KubeRunFlags): KubeSession {
+  const client = clientModeFrom(flags);
+  const connection = kubeConnectionFrom(flags);
+  return {
+    connection,
+    newPlatform: () =>
+      new KubePlatform({ connection, namespace: flags.namespace, keep: flags.keep === true, client }),
+    planOptions: {
+      ...(flags.namespace ? { namespace: flags.namespace } : {}),
+      manifest: {
+        ...(flags.image ? { image: flags.image } : {}),
+        preStopAction: flags.prestopAction === 'exec' ? 'exec' : 'sleep',
+      },
+      startupMs: KUBE_STARTUP_MS,
+    },
+  };
+}
+
+/** The kube flags a user gave although the platform is not kube (each is then an error). */
+export function kubeOnlyFlagsGiven(flags: KubeRunFlags): string[] {
+  const given: string[] = [];
+  if (flags.kubeconfig !== undefined) given.push('--kubeconfig');
+  if (flags.context !== undefined) given.push('--context');
+  if (flags.namespace !== undefined) given.push('--namespace');
+  if (flags.keep) given.push('--keep');
+  if (flags.serviceUrl !== undefined) given.push('--service-url');
+  if (flags.image !== undefined) given.push('--image');
+  if (flags.client === 'local') given.push('--client');
+  return given;
+}
