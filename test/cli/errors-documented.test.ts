@@ -11,16 +11,16 @@ test('every error code is documented with its exit code', () => {
   for (const [code, { exit }] of Object.entries(ErrorCodes)) {
     assert.match(
       doc,
-      new RegExp(`\\| \`${code}\` \\| ${exit} \\|`),
+      new RegExp(`\\| \`${code}\` +\\| ${exit} +\\|`),
       `${code} (exit ${exit}) in docs/ERRORS.md`,
     );
   }
-  const documented = [...doc.matchAll(/\| `(DC_[A-Z_]+)` \|/g)].map((m) => m[1]);
+  const documented = [...doc.matchAll(/\| `(DC_[A-Z_]+)` +\|/g)].map((m) => m[1]);
   assert.deepEqual(documented.sort(), Object.keys(ErrorCodes).sort());
 });
 
 test('every exit code is documented', () => {
   for (const code of Object.values(ExitCode)) {
-    assert.match(doc, new RegExp(`^\\| ${code} \\|`, 'm'), `exit code ${code}`);
+    assert.match(doc, new RegExp(`^\\| ${code} +\\|`, 'm'), `exit code ${code}`);
   }
 });
