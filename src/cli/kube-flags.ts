@@ -73,20 +73,22 @@ export function kubeConnectionFrom(flags: KubeConnectionFlags): KubeConnection {
 
 export function clientModeFrom(flags: KubeRunFlags): ClientMode {
   if (flags.client === 'local') {
-    if (!flags.serviceUrl) {
-      throw new DraincheckError('DC_USAGE', '--client local needs --service-url', {
-        hint: 'e.g. --service-url http://<ClusterIP>:80 on a node, or http://<node>:<NodePort>',
-      });
-    }
+    // Without --service-url: the Service's ClusterIP (a runner on a cluster node reaches it).
+    if (flags.serviceUrl === undefined) return { mode: 'local' };
     const parsed = serviceUrl.safeParse(flags.serviceUrl);
-    if (!parsed.success)
+    if (!parsed.success) {
       throw new DraincheckError(
         'DC_USAGE',
         `--service-url ${quote(flags.serviceUrl)} must be an http:// URL`,
       );
+    }
     return { mode: 'local', serviceUrl: parsed.data };
   }
-  if (flags.serviceUrl) throw new DraincheckError('DC_USAGE', '--service-url is only for --client local');
+  if (flags.serviceUrl !== undefined) {
+    throw new DraincheckError('DC_USAGE', '--service-url is only for --client local', {
+      hint: 'add --client local (the in-cluster client finds the Service itself)',
+    });
+  }
   return { mode: 'in-cluster' };
 }
 

@@ -17,7 +17,11 @@ import type { KubeNames } from './names.js';
 import { containerStatus, readyCondition } from './pod-status.js';
 import type { KubeResources } from './resources.js';
 
-export type ClientMode = { mode: 'in-cluster' } | { mode: 'local'; serviceUrl: string };
+/**
+ * `local` without a serviceUrl uses the Service's ClusterIP, for a runner on a cluster node
+ * (where kube-proxy's rules apply to locally started connections too).
+ */
+export type ClientMode = { mode: 'in-cluster' } | { mode: 'local'; serviceUrl?: string };
 
 export interface KubeClientContext {
   mode: ClientMode;
@@ -53,7 +57,9 @@ export async function* runKubeClient(
   signal: AbortSignal,
 ): AsyncGenerator<ClientEvent> {
   const serviceUrl =
-    ctx.mode.mode === 'local' ? ctx.mode.serviceUrl : inClusterServiceUrl(ctx.service, ctx.serviceAddress);
+    ctx.mode.mode === 'local'
+      ? (ctx.mode.serviceUrl ?? inClusterServiceUrl(ctx.service, 'cluster-ip'))
+      : inClusterServiceUrl(ctx.service, ctx.serviceAddress);
   const events =
     ctx.mode.mode === 'local'
       ? inProcess(ctx, plan, serviceUrl, signal)

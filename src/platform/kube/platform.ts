@@ -4,7 +4,7 @@
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../../experiment/client-events.js';
 import { DraincheckError } from '../../errors.js';
-import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
+import { PID1_ANNOTATION, SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
 import { createKubeApi } from './api.js';
 import { runKubeClient, type ClientMode } from './client-run.js';
@@ -52,6 +52,15 @@ export class KubePlatform implements Platform {
   private markPrepared!: () => void;
   private readonly prepared = new Promise<void>((resolve) => (this.markPrepared = resolve));
   private disposed = false;
+  /**
+   * A container's main process is PID 1 of its own PID namespace on a cluster (unless the Pod
+   * sets shareProcessNamespace, which draincheck's never does). A runtime that says otherwise
+   * in the draincheck.dev/pid1 annotation (the embedded runtime behind a test facade) wins.
+   */
+  private pid1: { pid1: boolean; pid1Reason: string } = {
+    pid1: true,
+    pid1Reason: 'on a cluster the container’s main process is PID 1 of its own PID namespace',
+  };
 
   constructor(private readonly options: KubePlatformOptions) {
     const target = { server: options.connection.server, context: options.connection.context };
@@ -63,6 +72,7 @@ export class KubePlatform implements Platform {
   info(): PlatformInfo {
     return {
       name: 'kube',
+      ...this.pid1,
       context: this.options.connection.context,
       serverVersion: this.serverVersion,
       namespace: this.names?.namespace ?? this.options.namespace,
@@ -100,6 +110,13 @@ export class KubePlatform implements Platform {
       action: { resource: 'pods', namespace },
     };
     for await (const event of listWatch<V1Pod>(spec, this.watchOptions(), this.signal(signal))) {
+      const annotation = event.object.metadata?.annotations?.[PID1_ANNOTATION];
+      if (annotation !== undefined) {
+        this.pid1 = {
+          pid1: annotation === 'true',
+          pid1Reason: `the Pod's ${PID1_ANNOTATION} annotation says ${annotation}`,
+        };
+      }
       yield event;
       const failure = event.type === 'DELETED' ? null : imagePullFailure(event.object);
       if (failure) throw imagePullError(event.object, failure);

@@ -37,6 +37,8 @@ test('prepare() in a namespace of its own: version, Namespace, Service, Pod (wai
 
   assert.deepEqual(platform.info(), {
     name: 'kube',
+    pid1: true,
+    pid1Reason: 'on a cluster the container’s main process is PID 1 of its own PID namespace',
     context: 'fake',
     serverVersion: 'v1.24.0-alpha.1',
     namespace: 'draincheck-r1',
