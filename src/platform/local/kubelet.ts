@@ -261,6 +261,8 @@ export class PodWorker {
     this.after(this.deps.timing.containerStatusDelayMs, () => {
       this.prober?.stop();
       this.statusFinal = true;
+      // Force-deleted meanwhile (grace 0): there is no object left to write the status to.
+      if (this.removed) return;
       const deleting = this.current().metadata?.deletionTimestamp !== undefined;
       this.update((pod) => {
         const cs = pod.status!.containerStatuses![0]!;

@@ -1,0 +1,118 @@
+// The Kubernetes REST API, the subset KubePlatform uses, served from the embedded runtime:
+// namespaces, pods (with /log?follow=true), services, endpointslices and events, with list,
+// watch from a resourceVersion, create and delete. Behind it, LocalCluster runs the Pods as
+// real processes behind a real TCP proxy — so the shared experiment suite can run through
+// KubePlatform and @kubernetes/client-node against real servers. Plain HTTP on 127.0.0.1.
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { LocalCluster } from '../../../src/platform/local/cluster.js';
+import { route, type FacadeRequest } from './routes.js';
+
+export class KubeFacade {
+  url = '';
+  private readonly server: http.Server;
+  /** Every open watch or log stream, ended when the facade stops. */
+  private readonly streams = new Set<AbortController>();
+
+  constructor(private readonly cluster: LocalCluster) {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+  }
+
+  async start(): Promise<this> {
+    this.server.listen(0, '127.0.0.1');
+    await once(this.server, 'listening');
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async stop(): Promise<void> {
+    for (const s of this.streams) s.abort();
+    if (!this.server.listening) return;
+    const closed = once(this.server, 'close');
+    this.server.close();
+    this.server.closeAllConnections();
+    await closed;
+  }
+
+  writeKubeconfig(): string {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'draincheck-facade-')), 'config');
+    writeFileSync(
+      file,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'current-context: facade',
+        'clusters:',
+        '- name: facade',
+        `  cluster: {server: "${this.url}", insecure-skip-tls-verify: true}`,
+        'users:',
+        '- name: facade',
+        '  user: {token: facade}',
+        'contexts:',
+        '- name: facade',
+        '  context: {cluster: facade, user: facade}',
+        '',
+      ].join('\n'),
+    );
+    return file;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const url = new URL(req.url ?? '/', 'http://facade');
+    const body = Buffer.concat(chunks).toString('utf8');
+    const request: FacadeRequest = {
+      method: req.method ?? 'GET',
+      path: url.pathname,
+      query: url.searchParams,
+      body: body ? (JSON.parse(body) as unknown) : undefined,
+    };
+    const controller = new AbortController();
+    this.streams.add(controller);
+    res.once('close', () => {
+      controller.abort();
+      this.streams.delete(controller);
+    });
+    try {
+      const answer = await route(this.cluster, request, controller.signal);
+      if (answer.kind === 'json') {
+        const bytes = Buffer.from(JSON.stringify(answer.body));
+        res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': bytes.length });
+        res.end(bytes);
+        return;
+      }
+      // A stream: chunked, one line per chunk, until the source ends or the client leaves.
+      res.writeHead(200, { 'content-type': answer.kind === 'watch' ? 'application/json' : 'text/plain' });
+      res.flushHeaders();
+      for await (const line of answer.lines) {
+        if (res.destroyed) break;
+        res.write(`${line}\n`);
+      }
+      res.end();
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      if (!res.headersSent) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(
+          JSON.stringify({
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            message,
+            reason: 'InternalError',
+            code: 500,
+          }),
+        );
+      } else res.destroy();
+    }
+  }
+}
+
+export async function startKubeFacade(cluster: LocalCluster): Promise<KubeFacade> {
+  return new KubeFacade(cluster).start();
+}

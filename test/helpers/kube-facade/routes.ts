@@ -1,0 +1,162 @@
+// REST paths → LocalCluster calls, with the API server's answers: 201 on create, a List
+// with its resourceVersion (items without kind/apiVersion, as the API sends them), watch
+// lines `{type, object}`, Status bodies for 404/409, and the log as lines.
+import type { KubernetesObject, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { LocalCluster } from '../../../src/platform/local/cluster.js';
+import type { Kind } from '../../../src/platform/local/store.js';
+
+export interface FacadeRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  body: unknown;
+}
+
+export type Answer =
+  { kind: 'json'; status: number; body: unknown } | { kind: 'watch' | 'log'; lines: AsyncIterable<string> };
+
+const lists: Record<Kind, { listKind: string; apiVersion: string }> = {
+  namespaces: { listKind: 'NamespaceList', apiVersion: 'v1' },
+  pods: { listKind: 'PodList', apiVersion: 'v1' },
+  services: { listKind: 'ServiceList', apiVersion: 'v1' },
+  events: { listKind: 'EventList', apiVersion: 'v1' },
+  endpointslices: { listKind: 'EndpointSliceList', apiVersion: 'discovery.k8s.io/v1' },
+};
+
+const json = (status: number, body: unknown): Answer => ({ kind: 'json', status, body });
+
+function status(code: number, reason: string, message: string): Answer {
+  return json(code, {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
+  });
+}
+const notFound = (resource: string, name: string) =>
+  status(404, 'NotFound', `${resource} "${name}" not found`);
+
+const PATH =
+  /^\/(?:api\/v1|apis\/discovery\.k8s\.io\/v1)\/namespaces(?:\/([^/]+)(?:\/(pods|services|events|endpointslices)(?:\/([^/]+)(?:\/(log))?)?)?)?$/;
+
+export async function route(cluster: LocalCluster, req: FacadeRequest, signal: AbortSignal): Promise<Answer> {
+  if (req.path === '/version') {
+    return json(200, {
+      major: '1',
+      minor: '30',
+      gitVersion: 'v1.30.0-draincheck-embedded',
+      platform: 'linux/amd64',
+    });
+  }
+  const m = PATH.exec(req.path);
+  if (!m) return status(404, 'NotFound', `the facade does not serve ${req.method} ${req.path}`);
+  const [, namespace, resource, name, sub] = m;
+  if (namespace === undefined) return namespaces(cluster, req, signal);
+  if (resource === undefined) return namespaceItem(cluster, req, namespace);
+  const kind = resource as Kind;
+  if (name === undefined) {
+    if (req.method === 'POST') return create(cluster, kind, namespace, req.body);
+    return req.method === 'GET'
+      ? listOrWatch(cluster, kind, namespace, req, signal)
+      : status(405, 'MethodNotAllowed', req.method);
+  }
+  if (kind === 'pods' && sub === 'log') {
+    if (!cluster.readPod(namespace, name)) return notFound('pods', name);
+    const lines = cluster.logs(namespace, name, { follow: req.query.get('follow') === 'true' }, signal);
+    return { kind: 'log', lines };
+  }
+  if (kind === 'pods') {
+    const pod = cluster.readPod(namespace, name);
+    if (!pod) return notFound('pods', name);
+    if (req.method === 'GET') return json(200, pod);
+    const grace = req.query.get('gracePeriodSeconds');
+    return json(
+      200,
+      cluster.deletePod(namespace, name, grace === null ? {} : { gracePeriodSeconds: Number(grace) }),
+    );
+  }
+  if (kind === 'services' && req.method === 'DELETE') {
+    const found = cluster.list<V1Service>('services', namespace, { fieldSelector: `metadata.name=${name}` })
+      .items[0];
+    if (!found) return notFound('services', name);
+    await cluster.deleteService(namespace, name);
+    return json(200, found);
+  }
+  return status(405, 'MethodNotAllowed', `${req.method} ${req.path}`);
+}
+
+async function create(cluster: LocalCluster, kind: Kind, namespace: string, body: unknown): Promise<Answer> {
+  const object = body as KubernetesObject;
+  const name = object.metadata?.name ?? '';
+  if (cluster.list(kind, namespace, { fieldSelector: `metadata.name=${name}` }).items.length > 0) {
+    return status(409, 'AlreadyExists', `${kind} "${name}" already exists`);
+  }
+  const withNs = { ...object, metadata: { ...object.metadata, namespace } };
+  if (kind === 'pods') return json(201, cluster.createPod(withNs));
+  if (kind === 'services') return json(201, await cluster.createService(withNs));
+  return status(405, 'MethodNotAllowed', `POST ${kind}`);
+}
+
+function listOrWatch(
+  cluster: LocalCluster,
+  kind: Kind,
+  namespace: string | undefined,
+  req: FacadeRequest,
+  signal: AbortSignal,
+): Answer {
+  const selectors = {
+    ...(req.query.get('labelSelector') ? { labelSelector: req.query.get('labelSelector') ?? '' } : {}),
+    ...(req.query.get('fieldSelector') ? { fieldSelector: req.query.get('fieldSelector') ?? '' } : {}),
+  };
+  const watch = req.query.get('watch');
+  if (watch === 'true' || watch === '1') {
+    const events = cluster.watch(
+      kind,
+      namespace,
+      { ...selectors, resourceVersion: req.query.get('resourceVersion') ?? '' },
+      signal,
+    );
+    return { kind: 'watch', lines: mapLines(events, (e) => JSON.stringify(e)) };
+  }
+  const { items, resourceVersion } = cluster.list(kind, namespace, selectors);
+  const { listKind, apiVersion } = lists[kind];
+  const bare = items.map(({ kind: _k, apiVersion: _a, ...rest }) => rest);
+  return json(200, { kind: listKind, apiVersion, metadata: { resourceVersion }, items: bare });
+}
+
+function namespaces(cluster: LocalCluster, req: FacadeRequest, signal: AbortSignal): Answer {
+  if (req.method !== 'POST') return listOrWatch(cluster, 'namespaces', undefined, req, signal);
+  const ns = req.body as V1Namespace;
+  const name = ns.metadata?.name ?? '';
+  if (cluster.list('namespaces', undefined, { fieldSelector: `metadata.name=${name}` }).items.length > 0) {
+    return status(409, 'AlreadyExists', `namespaces "${name}" already exists`);
+  }
+  return json(201, cluster.createNamespace(ns));
+}
+
+/**
+ * DELETE namespace: its Pods (at once, as the namespace controller's grace-0 cleanup ends
+ * up doing) and Services go. LocalCluster keeps no namespace lifecycle, so the object stays.
+ */
+async function namespaceItem(cluster: LocalCluster, req: FacadeRequest, namespace: string): Promise<Answer> {
+  const ns = cluster.list<V1Namespace>('namespaces', undefined, {
+    fieldSelector: `metadata.name=${namespace}`,
+  }).items[0];
+  if (!ns) return notFound('namespaces', namespace);
+  if (req.method === 'GET') return json(200, ns);
+  if (req.method !== 'DELETE') return status(405, 'MethodNotAllowed', req.method);
+  for (const pod of cluster.list<V1Pod>('pods', namespace).items) {
+    cluster.deletePod(namespace, pod.metadata?.name ?? '', { gracePeriodSeconds: 0 });
+  }
+  for (const svc of cluster.list<V1Service>('services', namespace).items) {
+    await cluster.deleteService(namespace, svc.metadata?.name ?? '');
+  }
+  return json(200, { ...ns, status: { phase: 'Terminating' } });
+}
+
+async function* mapLines<T>(source: AsyncIterable<T>, toLine: (item: T) => string): AsyncIterable<string> {
+  for await (const item of source) yield toLine(item);
+}
