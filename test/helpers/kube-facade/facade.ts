@@ -17,6 +17,7 @@ export class KubeFacade {
   private readonly server: http.Server;
   /** Every open watch or log stream, ended when the facade stops. */
   private readonly streams = new Set<AbortController>();
+  private readonly deletedNamespaces = new Set<string>();
 
   constructor(private readonly cluster: LocalCluster) {
     this.server = http.createServer((req, res) => void this.handle(req, res));
@@ -79,7 +80,7 @@ export class KubeFacade {
       this.streams.delete(controller);
     });
     try {
-      const answer = await route(this.cluster, request, controller.signal);
+      const answer = await route(this.cluster, request, controller.signal, this.deletedNamespaces);
       if (answer.kind === 'json') {
         const bytes = Buffer.from(JSON.stringify(answer.body));
         res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': bytes.length });

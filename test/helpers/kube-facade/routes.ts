@@ -42,7 +42,15 @@ const notFound = (resource: string, name: string) =>
 const PATH =
   /^\/(?:api\/v1|apis\/discovery\.k8s\.io\/v1)\/namespaces(?:\/([^/]+)(?:\/(pods|services|events|endpointslices)(?:\/([^/]+)(?:\/(log))?)?)?)?$/;
 
-export async function route(cluster: LocalCluster, req: FacadeRequest, signal: AbortSignal): Promise<Answer> {
+/** Namespaces deleted through the facade: LocalCluster keeps the object, the API would not. */
+export type DeletedNamespaces = Set<string>;
+
+export async function route(
+  cluster: LocalCluster,
+  req: FacadeRequest,
+  signal: AbortSignal,
+  deleted: DeletedNamespaces = new Set(),
+): Promise<Answer> {
   if (req.path === '/version') {
     return json(200, {
       major: '1',
@@ -54,8 +62,8 @@ export async function route(cluster: LocalCluster, req: FacadeRequest, signal: A
   const m = PATH.exec(req.path);
   if (!m) return status(404, 'NotFound', `the facade does not serve ${req.method} ${req.path}`);
   const [, namespace, resource, name, sub] = m;
-  if (namespace === undefined) return namespaces(cluster, req, signal);
-  if (resource === undefined) return namespaceItem(cluster, req, namespace);
+  if (namespace === undefined) return namespaces(cluster, req, signal, deleted);
+  if (resource === undefined) return namespaceItem(cluster, req, namespace, deleted);
   const kind = resource as Kind;
   if (name === undefined) {
     if (req.method === 'POST') return create(cluster, kind, namespace, req.body);
@@ -127,8 +135,18 @@ function listOrWatch(
   return json(200, { kind: listKind, apiVersion, metadata: { resourceVersion }, items: bare });
 }
 
-function namespaces(cluster: LocalCluster, req: FacadeRequest, signal: AbortSignal): Answer {
-  if (req.method !== 'POST') return listOrWatch(cluster, 'namespaces', undefined, req, signal);
+function namespaces(
+  cluster: LocalCluster,
+  req: FacadeRequest,
+  signal: AbortSignal,
+  deleted: DeletedNamespaces,
+): Answer {
+  if (req.method !== 'POST') {
+    const answer = listOrWatch(cluster, 'namespaces', undefined, req, signal);
+    if (answer.kind !== 'json') return answer;
+    const list = answer.body as { items: V1Namespace[] };
+    return json(200, { ...list, items: list.items.filter((n) => !deleted.has(n.metadata?.name ?? '')) });
+  }
   const ns = req.body as V1Namespace;
   const name = ns.metadata?.name ?? '';
   if (cluster.list('namespaces', undefined, { fieldSelector: `metadata.name=${name}` }).items.length > 0) {
@@ -141,11 +159,16 @@ function namespaces(cluster: LocalCluster, req: FacadeRequest, signal: AbortSign
  * DELETE namespace: its Pods (at once, as the namespace controller's grace-0 cleanup ends
  * up doing) and Services go. LocalCluster keeps no namespace lifecycle, so the object stays.
  */
-async function namespaceItem(cluster: LocalCluster, req: FacadeRequest, namespace: string): Promise<Answer> {
+async function namespaceItem(
+  cluster: LocalCluster,
+  req: FacadeRequest,
+  namespace: string,
+  deleted: DeletedNamespaces,
+): Promise<Answer> {
   const ns = cluster.list<V1Namespace>('namespaces', undefined, {
     fieldSelector: `metadata.name=${namespace}`,
   }).items[0];
-  if (!ns) return notFound('namespaces', namespace);
+  if (!ns || deleted.has(namespace)) return notFound('namespaces', namespace);
   if (req.method === 'GET') return json(200, ns);
   if (req.method !== 'DELETE') return status(405, 'MethodNotAllowed', req.method);
   for (const pod of cluster.list<V1Pod>('pods', namespace).items) {
@@ -154,6 +177,7 @@ async function namespaceItem(cluster: LocalCluster, req: FacadeRequest, namespac
   for (const svc of cluster.list<V1Service>('services', namespace).items) {
     await cluster.deleteService(namespace, svc.metadata?.name ?? '');
   }
+  deleted.add(namespace);
   return json(200, { ...ns, status: { phase: 'Terminating' } });
 }
 

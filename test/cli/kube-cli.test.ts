@@ -1,0 +1,184 @@
+// The CLI on a cluster, as a user types it: `draincheck lab --platform kube`, the kubectl
+// plugin (`kubectl-draincheck`, which means --platform kube) and `draincheck cleanup`. The
+// cluster is the API facade over the embedded runtime (real processes) or, for cleanup, the
+// fake API server; the CLI is a real child process talking HTTP to it.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import type { RunDocument } from '../../src/experiment/run-document.js';
+import { LocalCluster } from '../../src/platform/local/cluster.js';
+import { detectPid1Support } from '../../src/platform/local/container.js';
+import { fastTiming } from '../../src/platform/local/timing.js';
+import { sendJson } from '../helpers/fake-apiserver/recorded.js';
+import { FakeApiServer, isList } from '../helpers/fake-apiserver/server.js';
+import { startKubeFacade } from '../helpers/kube-facade/facade.js';
+import { cliPath } from '../helpers/lab-process.js';
+
+const pluginPath = fileURLToPath(new URL('../../src/cli/kubectl-plugin.js', import.meta.url));
+
+function cli(t: TestContext, bin: string, args: string[], timeoutMs = 120_000) {
+  const child = spawn(process.execPath, [bin, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', HOME: tmpdir() },
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  t.after(() => {
+    clearTimeout(timer);
+    child.kill('SIGKILL');
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
+
+async function facadeCluster(t: TestContext) {
+  const cluster = new LocalCluster({ timing: fastTiming });
+  const facade = await startKubeFacade(cluster);
+  const out = mkdtempSync(path.join(tmpdir(), 'draincheck-kube-cli-'));
+  t.after(async () => {
+    await facade.stop();
+    await cluster.dispose();
+    rmSync(out, { recursive: true, force: true });
+  });
+  return { kubeconfig: facade.writeKubeconfig(), out };
+}
+
+test('draincheck lab --platform kube: the comparison on the cluster the kubeconfig names', async (t) => {
+  const { kubeconfig, out } = await facadeCluster(t);
+  const r = await cli(t, cliPath, [
+    'lab',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--work-ms',
+    '1500',
+    '--grace-seconds',
+    '3',
+    '--json',
+    '--out',
+    out,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const { documents } = JSON.parse(r.stdout) as { documents: RunDocument[] };
+  const by = new Map(documents.map((d) => [d.scenario.onSigterm, d]));
+  for (const d of documents) {
+    assert.equal(d.complete, true, d.incompleteReason ?? '');
+    assert.equal(d.platform.name, 'kube');
+    assert.equal(d.platform.context, 'facade');
+    assert.equal(d.platform.serverVersion, 'v1.30.0-draincheck-embedded');
+    assert.equal(d.platform.namespace, `draincheck-${d.runId}`);
+  }
+  assert.equal(by.get('drain')?.verdict.kind, 'accepted-request-finished');
+  assert.equal(by.get('exit')?.verdict.kind, 'accepted-request-cut');
+  if (detectPid1Support().pid1) assert.equal(by.get('default')?.exit.code, 137);
+});
+
+test('kubectl-draincheck: kubectl plugin naming, --platform kube by default, kubectl flags', async (t) => {
+  const { kubeconfig, out } = await facadeCluster(t);
+  const help = await cli(t, pluginPath, ['run', '--help']);
+  assert.match(help.stdout, /^Usage: kubectl draincheck run \[options\]/);
+  assert.match(help.stdout, /env: DRAINCHECK_PLATFORM/);
+
+  const r = await cli(t, pluginPath, [
+    'run',
+    '--on-sigterm',
+    'drain',
+    '--work-ms',
+    '1000',
+    '--kubeconfig',
+    kubeconfig,
+    '--context',
+    'facade',
+    '--json',
+    '--out',
+    out,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const doc = JSON.parse(r.stdout) as RunDocument;
+  assert.equal(doc.platform.name, 'kube');
+  assert.equal(doc.verdict.kind, 'accepted-request-finished');
+
+  const bad = await cli(t, pluginPath, ['run', '--kubeconfig', kubeconfig, '--context', 'k3s']);
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stderr.split('\n').filter(Boolean).length, 1, 'one line');
+  assert.match(bad.stderr, /^kubectl draincheck: context "k3s" does not exist in .* \(contexts: facade\)/);
+});
+
+test('draincheck cleanup: labeled namespaces, or labeled Pods and Services in --namespace; --dry-run', async (t) => {
+  const server = new FakeApiServer();
+  const managed = 'app.kubernetes.io/managed-by=draincheck';
+  const list = (kind: string, names: string[]) => ({
+    kind,
+    apiVersion: 'v1',
+    metadata: { resourceVersion: '9' },
+    items: names.map((name) => ({ metadata: { name } })),
+  });
+  server
+    .on(
+      'GET',
+      '/api/v1/namespaces',
+      (_r, res) => sendJson(res, 200, list('NamespaceList', ['draincheck-a1', 'draincheck-b2'])),
+      isList,
+    )
+    .on('DELETE', /^\/api\/v1\/namespaces\/[^/]+$/, (_r, res) =>
+      sendJson(res, 200, { kind: 'Namespace', apiVersion: 'v1', metadata: { name: 'x' } }),
+    )
+    .on(
+      'GET',
+      '/api/v1/namespaces/team/pods',
+      (_r, res) => sendJson(res, 200, list('PodList', ['work-a1', 'work-a1-client'])),
+      isList,
+    )
+    .on(
+      'GET',
+      '/api/v1/namespaces/team/services',
+      (_r, res) => sendJson(res, 200, list('ServiceList', ['work-a1'])),
+      isList,
+    )
+    .on('DELETE', /^\/api\/v1\/namespaces\/team\/(pods|services)\/[^/]+$/, (_r, res) =>
+      sendJson(res, 200, { metadata: {} }),
+    );
+  await server.start();
+  t.after(() => server.stop());
+  const kubeconfig = server.writeKubeconfig();
+
+  const dry = await cli(t, cliPath, ['cleanup', '--kubeconfig', kubeconfig, '--dry-run']);
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.equal(dry.stdout, 'would delete namespace/draincheck-a1\nwould delete namespace/draincheck-b2\n');
+  assert.equal(server.requests.filter((r) => r.method === 'DELETE').length, 0);
+  assert.equal(server.requests[0]?.query.get('labelSelector'), managed);
+
+  const all = await cli(t, cliPath, ['cleanup', '--kubeconfig', kubeconfig]);
+  assert.equal(all.stdout, 'deleted namespace/draincheck-a1\ndeleted namespace/draincheck-b2\n');
+
+  const inNs = await cli(t, cliPath, ['cleanup', '--kubeconfig', kubeconfig, '-n', 'team', '--run', 'a1']);
+  assert.equal(
+    inNs.stdout,
+    'deleted pod/team/work-a1\ndeleted pod/team/work-a1-client\ndeleted service/team/work-a1\n',
+  );
+  const podList = server.requests.find((r) => r.path === '/api/v1/namespaces/team/pods');
+  assert.equal(podList?.query.get('labelSelector'), `${managed},draincheck.dev/run=a1`);
+  assert.deepEqual(
+    server.requests
+      .filter((r) => r.method === 'DELETE')
+      .map((r) => r.path)
+      .slice(-3),
+    [
+      '/api/v1/namespaces/team/pods/work-a1',
+      '/api/v1/namespaces/team/pods/work-a1-client',
+      '/api/v1/namespaces/team/services/work-a1',
+    ],
+  );
+});
