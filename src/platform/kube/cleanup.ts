@@ -1,6 +1,7 @@
 // `draincheck cleanup`: removes what interrupted runs left behind, found by label only —
 // namespaces draincheck created (`app.kubernetes.io/managed-by=draincheck`), or, inside a
 // namespace the user named, the labeled Pods and Services. Nothing unlabeled is touched.
+import { DraincheckError } from '../../errors.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_LABEL } from '../../workload/labels.js';
 import type { KubeResources } from './resources.js';
 
@@ -54,4 +55,36 @@ export async function cleanupLeftovers(
     removed.push(`service/${ns}/${name}`);
   }
   return { removed };
+}
+
+export interface CreatedObjects {
+  namespace: string;
+  /** The run created the namespace: deleting it removes everything inside. */
+  ownNamespace: boolean;
+  pods: string[];
+  services: string[];
+}
+
+/** A run's own cleanup: every deletion is tried; the failures are reported together. */
+export async function removeCreated(resources: KubeResources, created: CreatedObjects): Promise<void> {
+  const ns = created.namespace;
+  const failures: string[] = [];
+  const attempt = async (what: string, run: () => Promise<unknown>) => {
+    try {
+      await run();
+    } catch (error) {
+      failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  if (created.ownNamespace) await attempt(`namespace ${ns}`, () => resources.deleteNamespace(ns));
+  else {
+    for (const pod of created.pods) await attempt(`pod ${pod}`, () => resources.deletePod(ns, pod, 0));
+    for (const svc of created.services)
+      await attempt(`service ${svc}`, () => resources.deleteService(ns, svc));
+  }
+  if (failures.length > 0) {
+    throw new DraincheckError('DC_KUBE_API', `could not remove ${failures.join('; ')}`, {
+      hint: `remove the leftovers with \`draincheck cleanup${created.ownNamespace ? '' : ` --namespace ${ns}`}\``,
+    });
+  }
 }

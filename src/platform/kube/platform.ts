@@ -4,16 +4,23 @@
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../../experiment/client-events.js';
 import { DraincheckError } from '../../errors.js';
-import { PID1_ANNOTATION, SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
 import { createKubeApi } from './api.js';
 import { runKubeClient, type ClientMode } from './client-run.js';
 import type { KubeConnection } from './connection.js';
 import { followLog, type FollowLogOptions } from './follow-log.js';
-import { podEventsSelector, toPlatformEvent } from './kube-events.js';
+import { removeCreated } from './cleanup.js';
+import { toPlatformEvent } from './kube-events.js';
 import { listWatch, type ListWatchOptions } from './list-watch.js';
 import { namesOf, namespaceObject, type KubeNames } from './names.js';
-import { imagePullError, imagePullFailure } from './pod-status.js';
+import { podEventsWatch, podWatch, sliceWatch } from './watch-specs.js';
+import {
+  clusterPid1,
+  imagePullError,
+  imagePullFailure,
+  pid1FromAnnotation,
+  type Pid1Info,
+} from './pod-status.js';
 import { KubeResources } from './resources.js';
 
 export type { ClientMode } from './client-run.js';
@@ -47,20 +54,12 @@ export class KubePlatform implements Platform {
   private serverVersion: string | undefined;
   private workload: Workload | undefined;
   private service: V1Service | undefined;
-  private readonly created = { namespace: false, pods: [] as string[], services: [] as string[] };
+  private readonly created = { ownNamespace: false, pods: [] as string[], services: [] as string[] };
   private readonly internal = new AbortController();
   private markPrepared!: () => void;
   private readonly prepared = new Promise<void>((resolve) => (this.markPrepared = resolve));
   private disposed = false;
-  /**
-   * A container's main process is PID 1 of its own PID namespace on a cluster (unless the Pod
-   * sets shareProcessNamespace, which draincheck's never does). A runtime that says otherwise
-   * in the draincheck.dev/pid1 annotation (the embedded runtime behind a test facade) wins.
-   */
-  private pid1: { pid1: boolean; pid1Reason: string } = {
-    pid1: true,
-    pid1Reason: 'on a cluster the container’s main process is PID 1 of its own PID namespace',
-  };
+  private pid1: Pid1Info = clusterPid1;
 
   constructor(private readonly options: KubePlatformOptions) {
     const target = { server: options.connection.server, context: options.connection.context };
@@ -92,7 +91,7 @@ export class KubePlatform implements Platform {
     this.serverVersion = await this.resources.serverVersion();
     if (this.options.namespace === undefined) {
       await this.resources.createNamespace(namespaceObject(names));
-      this.created.namespace = true;
+      this.created.ownNamespace = true;
     }
     this.service = await this.resources.createService(workload.service);
     this.created.services.push(workload.service.metadata?.name ?? '');
@@ -103,20 +102,9 @@ export class KubePlatform implements Platform {
   }
 
   async *watchPod(namespace: string, name: string, signal: AbortSignal): AsyncGenerator<WatchEvent<V1Pod>> {
-    const spec = {
-      path: `/api/v1/namespaces/${namespace}/pods`,
-      fieldSelector: `metadata.name=${name}`,
-      list: () => this.resources.listPods(namespace, { fieldSelector: `metadata.name=${name}` }),
-      action: { resource: 'pods', namespace },
-    };
-    for await (const event of listWatch<V1Pod>(spec, this.watchOptions(), this.signal(signal))) {
-      const annotation = event.object.metadata?.annotations?.[PID1_ANNOTATION];
-      if (annotation !== undefined) {
-        this.pid1 = {
-          pid1: annotation === 'true',
-          pid1Reason: `the Pod's ${PID1_ANNOTATION} annotation says ${annotation}`,
-        };
-      }
+    const spec = podWatch(this.resources, namespace, name);
+    for await (const event of listWatch(spec, this.watchOptions(), this.signal(signal))) {
+      this.pid1 = pid1FromAnnotation(event.object) ?? this.pid1;
       yield event;
       const failure = event.type === 'DELETED' ? null : imagePullFailure(event.object);
       if (failure) throw imagePullError(event.object, failure);
@@ -128,14 +116,11 @@ export class KubePlatform implements Platform {
     service: string,
     signal: AbortSignal,
   ): AsyncIterable<WatchEvent<V1EndpointSlice>> {
-    const labelSelector = `${SERVICE_NAME_LABEL}=${service}`;
-    const spec = {
-      path: `/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`,
-      labelSelector,
-      list: () => this.resources.listEndpointSlices(namespace, labelSelector),
-      action: { resource: 'endpointslices', group: 'discovery.k8s.io', namespace },
-    };
-    return listWatch<V1EndpointSlice>(spec, this.watchOptions(), this.signal(signal));
+    return listWatch(
+      sliceWatch(this.resources, namespace, service),
+      this.watchOptions(),
+      this.signal(signal),
+    );
   }
 
   async *followLog(namespace: string, pod: string, signal: AbortSignal): AsyncGenerator<string> {
@@ -156,13 +141,7 @@ export class KubePlatform implements Platform {
     const pod = this.workload?.pod.metadata?.name;
     const namespace = this.names?.namespace;
     if (combined.aborted || !pod || !namespace) return;
-    const fieldSelector = podEventsSelector(pod);
-    const spec = {
-      path: `/api/v1/namespaces/${namespace}/events`,
-      fieldSelector,
-      list: () => this.resources.listEvents(namespace, fieldSelector),
-      action: { resource: 'events', namespace },
-    };
+    const spec = podEventsWatch(this.resources, namespace, pod);
     for await (const event of listWatch(spec, this.watchOptions(), combined)) {
       const platformEvent = toPlatformEvent(event);
       if (platformEvent) yield platformEvent;
@@ -200,27 +179,7 @@ export class KubePlatform implements Platform {
     this.internal.abort();
     if (this.disposed || this.options.keep || !this.names) return;
     this.disposed = true;
-    const ns = this.names.namespace;
-    const failures: string[] = [];
-    const attempt = async (what: string, run: () => Promise<unknown>) => {
-      try {
-        await run();
-      } catch (error) {
-        failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    };
-    if (this.created.namespace) await attempt(`namespace ${ns}`, () => this.resources.deleteNamespace(ns));
-    else {
-      for (const pod of this.created.pods)
-        await attempt(`pod ${pod}`, () => this.resources.deletePod(ns, pod, 0));
-      for (const svc of this.created.services)
-        await attempt(`service ${svc}`, () => this.resources.deleteService(ns, svc));
-    }
-    if (failures.length > 0) {
-      throw new DraincheckError('DC_KUBE_API', `could not remove ${failures.join('; ')}`, {
-        hint: `remove the leftovers with \`draincheck cleanup --namespace ${ns}\``,
-      });
-    }
+    await removeCreated(this.resources, { namespace: this.names.namespace, ...this.created });
   }
 
   private signal(signal: AbortSignal): AbortSignal {

@@ -3,6 +3,7 @@
 // DELETED event), and a container that cannot start says why in state.waiting.reason.
 import type { V1ContainerStateTerminated, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
+import { PID1_ANNOTATION } from '../../workload/labels.js';
 
 /** Waiting reasons that mean the image will not arrive by waiting longer. */
 export const IMAGE_PULL_REASONS = [
@@ -68,4 +69,22 @@ export function imagePullError(pod: V1Pod, failure: ImagePullFailure): Drainchec
         `kind: kind load docker-image ${image} ; or push it to a registry and pass --image REGISTRY/${image}`,
     },
   );
+}
+
+export interface Pid1Info {
+  pid1: boolean;
+  pid1Reason: string;
+}
+
+/** On a cluster a container's main process is PID 1 of its PID namespace (no shareProcessNamespace). */
+export const clusterPid1: Pid1Info = {
+  pid1: true,
+  pid1Reason: 'on a cluster the container’s main process is PID 1 of its own PID namespace',
+};
+
+/** What a runtime that says so says (the embedded runtime sets draincheck.dev/pid1), else undefined. */
+export function pid1FromAnnotation(pod: V1Pod): Pid1Info | undefined {
+  const value = pod.metadata?.annotations?.[PID1_ANNOTATION];
+  if (value === undefined) return undefined;
+  return { pid1: value === 'true', pid1Reason: `the Pod's ${PID1_ANNOTATION} annotation says ${value}` };
 }
