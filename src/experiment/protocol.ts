@@ -131,8 +131,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       (e) => e.source === 'client' && (e.type === 'service-ready' || e.type === 'service-ready-timeout'),
     );
     if (!ready || ready.type === 'service-ready-timeout') {
+      // A platform that can tell why (kube: the Pod never Ready, or the path) says so.
+      const diagnosis = (ready?.data.diagnosis as { message?: string } | undefined)?.message;
       throw new Incomplete(
-        `the Service path never answered GET /healthz with 200 within ${plan.client.serviceReadyTimeoutMs} ms`,
+        `the Service path never answered GET /healthz with 200 within ${plan.client.serviceReadyTimeoutMs} ms${diagnosis ? `: ${diagnosis}` : ''}`,
       );
     }
     const readyUid = typeof ready.data.uid === 'string' ? ready.data.uid : null;

@@ -64,12 +64,27 @@ export async function* runKubeClient(
     ctx.mode.mode === 'local'
       ? inProcess(ctx, plan, serviceUrl, signal)
       : inPod(ctx, plan, serviceUrl, signal);
-  let timedOut: ClientEvent | undefined;
+  let explained: Error | undefined;
   for await (const event of events) {
-    if (event.type === 'service-ready-timeout') timedOut = event;
-    yield event;
+    if (event.type !== 'service-ready-timeout' || signal.aborted) {
+      yield event;
+      continue;
+    }
+    // The reason travels with the evidence (the protocol ends the run on this event), then
+    // ends the client stream as the error a user can act on.
+    explained = await explainNoService(ctx, serviceUrl, event).catch((error: unknown) =>
+      error instanceof Error ? error : new Error(String(error)),
+    );
+    const { code, hint } = explained as { code?: string; hint?: string };
+    yield {
+      ...event,
+      data: {
+        ...event.data,
+        diagnosis: { code: code ?? null, message: explained.message, hint: hint ?? null },
+      },
+    };
   }
-  if (timedOut && !signal.aborted) throw await explainNoService(ctx, serviceUrl, timedOut);
+  if (explained && !signal.aborted) throw explained;
 }
 
 async function* inProcess(ctx: KubeClientContext, plan: ClientPlan, serviceUrl: string, signal: AbortSignal) {

@@ -220,9 +220,13 @@ test('service-ready-timeout while the Pod is not Ready: DC_POD_NOT_READY with th
   );
   await platform.prepare(plan.workload, signal);
   const seen: string[] = [];
+  let diagnosis: unknown;
   await assert.rejects(
     (async () => {
-      for await (const e of platform.runClient(plan.client, signal)) seen.push(e.type);
+      for await (const e of platform.runClient(plan.client, signal)) {
+        seen.push(e.type);
+        if (e.type === 'service-ready-timeout') diagnosis = e.data.diagnosis;
+      }
     })(),
     (e: Error & { code?: string }) =>
       e.code === 'DC_POD_NOT_READY' &&
@@ -235,6 +239,7 @@ test('service-ready-timeout while the Pod is not Ready: DC_POD_NOT_READY with th
     ['client-started', 'healthz', 'service-ready-timeout'],
     'the evidence is yielded first',
   );
+  assert.equal((diagnosis as { code: string }).code, 'DC_POD_NOT_READY', 'and carries the reason');
 });
 
 test('service-ready-timeout while the Pod is Ready: DC_SERVICE_UNREACHABLE, the path itself', async (t) => {
