@@ -125,7 +125,7 @@ test('every source lands in its lane; unknown types become generic marks; no eve
   assert.equal(marks(t).find((m) => m.eventId === 'e900')?.label, 'container-started');
   assert.equal(marks(t).find((m) => m.eventId === 'e902')?.label, 'Event Killing');
   const endpoint = t.lanes.find((l) => l.name === 'endpoint')!;
-  assert.equal(endpoint.note, 'not observed');
+  assert.equal(endpoint.note, 'not observed: no EndpointSlice events');
   assert.deepEqual(bands(t, 'ready'), []);
   assert.equal(t.firstTerminating, null);
   assert.deepEqual(

@@ -159,7 +159,7 @@ export function buildLanes(doc: RunDocument, end: number, marks: TimelineMark[])
         { kind: 'band', name: 'work', intervals: workBand(doc, end) },
         { kind: 'marks', name: 'client', marks: of('client') },
       ],
-      note: of('client').length ? null : 'not observed',
+      note: of('client').length ? null : 'not observed: no client events',
     },
     {
       name: 'server',
@@ -169,7 +169,7 @@ export function buildLanes(doc: RunDocument, end: number, marks: TimelineMark[])
         { kind: 'band', name: 'request', intervals: inFlightBand(doc, end) },
         { kind: 'marks', name: 'journal', marks: of('server') },
       ],
-      note: of('server').length ? null : 'not observed',
+      note: of('server').length ? null : 'not observed: no journal lines',
     },
     {
       name: 'endpoint',
@@ -184,7 +184,7 @@ export function buildLanes(doc: RunDocument, end: number, marks: TimelineMark[])
         { kind: 'marks', name: 'slice', marks: of('endpoint', 'endpointslice') },
         ...(proxy.length ? [{ kind: 'marks' as const, name: 'proxy', marks: proxy }] : []),
       ],
-      note: observations.length ? null : 'not observed',
+      note: observations.length ? null : 'not observed: no EndpointSlice events',
     },
     {
       name: 'pod',
@@ -194,7 +194,9 @@ export function buildLanes(doc: RunDocument, end: number, marks: TimelineMark[])
         { kind: 'band', name: 'container', intervals: containerBand(doc.events, end) },
         { kind: 'marks', name: 'pod', marks: podMarks },
       ],
-      note: podMarks.some((m) => m.event.source !== 'runner') ? null : 'not observed',
+      note: podMarks.some((m) => m.event.source !== 'runner')
+        ? null
+        : 'not observed: no Pod, kubelet or Event observations',
     },
   ];
 }

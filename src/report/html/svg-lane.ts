@@ -146,8 +146,10 @@ function markRow(
         `<text class="row-name" x="${geometry.gutter - 8}" y="${cy + 4}" text-anchor="end">${esc(row.name)}</text>`,
         `<line class="row-axis" x1="${plotRange[0]}" x2="${plotRange[1]}" y1="${cy}" y2="${cy}"/>`,
       ];
-      // Unlabelled marks first, so labelled and evidence marks are drawn on top.
-      const order = [...marks].sort((a, b) => Number(labels.has(a)) - Number(labels.has(b)));
+      // Least important first, so evidence and key marks are drawn on top of their neighbours.
+      const order = [...marks].sort(
+        (a, b) => a.priority - b.priority || Number(labels.has(a)) - Number(labels.has(b)),
+      );
       for (const m of order) parts.push(markSvg(m, scale.x(m.at), cy, labels.get(m), y + mh, ctx));
       return `<g class="mark-row" data-row="${esc(row.name)}">${parts.join('')}</g>`;
     },
