@@ -5,15 +5,15 @@ import { chromium, type Browser } from 'playwright-core';
 
 export const chromiumPath = '/usr/bin/chromium';
 
-export async function launchChromium(): Promise<Browser> {
-  if (!existsSync(chromiumPath)) {
+export async function launchChromium(executablePath = chromiumPath): Promise<Browser> {
+  if (!existsSync(executablePath)) {
     throw new Error(
-      `${chromiumPath} not found: the HTML report's browser tests need Debian's chromium ` +
+      `${executablePath} not found: the HTML report's browser tests need Debian's chromium ` +
         '(apt-get update && apt-get install -y chromium; .ci/run installs it)',
     );
   }
   return chromium.launch({
-    executablePath: chromiumPath,
+    executablePath,
     headless: true,
     // Without the background-networking flags Chromium reaches for the (closed) network.
     args: [
