@@ -79,6 +79,17 @@ test('the HTML report in chromium, from a file', { timeout: 120_000 }, async (t)
       assert.deepEqual(lanes, ['runner', 'client', 'server', 'endpoint', 'pod'], `run ${i}`);
       for (const lane of lanes)
         assert.ok(await overview.locator(`[data-lane="${lane}"]`).isVisible(), `${lane} visible`);
+      // `false` is told by its hatching, not by colour alone.
+      const falseFill = await overview
+        .locator('[data-lane="endpoint"] .band.s-false rect')
+        .first()
+        .evaluate((el) => (globalThis as unknown as Window).getComputedStyle(el).getPropertyValue('fill'));
+      assert.match(falseFill, new RegExp(`url\\("?#r${i}-hatch"?\\)`));
+      const readyFill = await overview
+        .locator('[data-lane="endpoint"] .band.ready.s-true rect')
+        .first()
+        .evaluate((el) => (globalThis as unknown as Window).getComputedStyle(el).getPropertyValue('fill'));
+      assert.equal(readyFill, 'rgb(26, 127, 55)', 'ready=true keeps its colour');
     }
   });
 

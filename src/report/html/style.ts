@@ -59,7 +59,7 @@ const svg = `
 .lane-name,.run-title{font-weight:700;font-size:12.5px}a .run-title{fill:var(--serving)}.exit-note{font-weight:700}.lane-note{fill:var(--muted)!important;font-style:italic}
 .lane-bg{fill:var(--lane);fill-opacity:.75}.lane:nth-of-type(even) .lane-bg{fill:var(--lane-alt)}
 .grid{stroke:var(--line);stroke-dasharray:2 3}.row-axis{stroke:var(--line)}
-.band rect{fill:var(--waiting)}.band text{font-size:10px}
+.band:where(:not(.s-false,.s-open)) rect{fill:var(--waiting)}.band text{font-size:10px}
 .ready.s-true rect{fill:var(--ready)}.serving.s-true rect{fill:var(--serving)}.terminating.s-true rect{fill:var(--terminating)}
 .s-true text{fill:var(--on-true);font-weight:700}
 .s-absent rect,.s-deleted rect,.s-none rect{fill:none;stroke:var(--muted);stroke-dasharray:3 2}
