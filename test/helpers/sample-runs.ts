@@ -157,6 +157,7 @@ function conclude(
       error: o.error as RunDocument['request']['error'],
       bytesReceived: o.bytesReceived as number,
       localPort: o.localPort as number,
+      routedTo: null,
       sentAt: log.find('client', 'work-sent').at,
       at: outcome.at,
     },

@@ -97,13 +97,15 @@ test('the HTML report in chromium, from a file', { timeout: 120_000 }, async (t)
     for (const [index, doc] of docs.entries()) {
       const run = page.locator(`#run-${index + 1} figure:not(.close-up)`);
       const fte = doc.firstTerminatingEndpoint;
-      assert.ok(fte.observed && fte.conditions && fte.eventId, 'the sample observed it');
+      assert.ok(fte.observed && fte.conditions && fte.eventId, 'the lab run observed it');
       const expected = `first terminating: ${conditionsText(fte.conditions)}`;
       const guide = run.locator('[data-first-terminating]');
       assert.equal(await guide.getAttribute('data-first-terminating'), expected);
       assert.ok(await guide.isVisible());
       const mark = page.locator(`#r${index + 1}-${fte.eventId} text`);
-      assert.equal(await mark.textContent(), expected);
+      // An evidence mark carries its event id in front of the label.
+      const prefix = doc.verdict.evidence.includes(fte.eventId) ? `${fte.eventId} · ` : '';
+      assert.equal(await mark.textContent(), `${prefix}${expected}`);
       assert.ok(await mark.isVisible(), 'the mark is labelled with the conditions');
       const exit = run.locator('[data-exit-code]');
       assert.equal(await exit.getAttribute('data-exit-code'), String(doc.exit.code));
