@@ -1,5 +1,6 @@
 // Every error code and exit code in src/errors.ts is documented in docs/ERRORS.md with the
-// same exit code, and the doc lists no code that does not exist.
+// same exit code, and the doc lists no code that does not exist. Cells may be padded: prettier
+// aligns the table columns.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode } from '../../errors.js';
 import type { ShutdownPolicy } from '../../server/config.js';
-import { defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
+import { defaultResultsDir, writeFileAtomic, writeJsonAtomic } from '../../results/write.js';
+import { renderHtmlReport } from '../../report/html/index.js';
 import { renderTextReport } from '../../report/text.js';
 import { styleFor } from '../../report/style.js';
 import { summarizeRun } from '../../report/summary.js';
@@ -16,6 +17,7 @@ import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario
 interface LabFlags extends ScenarioFlags, PlatformFlags {
   out?: string;
   json?: boolean;
+  html?: boolean;
 }
 
 export const LAB_SCHEMA = 'draincheck.lab/v1';
@@ -34,6 +36,7 @@ export function labCommand(): Command {
       'directory for the run documents and summary.json (default ./draincheck-results/<time>/)',
     )
     .option('--json', 'print the lab summary with every run document as JSON on stdout')
+    .option('--no-html', 'do not write report.html (the timeline page) next to the run documents')
     .addHelpText(
       'after',
       [
@@ -59,8 +62,19 @@ export function labCommand(): Command {
         runs: docs.map((d, i) => ({ file: files[i], ...summarizeRun(d) })),
       };
       writeJsonAtomic(join(outDir, 'summary.json'), summary);
+      if (flags.html !== false) {
+        writeFileAtomic(
+          join(outDir, 'report.html'),
+          renderHtmlReport(docs, { title: 'draincheck lab', generatedAt: summary.createdAt }),
+        );
+      }
       if (flags.json) process.stdout.write(`${JSON.stringify({ ...summary, documents: docs }, null, 2)}\n`);
-      else process.stdout.write(`${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${outDir}/\n`);
+      else {
+        const html = flags.html === false ? '' : ` (open ${join(outDir, 'report.html')} for the timelines)`;
+        process.stdout.write(
+          `${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${outDir}/${html}\n`,
+        );
+      }
       process.exitCode = interrupted
         ? ExitCode.interrupted
         : docs.every((d) => d.complete)

@@ -35,6 +35,7 @@ export class ServiceProxy {
   private pendingSync: NodeJS.Timeout | undefined;
   private latest: V1EndpointSlice | undefined;
   private stateChange: Promise<void> = Promise.resolve();
+  private syncing: Promise<void> = Promise.resolve();
   private disposed = false;
 
   constructor(private readonly options: ServiceProxyOptions) {}
@@ -47,9 +48,12 @@ export class ServiceProxy {
   sliceChanged(slice: V1EndpointSlice | undefined): void {
     this.latest = slice;
     if (this.pendingSync) return;
+    let synced!: () => void;
+    this.syncing = new Promise((resolve) => (synced = resolve));
     this.pendingSync = setTimeout(() => {
       this.pendingSync = undefined;
       this.apply(this.latest);
+      synced();
     }, this.options.syncDelayMs);
   }
 
@@ -78,9 +82,10 @@ export class ServiceProxy {
     );
   }
 
-  /** Resolves once the listener state matches the current routes. */
-  settled(): Promise<void> {
-    return this.stateChange;
+  /** Resolves once the latest slice change is applied and the listener matches the routes. */
+  async settled(): Promise<void> {
+    await this.syncing;
+    await this.stateChange;
   }
 
   private async listen() {
@@ -124,8 +129,8 @@ export class ServiceProxy {
 
   private route(client: net.Socket) {
     const candidates = this.targets;
-    if (candidates.length === 0) {
-      client.resetAndDestroy();
+    if (this.disposed || candidates.length === 0) {
+      reset(client);
       return;
     }
     const target = candidates[Math.floor(Math.random() * candidates.length)]!;
@@ -159,9 +164,9 @@ export class ServiceProxy {
           data: { clientPort: client.remotePort, endpoint: `${target.ip}:${target.port}` },
         });
       }
-      client.resetAndDestroy();
+      reset(client);
     });
-    client.on('error', () => backend.resetAndDestroy());
+    client.on('error', () => reset(backend));
     backend.on('close', () => {
       this.sockets.delete(backend);
       if (!client.destroyed && client.writableEnded === false && backend.readableEnded === false)
@@ -176,7 +181,21 @@ export class ServiceProxy {
   async dispose(): Promise<void> {
     this.disposed = true;
     clearTimeout(this.pendingSync);
-    for (const s of this.sockets) s.destroy();
+    this.targets = [];
+    // Stop accepting first, so no connection arrives after the sockets are destroyed.
     await this.unlisten();
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
   }
+}
+
+/**
+ * Passes a reset on. libuv refuses to reset a socket whose FIN is already being sent
+ * (uv_tcp_close_reset during uv_shutdown), and Node then never closes its handle: such a
+ * socket — already ended by the other side's orderly close — is simply destroyed.
+ */
+function reset(socket: net.Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
 }

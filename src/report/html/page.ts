@@ -1,0 +1,70 @@
+// The whole page: one self-contained HTML file. Inline CSS, script and SVG, no URL to fetch,
+// and a Content-Security-Policy that allows exactly the inline style and script by hash, so
+// even a string that escaped escaping could neither load nor run anything.
+import { createHash } from 'node:crypto';
+import type { RunDocument } from '../../experiment/run-document.js';
+import { renderComparisonSvg } from './comparison.js';
+import { esc, formatMs } from './escape.js';
+import { renderLegend } from './legend.js';
+import { renderRunSection } from './run-section.js';
+import { pageScript } from './script.js';
+import { pageStyle } from './style.js';
+import { plotRange } from './svg-lane.js';
+import { renderComparisonTable, renderExplanations } from './table.js';
+import { buildTimelines } from './timeline.js';
+
+export interface RenderHtmlReportOptions {
+  /** The page's title and heading; default `draincheck report`. */
+  title?: string;
+  /** When the report was made (shown as given); omitted when not given, so output is reproducible. */
+  generatedAt?: string;
+}
+
+const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+
+export function renderPage(docs: readonly RunDocument[], options: RenderHtmlReportOptions = {}): string {
+  const title = options.title ?? 'draincheck report';
+  const { timelines, scale, closeUp } = buildTimelines(docs, plotRange);
+  const csp = [
+    "default-src 'none'",
+    `style-src ${sha256(pageStyle)}`,
+    `script-src ${sha256(pageScript)}`,
+    "img-src 'none'",
+    "base-uri 'none'",
+    "form-action 'none'",
+  ].join('; ');
+  const msPerPx = (scale.domain[1] - scale.domain[0]) / (plotRange[1] - plotRange[0]);
+  const versions = [...new Set(docs.map((d) => `${d.tool.name} ${d.tool.version}`))].join(', ');
+  const meta = [
+    `${docs.length} run${docs.length === 1 ? '' : 's'}`,
+    versions,
+    options.generatedAt ? `generated ${options.generatedAt}` : '',
+  ].filter(Boolean);
+  const body = docs.length
+    ? `<section aria-labelledby="cmp-h"><h2 id="cmp-h">Comparison</h2>${renderComparisonTable(docs)}` +
+      `<h3>What each run shows</h3>${renderExplanations(docs)}` +
+      `<figure class="stacked"><figcaption id="cmp-fig"><strong>All runs on one time axis</strong> ` +
+      `(ms since each run began): the request, the endpoint's conditions and the container; ` +
+      `dashed: the DELETE, purple: the first terminating endpoint, dotted: the exit.</figcaption>` +
+      renderComparisonSvg(timelines, scale, 'cmp-fig') +
+      `</figure></section>` +
+      `<section aria-labelledby="tl-h"><h2 id="tl-h">Timelines</h2>` +
+      `<p class="note">Every timeline uses the same time axis: ms since its run began, 0 to ${esc(formatMs(scale.domain[1]))} ` +
+      `(about ${esc(Math.round(msPerPx * 10) / 10)} ms per unit of width), so the runs line up. Hover a mark for its raw event.</p>` +
+      renderLegend() +
+      timelines.map((t, i) => renderRunSection(t, scale, closeUp, i)).join('') +
+      `</section>`
+    : `<p class="note">No runs to show.</p>`;
+  return (
+    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8">` +
+    // Our own constant (keywords and base64 hashes): written as it is, readable in the file.
+    `<meta http-equiv="Content-Security-Policy" content="${csp}">` +
+    `<meta name="viewport" content="width=device-width, initial-scale=1">` +
+    `<meta name="color-scheme" content="light dark">` +
+    `<title>${esc(title)}</title><style>${pageStyle}</style></head>` +
+    `<body><header><h1>${esc(title)}</h1><p class="meta">${meta.map(esc).join(' · ')}</p></header>` +
+    `<main>${body}</main>` +
+    `<div id="tip" role="tooltip" hidden><div class="tip-head"></div><pre></pre></div>` +
+    `<script>${pageScript}</script></body></html>\n`
+  );
+}

@@ -1,0 +1,55 @@
+// The run in words: what the timeline shows, as sentences a screen reader (or a printout
+// without colour) can carry on their own. Built from the document's conclusions.
+import { formatMs } from './escape.js';
+import type { RunTimeline } from './types.js';
+
+const at = (ms: number | null) => (ms === null ? 'at an unknown time' : `at ${formatMs(ms)}`);
+
+export function describeRun(timeline: RunTimeline, index: number): string {
+  const { doc } = timeline;
+  const parts: string[] = [];
+  parts.push(
+    doc.service.readyAt === null
+      ? 'the Service never answered healthz'
+      : `the Service answered healthz ${at(doc.service.readyAt)}`,
+  );
+  parts.push(
+    doc.request.sentAt === null
+      ? 'the work request was not sent'
+      : `work request ${doc.request.id} was sent ${at(doc.request.sentAt)}`,
+  );
+  parts.push(
+    doc.acceptance.proven
+      ? `acceptance was proven via ${doc.acceptance.via ?? '?'} ${at(doc.acceptance.at)}`
+      : `acceptance was not proven (${doc.acceptance.reason ?? 'no reason recorded'})`,
+  );
+  parts.push(
+    timeline.deletionAt === null
+      ? 'the Pod was not deleted'
+      : `the Pod's deletion was requested ${at(timeline.deletionAt)}`,
+  );
+  const fte = timeline.firstTerminating;
+  parts.push(
+    fte
+      ? `the first terminating endpoint was observed ${at(fte.at)} with ${fte.text.replace('first terminating: ', '')}`
+      : 'no terminating endpoint was observed',
+  );
+  const r = doc.request;
+  parts.push(
+    r.outcome
+      ? `the request ended ${r.outcome}${r.status !== null ? ` with status ${r.status}` : ''}${
+          r.error?.code ? ` (${r.error.code})` : ''
+        } ${at(r.at)}`
+      : 'the request had no outcome',
+  );
+  const exit = timeline.exit;
+  parts.push(
+    exit
+      ? `the container's exit code ${exit.code ?? 'unknown'}${exit.reason ? ` (${exit.reason})` : ''} was observed ${at(exit.at)}`
+      : 'no container exit was observed',
+  );
+  const incomplete = doc.complete
+    ? ''
+    : ` The run is incomplete: ${doc.incompleteReason ?? 'no reason given'}.`;
+  return `Run ${index + 1}, ${doc.scenario.name}: ${parts.join('; ')}. Verdict: ${doc.verdict.kind}.${incomplete}`;
+}
