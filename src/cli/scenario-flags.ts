@@ -62,7 +62,7 @@ export function scenarioInput(flags: ScenarioFlags, graceDefault: number): Scena
     preStopSleepSeconds: integer('--prestop-sleep-seconds', flags.prestopSleepSeconds),
     drainDelayMs: integer('--drain-delay-ms', flags.drainDelayMs),
     publishNotReadyAddresses: flags.publishNotReady === true,
-    serverCommand: flags.serverCommand ? serverCommandArgv(flags.serverCommand) : null,
+    serverCommand: flags.serverCommand === undefined ? null : serverCommandArgv(flags.serverCommand),
   };
 }
 

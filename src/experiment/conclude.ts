@@ -220,8 +220,15 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
   const fteText = f.firstTerminatingEndpoint.observed
     ? `the endpoint was first seen terminating at ${when(f.firstTerminatingEndpoint.at)} (ready=${String(f.firstTerminatingEndpoint.conditions?.ready)}, serving=${String(f.firstTerminatingEndpoint.conditions?.serving)})`
     : 'no terminating endpoint was observed';
+  // 137 and 143 are 128 + the signal: say which, since that is what the code means here.
+  const killedBy =
+    f.exit.code === 137
+      ? ' (SIGKILL: the grace period ran out)'
+      : f.exit.code === 143
+        ? ' (killed by SIGTERM)'
+        : '';
   const exitText = f.exit.observed
-    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}`
+    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}${killedBy}`
     : 'exit code not observed';
   switch (f.request.outcome) {
     case 'completed':

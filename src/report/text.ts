@@ -150,5 +150,5 @@ export function renderComparison(docs: RunDocument[], style: Style = plainStyle)
 
 /** The full text report: each run's timeline, then the comparison. */
 export function renderTextReport(docs: RunDocument[], style: Style = plainStyle): string {
-  return [...docs.map((d) => renderRunTimeline(d, style)), '', renderComparison(docs, style)].join('\n\n');
+  return [...docs.map((d) => renderRunTimeline(d, style)), renderComparison(docs, style)].join('\n\n');
 }

@@ -39,6 +39,7 @@ for (const [args, pattern] of [
   [['run', '--expect', 'fine'], /argument 'fine' is invalid/],
   [['lab', '--platform', 'mars'], /argument 'mars' is invalid/],
   [['report'], /missing required argument 'paths'/],
+  [['run', '--server-command', ''], /--server-command must not be empty/],
   [['report', '/nonexistent/run.json'], /cannot read \/nonexistent\/run.json: ENOENT/],
 ] as const) {
   test(`usage error: draincheck ${args.join(' ')} -> exit 2, one line`, () => {

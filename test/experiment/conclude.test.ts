@@ -113,6 +113,22 @@ test('a cut with exit 0 says that the clean exit code hides it', () => {
   assert.match(c.verdict.explanation, /clean exit code that hides a cut request/);
 });
 
+test('exit 137 and 143 are explained as the signals they stand for', () => {
+  assert.match(
+    run(finishedRun({ exitCode: 137 })).verdict.explanation,
+    /exit 137 Error \(SIGKILL: the grace period ran out\)/,
+  );
+  const cut = {
+    outcome: 'connection-dropped',
+    error: { code: 'ECONNRESET', message: 'x' },
+    bytesReceived: 0,
+  };
+  assert.match(
+    run(finishedRun({ outcome: cut, exitCode: 143 })).verdict.explanation,
+    /exit 143 Error \(killed by SIGTERM\)/,
+  );
+});
+
 test('completed with another UID in the body: inconclusive (UID mismatch)', () => {
   const c = run(
     finishedRun({ outcome: { outcome: 'completed', status: 200, body: { uid: OTHER }, bodyUid: OTHER } }),
