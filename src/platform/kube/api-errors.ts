@@ -113,6 +113,19 @@ const FORBIDDEN = /User "([^"]*)" cannot (\S+) resource "([^"]+)"(?: in API grou
 
 function forbidden(error: unknown, body: KubeStatus | undefined, action: KubeAction, target: KubeTarget) {
   const m = body?.message ? FORBIDDEN.exec(body.message) : null;
+  // A 403 with a message that is not RBAC's is an admission refusal (Pod Security, a policy
+  // engine, a quota): RBAC is not the answer, the API server's words are.
+  if (body?.message && !m) {
+    const where = action.namespace ? ` in namespace "${action.namespace}"` : '';
+    return new DraincheckError(
+      'DC_KUBE_FORBIDDEN',
+      `the API server refused to ${action.verb} ${action.resource}${where}: ${body.message}`,
+      {
+        hint: 'an admission policy of the namespace refused it; run in a namespace of its own (no --namespace) or relax the policy there',
+        cause: error,
+      },
+    );
+  }
   const verb = m?.[2] ?? action.verb;
   const resource = m?.[3] ?? body?.details?.kind ?? action.resource;
   const group = m?.[4] ?? body?.details?.group ?? action.group ?? '';

@@ -93,8 +93,11 @@ async function drive(options: FollowLogOptions, t: Target, queue: AsyncQueue<str
     } catch (error) {
       const status = httpStatusOf(error);
       if (status === 404) return over();
-      // 400: the container is not (or no longer) there to read; the Pod says which.
-      if (status !== 400) throw toKubeError(error, action, options.target);
+      // 400: the container is not (or no longer) there to read; the Pod says which. 5xx: the
+      // API server could not reach the kubelet this time (client-node also turns a dropped
+      // connection into a 500). Both are tried again, a bounded number of times.
+      if (status !== 400 && (status === undefined || status < 500))
+        throw toKubeError(error, action, options.target);
       if (await isOver(options)) return over();
       if (++reopens > maxReopens) throw keepsEnding(t, delivered);
       options.onReopen?.({ reason: 'not-ready', delivered });

@@ -166,3 +166,36 @@ test('an API server that is not there is DC_KUBE_UNREACHABLE naming the server a
     ),
   );
 });
+
+test('a 403 from admission (Pod Security), not RBAC, says what the API server said, not "apply rbac.yaml"', async (t) => {
+  // The message format of the PodSecurity admission plugin (k8s.io/pod-security-admission).
+  const message =
+    'pods "work-r1" is forbidden: violates PodSecurity "restricted:latest": allowPrivilegeEscalation != false (container "server" must set securityContext.allowPrivilegeEscalation=false)';
+  const { platform, signal } = await fakeKube(t, (s) => {
+    s.on('POST', paths.pods, (_r, res) =>
+      sendJson(res, 403, {
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message,
+        reason: 'Forbidden',
+        details: { name: 'work-r1', kind: 'pods' },
+        code: 403,
+      }),
+    );
+    serveSetup(s);
+  });
+  await assert.rejects(
+    platform.prepare(labWorkload(), signal),
+    (e: Error & { code?: string; hint?: string }) => {
+      assert.equal(e.code, 'DC_KUBE_FORBIDDEN');
+      assert.match(
+        e.message,
+        /^the API server refused to create pods in namespace "lab": .*violates PodSecurity "restricted:latest"/,
+      );
+      assert.doesNotMatch(e.hint ?? '', /rbac/);
+      return true;
+    },
+  );
+});
