@@ -255,9 +255,13 @@ export class PodWorker {
       type: 'container-exited',
       data: { exitCode: exit.exitCode, signal: exit.signal, pid1: this.container?.pid1 ?? false },
     });
-    // PLEG: the terminated status reaches the API some time after the process is gone. Until
-    // then the kubelet still believes the container runs, so its readiness probe keeps
-    // probing (and fails against the dead port) — as recorded in the exit-143 runs.
+    // A terminating Pod's container stopped under the kubelet's kill: the kubelet removes the
+    // Pod's probe workers as soon as the kill returns (kubelet.go SyncTerminatingPod:
+    // killPod, then probeManager.RemovePod), so the dead container is never probed. (The
+    // recorded ~v1.24 kubelet kept probing until its PLEG relist; docs/FIDELITY.md.)
+    if (this.killing) this.prober?.stop();
+    // Otherwise the kubelet notices the exit at its next PLEG relist: until the terminated
+    // status is written, the readiness probe keeps probing (and fails against the dead port).
     this.after(this.deps.timing.containerStatusDelayMs, () => {
       this.prober?.stop();
       this.statusFinal = true;
