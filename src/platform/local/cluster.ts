@@ -259,10 +259,8 @@ export class LocalCluster {
     if (this.disposed) return;
     this.disposed = true;
     for (const worker of this.workers.values()) worker.dispose();
-    // Wait for every container process to be gone (a failed start has nothing to wait for).
-    await Promise.all(
-      [...this.workers.values()].map((w) => w.exited?.catch(() => undefined) ?? Promise.resolve()),
-    );
+    // Wait for every container process to be gone, including one that was being spawned.
+    await Promise.all([...this.workers.values()].map((w) => w.stopped()));
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
     this.aborter.abort();

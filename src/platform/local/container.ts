@@ -130,6 +130,8 @@ export class ContainerProcess {
       return { exitCode: exitCode ?? 0, signal: null, finishedAt };
     });
     this.started = Promise.race([spawned, spawnError]);
+    // A spawn error is reported once, by start(); `exited` then rejects with it as well.
+    void this.exited.catch(() => undefined);
   }
 
   private readonly started: Promise<void>;

@@ -37,6 +37,13 @@ export class PodWorker {
   private statusFinal = false;
   private killing = false;
   private removed = false;
+  /** The runtime is shutting down: nothing new starts, no timer is set. */
+  private disposed = false;
+  private finishing = false;
+  /** Settles when start() is done (the kubelet's pod worker syncs one thing at a time). */
+  private starting: Promise<void> = Promise.resolve();
+  /** The Pod as last written: its identity stays readable after the object is gone. */
+  private last: V1Pod;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly spec: V1Container;
 
@@ -45,24 +52,31 @@ export class PodWorker {
     private readonly name: string,
     private readonly deps: KubeletDeps,
   ) {
-    this.spec = this.current().spec!.containers[0]!;
+    const pod = deps.store.get<V1Pod>('pods', namespace, name);
+    if (!pod) throw new Error(`pod ${namespace}/${name} does not exist`);
+    this.last = pod;
+    this.spec = pod.spec!.containers[0]!;
   }
 
+  /** The Pod object now, or as last seen once it is gone (for its name, UID, deletion). */
   private current(): V1Pod {
-    const pod = this.deps.store.get<V1Pod>('pods', this.namespace, this.name);
-    if (!pod) throw new Error(`pod ${this.namespace}/${this.name} is gone`);
-    return pod;
+    const pod = this.removed ? undefined : this.deps.store.get<V1Pod>('pods', this.namespace, this.name);
+    if (pod) this.last = pod;
+    return this.last;
   }
 
   /** Read-modify-write of the Pod object, unless it has been removed. */
   private update(mutate: (pod: V1Pod) => void): V1Pod | undefined {
-    if (this.removed) return undefined;
-    const pod = this.current();
+    if (this.removed || this.disposed) return undefined;
+    const pod = this.deps.store.get<V1Pod>('pods', this.namespace, this.name);
+    if (!pod) return undefined;
     mutate(pod);
-    return this.deps.store.put('pods', pod);
+    this.last = this.deps.store.put('pods', pod);
+    return this.last;
   }
 
   private after(ms: number, fn: () => void) {
+    if (this.disposed) return;
     const t = setTimeout(() => {
       this.timers.delete(t);
       fn();
@@ -70,7 +84,21 @@ export class PodWorker {
     this.timers.add(t);
   }
 
-  async start(): Promise<void> {
+  /** Starts the container; a deletion or shutdown that comes first stops the start. */
+  start(): Promise<void> {
+    this.starting = this.startContainer().catch((error: unknown) => {
+      // Whatever went wrong is the Pod's state to report, never a crash of the runtime.
+      this.failToStart('StartError', (error as Error).message);
+    });
+    return this.starting;
+  }
+
+  /** A deletion (or the runtime's shutdown) came before the container ran: do not start it. */
+  private get abandoned(): boolean {
+    return this.killing || this.removed || this.disposed;
+  }
+
+  private async startContainer(): Promise<void> {
     const now = new Date();
     this.update((pod) => {
       pod.status = {
@@ -88,7 +116,13 @@ export class PodWorker {
     try {
       argv = containerArgv(this.spec);
       this.allocator = await this.deps.allocator();
+      if (this.abandoned) return;
       this.endpoint = await this.allocator.allocate(wantedPort);
+      if (this.abandoned) {
+        this.allocator.release(this.endpoint.ip);
+        this.endpoint = undefined;
+        return;
+      }
       env = containerEnv(this.spec, this.current(), this.endpoint.ip);
     } catch (error) {
       if (error instanceof ContainerSpecError) return this.failToStart(error.reason, error.message);
@@ -99,8 +133,9 @@ export class PodWorker {
     env.HOST = this.endpoint.ip;
     if (this.endpoint.remapped) env.PORT = String(this.endpoint.port);
     this.deps.recorder.podEvent(this.current(), 'Normal', 'Created', 'Created container server');
+    let container: ContainerProcess;
     try {
-      this.container = await ContainerProcess.start({
+      container = await ContainerProcess.start({
         argv,
         env,
         pid1: this.deps.pid1,
@@ -108,6 +143,13 @@ export class PodWorker {
       });
     } catch (error) {
       return this.failToStart('StartError', (error as Error).message);
+    }
+    this.container = container;
+    if (this.removed || this.disposed) {
+      // Force-deleted or shut down while the process was being spawned: it must not outlive that.
+      container.killNow();
+      this.log.close();
+      return;
     }
     this.deps.recorder.podEvent(this.current(), 'Normal', 'Started', 'Started container server');
     void this.container.exited.then((exit) => this.onExit(exit));
@@ -180,10 +222,20 @@ export class PodWorker {
   }
 
   private async kill(gracePeriodSeconds: number) {
+    // A start in progress finishes first (or stops early: the deletion is already known).
+    await this.starting;
     const container = this.container;
-    if (!container || this.exit) {
-      // Nothing runs (never started, or already exited): straight to the final status.
+    if (!container) {
+      // Never started: the Pod goes straight to a terminal phase and is removed.
+      this.update((pod) => {
+        pod.status!.phase = 'Failed';
+      });
       this.finishDeletion();
+      return;
+    }
+    if (this.exit) {
+      // Already exited: the deletion completes once its terminated status is written.
+      if (this.statusFinal) this.finishDeletion();
       return;
     }
     const pod = this.current();
@@ -264,8 +316,9 @@ export class PodWorker {
     // status is written, the readiness probe keeps probing (and fails against the dead port).
     this.after(this.deps.timing.containerStatusDelayMs, () => {
       this.prober?.stop();
+      if (this.removed) return; // force-deleted: no object left to write to
       this.statusFinal = true;
-      const deleting = this.current().metadata?.deletionTimestamp !== undefined;
+      const deleting = Boolean(this.current().metadata?.deletionTimestamp);
       this.update((pod) => {
         const cs = pod.status!.containerStatuses![0]!;
         pod.status!.containerStatuses = [
@@ -295,6 +348,8 @@ export class PodWorker {
 
   /** The kubelet's final delete: grace period 0, then the object is gone. */
   private finishDeletion() {
+    if (this.finishing) return;
+    this.finishing = true;
     this.after(this.deps.timing.finalDeleteDelayMs, () => {
       const updated = this.update((pod) => {
         const grace = pod.metadata!.deletionGracePeriodSeconds ?? 0;
@@ -325,6 +380,7 @@ export class PodWorker {
   }
 
   private failToStart(reason: string, message: string) {
+    if (this.removed || this.disposed) return;
     this.deps.recorder.podEvent(this.current(), 'Warning', 'Failed', `Error: ${message}`);
     this.update((pod) => {
       pod.status!.containerStatuses = [status(this.spec, { waiting: { reason, message } }, false)];
@@ -333,6 +389,7 @@ export class PodWorker {
 
   /** Stops everything at once (runtime shutdown). */
   dispose(): void {
+    this.disposed = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.prober?.stop();
@@ -342,6 +399,15 @@ export class PodWorker {
 
   get exited(): Promise<ContainerExit> | undefined {
     return this.container?.exited;
+  }
+
+  /** Resolves once a start in progress has settled and the container process (if any) is gone. */
+  async stopped(): Promise<void> {
+    await this.starting;
+    await this.container?.exited.then(
+      () => undefined,
+      () => undefined, // a process that failed to spawn has nothing to wait for
+    );
   }
 }
 
