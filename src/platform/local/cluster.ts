@@ -34,7 +34,10 @@ export class LocalCluster {
   private readonly store = new ObjectStore();
   private readonly recorder = new Recorder(this.store);
   private readonly controller: EndpointSliceController;
+  /** The kubelet's worker of each Pod by namespace/name (the latest incarnation). */
   private readonly workers = new Map<string, PodWorker>();
+  /** Every worker with something left to stop, earlier incarnations of a name included. */
+  private readonly liveWorkers = new Set<PodWorker>();
   private readonly proxies = new Map<string, ServiceProxy>();
   private readonly aborter = new AbortController();
   private allocator: AddressAllocator | undefined;
@@ -187,7 +190,9 @@ export class LocalCluster {
       timing: this.timing,
       pid1: this.pid1.pid1,
     });
+    for (const w of this.liveWorkers) if (w.finished) this.liveWorkers.delete(w);
     this.workers.set(`${ns}/${name}`, worker);
+    this.liveWorkers.add(worker);
     void worker.start();
     return created;
   }
@@ -258,9 +263,9 @@ export class LocalCluster {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    for (const worker of this.workers.values()) worker.dispose();
+    for (const worker of this.liveWorkers) worker.dispose();
     // Wait for every container process to be gone, including one that was being spawned.
-    await Promise.all([...this.workers.values()].map((w) => w.stopped()));
+    await Promise.all([...this.liveWorkers].map((w) => w.stopped()));
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
     this.aborter.abort();

@@ -40,6 +40,8 @@ export class PodWorker {
   /** The runtime is shutting down: nothing new starts, no timer is set. */
   private disposed = false;
   private finishing = false;
+  /** The SIGKILL at the end of the grace period, cancelled when the container exits first. */
+  private killTimer: NodeJS.Timeout | undefined;
   /** Settles when start() is done (the kubelet's pod worker syncs one thing at a time). */
   private starting: Promise<void> = Promise.resolve();
   /** The Pod as last written: its identity stays readable after the object is gone. */
@@ -75,13 +77,20 @@ export class PodWorker {
     return this.last;
   }
 
-  private after(ms: number, fn: () => void) {
-    if (this.disposed) return;
+  private after(ms: number, fn: () => void): NodeJS.Timeout | undefined {
+    if (this.disposed) return undefined;
     const t = setTimeout(() => {
       this.timers.delete(t);
       fn();
     }, ms);
     this.timers.add(t);
+    return t;
+  }
+
+  private cancel(t: NodeJS.Timeout | undefined) {
+    if (!t) return;
+    clearTimeout(t);
+    this.timers.delete(t);
   }
 
   /** Starts the container; a deletion or shutdown that comes first stops the start. */
@@ -286,7 +295,7 @@ export class PodWorker {
       type: 'signal-sent',
       data: { signal: 'SIGTERM', delivered: sent, pid1: container.pid1 },
     });
-    this.after(grace * 1000, () => {
+    this.killTimer = this.after(grace * 1000, () => {
       if (this.exit) return;
       const killed = container.signal('SIGKILL');
       this.deps.recorder.emit({
@@ -300,6 +309,8 @@ export class PodWorker {
 
   private onExit(exit: ContainerExit) {
     this.exit = exit;
+    // Nothing left to kill: a pending SIGKILL must not hold the runtime for the rest of the grace period.
+    this.cancel(this.killTimer);
     this.log.close();
     this.deps.recorder.emit({
       namespace: this.namespace,
@@ -395,6 +406,11 @@ export class PodWorker {
     this.prober?.stop();
     this.container?.killNow();
     this.log.close();
+  }
+
+  /** The Pod object is gone and no container process is left (or none was ever started). */
+  get finished(): boolean {
+    return this.removed && (this.exit !== undefined || this.container === undefined);
   }
 
   get exited(): Promise<ContainerExit> | undefined {
