@@ -91,6 +91,14 @@ export interface HarnessOptions extends LocalClusterOptions {
   namespace?: string;
 }
 
+export interface Mark {
+  at: number;
+  pods: number;
+  slices: number;
+  events: number;
+  platform: number;
+}
+
 export interface Harness {
   cluster: LocalCluster;
   namespace: string;
@@ -106,6 +114,11 @@ export interface Harness {
   journal(podName?: string): Recording<JournalLine>;
   /** Where the Service proxy listens. */
   serviceAddress(name?: string): { host: string; port: number };
+  /**
+   * `DELETE pod`; returns where each recording stood at that moment, so waits can look only
+   * at what came after it (`waitFor(..., timeout, mark.slices)`).
+   */
+  deletePod(options?: { gracePeriodSeconds?: number }, podName?: string): Mark;
   close(): Promise<void>;
 }
 
@@ -147,6 +160,17 @@ export function openHarness(options: HarnessOptions = {}): Harness {
     journal(podName = 'work') {
       const lines = cluster.logs(namespace, podName, { follow: true }, aborter.signal);
       return new Recording(`${podName} journal`, journalOf(lines));
+    },
+    deletePod(options = {}, podName = 'work') {
+      const mark: Mark = {
+        at: performance.now(),
+        pods: harness.pods.items.length,
+        slices: harness.slices.items.length,
+        events: harness.events.items.length,
+        platform: harness.platform.items.length,
+      };
+      cluster.deletePod(namespace, podName, options);
+      return mark;
     },
     serviceAddress(name = 'work') {
       const address = cluster.serviceAddress(namespace, name);
