@@ -9,7 +9,7 @@ import { ContainerProcess, type ContainerExit } from './container.js';
 import { containerArgv, containerEnv, ContainerSpecError, resolvePort } from './container-spec.js';
 import { REMAPPED_PORT_ANNOTATION } from './endpointslice-controller.js';
 import { LogBuffer } from './log-buffer.js';
-import { runPreStop } from './prestop.js';
+import { runPreStop, type PreStopResult } from './prestop.js';
 import { ReadinessProber } from './prober.js';
 import type { Recorder } from './recorder.js';
 import type { ObjectStore } from './store.js';
@@ -40,6 +40,10 @@ export class PodWorker {
   /** The runtime is shutting down: nothing new starts, no timer is set. */
   private disposed = false;
   private finishing = false;
+  /** Stops a running preStop hook at once (force deletion, runtime shutdown). */
+  private readonly hookStop = new AbortController();
+  /** The preStop hook in progress (it settles once its process, if any, is gone). */
+  private hookRun: Promise<PreStopResult> | undefined;
   /** The SIGKILL at the end of the grace period, cancelled when the container exits first. */
   private killTimer: NodeJS.Timeout | undefined;
   /** Settles when start() is done (the kubelet's pod worker syncs one thing at a time). */
@@ -259,7 +263,7 @@ export class PodWorker {
         type: 'prestop-started',
         data: { handler: Object.keys(preStop)[0] },
       });
-      const result = await runPreStop(preStop, {
+      this.hookRun = runPreStop(preStop, {
         timeoutMs: grace * 1000,
         host: this.endpoint!.ip,
         port: (p) =>
@@ -267,7 +271,10 @@ export class PodWorker {
             ? this.endpoint!.port
             : resolvePort(p, this.spec),
         env: containerEnv(this.spec, pod, this.endpoint!.ip),
+        signal: this.hookStop.signal,
       });
+      const result = await this.hookRun;
+      if (this.removed || this.disposed) return; // stopped by a force deletion or shutdown
       const tookMs = Date.now() - started;
       this.deps.recorder.emit({
         namespace: this.namespace,
@@ -385,6 +392,7 @@ export class PodWorker {
   /** Force deletion (grace 0): the object is removed at once and the container killed now. */
   forceDelete(): void {
     this.killing = true;
+    this.hookStop.abort();
     this.removeObject();
     this.prober?.stop();
     this.container?.signal('SIGKILL');
@@ -401,6 +409,7 @@ export class PodWorker {
   /** Stops everything at once (runtime shutdown). */
   dispose(): void {
     this.disposed = true;
+    this.hookStop.abort();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.prober?.stop();
@@ -420,6 +429,7 @@ export class PodWorker {
   /** Resolves once a start in progress has settled and the container process (if any) is gone. */
   async stopped(): Promise<void> {
     await this.starting;
+    await this.hookRun;
     await this.container?.exited.then(
       () => undefined,
       () => undefined, // a process that failed to spawn has nothing to wait for
