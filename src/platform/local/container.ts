@@ -53,9 +53,25 @@ function setprivAvailable(): boolean {
   return hasSetpriv;
 }
 
-/** `argv`, tied to this process: SIGKILLed when draincheck dies, however it dies. */
+/**
+ * `argv`, tied to this process: SIGKILLed when draincheck dies, however it dies. setpriv sets
+ * the parent-death signal only once it runs, so a draincheck killed between the spawn and
+ * that moment would leave an orphan: the shell it execs next checks that its parent is still
+ * draincheck (else it exits), then execs `argv` in place (same pid, same exit status).
+ */
 function tiedArgv(argv: string[]): string[] {
-  return setprivAvailable() ? ['setpriv', '--pdeathsig', 'KILL', '--', ...argv] : argv;
+  if (!setprivAvailable()) return argv;
+  return [
+    'setpriv',
+    '--pdeathsig',
+    'KILL',
+    '--',
+    '/bin/sh',
+    '-c',
+    `[ "$PPID" = "${process.pid}" ] || exit 137; exec "$@"`,
+    'sh',
+    ...argv,
+  ];
 }
 
 export interface ContainerExit {
