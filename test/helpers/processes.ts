@@ -1,6 +1,6 @@
 // What is left on this machine, read from /proc (Linux): processes that carry a marker in
 // their environment or command line, the children of a pid, and listening TCP sockets.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
 function read(path: string): string | undefined {
   try {
@@ -53,8 +53,14 @@ export function childrenOf(ppid: number): ProcessInfo[] {
     .filter((p): p is ProcessInfo => p !== undefined && p.ppid === ppid);
 }
 
-/** `ip:port` of every listening TCP socket (IPv4), from /proc/net/tcp. */
-export function listeningSockets(): string[] {
+export interface ListeningSocket {
+  /** `ip:port` */
+  address: string;
+  inode: string;
+}
+
+/** Every listening TCP socket (IPv4), from /proc/net/tcp. */
+export function listeningSockets(): ListeningSocket[] {
   const table = read('/proc/net/tcp') ?? '';
   return table
     .split('\n')
@@ -65,6 +71,39 @@ export function listeningSockets(): string[] {
       const [hexIp, hexPort] = cols[1]!.split(':') as [string, string];
       // Little-endian on x86/arm: the bytes of the address come reversed.
       const ip = [3, 2, 1, 0].map((i) => parseInt(hexIp.slice(i * 2, i * 2 + 2), 16)).join('.');
-      return `${ip}:${parseInt(hexPort, 16)}`;
+      return { address: `${ip}:${parseInt(hexPort, 16)}`, inode: cols[9]! };
     });
+}
+
+/** The pids holding a socket (by inode) open, from /proc/<pid>/fd. */
+export function socketOwners(inode: string): number[] {
+  const owners: number[] = [];
+  for (const pid of pids()) {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch (error) {
+      if (['ENOENT', 'EACCES', 'EPERM'].includes((error as NodeJS.ErrnoException).code ?? '')) continue;
+      throw error;
+    }
+    for (const fd of fds) {
+      let target: string;
+      try {
+        target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      } catch (error) {
+        if (['ENOENT', 'EACCES', 'EPERM'].includes((error as NodeJS.ErrnoException).code ?? '')) continue;
+        throw error;
+      }
+      if (target === `socket:[${inode}]`) {
+        owners.push(Number(pid));
+        break;
+      }
+    }
+  }
+  return owners;
+}
+
+/** Whether a process's environment or command line contains `marker`. */
+export function hasMarker(pid: number, marker: string): boolean {
+  return `${read(`/proc/${pid}/environ`) ?? ''}${read(`/proc/${pid}/cmdline`) ?? ''}`.includes(marker);
 }

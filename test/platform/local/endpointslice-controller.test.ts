@@ -70,7 +70,7 @@ test('controller: serving = Ready, terminating = deletionTimestamp set, ready = 
         const { store, controller, slice } = setup({ publishNotReadyAddresses });
         store.put('pods', pod({ ready, deleting }));
         controller.sync();
-        const conditions = slice().endpoints![0]!.conditions;
+        const conditions = slice().endpoints[0]!.conditions;
         assert.deepEqual(
           conditions,
           { ready: publishNotReadyAddresses || (ready && !deleting), serving: ready, terminating: deleting },
@@ -86,10 +86,10 @@ test('controller: the first terminating endpoint of a Ready Pod is ready:false, 
   const { store, controller, slice } = setup();
   store.put('pods', pod({ ready: true }));
   controller.sync();
-  assert.deepEqual(slice().endpoints![0]!.conditions, { ready: true, serving: true, terminating: false });
+  assert.deepEqual(slice().endpoints[0]!.conditions, { ready: true, serving: true, terminating: false });
   store.put('pods', pod({ ready: true, deleting: true }));
   controller.sync();
-  assert.deepEqual(slice().endpoints![0]!.conditions, { ready: false, serving: true, terminating: true });
+  assert.deepEqual(slice().endpoints[0]!.conditions, { ready: false, serving: true, terminating: true });
 });
 
 test('controller: no endpoint for a terminal Pod (Succeeded/Failed), a Pod without IP, or an unselected Pod', () => {
@@ -105,7 +105,7 @@ test('controller: no endpoint for a terminal Pod (Succeeded/Failed), a Pod witho
   store.put('pods', pod({ name: 'live' }));
   controller.sync();
   assert.deepEqual(
-    slice().endpoints!.map((e) => e.targetRef?.name),
+    slice().endpoints.map((e) => e.targetRef?.name),
     ['live'],
   );
   assert.deepEqual(

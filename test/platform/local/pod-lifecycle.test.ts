@@ -142,7 +142,7 @@ test('a deleted Pod ends as the API shows it: terminated status, one grace-0 MOD
   const startedAt = ready.status?.containerStatuses?.[0]?.state?.running?.startedAt;
   const deleted = h.cluster.deletePod(h.namespace, 'work');
   assert.equal(deleted.metadata?.deletionGracePeriodSeconds, 7);
-  const deletionTimestamp = new Date(deleted.metadata!.deletionTimestamp!).getTime();
+  const deletionTimestamp = new Date(deleted.metadata.deletionTimestamp!).getTime();
   await h.pods.waitFor((e) => e.type === 'DELETED', 'DELETED');
 
   const events = h.pods.values;

@@ -94,7 +94,7 @@ test('store: objects handed out are copies', () => {
   put.metadata!.labels!.app = 'changed';
   const got = store.get('pods', 'ns', 'a')!;
   assert.equal(got.metadata?.labels?.app, 'x');
-  got.metadata!.labels!.app = 'changed';
+  got.metadata.labels.app = 'changed';
   assert.equal(store.list('pods', 'ns').items[0]!.metadata?.labels?.app, 'x');
 });
 
