@@ -1,11 +1,15 @@
 // `npm run bench [-- name...]`: runs the benchmarks, prints a table each and writes
 // bench/results/<name>.json. Targets are reported, not asserted: a MISS is information.
 import { printTable, writeResult, type BenchResult } from './lib/report.js';
+import { benchLab } from './lab.js';
+import { benchProxy } from './runtime.js';
 import { benchDrainExitLag, benchServerThroughput } from './server.js';
 
 const benches: Record<string, () => Promise<BenchResult>> = {
   'server-throughput': () => benchServerThroughput(),
   'drain-exit-lag': () => benchDrainExitLag(),
+  'proxy-vs-direct': () => benchProxy(),
+  'lab-end-to-end': () => Promise.resolve(benchLab()),
 };
 
 const wanted = process.argv.slice(2);

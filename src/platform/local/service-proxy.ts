@@ -147,8 +147,8 @@ export class ServiceProxy {
 
   private route(client: net.Socket) {
     const candidates = this.targets;
-    if (candidates.length === 0) {
-      client.resetAndDestroy();
+    if (this.disposed || candidates.length === 0) {
+      reset(client);
       return;
     }
     const target = candidates[Math.floor(Math.random() * candidates.length)]!;
@@ -182,9 +182,9 @@ export class ServiceProxy {
           data: { clientPort: client.remotePort, endpoint: `${target.ip}:${target.port}` },
         });
       }
-      client.resetAndDestroy();
+      reset(client);
     });
-    client.on('error', () => backend.resetAndDestroy());
+    client.on('error', () => reset(backend));
     backend.on('close', () => {
       this.sockets.delete(backend);
       if (!client.destroyed && client.writableEnded === false && backend.readableEnded === false)
@@ -199,9 +199,23 @@ export class ServiceProxy {
   async dispose(): Promise<void> {
     this.disposed = true;
     clearTimeout(this.pendingSync);
+    this.targets = [];
     this.pendingApplied?.resolve();
     this.pendingApplied = undefined;
-    for (const s of this.sockets) s.destroy();
+    // Stop accepting first, so no connection arrives after the sockets are destroyed.
     await this.unlisten();
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
   }
+}
+
+/**
+ * Passes a reset on. libuv refuses to reset a socket whose FIN is already being sent
+ * (uv_tcp_close_reset during uv_shutdown), and Node then never closes its handle: such a
+ * socket — already ended by the other side's orderly close — is simply destroyed.
+ */
+function reset(socket: net.Socket): void {
+  if (socket.destroyed) return;
+  if (socket.writableEnded) socket.destroy();
+  else socket.resetAndDestroy();
 }

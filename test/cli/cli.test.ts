@@ -1,0 +1,146 @@
+// The CLI as a user meets it: help, one-line errors with documented exit codes, the run
+// document on stdout, --expect as a CI gate, report, and Ctrl-C in the middle of a lab.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { RunDocument } from '../../src/experiment/run-document.js';
+import { cli, startCli } from '../helpers/cli.js';
+import { processesWithEnv } from '../helpers/procs.js';
+import { assertValidRunDocument } from '../helpers/schema.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'draincheck-cli-'));
+const oneLine = (stderr: string) => {
+  const lines = stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `one line expected, got: ${stderr}`);
+  assert.match(lines[0]!, /^draincheck: /);
+  assert.doesNotMatch(stderr, /\n\s+at /, 'no stack trace');
+};
+
+test('--help lists the commands and the exit codes', () => {
+  const r = cli(['--help']);
+  assert.equal(r.status, 0);
+  for (const c of ['lab', 'run', 'report', 'server', 'client'])
+    assert.match(r.stdout, new RegExp(`\\n  ${c}\\b`));
+  assert.match(r.stdout, /Exit codes/);
+  const run = cli(['run', '--help']);
+  assert.equal(run.status, 0);
+  assert.match(run.stdout, /--expect <verdict>/);
+  assert.match(run.stdout, /accepted-request-finished/);
+});
+
+for (const [args, pattern] of [
+  [['nope'], /unknown command 'nope'/],
+  [['run', '--bogus'], /unknown option '--bogus'/],
+  [['run', '--work-ms', 'soon'], /--work-ms must be a whole number, got "soon"/],
+  [['run', '--grace-seconds', '99999'], /--grace-seconds must be at most 3600/],
+  [['run', '--on-sigterm', 'maybe'], /argument 'maybe' is invalid/],
+  [['run', '--expect', 'fine'], /argument 'fine' is invalid/],
+  [['lab', '--platform', 'mars'], /argument 'mars' is invalid/],
+  [['report'], /missing required argument 'paths'/],
+  [['report', '/nonexistent/run.json'], /cannot read \/nonexistent\/run.json: ENOENT/],
+] as const) {
+  test(`usage error: draincheck ${args.join(' ')} -> exit 2, one line`, () => {
+    const r = cli([...args]);
+    assert.equal(r.status, 2, r.stderr);
+    oneLine(r.stderr);
+    assert.match(r.stderr, pattern);
+  });
+}
+
+test('report refuses a file that is not a run document, naming the field', () => {
+  const dir = tmp();
+  try {
+    const file = join(dir, 'x.json');
+    writeFileSync(file, JSON.stringify({ schema: 'something/else' }));
+    const r = cli(['report', file]);
+    assert.equal(r.status, 2);
+    oneLine(r.stderr);
+    assert.match(r.stderr, /is not a draincheck\.run\/v1 document: schema/);
+    writeFileSync(file, '{ not json');
+    assert.match(cli(['report', file]).stderr, /x\.json: not JSON/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('run --json prints a valid run document, saves it, and --expect gates the exit code', () => {
+  const dir = tmp();
+  try {
+    const r = cli([
+      'run',
+      '--on-sigterm',
+      'exit',
+      '--work-ms',
+      '1500',
+      '--grace-seconds',
+      '3',
+      '--timing',
+      'fast',
+      '--json',
+      '--out',
+      dir,
+      '--expect',
+      'accepted-request-finished',
+    ]);
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /verdict accepted-request-cut, expected accepted-request-finished/);
+    const doc = JSON.parse(r.stdout) as RunDocument;
+    assertValidRunDocument(doc);
+    assert.equal(doc.verdict.kind, 'accepted-request-cut');
+    const saved = readdirSync(dir);
+    assert.deepEqual(saved, [`exit-${doc.runId}.json`]);
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, saved[0]!), 'utf8')), doc);
+    // The saved run renders again, text and JSON.
+    const text = cli(['report', dir]);
+    assert.equal(text.status, 0);
+    assert.match(text.stdout, /accepted-request-cut/);
+    assert.match(text.stdout, /first terminating endpoint/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('Ctrl-C in the middle of a lab: cleaned up, saved as incomplete, exit 130', async (t) => {
+  const dir = tmp();
+  const lab = startCli([
+    'lab',
+    '--work-ms',
+    '30000',
+    '--grace-seconds',
+    '30',
+    '--timing',
+    'fast',
+    '--out',
+    dir,
+  ]);
+  t.after(() => {
+    lab.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  // Interrupt once every run is observing its deleted Pod: requests are in flight.
+  for (const run of ['exit', 'drain', 'default']) await lab.waitForStderr(`${run}: observe`);
+  lab.child.kill('SIGINT');
+  assert.equal(await lab.exited, 130, lab.stderr());
+  assert.match(lab.stderr(), /SIGINT: stopping the run, cleaning up and saving what was observed/);
+  const files = readdirSync(dir).filter((f) => f !== 'summary.json');
+  assert.equal(files.length, 3);
+  for (const f of files) {
+    const doc = JSON.parse(readFileSync(join(dir, f), 'utf8')) as RunDocument;
+    assertValidRunDocument(doc);
+    // The exit run may have finished before the interrupt (its request is cut at once); the
+    // drain and default runs hold a 30 s request and cannot have.
+    if (doc.scenario.name !== 'exit') {
+      assert.equal(doc.complete, false);
+      assert.equal(doc.incompleteReason, 'interrupted');
+      assert.ok(doc.events.some((e) => e.type === 'interrupted'));
+    }
+    assert.deepEqual(
+      processesWithEnv(`POD_NAMESPACE=${doc.pod.namespace}`),
+      [],
+      'no container outlives the run',
+    );
+  }
+  assert.ok(readdirSync(dir).includes('summary.json'));
+});

@@ -1,0 +1,159 @@
+// The conclusion from events: each rule of the verdict and of acceptance, on event lists
+// built by hand — including the ones that must NOT lead to a conclusion.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { conclude } from '../../src/experiment/conclude.js';
+import type { RunEvent } from '../../src/experiment/run-document.js';
+import { events, finishedRun, OTHER, UID, WORK } from '../helpers/events.js';
+
+const run = (evs: RunEvent[]) =>
+  conclude({ events: evs, podName: 'work', namespace: 'ns', serviceName: 'work', workId: WORK });
+const without = (evs: RunEvent[], ...types: string[]) => evs.filter((e) => !types.includes(e.type));
+
+test('a request accepted, then deleted, then completed with the same UID: accepted-request-finished', () => {
+  const c = run(finishedRun());
+  assert.equal(c.acceptance.proven, true);
+  assert.equal(c.acceptance.via, 'journal', 'the earlier of the two proofs wins');
+  assert.equal(c.acceptance.uid, UID);
+  assert.equal(c.verdict.kind, 'accepted-request-finished');
+  assert.deepEqual(c.firstTerminatingEndpoint.conditions, { ready: false, serving: true, terminating: true });
+  assert.equal(c.firstTerminatingEndpoint.at, 1310);
+  assert.equal(c.exit.code, 0);
+  assert.equal(c.exit.at, 4000, 'the first event that carried the terminated state');
+  assert.deepEqual(c.request.routedTo, { endpoint: '127.0.0.9:8080', podUid: UID, fallback: false });
+  assert.match(c.verdict.explanation, /completed at \+3205 ms/);
+  const ids = new Set(finishedRun().map((e) => e.id));
+  for (const id of c.verdict.evidence) assert.ok(ids.has(id));
+});
+
+test('acceptance via /state alone', () => {
+  const c = run(without(finishedRun(), 'request-accepted'));
+  assert.equal(c.acceptance.via, 'state');
+  assert.equal(c.acceptance.active, 1);
+});
+
+test('no acceptance evidence: inconclusive, never cut — even when the connection dropped', () => {
+  const dropped = finishedRun({
+    outcome: {
+      outcome: 'connection-dropped',
+      status: null,
+      error: { code: 'ECONNRESET', message: 'socket hang up' },
+      bytesReceived: 0,
+    },
+  });
+  const c = run(without(dropped, 'request-accepted', 'acceptance-proven'));
+  assert.equal(c.acceptance.proven, false);
+  assert.match(c.acceptance.reason ?? '', /no acceptance evidence/);
+  assert.equal(c.verdict.kind, 'inconclusive');
+});
+
+test('acceptance evidence after the deletion request does not count', () => {
+  const late = finishedRun().map((e) =>
+    e.type === 'request-accepted' || e.type === 'acceptance-proven' ? { ...e, at: 1500 } : e,
+  );
+  const c = run(late);
+  assert.equal(c.acceptance.proven, false);
+  assert.match(c.acceptance.reason ?? '', /only after the deletion request/);
+});
+
+test('acceptance from another UID than the one the Service answered with: UID mismatch', () => {
+  const mixed = finishedRun().map((e) =>
+    e.type === 'request-accepted' || e.type === 'acceptance-proven'
+      ? { ...e, data: { ...e.data, uid: OTHER } }
+      : e,
+  );
+  const c = run(mixed);
+  assert.equal(c.acceptance.proven, false);
+  assert.match(c.acceptance.reason ?? '', /UID mismatch/);
+});
+
+test('a server without a UID cannot prove acceptance', () => {
+  const noUid = finishedRun().map((e) =>
+    e.source === 'client' || e.source === 'server' ? { ...e, data: { ...e.data, uid: null } } : e,
+  );
+  assert.match(run(noUid).acceptance.reason ?? '', /reported no Pod UID/);
+});
+
+test('outcomes map to verdicts, and each keeps its evidence', () => {
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [
+      {
+        outcome: 'connection-dropped',
+        error: { code: 'ECONNRESET', message: 'socket hang up' },
+        bytesReceived: 0,
+      },
+      'accepted-request-cut',
+    ],
+    [
+      { outcome: 'response-timeout', error: { code: 'ETIMEDOUT', message: 'x' }, bytesReceived: 0 },
+      'accepted-request-cut',
+    ],
+    [{ outcome: 'http-error', status: 500, body: { error: {} }, error: null }, 'accepted-request-failed'],
+    [{ outcome: 'unexpected-response', status: 200, body: 'hello' }, 'inconclusive'],
+    [{ outcome: 'connect-refused', error: { code: 'ECONNREFUSED', message: 'x' } }, 'inconclusive'],
+    [{ outcome: 'connect-timeout', error: { code: 'ETIMEDOUT', message: 'x' } }, 'inconclusive'],
+  ];
+  for (const [outcome, verdict] of cases) {
+    const c = run(finishedRun({ outcome }));
+    assert.equal(c.verdict.kind, verdict, JSON.stringify(outcome));
+    assert.equal(c.request.outcome, outcome.outcome);
+  }
+});
+
+test('a cut with exit 0 says that the clean exit code hides it', () => {
+  const c = run(
+    finishedRun({
+      outcome: {
+        outcome: 'connection-dropped',
+        error: { code: 'ECONNRESET', message: 'x' },
+        bytesReceived: 0,
+      },
+    }),
+  );
+  assert.match(c.verdict.explanation, /clean exit code that hides a cut request/);
+});
+
+test('completed with another UID in the body: inconclusive (UID mismatch)', () => {
+  const c = run(
+    finishedRun({ outcome: { outcome: 'completed', status: 200, body: { uid: OTHER }, bodyUid: OTHER } }),
+  );
+  assert.equal(c.verdict.kind, 'inconclusive');
+  assert.match(c.verdict.reason ?? '', /UID mismatch/);
+});
+
+test('a request that ended before the deletion says nothing about the deletion', () => {
+  const early = finishedRun().map((e) => (e.type === 'work-outcome' ? { ...e, at: 1206.5 } : e));
+  const c = run(early);
+  assert.equal(c.verdict.kind, 'inconclusive');
+  assert.match(c.verdict.reason ?? '', /before the Pod was deleted/);
+});
+
+test('no terminating endpoint seen: observed false, never invented', () => {
+  const c = run(finishedRun().filter((e) => e.source !== 'endpointslice'));
+  assert.deepEqual(c.firstTerminatingEndpoint, {
+    observed: false,
+    conditions: null,
+    at: null,
+    eventId: null,
+  });
+  assert.equal(c.verdict.kind, 'accepted-request-finished');
+  assert.match(c.verdict.explanation, /no terminating endpoint was observed/);
+});
+
+test('no terminated state seen: exit not observed', () => {
+  const c = run(finishedRun().filter((e) => e.source !== 'pod'));
+  assert.equal(c.exit.observed, false);
+  assert.equal(c.exit.code, null);
+});
+
+test('a run that ended before the request did is inconclusive', () => {
+  const c = run(without(finishedRun(), 'work-outcome'));
+  assert.equal(c.request.outcome, null);
+  assert.match(c.verdict.reason ?? '', /ended before the work request did/);
+});
+
+test('the Service path never answered', () => {
+  const c = run(events([10, 'client', 'service-ready-timeout', { attempts: 300 }]));
+  assert.match(c.acceptance.reason ?? '', /never answered GET \/healthz/);
+  assert.equal(c.verdict.kind, 'inconclusive');
+});
