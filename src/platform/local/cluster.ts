@@ -207,12 +207,15 @@ export class LocalCluster {
       throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `pods "${name}" not found in ${namespace}`);
     const worker = this.workers.get(`${namespace}/${name}`);
     const grace = options.gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
-    if (pod.metadata?.deletionTimestamp) return pod; // already terminating: the first grace period stands
+    // Grace 0 removes the object at once, also when the Pod is already terminating (`--force`).
     if (grace === 0) {
       worker?.forceDelete();
       if (!worker) this.store.remove('pods', namespace, name);
       return pod;
     }
+    // Already terminating: the first grace period stands (the API would let a shorter one
+    // replace it; the embedded runtime does not - docs/FIDELITY.md).
+    if (pod.metadata?.deletionTimestamp) return pod;
     pod.metadata!.deletionTimestamp = new Date(Math.floor(Date.now() / 1000) * 1000 + grace * 1000);
     pod.metadata!.deletionGracePeriodSeconds = grace;
     const updated = this.store.put('pods', pod);

@@ -209,6 +209,24 @@ test('grace period 0: the object is removed at once and the container is SIGKILL
   await h.slices.waitFor((e) => conditionsOf(e.object) === undefined, 'the endpoint gone', 5000, 1);
 });
 
+test('grace period 0 on a Pod that is already terminating removes it at once (--force)', async (t) => {
+  const h = await started(t);
+  // A drain that would hold the Pod for a long time: only the force deletion ends it early.
+  h.pod(labPod({ onSigterm: 'drain', graceSeconds: 60, env: { DRAIN_DELAY_MS: '600000' } }));
+  await podReady(h);
+  const mark = h.deletePod();
+  await h.platform.waitFor(
+    (e) => e.type === 'signal-sent' && e.data.signal === 'SIGTERM',
+    'SIGTERM',
+    15_000,
+    mark.platform,
+  );
+  h.deletePod({ gracePeriodSeconds: 0 });
+  assert.equal(h.cluster.readPod(h.namespace, 'work'), undefined, 'gone at once');
+  const exited = await h.platform.waitFor((e) => e.type === 'container-exited', 'the container exit');
+  assert.deepEqual([exited.value.data.exitCode, exited.value.data.signal], [137, 'SIGKILL']);
+});
+
 for (const how of ['graceful delete', 'grace 0', 'runtime shutdown'] as const) {
   test(`deleted before its container started (${how}): nothing is left running, nothing crashes`, async (t) => {
     const marker = `DC_TEST_MARKER=${randomUUID()}`;
