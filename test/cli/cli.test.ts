@@ -125,7 +125,7 @@ test('Ctrl-C in the middle of a lab: cleaned up, saved as incomplete, exit 130',
   lab.child.kill('SIGINT');
   assert.equal(await lab.exited, 130, lab.stderr());
   assert.match(lab.stderr(), /SIGINT: stopping the run, cleaning up and saving what was observed/);
-  const files = readdirSync(dir).filter((f) => f !== 'summary.json');
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json') && f !== 'summary.json');
   assert.equal(files.length, 3);
   for (const f of files) {
     const doc = JSON.parse(readFileSync(join(dir, f), 'utf8')) as RunDocument;
@@ -144,4 +144,5 @@ test('Ctrl-C in the middle of a lab: cleaned up, saved as incomplete, exit 130',
     );
   }
   assert.ok(readdirSync(dir).includes('summary.json'));
+  assert.ok(readdirSync(dir).includes('report.html'), 'the timeline page of what was observed');
 });
