@@ -144,4 +144,5 @@ test('Ctrl-C in the middle of a lab: cleaned up, saved as incomplete, exit 130',
     );
   }
   assert.ok(readdirSync(dir).includes('summary.json'));
+  assert.ok(readdirSync(dir).includes('report.html'), 'the timeline page of what was observed');
 });

@@ -34,7 +34,10 @@ export class LocalCluster {
   private readonly store = new ObjectStore();
   private readonly recorder = new Recorder(this.store);
   private readonly controller: EndpointSliceController;
+  /** The kubelet's worker of each Pod by namespace/name (the latest incarnation). */
   private readonly workers = new Map<string, PodWorker>();
+  /** Every worker with something left to stop, earlier incarnations of a name included. */
+  private readonly liveWorkers = new Set<PodWorker>();
   private readonly proxies = new Map<string, ServiceProxy>();
   private readonly aborter = new AbortController();
   private allocator: AddressAllocator | undefined;
@@ -187,7 +190,9 @@ export class LocalCluster {
       timing: this.timing,
       pid1: this.pid1.pid1,
     });
+    for (const w of this.liveWorkers) if (w.finished) this.liveWorkers.delete(w);
     this.workers.set(`${ns}/${name}`, worker);
+    this.liveWorkers.add(worker);
     void worker.start();
     return created;
   }
@@ -202,12 +207,15 @@ export class LocalCluster {
       throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `pods "${name}" not found in ${namespace}`);
     const worker = this.workers.get(`${namespace}/${name}`);
     const grace = options.gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
-    if (pod.metadata?.deletionTimestamp) return pod; // already terminating: the first grace period stands
+    // Grace 0 removes the object at once, also when the Pod is already terminating (`--force`).
     if (grace === 0) {
       worker?.forceDelete();
       if (!worker) this.store.remove('pods', namespace, name);
       return pod;
     }
+    // Already terminating: the first grace period stands (the API would let a shorter one
+    // replace it; the embedded runtime does not - docs/FIDELITY.md).
+    if (pod.metadata?.deletionTimestamp) return pod;
     pod.metadata!.deletionTimestamp = new Date(Math.floor(Date.now() / 1000) * 1000 + grace * 1000);
     pod.metadata!.deletionGracePeriodSeconds = grace;
     const updated = this.store.put('pods', pod);
@@ -258,11 +266,9 @@ export class LocalCluster {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
-    for (const worker of this.workers.values()) worker.dispose();
-    // Wait for every container process to be gone (a failed start has nothing to wait for).
-    await Promise.all(
-      [...this.workers.values()].map((w) => w.exited?.catch(() => undefined) ?? Promise.resolve()),
-    );
+    for (const worker of this.liveWorkers) worker.dispose();
+    // Wait for every container process to be gone, including one that was being spawned.
+    await Promise.all([...this.liveWorkers].map((w) => w.stopped()));
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
     this.aborter.abort();

@@ -53,6 +53,27 @@ function setprivAvailable(): boolean {
   return hasSetpriv;
 }
 
+/**
+ * `argv`, tied to this process: SIGKILLed when draincheck dies, however it dies. setpriv sets
+ * the parent-death signal only once it runs, so a draincheck killed between the spawn and
+ * that moment would leave an orphan: the shell it execs next checks that its parent is still
+ * draincheck (else it exits), then execs `argv` in place (same pid, same exit status).
+ */
+function tiedArgv(argv: string[]): string[] {
+  if (!setprivAvailable()) return argv;
+  return [
+    'setpriv',
+    '--pdeathsig',
+    'KILL',
+    '--',
+    '/bin/sh',
+    '-c',
+    `[ "$PPID" = "${process.pid}" ] || exit 137; exec "$@"`,
+    'sh',
+    ...argv,
+  ];
+}
+
 export interface ContainerExit {
   exitCode: number;
   /** The signal that ended the process, when it was one. */
@@ -78,6 +99,8 @@ const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = {
 const UNSHARE_RERAISE_FAILED = /^unshare: sigprocmask unblock failed/;
 
 const live = new Set<ContainerProcess>();
+/** Other processes started for a Pod (preStop exec hooks): they must not outlive draincheck either. */
+const helpers = new Set<ChildProcess>();
 let exitHookInstalled = false;
 
 /** Last resort on any exit path of draincheck (uncaught error included): kill every container. */
@@ -86,7 +109,34 @@ function installExitHook() {
   exitHookInstalled = true;
   process.on('exit', () => {
     for (const c of live) c.killNow();
+    for (const child of helpers) killQuietly(child.pid);
   });
+}
+
+function killQuietly(pid: number | undefined) {
+  if (!pid) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+  }
+}
+
+/**
+ * Spawns a helper process of a Pod (a preStop exec hook) tied to draincheck like a container:
+ * the parent-death signal where setpriv exists, and the exit hook on every exit path.
+ */
+export function spawnTied(
+  argv: string[],
+  options: { env: Record<string, string>; stdio: 'ignore' },
+): ChildProcess {
+  const wrapped = tiedArgv(argv);
+  const child = spawn(wrapped[0]!, wrapped.slice(1), options);
+  installExitHook();
+  helpers.add(child);
+  child.once('exit', () => helpers.delete(child));
+  child.once('error', () => helpers.delete(child));
+  return child;
 }
 
 export class ContainerProcess {
@@ -98,10 +148,9 @@ export class ContainerProcess {
   private sentKill = false;
 
   private constructor(private readonly options: ContainerStartOptions) {
-    const wrapper: string[] = [];
-    if (setprivAvailable()) wrapper.push('setpriv', '--pdeathsig', 'KILL', '--');
-    if (options.pid1) wrapper.push('unshare', '--pid', '--fork', '--kill-child', '--');
-    const argv = [...wrapper, ...options.argv];
+    const argv = tiedArgv(
+      options.pid1 ? ['unshare', '--pid', '--fork', '--kill-child', '--', ...options.argv] : options.argv,
+    );
     this.child = spawn(argv[0]!, argv.slice(1), { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
     installExitHook();
     live.add(this);
@@ -130,6 +179,8 @@ export class ContainerProcess {
       return { exitCode: exitCode ?? 0, signal: null, finishedAt };
     });
     this.started = Promise.race([spawned, spawnError]);
+    // A spawn error is reported once, by start(); `exited` then rejects with it as well.
+    void this.exited.catch(() => undefined);
   }
 
   private readonly started: Promise<void>;
@@ -159,14 +210,7 @@ export class ContainerProcess {
 
   /** Synchronous SIGKILL of the container and its wrapper; for cleanup paths. */
   killNow(): void {
-    for (const pid of [this.hostPid, this.child.pid]) {
-      if (!pid) continue;
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
-      }
-    }
+    for (const pid of [this.hostPid, this.child.pid]) killQuietly(pid);
   }
 
   get killedByUs(): boolean {
@@ -176,7 +220,7 @@ export class ContainerProcess {
 
 /** The pid unshare forked (the container's PID 1), read from /proc; bounded wait. */
 async function findForkedChild(wrapperPid: number): Promise<number> {
-  // setpriv execs unshare in place, so the wrapper pid is unshare's pid.
+  // setpriv and the shell exec in place, so the wrapper pid becomes unshare's pid.
   for (let i = 0; i < 400; i++) {
     try {
       const children = readFileSync(`/proc/${wrapperPid}/task/${wrapperPid}/children`, 'utf8').trim();

@@ -9,7 +9,7 @@ import { ContainerProcess, type ContainerExit } from './container.js';
 import { containerArgv, containerEnv, ContainerSpecError, resolvePort } from './container-spec.js';
 import { REMAPPED_PORT_ANNOTATION } from './endpointslice-controller.js';
 import { LogBuffer } from './log-buffer.js';
-import { runPreStop } from './prestop.js';
+import { runPreStop, type PreStopResult } from './prestop.js';
 import { ReadinessProber } from './prober.js';
 import type { Recorder } from './recorder.js';
 import type { ObjectStore } from './store.js';
@@ -37,6 +37,19 @@ export class PodWorker {
   private statusFinal = false;
   private killing = false;
   private removed = false;
+  /** The runtime is shutting down: nothing new starts, no timer is set. */
+  private disposed = false;
+  private finishing = false;
+  /** Stops a running preStop hook at once (force deletion, runtime shutdown). */
+  private readonly hookStop = new AbortController();
+  /** The preStop hook in progress (it settles once its process, if any, is gone). */
+  private hookRun: Promise<PreStopResult> | undefined;
+  /** The SIGKILL at the end of the grace period, cancelled when the container exits first. */
+  private killTimer: NodeJS.Timeout | undefined;
+  /** Settles when start() is done (the kubelet's pod worker syncs one thing at a time). */
+  private starting: Promise<void> = Promise.resolve();
+  /** The Pod as last written: its identity stays readable after the object is gone. */
+  private last: V1Pod;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly spec: V1Container;
 
@@ -45,32 +58,60 @@ export class PodWorker {
     private readonly name: string,
     private readonly deps: KubeletDeps,
   ) {
-    this.spec = this.current().spec!.containers[0]!;
+    const pod = deps.store.get<V1Pod>('pods', namespace, name);
+    if (!pod) throw new Error(`pod ${namespace}/${name} does not exist`);
+    this.last = pod;
+    this.spec = pod.spec!.containers[0]!;
   }
 
+  /** The Pod object now, or as last seen once it is gone (for its name, UID, deletion). */
   private current(): V1Pod {
-    const pod = this.deps.store.get<V1Pod>('pods', this.namespace, this.name);
-    if (!pod) throw new Error(`pod ${this.namespace}/${this.name} is gone`);
-    return pod;
+    const pod = this.removed ? undefined : this.deps.store.get<V1Pod>('pods', this.namespace, this.name);
+    if (pod) this.last = pod;
+    return this.last;
   }
 
   /** Read-modify-write of the Pod object, unless it has been removed. */
   private update(mutate: (pod: V1Pod) => void): V1Pod | undefined {
-    if (this.removed) return undefined;
-    const pod = this.current();
+    if (this.removed || this.disposed) return undefined;
+    const pod = this.deps.store.get<V1Pod>('pods', this.namespace, this.name);
+    if (!pod) return undefined;
     mutate(pod);
-    return this.deps.store.put('pods', pod);
+    this.last = this.deps.store.put('pods', pod);
+    return this.last;
   }
 
-  private after(ms: number, fn: () => void) {
+  private after(ms: number, fn: () => void): NodeJS.Timeout | undefined {
+    if (this.disposed) return undefined;
     const t = setTimeout(() => {
       this.timers.delete(t);
       fn();
     }, ms);
     this.timers.add(t);
+    return t;
   }
 
-  async start(): Promise<void> {
+  private cancel(t: NodeJS.Timeout | undefined) {
+    if (!t) return;
+    clearTimeout(t);
+    this.timers.delete(t);
+  }
+
+  /** Starts the container; a deletion or shutdown that comes first stops the start. */
+  start(): Promise<void> {
+    this.starting = this.startContainer().catch((error: unknown) => {
+      // Whatever went wrong is the Pod's state to report, never a crash of the runtime.
+      this.failToStart('StartError', (error as Error).message);
+    });
+    return this.starting;
+  }
+
+  /** A deletion (or the runtime's shutdown) came before the container ran: do not start it. */
+  private get abandoned(): boolean {
+    return this.killing || this.removed || this.disposed;
+  }
+
+  private async startContainer(): Promise<void> {
     const now = new Date();
     this.update((pod) => {
       pod.status = {
@@ -88,7 +129,13 @@ export class PodWorker {
     try {
       argv = containerArgv(this.spec);
       this.allocator = await this.deps.allocator();
+      if (this.abandoned) return;
       this.endpoint = await this.allocator.allocate(wantedPort);
+      if (this.abandoned) {
+        this.allocator.release(this.endpoint.ip);
+        this.endpoint = undefined;
+        return;
+      }
       env = containerEnv(this.spec, this.current(), this.endpoint.ip);
     } catch (error) {
       if (error instanceof ContainerSpecError) return this.failToStart(error.reason, error.message);
@@ -99,8 +146,9 @@ export class PodWorker {
     env.HOST = this.endpoint.ip;
     if (this.endpoint.remapped) env.PORT = String(this.endpoint.port);
     this.deps.recorder.podEvent(this.current(), 'Normal', 'Created', 'Created container server');
+    let container: ContainerProcess;
     try {
-      this.container = await ContainerProcess.start({
+      container = await ContainerProcess.start({
         argv,
         env,
         pid1: this.deps.pid1,
@@ -108,6 +156,13 @@ export class PodWorker {
       });
     } catch (error) {
       return this.failToStart('StartError', (error as Error).message);
+    }
+    this.container = container;
+    if (this.removed || this.disposed) {
+      // Force-deleted or shut down while the process was being spawned: it must not outlive that.
+      container.killNow();
+      this.log.close();
+      return;
     }
     this.deps.recorder.podEvent(this.current(), 'Normal', 'Started', 'Started container server');
     void this.container.exited.then((exit) => this.onExit(exit));
@@ -180,10 +235,20 @@ export class PodWorker {
   }
 
   private async kill(gracePeriodSeconds: number) {
+    // A start in progress finishes first (or stops early: the deletion is already known).
+    await this.starting;
     const container = this.container;
-    if (!container || this.exit) {
-      // Nothing runs (never started, or already exited): straight to the final status.
+    if (!container) {
+      // Never started: the Pod goes straight to a terminal phase and is removed.
+      this.update((pod) => {
+        pod.status!.phase = 'Failed';
+      });
       this.finishDeletion();
+      return;
+    }
+    if (this.exit) {
+      // Already exited: the deletion completes once its terminated status is written.
+      if (this.statusFinal) this.finishDeletion();
       return;
     }
     const pod = this.current();
@@ -198,7 +263,7 @@ export class PodWorker {
         type: 'prestop-started',
         data: { handler: Object.keys(preStop)[0] },
       });
-      const result = await runPreStop(preStop, {
+      this.hookRun = runPreStop(preStop, {
         timeoutMs: grace * 1000,
         host: this.endpoint!.ip,
         port: (p) =>
@@ -206,7 +271,10 @@ export class PodWorker {
             ? this.endpoint!.port
             : resolvePort(p, this.spec),
         env: containerEnv(this.spec, pod, this.endpoint!.ip),
+        signal: this.hookStop.signal,
       });
+      const result = await this.hookRun;
+      if (this.removed || this.disposed) return; // stopped by a force deletion or shutdown
       const tookMs = Date.now() - started;
       this.deps.recorder.emit({
         namespace: this.namespace,
@@ -234,7 +302,7 @@ export class PodWorker {
       type: 'signal-sent',
       data: { signal: 'SIGTERM', delivered: sent, pid1: container.pid1 },
     });
-    this.after(grace * 1000, () => {
+    this.killTimer = this.after(grace * 1000, () => {
       if (this.exit) return;
       const killed = container.signal('SIGKILL');
       this.deps.recorder.emit({
@@ -248,6 +316,8 @@ export class PodWorker {
 
   private onExit(exit: ContainerExit) {
     this.exit = exit;
+    // Nothing left to kill: a pending SIGKILL must not hold the runtime for the rest of the grace period.
+    this.cancel(this.killTimer);
     this.log.close();
     this.deps.recorder.emit({
       namespace: this.namespace,
@@ -255,15 +325,18 @@ export class PodWorker {
       type: 'container-exited',
       data: { exitCode: exit.exitCode, signal: exit.signal, pid1: this.container?.pid1 ?? false },
     });
-    // PLEG: the terminated status reaches the API some time after the process is gone. Until
-    // then the kubelet still believes the container runs, so its readiness probe keeps
-    // probing (and fails against the dead port) — as recorded in the exit-143 runs.
+    // A terminating Pod's container stopped under the kubelet's kill: the kubelet removes the
+    // Pod's probe workers as soon as the kill returns (kubelet.go SyncTerminatingPod:
+    // killPod, then probeManager.RemovePod), so the dead container is never probed. (The
+    // recorded ~v1.24 kubelet kept probing until its PLEG relist; docs/FIDELITY.md.)
+    if (this.killing) this.prober?.stop();
+    // Otherwise the kubelet notices the exit at its next PLEG relist: until the terminated
+    // status is written, the readiness probe keeps probing (and fails against the dead port).
     this.after(this.deps.timing.containerStatusDelayMs, () => {
       this.prober?.stop();
+      if (this.removed) return; // force-deleted: no object left to write to
       this.statusFinal = true;
-      // Force-deleted meanwhile (grace 0): there is no object left to write the status to.
-      if (this.removed) return;
-      const deleting = this.current().metadata?.deletionTimestamp !== undefined;
+      const deleting = Boolean(this.current().metadata?.deletionTimestamp);
       this.update((pod) => {
         const cs = pod.status!.containerStatuses![0]!;
         pod.status!.containerStatuses = [
@@ -293,6 +366,8 @@ export class PodWorker {
 
   /** The kubelet's final delete: grace period 0, then the object is gone. */
   private finishDeletion() {
+    if (this.finishing) return;
+    this.finishing = true;
     this.after(this.deps.timing.finalDeleteDelayMs, () => {
       const updated = this.update((pod) => {
         const grace = pod.metadata!.deletionGracePeriodSeconds ?? 0;
@@ -317,12 +392,14 @@ export class PodWorker {
   /** Force deletion (grace 0): the object is removed at once and the container killed now. */
   forceDelete(): void {
     this.killing = true;
+    this.hookStop.abort();
     this.removeObject();
     this.prober?.stop();
     this.container?.signal('SIGKILL');
   }
 
   private failToStart(reason: string, message: string) {
+    if (this.removed || this.disposed) return;
     this.deps.recorder.podEvent(this.current(), 'Warning', 'Failed', `Error: ${message}`);
     this.update((pod) => {
       pod.status!.containerStatuses = [status(this.spec, { waiting: { reason, message } }, false)];
@@ -331,6 +408,8 @@ export class PodWorker {
 
   /** Stops everything at once (runtime shutdown). */
   dispose(): void {
+    this.disposed = true;
+    this.hookStop.abort();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.prober?.stop();
@@ -338,8 +417,23 @@ export class PodWorker {
     this.log.close();
   }
 
+  /** The Pod object is gone and no container process is left (or none was ever started). */
+  get finished(): boolean {
+    return this.removed && (this.exit !== undefined || this.container === undefined);
+  }
+
   get exited(): Promise<ContainerExit> | undefined {
     return this.container?.exited;
+  }
+
+  /** Resolves once a start in progress has settled and the container process (if any) is gone. */
+  async stopped(): Promise<void> {
+    await this.starting;
+    await this.hookRun;
+    await this.container?.exited.then(
+      () => undefined,
+      () => undefined, // a process that failed to spawn has nothing to wait for
+    );
   }
 }
 

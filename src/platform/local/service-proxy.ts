@@ -9,11 +9,34 @@ import net from 'node:net';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Recorder } from './recorder.js';
 
-interface Target {
+export interface Target {
   ip: string;
   port: number;
   podUid: string | undefined;
+  /** Chosen by the KEP-1669 fallback (no endpoint was ready). */
   fallback: boolean;
+}
+
+/**
+ * Where kube-proxy sends new connections, from a slice: the `ready` endpoints; with none,
+ * the `serving && terminating` ones (pkg/proxy/topology.go); otherwise none (REJECT). A nil
+ * condition reads as true for ready/serving and false for terminating (discovery/v1 API docs).
+ */
+export function routeTargets(slice: V1EndpointSlice | undefined, portName: string | undefined): Target[] {
+  const port = slice?.ports?.find((p) => p.name === portName)?.port ?? slice?.ports?.[0]?.port;
+  if (port === undefined) return [];
+  const endpoints = slice?.endpoints ?? [];
+  const toTarget = (fallback: boolean) => (e: (typeof endpoints)[number]) => ({
+    ip: e.addresses[0]!,
+    port,
+    podUid: e.targetRef?.uid,
+    fallback,
+  });
+  const ready = endpoints.filter((e) => e.conditions?.ready !== false).map(toTarget(false));
+  if (ready.length > 0) return ready;
+  return endpoints
+    .filter((e) => e.conditions?.serving !== false && e.conditions?.terminating === true)
+    .map(toTarget(true));
 }
 
 export interface ServiceProxyOptions {
@@ -33,9 +56,10 @@ export class ServiceProxy {
   private targets: Target[] = [];
   private readonly sockets = new Set<net.Socket>();
   private pendingSync: NodeJS.Timeout | undefined;
+  /** Resolves when the pending sync has applied the latest slice. */
+  private pendingApplied: { promise: Promise<void>; resolve: () => void } | undefined;
   private latest: V1EndpointSlice | undefined;
   private stateChange: Promise<void> = Promise.resolve();
-  private syncing: Promise<void> = Promise.resolve();
   private disposed = false;
 
   constructor(private readonly options: ServiceProxyOptions) {}
@@ -48,12 +72,14 @@ export class ServiceProxy {
   sliceChanged(slice: V1EndpointSlice | undefined): void {
     this.latest = slice;
     if (this.pendingSync) return;
-    let synced!: () => void;
-    this.syncing = new Promise((resolve) => (synced = resolve));
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.pendingApplied = { promise, resolve };
     this.pendingSync = setTimeout(() => {
       this.pendingSync = undefined;
+      this.pendingApplied = undefined;
       this.apply(this.latest);
-      synced();
+      resolve();
     }, this.options.syncDelayMs);
   }
 
@@ -63,28 +89,20 @@ export class ServiceProxy {
   }
 
   private apply(slice: V1EndpointSlice | undefined) {
-    const port = slice?.ports?.find((p) => p.name === this.options.portName)?.port ?? slice?.ports?.[0]?.port;
-    const endpoints = slice?.endpoints ?? [];
-    const toTarget = (fallback: boolean) => (e: (typeof endpoints)[number]) => ({
-      ip: e.addresses[0]!,
-      port: port ?? 0,
-      podUid: e.targetRef?.uid,
-      fallback,
-    });
-    // A nil condition means true for ready/serving and false for terminating (API docs).
-    const ready = endpoints.filter((e) => e.conditions?.ready !== false).map(toTarget(false));
-    const servingTerminating = endpoints
-      .filter((e) => e.conditions?.serving !== false && e.conditions?.terminating === true)
-      .map(toTarget(true));
-    this.targets = port === undefined ? [] : ready.length > 0 ? ready : servingTerminating;
+    this.targets = routeTargets(slice, this.options.portName);
     this.stateChange = this.stateChange.then(() =>
       this.targets.length > 0 ? this.listen() : this.unlisten(),
     );
   }
 
-  /** Resolves once the latest slice change is applied and the listener matches the routes. */
+  /**
+   * Resolves once the proxy routes by the latest slice written so far: a slice write reaches
+   * the proxy through the store's watch (microtasks), then waits out the sync delay, then the
+   * listener opens or closes.
+   */
   async settled(): Promise<void> {
-    await this.syncing;
+    await new Promise((resolve) => setImmediate(resolve));
+    for (let i = 0; i < 100 && this.pendingApplied; i++) await this.pendingApplied.promise;
     await this.stateChange;
   }
 
@@ -182,6 +200,8 @@ export class ServiceProxy {
     this.disposed = true;
     clearTimeout(this.pendingSync);
     this.targets = [];
+    this.pendingApplied?.resolve();
+    this.pendingApplied = undefined;
     // Stop accepting first, so no connection arrives after the sockets are destroyed.
     await this.unlisten();
     for (const s of this.sockets) s.destroy();

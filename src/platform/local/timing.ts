@@ -1,5 +1,5 @@
 // The embedded runtime's control-plane delays, calibrated from a real control plane and
-// kubelet (../shared/fixtures/kube-api/README.md, 12 recorded deletions; docs/FIDELITY.md).
+// kubelet (test/fixtures/kube-api/README.md, 12 recorded deletions; docs/FIDELITY.md).
 // They shift *when* things are observed, never *what* is observed.
 
 export interface RuntimeTiming {
@@ -14,13 +14,15 @@ export interface RuntimeTiming {
   /** A slice change → the Service proxy routes by it (kube-proxy sync). Not in the recordings; kept short. */
   proxySyncDelayMs: number;
   /**
-   * Container exit → its `terminated` status in the API (PLEG relist every 1 s).
-   * Recorded: 0.8–1.8 s; the default is the low end.
+   * Container exit → its `terminated` status in the API. Recorded: 0.74–1.81 s, in two groups
+   * (0.74–0.88 and 1.65–1.81 s: the ~v1.24 kubelet waited for its 1 s PLEG relist); the
+   * default is the low end. Today's kubelet writes it as soon as its kill has returned
+   * (SyncTerminatingPod), so a real cluster is usually faster.
    */
   containerStatusDelayMs: number;
   /**
    * `terminated` status → final `MODIFIED` (deletionGracePeriodSeconds 0) → `DELETED`.
-   * Recorded: 8–264 ms and 8–28 ms.
+   * Recorded: 8–273 ms and 8–40 ms (the removal follows after half this delay).
    */
   finalDeleteDelayMs: number;
 }

@@ -1,0 +1,141 @@
+// kube-proxy's part in the embedded runtime, with a real lab server behind the Service and
+// real TCP clients: with one Pod terminating, NEW connections still reach it while it is
+// serving (KEP-1669 fallback) and are refused once it is not; ESTABLISHED connections are not
+// cut by endpoint changes (conntrack); the Service accepts again when an endpoint returns.
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { test } from 'node:test';
+import { fastTiming } from '../../../src/platform/local/timing.js';
+import {
+  conditionsOf,
+  labPod,
+  openHarness,
+  podReady,
+  workService,
+  type Harness,
+} from '../../helpers/cluster-harness.js';
+import { expectError, get } from '../../helpers/http.js';
+
+interface Exchange {
+  status: number;
+  body: Record<string, unknown>;
+  localPort: number;
+}
+
+/** One GET on the given agent (a keep-alive agent reuses its socket), with the local port used. */
+function request(host: string, port: number, path: string, agent: http.Agent): Promise<Exchange> {
+  return new Promise((resolve, reject) => {
+    const req = http.request({ host, port, path, agent }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body: JSON.parse(text) as Record<string, unknown>,
+          localPort: req.socket!.localPort!,
+        }),
+      );
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const listening = (h: Harness, accepting: boolean, from: number) =>
+  h.platform.waitFor(
+    (e) => e.type === 'service-listening' && e.data.accepting === accepting,
+    `the Service ${accepting ? 'accepting' : 'refusing'}`,
+    15_000,
+    from,
+  );
+
+test('one Pod terminating: new connections reach it while it is serving (fallback), are refused once it is not, and are accepted again when an endpoint returns', async (t) => {
+  const h = openHarness({ timing: fastTiming });
+  t.after(() => h.close());
+  await h.service(workService());
+  // A long drain: /healthz answers 503 but the process keeps serving; three failed probes
+  // (2 s at least) are needed before the endpoint stops serving.
+  h.pod(
+    labPod({
+      onSigterm: 'drain',
+      env: { DRAIN_DELAY_MS: '600000', DRAIN_TIMEOUT_MS: '600000' },
+      probe: { periodSeconds: 1, failureThreshold: 3 },
+    }),
+  );
+  const pod = await podReady(h);
+  const { host, port } = h.serviceAddress();
+  const mark = h.deletePod();
+
+  await h.slices.waitFor(
+    (e) => conditionsOf(e.object)?.terminating === true && conditionsOf(e.object)?.serving === true,
+    'ready:false serving:true terminating:true',
+    15_000,
+    mark.slices,
+  );
+  await h.cluster.proxySettled(h.namespace, 'work');
+  const routedFrom = h.platform.items.length;
+  const fallback = await get(host, port, '/healthz');
+  assert.equal(fallback.status, 503, 'answered by the draining Pod itself');
+  assert.equal(fallback.json().uid, pod.metadata?.uid);
+  const routed = await h.platform.waitFor((e) => e.type === 'connection-routed', 'routing', 5000, routedFrom);
+  assert.equal(routed.value.data.fallback, true);
+  assert.equal(routed.value.data.podUid, pod.metadata?.uid);
+
+  await h.slices.waitFor(
+    (e) => conditionsOf(e.object)?.serving === false,
+    'serving:false',
+    15_000,
+    mark.slices,
+  );
+  await h.cluster.proxySettled(h.namespace, 'work');
+  await listening(h, false, mark.platform);
+  const refused = await expectError(get(host, port, '/healthz'));
+  assert.equal(refused.code, 'ECONNREFUSED', refused.message);
+  // Refused by the Service path, not by a dead Pod: the process still answers on its own IP.
+  const direct = await get(pod.status!.podIP!, 8080, '/healthz');
+  assert.equal(direct.status, 503);
+  assert.ok(!h.platform.values.some((e) => e.type === 'container-exited'));
+
+  const back = h.platform.items.length;
+  h.pod(labPod({ name: 'work-2' }));
+  const second = await podReady(h, 'work-2');
+  await listening(h, true, back);
+  await h.cluster.proxySettled(h.namespace, 'work');
+  const again = await get(host, port, '/healthz');
+  assert.equal(again.status, 200);
+  assert.equal(again.json().uid, second.metadata?.uid, 'the ready endpoint, not the terminating one');
+});
+
+test('an ESTABLISHED connection is not cut when its endpoint stops being usable, while new ones are refused', async (t) => {
+  const h = openHarness({ timing: fastTiming });
+  t.after(() => h.close());
+  await h.service(workService());
+  h.pod(labPod({ onSigterm: 'drain', env: { DRAIN_DELAY_MS: '600000', DRAIN_TIMEOUT_MS: '600000' } }));
+  const pod = await podReady(h);
+  await h.cluster.proxySettled(h.namespace, 'work');
+  const { host, port } = h.serviceAddress();
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  t.after(() => agent.destroy());
+
+  const before = await request(host, port, '/state', agent);
+  assert.equal(before.body.uid, pod.metadata?.uid);
+  const mark = h.deletePod();
+  await h.slices.waitFor(
+    (e) => conditionsOf(e.object)?.serving === false,
+    'serving:false',
+    15_000,
+    mark.slices,
+  );
+  await h.cluster.proxySettled(h.namespace, 'work');
+  await listening(h, false, mark.platform);
+
+  const refused = await expectError(get(host, port, '/state'));
+  assert.equal(refused.code, 'ECONNREFUSED', 'a new connection');
+  const after = await request(host, port, '/state', agent);
+  assert.equal(after.localPort, before.localPort, 'the same TCP connection as before the deletion');
+  assert.equal(after.status, 200);
+  assert.equal(after.body.uid, pod.metadata?.uid);
+  assert.equal(after.body.draining, true, 'served by the terminating Pod');
+});
