@@ -1,12 +1,12 @@
 // The flags that point draincheck at a real cluster, in one place: kubectl's own connection
 // flags (--kubeconfig, --context, -n/--namespace) and the run flags of --platform kube. `run`
 // and `lab` get them through addPlatformFlags, `cleanup` takes the connection flags alone.
+// Nothing here loads @kubernetes/client-node (kube-session.ts does, only when a cluster is used),
+// so the embedded runtime's commands start fast.
 import { Option, type Command } from 'commander';
 import { z } from 'zod';
 import { DraincheckError, quote } from '../errors.js';
-import type { PlanOptions } from '../experiment/plan.js';
-import { loadKubeConnection, type KubeConnection } from '../platform/kube/connection.js';
-import { KubePlatform, type ClientMode } from '../platform/kube/platform.js';
+import type { ClientMode } from '../platform/kube/platform.js';
 import { DEFAULT_IMAGE } from '../workload/manifests.js';
 
 export interface KubeConnectionFlags {
@@ -67,10 +67,6 @@ export function addKubeRunFlags(command: Command): Command {
 
 const serviceUrl = z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' });
 
-export function kubeConnectionFrom(flags: KubeConnectionFlags): KubeConnection {
-  return loadKubeConnection({ kubeconfig: flags.kubeconfig, context: flags.context });
-}
-
 export function clientModeFrom(flags: KubeRunFlags): ClientMode {
   if (flags.client === 'local') {
     // Without --service-url: the Service's ClusterIP (a runner on a cluster node reaches it).
@@ -90,31 +86,6 @@ export function clientModeFrom(flags: KubeRunFlags): ClientMode {
     });
   }
   return { mode: 'in-cluster' };
-}
-
-/** What the CLI needs to run experiments on the cluster the flags name. */
-export interface KubeSession {
-  connection: KubeConnection;
-  newPlatform(): KubePlatform;
-  planOptions: PlanOptions;
-}
-
-export function openKubeSession(flags: KubeRunFlags): KubeSession {
-  const client = clientModeFrom(flags);
-  const connection = kubeConnectionFrom(flags);
-  return {
-    connection,
-    newPlatform: () =>
-      new KubePlatform({ connection, namespace: flags.namespace, keep: flags.keep === true, client }),
-    planOptions: {
-      ...(flags.namespace ? { namespace: flags.namespace } : {}),
-      manifest: {
-        ...(flags.image ? { image: flags.image } : {}),
-        preStopAction: flags.prestopAction === 'exec' ? 'exec' : 'sleep',
-      },
-      startupMs: KUBE_STARTUP_MS,
-    },
-  };
 }
 
 /** The kube flags a user gave although the platform is not kube (each is then an error). */

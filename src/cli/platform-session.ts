@@ -7,7 +7,7 @@ import { LocalCluster } from '../platform/local/cluster.js';
 import { LocalPlatform } from '../platform/local/local-platform.js';
 import { calibratedTiming, fastTiming } from '../platform/local/timing.js';
 import type { Platform } from '../platform/types.js';
-import { addKubeRunFlags, kubeOnlyFlagsGiven, openKubeSession, type KubeRunFlags } from './kube-flags.js';
+import { addKubeRunFlags, kubeOnlyFlagsGiven, type KubeRunFlags } from './kube-flags.js';
 
 export interface PlatformFlags extends KubeRunFlags {
   platform?: string;
@@ -43,8 +43,9 @@ export function addPlatformFlags(command: Command): Command {
   return addKubeRunFlags(command);
 }
 
-export function openPlatformSession(flags: PlatformFlags): PlatformSession {
+export async function openPlatformSession(flags: PlatformFlags): Promise<PlatformSession> {
   if (flags.platform === 'kube') {
+    const { openKubeSession } = await import('./kube-session.js');
     const kube = openKubeSession(flags);
     return {
       name: 'kube',

@@ -1,10 +1,7 @@
 // `draincheck cleanup`: removes what interrupted runs left on a cluster — found by the
 // `app.kubernetes.io/managed-by=draincheck` label only, so nothing else is ever touched.
 import { Command } from 'commander';
-import { createKubeApi } from '../../platform/kube/api.js';
-import { cleanupLeftovers } from '../../platform/kube/cleanup.js';
-import { KubeResources } from '../../platform/kube/resources.js';
-import { addKubeConnectionFlags, kubeConnectionFrom, type KubeConnectionFlags } from '../kube-flags.js';
+import { addKubeConnectionFlags, type KubeConnectionFlags } from '../kube-flags.js';
 
 interface CleanupFlags extends KubeConnectionFlags {
   run?: string;
@@ -21,6 +18,14 @@ export function cleanupCommand(): Command {
     .option('--run <id>', 'only the objects of this run (label draincheck.dev/run)')
     .option('--dry-run', 'list what would be removed, remove nothing')
     .action(async (flags: CleanupFlags) => {
+      // Loaded here, not at start-up: the client library costs most of a second to load.
+      const [{ createKubeApi }, { cleanupLeftovers }, { KubeResources }, { kubeConnectionFrom }] =
+        await Promise.all([
+          import('../../platform/kube/api.js'),
+          import('../../platform/kube/cleanup.js'),
+          import('../../platform/kube/resources.js'),
+          import('../kube-session.js'),
+        ]);
       const connection = kubeConnectionFrom(flags);
       const resources = new KubeResources(createKubeApi(connection.kubeConfig), {
         server: connection.server,

@@ -53,7 +53,7 @@ export function labCommand(): Command {
       const input = scenarioInput(flags, scenarioDefaults.labGraceSeconds);
       // The seed's comparison first (exit vs drain), then the server with no handler at all.
       const scenarios = labPolicies.map((p) => resolveScenario({ ...input, onSigterm: p }));
-      const session = openPlatformSession(flags);
+      const session = await openPlatformSession(flags);
       const outDir = flags.out ?? defaultResultsDir();
       const { docs, files, interrupted } = await runMany(session, scenarios, outDir, flags.json === true);
       const summary = {

@@ -57,7 +57,7 @@ export function runCommand(): Command {
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
         ...(flags.name ? { name: flags.name } : {}),
       });
-      const session = openPlatformSession(flags);
+      const session = await openPlatformSession(flags);
       const outDir = flags.out ?? defaultResultsDir();
       const { docs, files, interrupted } = await runMany(session, [scenario], outDir, flags.json === true);
       const doc = docs[0]!;

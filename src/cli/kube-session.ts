@@ -1,0 +1,40 @@
+// Opening a real cluster for the CLI. Imported lazily (await import) by the commands that
+// need it: loading @kubernetes/client-node costs most of a second.
+import type { PlanOptions } from '../experiment/plan.js';
+import { loadKubeConnection, type KubeConnection } from '../platform/kube/connection.js';
+import { KubePlatform } from '../platform/kube/platform.js';
+import {
+  clientModeFrom,
+  KUBE_STARTUP_MS,
+  type KubeConnectionFlags,
+  type KubeRunFlags,
+} from './kube-flags.js';
+
+export function kubeConnectionFrom(flags: KubeConnectionFlags): KubeConnection {
+  return loadKubeConnection({ kubeconfig: flags.kubeconfig, context: flags.context });
+}
+
+/** What the CLI needs to run experiments on the cluster the flags name. */
+export interface KubeSession {
+  connection: KubeConnection;
+  newPlatform(): KubePlatform;
+  planOptions: PlanOptions;
+}
+
+export function openKubeSession(flags: KubeRunFlags): KubeSession {
+  const client = clientModeFrom(flags);
+  const connection = kubeConnectionFrom(flags);
+  return {
+    connection,
+    newPlatform: () =>
+      new KubePlatform({ connection, namespace: flags.namespace, keep: flags.keep === true, client }),
+    planOptions: {
+      ...(flags.namespace ? { namespace: flags.namespace } : {}),
+      manifest: {
+        ...(flags.image ? { image: flags.image } : {}),
+        preStopAction: flags.prestopAction === 'exec' ? 'exec' : 'sleep',
+      },
+      startupMs: KUBE_STARTUP_MS,
+    },
+  };
+}
