@@ -1,13 +1,32 @@
 // The Kubernetes objects of one experiment: one Pod running the lab server behind an
 // ordinary ClusterIP Service. Both platforms create exactly these objects, and
 // `draincheck manifests` prints them for `kubectl apply -f -`.
-import type { V1Container, V1EnvVar, V1Lifecycle, V1Pod, V1Service } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1EnvVar,
+  V1Lifecycle,
+  V1Pod,
+  V1SecurityContext,
+  V1Service,
+} from '@kubernetes/client-node';
 import { version } from '../cli/version.js';
 import type { Workload } from '../platform/types.js';
 import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
 import { scenarioDefaults, type ResolvedScenario } from './scenario.js';
 
 export const DEFAULT_IMAGE = `draincheck:${version}`;
+
+/**
+ * What Pod Security's "restricted" level asks of a container, so the lab also runs in such a
+ * namespace (--namespace). The image's user `node` is uid 1000; the embedded runtime ignores it.
+ */
+export const restrictedSecurityContext: V1SecurityContext = {
+  allowPrivilegeEscalation: false,
+  capabilities: { drop: ['ALL'] },
+  runAsNonRoot: true,
+  runAsUser: 1000,
+  seccompProfile: { type: 'RuntimeDefault' },
+};
 
 export interface WorkloadNames {
   runId: string;
@@ -72,6 +91,7 @@ export function buildWorkload(
       successThreshold: 1,
       timeoutSeconds: scenarioDefaults.probeTimeoutSeconds,
     },
+    securityContext: restrictedSecurityContext,
   };
   const lifecycle = preStop(scenario.preStopSleepSeconds, options.preStopAction ?? 'sleep');
   if (lifecycle) container.lifecycle = lifecycle;
