@@ -49,8 +49,8 @@ export function startCli(
     err += c;
     for (const l of [...listeners]) l();
   });
-  const exited = // 'close', not 'exit': only then has every line the child wrote been read.
-    once(child, 'close').then(([code]) => code as number | null);
+  // 'close', not 'exit': only then has every line the child wrote been read.
+  const exited = once(child, 'close').then(([code]) => code as number | null);
   return {
     child,
     stderr: () => err,

@@ -67,11 +67,11 @@ export async function startLabProcess(options: StartOptions = {}): Promise<LabPr
   child.stderr.on('data', (chunk: string) => {
     err += chunk;
   });
-  const exited: Promise<ExitInfo> = // 'close', not 'exit': only then has every line the child wrote been read.
-    once(child, 'close').then(([code, signal]) => ({
-      code: code as number | null,
-      signal: signal as NodeJS.Signals | null,
-    }));
+  // 'close', not 'exit': only then has every line the child wrote been read.
+  const exited: Promise<ExitInfo> = once(child, 'close').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
 
   const waitFor = (predicate: (l: JournalLine) => boolean, what: string, timeoutMs = 10_000) => {
     const found = journal.find(predicate);

@@ -58,11 +58,11 @@ function startHost(env: Record<string, string> = {}): Host {
   });
   child.stderr.setEncoding('utf8');
   child.stderr.on('data', (chunk: string) => (err += chunk));
-  const exit = // 'close', not 'exit': only then has every line the child wrote been read.
-    once(child, 'close').then(([code, signal]) => ({
-      code: code as number | null,
-      signal: signal as NodeJS.Signals | null,
-    }));
+  // 'close', not 'exit': only then has every line the child wrote been read.
+  const exit = once(child, 'close').then(([code, signal]) => ({
+    code: code as number | null,
+    signal: signal as NodeJS.Signals | null,
+  }));
   const stage = (name: string, timeoutMs = 15_000) => {
     const seen = lines.find((l) => l.stage === name);
     if (seen) return Promise.resolve(seen);
