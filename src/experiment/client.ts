@@ -5,6 +5,7 @@
 // then wait for the work request's fate. It runs in the runner (embedded runtime) or in a
 // client Pod (`draincheck client`), and reports the same events either way.
 import type { ClientEvent, ClientEventType, ClientPlan } from './client-events.js';
+import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
 import { classifyWork } from './outcome.js';
 
@@ -55,7 +56,7 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
       emit('service-ready-timeout', { attempts, limitMs: plan.serviceReadyTimeoutMs, last: summary.trim() });
       return;
     }
-    await pause(plan.pollIntervalMs, signal);
+    await abortableDelay(plan.pollIntervalMs, signal);
   }
 
   // Step 3: the work request, on a connection of its own.
@@ -119,7 +120,7 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
       });
       break;
     }
-    await pause(statePoll, signal);
+    await abortableDelay(statePoll, signal);
   }
   if (workDone && !signal.aborted && polls === 0) {
     emit('acceptance-timeout', {
@@ -145,17 +146,4 @@ function safeJson(text: string): Record<string, unknown> | null {
     if (e instanceof SyntaxError) return null;
     throw e;
   }
-}
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

@@ -71,3 +71,30 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     };
   }
 }
+
+/**
+ * An async iterable fed by a driver: the driver pushes into a queue until it returns (the end)
+ * or throws (the error, after what was queued). The driver's signal aborts when the caller's
+ * does or when the consumer stops early, and the generator waits for the driver to finish.
+ */
+export async function* drivenBy<T>(
+  signal: AbortSignal,
+  drive: (queue: AsyncQueue<T>, signal: AbortSignal) => Promise<void>,
+): AsyncGenerator<T> {
+  const inner = new AbortController();
+  const onAbort = () => inner.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  if (signal.aborted) inner.abort();
+  const queue = new AsyncQueue<T>();
+  const driving = drive(queue, inner.signal).then(
+    () => queue.end(),
+    (error: unknown) => queue.fail(error),
+  );
+  try {
+    yield* queue;
+  } finally {
+    inner.abort();
+    signal.removeEventListener('abort', onAbort);
+    await driving;
+  }
+}

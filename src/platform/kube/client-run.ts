@@ -11,7 +11,7 @@ import { DraincheckError } from '../../errors.js';
 import { AsyncQueue } from '../../util/async-queue.js';
 import type { Workload } from '../types.js';
 import { buildClientPod, CLIENT_CONTAINER, clientEventsFromPod } from './client-pod.js';
-import { abortableDelay } from './delay.js';
+import { abortableDelay } from '../../util/abortable-delay.js';
 import { lastProbeFailure, podEventsSelector } from './kube-events.js';
 import type { KubeNames } from './names.js';
 import { containerStatus, readyCondition } from './pod-status.js';

@@ -9,9 +9,9 @@
 import type { Log, V1Pod } from '@kubernetes/client-node';
 import { once } from 'node:events';
 import { DraincheckError } from '../../errors.js';
-import { AsyncQueue } from '../../util/async-queue.js';
+import { drivenBy, type AsyncQueue } from '../../util/async-queue.js';
 import { httpStatusOf, toKubeError, type KubeTarget } from './api-errors.js';
-import { abortableDelay } from './delay.js';
+import { abortableDelay } from '../../util/abortable-delay.js';
 import { LineWriter } from './log-lines.js';
 import { containerStarted, imagePullError, imagePullFailure, terminatedState } from './pod-status.js';
 
@@ -39,22 +39,9 @@ export async function* followLog(
   container: string,
   signal: AbortSignal,
 ): AsyncGenerator<string> {
-  const inner = new AbortController();
-  const onAbort = () => inner.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  if (signal.aborted) inner.abort();
-  const queue = new AsyncQueue<string>();
-  const driving = drive(options, { namespace, pod, container }, queue, inner.signal).then(
-    () => queue.end(),
-    (error: unknown) => queue.fail(error),
+  yield* drivenBy<string>(signal, (queue, inner) =>
+    drive(options, { namespace, pod, container }, queue, inner),
   );
-  try {
-    yield* queue;
-  } finally {
-    inner.abort();
-    signal.removeEventListener('abort', onAbort);
-    await driving;
-  }
 }
 
 interface Target {

@@ -6,7 +6,7 @@
 // Objects are yielded exactly as the API server sent them (JSON, not client-node classes).
 import type { Watch } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
-import { AsyncQueue } from '../../util/async-queue.js';
+import { drivenBy, type AsyncQueue } from '../../util/async-queue.js';
 import type { WatchEvent } from '../types.js';
 import {
   httpStatusOf,
@@ -16,7 +16,7 @@ import {
   type KubeTarget,
 } from './api-errors.js';
 import { objectKey, relistEvents, type KubeObject } from './relist.js';
-import { abortableDelay } from './delay.js';
+import { abortableDelay } from '../../util/abortable-delay.js';
 
 export interface ListWatchSpec<T> {
   /** The collection's path, e.g. `/api/v1/namespaces/lab/pods`. */
@@ -55,22 +55,7 @@ export async function* listWatch<T extends KubeObject>(
   options: ListWatchOptions,
   signal: AbortSignal,
 ): AsyncGenerator<WatchEvent<T>> {
-  const inner = new AbortController();
-  const onAbort = () => inner.abort();
-  signal.addEventListener('abort', onAbort, { once: true });
-  if (signal.aborted) inner.abort();
-  const queue = new AsyncQueue<WatchEvent<T>>();
-  const driving = drive(spec, options, queue, inner.signal).then(
-    () => queue.end(),
-    (error: unknown) => queue.fail(error),
-  );
-  try {
-    yield* queue;
-  } finally {
-    inner.abort();
-    signal.removeEventListener('abort', onAbort);
-    await driving;
-  }
+  yield* drivenBy<WatchEvent<T>>(signal, (queue, inner) => drive(spec, options, queue, inner));
 }
 
 async function drive<T extends KubeObject>(

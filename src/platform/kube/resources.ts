@@ -3,7 +3,7 @@
 import type { CoreV1Event, V1EndpointSlice, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
 import { plain, type KubeApi } from './api.js';
 import { httpStatusOf, statusOf, toKubeError, type KubeAction, type KubeTarget } from './api-errors.js';
-import { abortableDelay } from './delay.js';
+import { abortableDelay } from '../../util/abortable-delay.js';
 
 export interface Listed<T> {
   items: T[];
