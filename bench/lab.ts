@@ -60,7 +60,7 @@ function sample(timing: 'calibrated' | 'fast', workMs: number): LabSample {
     const wallMs = performance.now() - started;
     if (r.status !== 0) throw new Error(`lab exited ${r.status}: ${r.stderr}`);
     const docs = readdirSync(out)
-      .filter((f) => f !== 'summary.json')
+      .filter((f) => f.endsWith('.json') && f !== 'summary.json')
       .map((f) => JSON.parse(readFileSync(join(out, f), 'utf8')) as RunDocument);
     const readiness = (d: RunDocument) => d.service.readyAt ?? 0;
     return {

@@ -5,6 +5,8 @@ import { LocalCluster } from '../src/platform/local/cluster.js';
 import { fastTiming } from '../src/platform/local/timing.js';
 import { buildWorkload } from '../src/workload/manifests.js';
 import { resolveScenario } from '../src/workload/scenario.js';
+import os from 'node:os';
+import { pidWithEnv, processCpuMs } from './lib/cpu.js';
 import { latency, throughput } from './lib/load.js';
 import type { BenchResult } from './lib/report.js';
 import type { V1Pod } from '@kubernetes/client-node';
@@ -43,9 +45,21 @@ export async function benchProxy(seconds = Number(process.env.BENCH_SECONDS ?? 5
     const proxyRps: number[] = [];
     const directP50: number[] = [];
     const proxyP50: number[] = [];
+    // CPU per request of the lab server and of the proxy (this process), so the proxy's cost
+    // reads the same on 2 cores or 32: on a 2-core machine the proxy's extra process competes
+    // with the server and the load generator for the same cores, which the ratio alone hides.
+    const serverPid = pidWithEnv('POD_NAMESPACE=bench');
+    const serverUsPerReq: number[] = [];
+    const proxyUsPerReq: number[] = [];
     for (let round = 0; round < 2; round++) {
+      const s0 = serverPid ? processCpuMs(serverPid) : 0;
       directRps.push(await throughput(direct, 10, seconds));
+      if (serverPid)
+        serverUsPerReq.push(((processCpuMs(serverPid) - s0) * 1000) / (directRps.at(-1)! * seconds));
+      const p0 = process.cpuUsage();
       proxyRps.push(await throughput(viaService, 10, seconds));
+      const p1 = process.cpuUsage(p0);
+      proxyUsPerReq.push((p1.user + p1.system) / (proxyRps.at(-1)! * seconds));
       directP50.push((await latency(direct, 3000)).p50);
       proxyP50.push((await latency(viaService, 3000)).p50);
     }
@@ -62,8 +76,25 @@ export async function benchProxy(seconds = Number(process.env.BENCH_SECONDS ?? 5
         { name: 'median latency direct (1 conn)', value: mean(directP50), unit: 'ms' },
         { name: 'median latency via proxy (1 conn)', value: mean(proxyP50), unit: 'ms' },
         { name: 'added median latency', value: added, unit: 'ms', target: '<= 0.3', pass: added <= 0.3 },
+        {
+          name: 'lab server CPU per request',
+          value: serverUsPerReq.length ? mean(serverUsPerReq) : Number.NaN,
+          unit: 'µs',
+        },
+        { name: 'proxy CPU per request', value: mean(proxyUsPerReq), unit: 'µs' },
+        { name: 'cores seen', value: os.availableParallelism(), unit: '' },
       ],
-      details: { directRps, proxyRps, directP50, proxyP50, seconds, rounds: 2, pid1: cluster.pid1.pid1 },
+      details: {
+        directRps,
+        proxyRps,
+        directP50,
+        proxyP50,
+        serverUsPerReq,
+        proxyUsPerReq,
+        seconds,
+        rounds: 2,
+        pid1: cluster.pid1.pid1,
+      },
     };
   } finally {
     await cluster.dispose();
