@@ -56,8 +56,21 @@ function commandPath(command: Command, name: string): string {
   return parts.join(' ');
 }
 
+/**
+ * `draincheck ... | head`: when the reader goes away, stop quietly, as Unix tools do, instead
+ * of dying with an EPIPE stack trace.
+ */
+function quietOnClosedPipe(stream: NodeJS.WriteStream) {
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+}
+
 /** Run the CLI; resolves to the exit code. Never throws for a user mistake. */
 export async function runCli(argv: string[], name = 'draincheck'): Promise<number | undefined> {
+  quietOnClosedPipe(process.stdout);
+  quietOnClosedPipe(process.stderr);
   const program = buildProgram(name);
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -6,7 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RunDocument } from '../../src/experiment/run-document.js';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { cli, startCli } from '../helpers/cli.js';
+import { cliPath } from '../helpers/lab-process.js';
 import { processesWithEnv } from '../helpers/procs.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
 
@@ -145,4 +148,15 @@ test('Ctrl-C in the middle of a lab: cleaned up, saved as incomplete, exit 130',
   }
   assert.ok(readdirSync(dir).includes('summary.json'));
   assert.ok(readdirSync(dir).includes('report.html'), 'the timeline page of what was observed');
+});
+
+test('a reader that goes away (draincheck manifests | head -1) ends the command quietly', async () => {
+  const child = spawn(process.execPath, [cliPath, 'manifests'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  // Close our end of the pipe at the first bytes, as `head -1` does.
+  child.stdout.once('data', () => child.stdout.destroy());
+  const [code] = (await once(child, 'close')) as [number | null];
+  assert.equal(code, 0, stderr);
+  assert.doesNotMatch(stderr, /EPIPE|\n\s+at /);
 });
