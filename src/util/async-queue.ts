@@ -45,10 +45,6 @@ export class AsyncQueue<T> implements AsyncIterable<T> {
     }
   }
 
-  get isEnded(): boolean {
-    return this.ended;
-  }
-
   [Symbol.asyncIterator](): AsyncIterator<T> {
     return {
       next: () => {

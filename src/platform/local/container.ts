@@ -145,7 +145,6 @@ export class ContainerProcess {
   /** Pid of the container's main process on the host (the process signals go to). */
   hostPid = 0;
   private readonly child: ChildProcess;
-  private sentKill = false;
 
   private constructor(private readonly options: ContainerStartOptions) {
     const argv = tiedArgv(
@@ -198,7 +197,6 @@ export class ContainerProcess {
 
   /** Sends a signal to the container's main process, as the container runtime does. */
   signal(signal: 'SIGTERM' | 'SIGKILL'): boolean {
-    if (signal === 'SIGKILL') this.sentKill = true;
     try {
       process.kill(this.hostPid, signal);
       return true;
@@ -211,10 +209,6 @@ export class ContainerProcess {
   /** Synchronous SIGKILL of the container and its wrapper; for cleanup paths. */
   killNow(): void {
     for (const pid of [this.hostPid, this.child.pid]) killQuietly(pid);
-  }
-
-  get killedByUs(): boolean {
-    return this.sentKill;
   }
 }
 

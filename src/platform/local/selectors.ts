@@ -48,7 +48,7 @@ export function compileSelectors(labelSelector?: string, fieldSelector?: string)
 }
 
 /** Labels that select: a Service's `spec.selector` as a Selector. */
-export function selectorFromMap(selector: Record<string, string> | undefined): Requirement[] {
+function selectorFromMap(selector: Record<string, string> | undefined): Requirement[] {
   return Object.entries(selector ?? {}).map(([key, value]) => ({ key, op: '=' as const, value }));
 }
 

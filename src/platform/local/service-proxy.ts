@@ -83,11 +83,6 @@ export class ServiceProxy {
     }, this.options.syncDelayMs);
   }
 
-  /** Routing as computed from the last applied slice (for tests and reports). */
-  get routes(): ReadonlyArray<Target> {
-    return this.targets;
-  }
-
   private apply(slice: V1EndpointSlice | undefined) {
     this.targets = routeTargets(slice, this.options.portName);
     this.stateChange = this.stateChange.then(() =>
