@@ -288,10 +288,34 @@ export const conditionsOf = (slice: V1EndpointSlice, podName = 'work') => {
 
 /** Waits for the Pod to be Ready and its endpoint to be ready in the slice. */
 export async function podReady(h: Harness, podName = 'work'): Promise<V1Pod> {
-  const seen = await h.pods.waitFor(
-    (e) => e.object.metadata?.name === podName && isReady(e.object) === true,
-    `${podName} Ready`,
+  const ofPod = (e: WatchEvent<V1Pod>) => e.object.metadata?.name === podName;
+  // A container that ends before it is Ready fails the wait at once, saying why: a timeout
+  // would hide the exit code and the server's own last words.
+  const endedEarly = h.pods.waitFor(
+    (e) => ofPod(e) && terminated(e.object) !== undefined,
+    `${podName} ended`,
   );
+  endedEarly.catch(() => undefined);
+  const seen = await Promise.race([
+    h.pods.waitFor((e) => ofPod(e) && isReady(e.object) === true, `${podName} Ready`),
+    endedEarly.then(async (ended) => {
+      const state = terminated(ended.value.object)!;
+      const lines: string[] = [];
+      const stop = new AbortController();
+      const timer = setTimeout(() => stop.abort(), 1000);
+      try {
+        for await (const line of h.cluster.logs(h.namespace, podName, { follow: false }, stop.signal))
+          lines.push(line);
+      } catch {
+        // The log is best effort here; the exit code already says the container ended.
+      } finally {
+        clearTimeout(timer);
+      }
+      throw new Error(
+        `${podName} ended before it was Ready: exit ${state.exitCode} (${state.reason}); its log: ${lines.slice(-5).join(' | ')}`,
+      );
+    }),
+  ]);
   await h.slices.waitFor((e) => conditionsOf(e.object, podName)?.ready === true, `${podName} endpoint ready`);
   return seen.value.object;
 }

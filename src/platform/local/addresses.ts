@@ -1,8 +1,15 @@
 // Pod and Service addresses of the embedded runtime. Each Pod gets its own loopback address
 // 127.0.0.N (N >= 2) where the OS routes the whole 127/8 to lo (Linux); elsewhere (macOS)
-// every Pod shares 127.0.0.1 and gets a port of its own. Concurrent runtimes (tests, labs)
-// start at a random offset and skip addresses whose port is taken.
+// every Pod shares 127.0.0.1 and gets a port of its own.
+//
+// Several runtimes may run at once (parallel test files, two labs in two terminals). Checking
+// that a port binds is not enough to share the range: a Pod's address is chosen before its
+// server listens, so two runtimes could both see 127.0.0.N:8080 free and hand it out twice —
+// the second server then dies with EADDRINUSE. So each address is *leased*: the runtime binds
+// a Linux abstract Unix socket named after it. The bind is atomic across processes, and the
+// kernel drops the lease when the process dies, however it dies (no stale lock files).
 import net from 'node:net';
+import { DraincheckError } from '../../errors.js';
 
 export interface AddressPlan {
   /** true: one loopback address per Pod/Service; false: 127.0.0.1 with distinct ports. */
@@ -37,6 +44,27 @@ export function freePort(host: string): Promise<number> {
   });
 }
 
+/** The abstract socket name that leases `ip` (exported for tests). */
+export const leaseName = (ip: string) => `\0draincheck/loopback-lease/${ip}`;
+
+/**
+ * Takes the cross-process lease on `ip`; undefined when another runtime holds it. Abstract
+ * sockets exist on Linux only; elsewhere the lease is a no-op server-less handle and only this
+ * runtime's own bookkeeping keeps addresses apart.
+ */
+function takeLease(ip: string): Promise<net.Server | 'unleased' | undefined> {
+  if (process.platform !== 'linux') return Promise.resolve('unleased');
+  return new Promise((resolve) => {
+    const server = net.createServer((socket) => socket.destroy());
+    server.once('error', () => resolve(undefined));
+    server.listen({ path: leaseName(ip), exclusive: true }, () => {
+      // A lease must never keep the runtime alive on its own.
+      server.unref();
+      resolve(server);
+    });
+  });
+}
+
 export interface Endpoint {
   ip: string;
   port: number;
@@ -44,18 +72,28 @@ export interface Endpoint {
   remapped: boolean;
 }
 
+export interface AllocatorOptions {
+  /** The first N of 127.0.0.N to try (2..254); random by default, so runtimes rarely contend. */
+  start?: number;
+}
+
 /**
- * Allocates addresses for one runtime. Addresses in use by this runtime are never handed out
- * twice; those in use by other processes are skipped because their port does not bind.
+ * Allocates addresses for one runtime. An address is handed out only under a lease (see
+ * above) and only if the wanted port binds there, so neither another draincheck runtime nor
+ * an unrelated listener can end up on the same address and port.
  */
 export class AddressAllocator {
-  private readonly inUse = new Set<string>();
+  private readonly leases = new Map<string, net.Server | 'unleased'>();
   private next: number;
 
-  constructor(private readonly plan: AddressPlan) {
-    // Third octet 0 for Pods and 1 for Services would make addresses easy to tell apart,
-    // but one range keeps the fallback simple; a random start avoids concurrent runtimes.
-    this.next = 2 + Math.floor(Math.random() * 250);
+  constructor(
+    private readonly plan: AddressPlan,
+    options: AllocatorOptions = {},
+  ) {
+    this.next = options.start ?? 2 + Math.floor(Math.random() * 253);
+    if (!Number.isInteger(this.next) || this.next < 2 || this.next > 254) {
+      throw new RangeError(`start must be an integer in 2..254, got ${options.start}`);
+    }
   }
 
   async allocate(wantedPort: number): Promise<Endpoint> {
@@ -64,22 +102,54 @@ export class AddressAllocator {
     }
     // Ports below 1024 need root (or CAP_NET_BIND_SERVICE): do not try 253 addresses in vain.
     const privileged = wantedPort > 0 && wantedPort < 1024 && process.getuid?.() !== 0;
-    for (let tries = 0; tries < 253 && !privileged; tries++) {
-      const ip = `127.0.0.${this.next}`;
-      this.next = this.next >= 254 ? 2 : this.next + 1;
-      if (this.inUse.has(ip)) continue;
-      if (await canBind(ip, wantedPort)) {
-        this.inUse.add(ip);
+    let fallback: string | undefined;
+    for (let tries = 0; tries < 253; tries++) {
+      const ip = this.advance();
+      if (this.leases.has(ip)) continue;
+      const lease = await takeLease(ip);
+      if (!lease) continue;
+      if (!privileged && (await canBind(ip, wantedPort))) {
+        this.leases.set(ip, lease);
+        if (fallback !== undefined) this.release(fallback);
         return { ip, port: wantedPort, remapped: false };
       }
+      // Leased, but the port is taken there (or cannot be bound): keep the first such address
+      // for a remapped port in case no address has the wanted port free.
+      if (fallback === undefined) {
+        fallback = ip;
+        this.leases.set(ip, lease);
+        if (privileged) break;
+      } else {
+        closeLease(lease);
+      }
     }
-    // Every address has the port taken (something listens on 0.0.0.0:<port>): remap the port.
-    const ip = `127.0.0.${this.next}`;
-    this.inUse.add(ip);
-    return { ip, port: await freePort(ip), remapped: true };
+    if (fallback === undefined) {
+      throw new DraincheckError(
+        'DC_PLATFORM_UNAVAILABLE',
+        'no loopback address 127.0.0.2-254 is free: other draincheck runtimes hold them all',
+      );
+    }
+    return { ip: fallback, port: await freePort(fallback), remapped: true };
   }
 
   release(ip: string): void {
-    this.inUse.delete(ip);
+    const lease = this.leases.get(ip);
+    this.leases.delete(ip);
+    if (lease) closeLease(lease);
   }
+
+  /** Gives every lease back (the runtime is shutting down). */
+  dispose(): void {
+    for (const ip of [...this.leases.keys()]) this.release(ip);
+  }
+
+  private advance(): string {
+    const ip = `127.0.0.${this.next}`;
+    this.next = this.next >= 254 ? 2 : this.next + 1;
+    return ip;
+  }
+}
+
+function closeLease(lease: net.Server | 'unleased') {
+  if (lease !== 'unleased') lease.close();
 }

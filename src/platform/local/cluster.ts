@@ -155,8 +155,8 @@ export class LocalCluster {
     this.controller.serviceDeleted(service);
     const proxy = this.proxies.get(`${namespace}/${name}`);
     this.proxies.delete(`${namespace}/${name}`);
-    this.allocator?.release(service.spec?.clusterIP ?? '');
     await proxy?.dispose();
+    this.allocator?.release(service.spec?.clusterIP ?? '');
   }
 
   /** Creates the Pod (ADDED, Pending) and hands it to the kubelet, which starts it. */
@@ -271,6 +271,8 @@ export class LocalCluster {
     await Promise.all([...this.liveWorkers].map((w) => w.stopped()));
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
+    // Only now that nothing listens on them may another runtime have the addresses.
+    this.allocator?.dispose();
     this.aborter.abort();
     this.recorder.close();
     this.store.closeWatches();
