@@ -3,7 +3,7 @@
 import { Option, type Command } from 'commander';
 import { DraincheckError } from '../errors.js';
 import type { PlanOptions } from '../experiment/plan.js';
-import { LocalCluster } from '../platform/local/cluster.js';
+import { LocalCluster, type ServiceProxyMode } from '../platform/local/cluster.js';
 import { LocalPlatform } from '../platform/local/local-platform.js';
 import { calibratedTiming, fastTiming } from '../platform/local/timing.js';
 import type { Platform } from '../platform/types.js';
@@ -13,6 +13,7 @@ export interface PlatformFlags extends KubeRunFlags {
   platform?: string;
   timing?: string;
   pid1?: boolean;
+  serviceProxy?: ServiceProxyMode;
 }
 
 export interface PlatformSession {
@@ -31,13 +32,21 @@ export function addPlatformFlags(command: Command): Command {
         // The kubectl plugin (kubectl-draincheck) sets it to kube.
         .env('DRAINCHECK_PLATFORM'),
     )
+    // No commander defaults for the embedded runtime's flags: that they were given at all
+    // must be visible, so that they can be refused with --platform kube.
     .addOption(
       new Option(
         '--timing <profile>',
-        'embedded runtime delays: calibrated (from a real control plane) or fast',
-      )
-        .choices(['calibrated', 'fast'])
-        .default('calibrated'),
+        'embedded runtime delays: calibrated (from a real control plane; the default) or fast',
+      ).choices(['calibrated', 'fast']),
+    )
+    .addOption(
+      new Option(
+        '--service-proxy <mode>',
+        'embedded runtime: how Service connections reach the Pod — nftables (kernel NAT rules, as ' +
+          "kube-proxy's iptables/nftables modes; Linux as root with nft), userspace (a TCP proxy), " +
+          'or auto (nftables where it works, else userspace; the default)',
+      ).choices(['auto', 'nftables', 'userspace']),
     )
     .option('--no-pid1', 'embedded runtime: run containers as ordinary child processes, not as PID 1');
   return addKubeRunFlags(command);
@@ -45,6 +54,18 @@ export function addPlatformFlags(command: Command): Command {
 
 export async function openPlatformSession(flags: PlatformFlags): Promise<PlatformSession> {
   if (flags.platform === 'kube') {
+    const localOnly = [
+      ...(flags.timing !== undefined ? ['--timing'] : []),
+      ...(flags.serviceProxy !== undefined ? ['--service-proxy'] : []),
+      ...(flags.pid1 === false ? ['--no-pid1'] : []),
+    ];
+    if (localOnly.length > 0) {
+      throw new DraincheckError(
+        'DC_USAGE',
+        `${localOnly.join(', ')} ${localOnly.length > 1 ? 'apply' : 'applies'} only to the embedded runtime (--platform local)`,
+        { hint: 'on a real cluster the cluster decides these; leave them out' },
+      );
+    }
     const { openKubeSession } = await import('./kube-session.js');
     const kube = openKubeSession(flags);
     return {
@@ -67,6 +88,7 @@ export async function openPlatformSession(flags: PlatformFlags): Promise<Platfor
   const cluster = new LocalCluster({
     timing: flags.timing === 'fast' ? fastTiming : calibratedTiming,
     ...(flags.pid1 === false ? { pid1: false } : {}),
+    ...(flags.serviceProxy ? { serviceProxy: flags.serviceProxy } : {}),
   });
   return {
     name: 'local',

@@ -18,6 +18,7 @@ import { detectPid1Support, type Pid1Support } from './container.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { PodWorker } from './kubelet.js';
 import { Recorder } from './recorder.js';
+import { detectNftables, NftablesTable } from './nftables.js';
 import { ServiceProxy } from './service-proxy.js';
 import { ObjectStore, type Kind, type ListOptions, type WatchOptions } from './store.js';
 import { calibratedTiming, type RuntimeTiming } from './timing.js';
@@ -26,11 +27,37 @@ export interface LocalClusterOptions {
   timing?: Partial<RuntimeTiming>;
   /** Force PID 1 mode off (or on, where supported). Default: on where the OS allows. */
   pid1?: boolean;
+  /**
+   * What carries Service connections: kernel NAT rules (`nftables`, as kube-proxy's
+   * iptables/nftables modes; Linux as root with nft), a userspace TCP proxy (`userspace`),
+   * or the first of these that works here (`auto`, the default).
+   */
+  serviceProxy?: ServiceProxyMode;
+}
+
+export type ServiceProxyMode = 'auto' | 'nftables' | 'userspace';
+
+export interface ServiceProxySupport {
+  mode: 'nftables' | 'userspace';
+  reason: string;
+}
+
+/** The data plane a runtime will use for `wanted`, and why; a usage error if it cannot. */
+export function resolveServiceProxy(wanted: ServiceProxyMode = 'auto'): ServiceProxySupport {
+  if (wanted === 'userspace')
+    return { mode: 'userspace', reason: 'userspace TCP proxy chosen by the caller' };
+  const nft = detectNftables();
+  if (nft.available) return { mode: 'nftables', reason: nft.reason };
+  if (wanted === 'nftables')
+    throw new DraincheckError('DC_USAGE', `--service-proxy nftables is not available here: ${nft.reason}`);
+  return { mode: 'userspace', reason: `userspace TCP proxy (${nft.reason})` };
 }
 
 export class LocalCluster {
   readonly timing: RuntimeTiming;
   readonly pid1: Pid1Support;
+  readonly serviceProxy: ServiceProxySupport;
+  private nftables: NftablesTable | undefined;
   private readonly store = new ObjectStore();
   private readonly recorder = new Recorder(this.store);
   private readonly controller: EndpointSliceController;
@@ -54,6 +81,7 @@ export class LocalCluster {
             reason: 'PID 1 mode turned off by the caller; containers run as ordinary child processes',
           }
         : support;
+    this.serviceProxy = resolveServiceProxy(options.serviceProxy);
     this.controller = new EndpointSliceController(this.store, this.timing.endpointsDelayMs);
     // The controller and the proxies follow the store like their real counterparts follow the API.
     void this.follow<V1Pod>('pods', () => this.controller.trigger());
@@ -128,9 +156,15 @@ export class LocalCluster {
         ports: (service.spec?.ports ?? []).map((p, i) => (i === 0 ? { ...p, port: address.port } : p)),
       },
     });
+    let dataplane;
+    if (this.serviceProxy.mode === 'nftables') {
+      this.nftables ??= new NftablesTable();
+      dataplane = await this.nftables.service(address.ip, address.port);
+    }
     this.proxies.set(
       `${ns}/${name}`,
       new ServiceProxy({
+        ...(dataplane ? { dataplane } : {}),
         host: address.ip,
         port: address.port,
         serviceName: name,
@@ -257,6 +291,14 @@ export class LocalCluster {
     return this.recorder.subscribe(signal);
   }
 
+  /**
+   * Records (as a `connection-routed` platform event) which endpoint a connection from
+   * `clientPort` to the Service went to, where the proxy did not see it itself (kernel NAT).
+   */
+  async recordRoute(namespace: string, service: string, clientPort: number): Promise<void> {
+    await this.proxies.get(`${namespace}/${service}`)?.recordRoute(clientPort);
+  }
+
   /** Resolves once the Service proxy applies the routes of the latest slice (tests). */
   async proxySettled(namespace: string, service: string): Promise<void> {
     await this.proxies.get(`${namespace}/${service}`)?.settled();
@@ -271,6 +313,7 @@ export class LocalCluster {
     await Promise.all([...this.liveWorkers].map((w) => w.stopped()));
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
+    await this.nftables?.delete().catch(() => undefined);
     // Only now that nothing listens on them may another runtime have the addresses.
     this.allocator?.dispose();
     this.aborter.abort();

@@ -30,6 +30,8 @@ export class LocalPlatform implements Platform {
       name: 'local',
       pid1: this.cluster.pid1.pid1,
       pid1Reason: this.cluster.pid1.reason,
+      serviceProxy: this.cluster.serviceProxy.mode,
+      serviceProxyReason: this.cluster.serviceProxy.reason,
       ...(this.workload ? { namespace: this.workload.namespace } : {}),
       ...(this.perPodAddresses === undefined ? {} : { perPodAddresses: this.perPodAddresses }),
       timing: { ...this.cluster.timing },
@@ -82,9 +84,17 @@ export class LocalPlatform implements Platform {
       return queue;
     }
     const start = performance.now();
+    const service = workload.service.metadata!.name!;
+    const emit = (e: ClientEvent) => {
+      queue.push(e);
+      // With kernel NAT no proxy sees the connection: read its route back from conntrack
+      // while the flow exists (it does from the SYN on).
+      if (e.type === 'work-connected' && typeof e.data.localPort === 'number')
+        void this.cluster.recordRoute(workload.namespace, service, e.data.localPort).catch(() => undefined);
+    };
     runClient(
       { ...plan, serviceUrl: `http://${address.host}:${address.port}` },
-      { now: () => performance.now() - start, emit: (e) => queue.push(e), signal },
+      { now: () => performance.now() - start, emit, signal },
     ).then(
       () => queue.end(),
       (error: unknown) => queue.fail(error),

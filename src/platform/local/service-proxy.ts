@@ -1,10 +1,10 @@
-// kube-proxy's part for one Service: a real TCP proxy on the Service's address. Each NEW
-// connection goes to a `ready` endpoint; with none ready, to a `serving && terminating`
-// one (KEP-1669 fallback, pkg/proxy/topology.go); with none usable, the Service refuses
-// connections for real (the listener closes, so clients get ECONNREFUSED as from
+// kube-proxy's part for one Service. Each NEW connection goes to a `ready` endpoint; with
+// none ready, to a `serving && terminating` one (KEP-1669 fallback, pkg/proxy/topology.go);
+// with none usable, the Service refuses connections for real (ECONNREFUSED, as from
 // kube-proxy's REJECT rule) until an endpoint is usable again. ESTABLISHED connections are
 // never touched by endpoint changes (conntrack keeps the flow): only the backend ending or
-// resetting ends them, and the client sees exactly that (a reset is passed on as a reset).
+// resetting ends them. Two data planes carry this out: kernel NAT rules (nftables.ts, like
+// kube-proxy's iptables/nftables modes) or a userspace TCP proxy (below).
 import net from 'node:net';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Recorder } from './recorder.js';
@@ -48,30 +48,51 @@ export interface ServiceProxyOptions {
   portName: string | undefined;
   syncDelayMs: number;
   recorder: Recorder;
+  /** How new connections reach the targets; a userspace TCP proxy unless given. */
+  dataplane?: Dataplane;
 }
 
+/**
+ * What carries a Service's connections: a userspace TCP proxy (below) or kernel NAT rules
+ * (nftables.ts, as kube-proxy's iptables and nftables modes). Either way, only NEW
+ * connections follow `apply`; established ones keep their backend.
+ */
+export interface Dataplane {
+  readonly mode: 'userspace' | 'nftables';
+  /** New connections go to one of `targets` (none: refused). Resolves once in effect. */
+  apply(targets: Target[]): Promise<void>;
+  /** The backend a connection from `clientPort` was sent to, where only the kernel knows it. */
+  routeOf?(clientPort: number): Promise<Target | undefined>;
+  dispose(): Promise<void>;
+}
+
+/** kube-proxy for one Service: follows its slice after the sync delay, through a data plane. */
 export class ServiceProxy {
-  private server: net.Server | undefined;
-  private listening = false;
-  private targets: Target[] = [];
-  private readonly sockets = new Set<net.Socket>();
+  private readonly dataplane: Dataplane;
   private pendingSync: NodeJS.Timeout | undefined;
   /** Resolves when the pending sync has applied the latest slice. */
   private pendingApplied: { promise: Promise<void>; resolve: () => void } | undefined;
   private latest: V1EndpointSlice | undefined;
   private stateChange: Promise<void> = Promise.resolve();
+  private accepting = false;
   private disposed = false;
 
-  constructor(private readonly options: ServiceProxyOptions) {}
+  constructor(private readonly options: ServiceProxyOptions) {
+    this.dataplane = options.dataplane ?? new UserspaceProxy(options);
+  }
 
   get address() {
     return { host: this.options.host, port: this.options.port };
   }
 
+  get mode(): Dataplane['mode'] {
+    return this.dataplane.mode;
+  }
+
   /** A slice changed; the proxy routes by it after its sync delay. */
   sliceChanged(slice: V1EndpointSlice | undefined): void {
     this.latest = slice;
-    if (this.pendingSync) return;
+    if (this.pendingSync || this.disposed) return;
     let resolve!: () => void;
     const promise = new Promise<void>((r) => (resolve = r));
     this.pendingApplied = { promise, resolve };
@@ -84,21 +105,98 @@ export class ServiceProxy {
   }
 
   private apply(slice: V1EndpointSlice | undefined) {
-    this.targets = routeTargets(slice, this.options.portName);
-    this.stateChange = this.stateChange.then(() =>
-      this.targets.length > 0 ? this.listen() : this.unlisten(),
-    );
+    const targets = routeTargets(slice, this.options.portName);
+    this.stateChange = this.stateChange.then(async () => {
+      if (this.disposed) return;
+      try {
+        await this.dataplane.apply(targets);
+      } catch (error) {
+        // kube-proxy logs a failed sync and retries on the next change; the routes stay as
+        // they were, and the run says so.
+        this.options.recorder.emit({
+          namespace: this.options.namespace,
+          source: 'proxy',
+          type: 'proxy-sync-failed',
+          data: { service: this.options.serviceName, mode: this.dataplane.mode, error: String(error) },
+        });
+        return;
+      }
+      const accepting = targets.length > 0;
+      if (accepting === this.accepting) return;
+      this.accepting = accepting;
+      this.options.recorder.emit({
+        namespace: this.options.namespace,
+        source: 'proxy',
+        type: 'service-listening',
+        data: { service: this.options.serviceName, accepting, mode: this.dataplane.mode },
+      });
+    });
   }
 
   /**
    * Resolves once the proxy routes by the latest slice written so far: a slice write reaches
    * the proxy through the store's watch (microtasks), then waits out the sync delay, then the
-   * listener opens or closes.
+   * data plane applies the routes.
    */
   async settled(): Promise<void> {
     await new Promise((resolve) => setImmediate(resolve));
     for (let i = 0; i < 100 && this.pendingApplied; i++) await this.pendingApplied.promise;
     await this.stateChange;
+  }
+
+  /**
+   * Records where a client's connection went, when the data plane did not see it itself
+   * (kernel NAT: the route is read back from conntrack by the client's port).
+   */
+  async recordRoute(clientPort: number): Promise<void> {
+    const target = await this.dataplane.routeOf?.(clientPort);
+    if (!target) return;
+    emitRouted(this.options, clientPort, target);
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    clearTimeout(this.pendingSync);
+    this.pendingApplied?.resolve();
+    this.pendingApplied = undefined;
+    await this.stateChange.catch(() => undefined);
+    await this.dataplane.dispose();
+  }
+}
+
+function emitRouted(options: ServiceProxyOptions, clientPort: number | undefined, target: Target) {
+  options.recorder.emit({
+    namespace: options.namespace,
+    source: 'proxy',
+    type: 'connection-routed',
+    data: {
+      clientPort,
+      endpoint: `${target.ip}:${target.port}`,
+      podUid: target.podUid,
+      fallback: target.fallback,
+    },
+  });
+}
+
+/**
+ * The userspace data plane: a real TCP proxy listening on the Service address. With no
+ * usable target the listener closes, so clients get ECONNREFUSED as from kube-proxy's REJECT
+ * rule; established connections are never cut by route changes; a backend reset is passed on.
+ */
+class UserspaceProxy implements Dataplane {
+  readonly mode = 'userspace' as const;
+  private server: net.Server | undefined;
+  private listening = false;
+  private targets: Target[] = [];
+  private readonly sockets = new Set<net.Socket>();
+  private disposed = false;
+
+  constructor(private readonly options: ServiceProxyOptions) {}
+
+  async apply(targets: Target[]): Promise<void> {
+    this.targets = targets;
+    if (targets.length > 0) await this.listen();
+    else await this.unlisten();
   }
 
   private async listen() {
@@ -113,12 +211,6 @@ export class ServiceProxy {
     });
     this.server = server;
     this.listening = true;
-    this.options.recorder.emit({
-      namespace: this.options.namespace,
-      source: 'proxy',
-      type: 'service-listening',
-      data: { service: this.options.serviceName, accepting: true },
-    });
   }
 
   private async unlisten() {
@@ -132,12 +224,6 @@ export class ServiceProxy {
       // close()'s callback waits for open connections; resolve once the listener itself is gone.
       setImmediate(resolve);
     });
-    this.options.recorder.emit({
-      namespace: this.options.namespace,
-      source: 'proxy',
-      type: 'service-listening',
-      data: { service: this.options.serviceName, accepting: false },
-    });
   }
 
   private route(client: net.Socket) {
@@ -148,17 +234,7 @@ export class ServiceProxy {
     }
     const target = candidates[Math.floor(Math.random() * candidates.length)]!;
     this.sockets.add(client);
-    this.options.recorder.emit({
-      namespace: this.options.namespace,
-      source: 'proxy',
-      type: 'connection-routed',
-      data: {
-        clientPort: client.remotePort,
-        endpoint: `${target.ip}:${target.port}`,
-        podUid: target.podUid,
-        fallback: target.fallback,
-      },
-    });
+    emitRouted(this.options, client.remotePort, target);
     const backend = net.connect({ host: target.ip, port: target.port });
     this.sockets.add(backend);
     client.pause();
@@ -193,10 +269,7 @@ export class ServiceProxy {
 
   async dispose(): Promise<void> {
     this.disposed = true;
-    clearTimeout(this.pendingSync);
     this.targets = [];
-    this.pendingApplied?.resolve();
-    this.pendingApplied = undefined;
     // Stop accepting first, so no connection arrives after the sockets are destroyed.
     await this.unlisten();
     for (const s of this.sockets) s.destroy();

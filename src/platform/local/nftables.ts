@@ -1,0 +1,259 @@
+// kube-proxy's data plane in the kernel: Service connections are DNATed by nftables rules to
+// a Pod address, as kube-proxy's iptables and nftables modes do, instead of being relayed by
+// a userspace process. The rules follow the same routing decision (routeTargets); the kernel
+// then does what kube-proxy's kernel does: conntrack keeps each ESTABLISHED flow on the
+// backend it was sent to whatever the rules become, a Service without a usable endpoint
+// REJECTs new connections (ECONNREFUSED), and a backend that refuses or resets is seen by the
+// client directly. It costs no CPU per request, so the Service path is as fast as the Pod.
+//
+// Needs Linux, root and the `nft` command. Each runtime owns one table named after its
+// process (pid and start time); tables of runtimes that are gone (SIGKILLed) are deleted by
+// the next runtime before it uses an address, so a stale rule can never capture traffic.
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { DraincheckError } from '../../errors.js';
+import type { Dataplane, Target } from './service-proxy.js';
+
+export interface NftablesSupport {
+  available: boolean;
+  reason: string;
+}
+
+let support: NftablesSupport | undefined;
+
+/** Process start time in clock ticks since boot (field 22 of /proc/PID/stat); undefined when gone. */
+function startTime(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
+}
+
+const TABLE_PREFIX = 'draincheck_';
+const tableName = (pid: number, start: string, seq: number) => `${TABLE_PREFIX}${pid}_${start}_${seq}`;
+
+/** Whether Services can be kernel NAT rules here, and why (not). Probed once per process. */
+export function detectNftables(): NftablesSupport {
+  if (support) return support;
+  const no = (reason: string) => (support = { available: false, reason });
+  if (process.platform !== 'linux') return no(`${process.platform}: no nftables`);
+  if (process.getuid?.() !== 0) return no('not root: nftables rules need root (CAP_NET_ADMIN)');
+  const version = spawnSync('nft', ['--version'], { encoding: 'utf8', timeout: 5000 });
+  if (version.error || version.status !== 0)
+    return no('the nft command is missing (Debian/Ubuntu: apt-get install nftables)');
+  // A table with a NAT chain proves the kernel has nf_tables with NAT and that we may use it.
+  const probe = `${TABLE_PREFIX}probe_${process.pid}`;
+  const r = nft(
+    [
+      `add table ip ${probe}`,
+      `add chain ip ${probe} nat_output { type nat hook output priority -100; policy accept; }`,
+      `delete table ip ${probe}`,
+    ].join('\n'),
+  );
+  if (r.status !== 0) return no(`nft cannot add a NAT chain: ${firstLine(r.stderr)}`);
+  return (support = {
+    available: true,
+    reason: `Linux as root with ${version.stdout.trim()}: Services are kernel NAT rules (nftables), as kube-proxy's iptables/nftables modes`,
+  });
+}
+
+function nft(script: string) {
+  return spawnSync('nft', ['-f', '-'], { input: script, encoding: 'utf8', timeout: 10_000 });
+}
+
+const firstLine = (s: string | undefined) => (s ?? '').trim().split('\n')[0] ?? '';
+
+/** Runs an nft script as one transaction (all of it applies, or none). */
+function nftAsync(script: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('nft', ['-f', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', (error) =>
+      reject(new DraincheckError('DC_PLATFORM_UNAVAILABLE', `nft: ${error.message}`)),
+    );
+    child.on('close', (code) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new DraincheckError('DC_PLATFORM_UNAVAILABLE', `nft exited ${code}: ${firstLine(stderr)}`),
+        );
+    });
+    child.stdin.end(script);
+  });
+}
+
+/** Deletes the tables of draincheck runtimes that are no longer running. */
+export function collectStaleTables(): string[] {
+  const listed = spawnSync('nft', ['list', 'tables', 'ip'], { encoding: 'utf8', timeout: 10_000 });
+  if (listed.status !== 0) return [];
+  const stale: string[] = [];
+  for (const line of listed.stdout.split('\n')) {
+    const m = /^table ip (draincheck_(\d+)_(\d+)_\d+)$/.exec(line.trim());
+    if (!m) continue;
+    const [, name, pid, start] = m;
+    if (startTime(Number(pid)) !== start) stale.push(name!);
+  }
+  if (stale.length > 0) nft(stale.map((t) => `delete table ip ${t}`).join('\n'));
+  return stale;
+}
+
+const liveTables = new Set<string>();
+let exitHookInstalled = false;
+let tables = 0;
+
+/** One runtime's table: a NAT chain and a filter chain on the output hook, a pair per Service. */
+export class NftablesTable {
+  readonly name: string;
+  private services = 0;
+  private created: Promise<void> | undefined;
+  private deleted = false;
+
+  constructor() {
+    this.name = tableName(process.pid, startTime(process.pid) ?? '0', ++tables);
+  }
+
+  /** Creates the table (once), after deleting what dead runtimes left behind. */
+  ensure(): Promise<void> {
+    this.created ??= (async () => {
+      collectStaleTables();
+      await nftAsync(
+        [
+          `add table ip ${this.name}`,
+          // Locally generated connections (the client and the Pods share this host) meet the
+          // rules on the output hook: NAT first (-100), then the filter (0) sees the result.
+          `add chain ip ${this.name} nat_output { type nat hook output priority -100; policy accept; }`,
+          `add chain ip ${this.name} filter_output { type filter hook output priority 0; policy accept; }`,
+          // The kernel tracks connections only while some rule needs conntrack: once the last
+          // dnat rule is gone (a Service's endpoint stopped being usable), established flows
+          // would lose their NAT and a draining Pod's answer would never reach its client.
+          // This rule (it changes no verdict) keeps conntrack on for the table's lifetime.
+          `add rule ip ${this.name} filter_output ct state invalid counter`,
+        ].join('\n'),
+      );
+      liveTables.add(this.name);
+      installExitHook();
+    })();
+    return this.created;
+  }
+
+  /** The data plane of one Service at host:port. */
+  async service(host: string, port: number): Promise<NftablesService> {
+    await this.ensure();
+    // A dead runtime's rules for this address may still exist if it died after our start.
+    collectStaleTables();
+    const k = ++this.services;
+    const svc = `svc_${k}`;
+    const reject = `reject_${k}`;
+    const match = `ip daddr ${host} tcp dport ${port}`;
+    await nftAsync(
+      [
+        `add chain ip ${this.name} ${svc}`,
+        `add chain ip ${this.name} ${reject}`,
+        `add rule ip ${this.name} nat_output ${match} jump ${svc}`,
+        `add rule ip ${this.name} filter_output ${match} jump ${reject}`,
+        // Until the first sync, nothing is routed: a new connection is refused.
+        `add rule ip ${this.name} ${reject} reject`,
+      ].join('\n'),
+    );
+    return new NftablesService(this, svc, reject, host, port);
+  }
+
+  run(script: string): Promise<void> {
+    if (this.deleted) return Promise.resolve();
+    return nftAsync(script);
+  }
+
+  async delete(): Promise<void> {
+    if (this.deleted || !this.created) return;
+    this.deleted = true;
+    await this.created.catch(() => undefined);
+    if (!liveTables.has(this.name)) return;
+    liveTables.delete(this.name);
+    await nftAsync(`delete table ip ${this.name}`);
+  }
+}
+
+/** Last resort on any exit path (uncaught error included): no table outlives its runtime. */
+function installExitHook() {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    if (liveTables.size === 0) return;
+    nft([...liveTables].map((t) => `delete table ip ${t}`).join('\n'));
+  });
+}
+
+export class NftablesService implements Dataplane {
+  readonly mode = 'nftables' as const;
+  /** Every target ever routed to, by ip:port, to name the Pod behind a conntrack entry. */
+  private readonly known = new Map<string, Target>();
+  private disposed = false;
+
+  constructor(
+    private readonly table: NftablesTable,
+    private readonly svcChain: string,
+    private readonly rejectChain: string,
+    private readonly host: string,
+    private readonly port: number,
+  ) {}
+
+  async apply(targets: Target[]): Promise<void> {
+    if (this.disposed) return;
+    for (const t of targets) this.known.set(`${t.ip}:${t.port}`, t);
+    const t = this.table.name;
+    const lines = [`flush chain ip ${t} ${this.svcChain}`, `flush chain ip ${t} ${this.rejectChain}`];
+    if (targets.length === 1) {
+      lines.push(
+        `add rule ip ${t} ${this.svcChain} meta l4proto tcp dnat ip to ${targets[0]!.ip}:${targets[0]!.port}`,
+      );
+    } else if (targets.length > 1) {
+      // One random choice per new connection, as kube-proxy's random endpoint selection.
+      const map = targets.map((x, i) => `${i} : ${x.ip} . ${x.port}`).join(', ');
+      lines.push(
+        `add rule ip ${t} ${this.svcChain} meta l4proto tcp dnat ip to numgen random mod ${targets.length} map { ${map} }`,
+      );
+    } else {
+      // No usable endpoint: REJECT (ICMP port unreachable; the client's connect fails with
+      // ECONNREFUSED), as kube-proxy does for a Service without endpoints.
+      lines.push(`add rule ip ${t} ${this.rejectChain} reject`);
+    }
+    await this.table.run(lines.join('\n'));
+  }
+
+  /**
+   * Where the kernel sent the connection from local port `clientPort`: its conntrack entry's
+   * reply tuple names the Pod address. Undefined when conntrack is not readable.
+   */
+  // eslint-disable-next-line @typescript-eslint/require-await -- the Dataplane contract is async
+  async routeOf(clientPort: number): Promise<Target | undefined> {
+    let table: string;
+    try {
+      table = readFileSync('/proc/net/nf_conntrack', 'utf8');
+    } catch {
+      return undefined;
+    }
+    const original = ` dst=${this.host} sport=${clientPort} dport=${this.port} `;
+    for (const line of table.split('\n')) {
+      if (!line.includes(' tcp ') || !line.includes(original)) continue;
+      const afterOriginal = line.slice(line.indexOf(original) + original.length);
+      const reply = /src=(\S+) dst=\S+ sport=(\d+)/.exec(afterOriginal);
+      if (!reply) continue;
+      const key = `${reply[1]}:${reply[2]}`;
+      return this.known.get(key) ?? { ip: reply[1]!, port: Number(reply[2]), podUid: undefined, fallback: false };
+    }
+    return undefined;
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    const t = this.table.name;
+    // No rule for this address any more: a connection to it finds nothing listening there.
+    await this.table
+      .run([`flush chain ip ${t} ${this.svcChain}`, `flush chain ip ${t} ${this.rejectChain}`].join('\n'))
+      .catch(() => undefined);
+  }
+}
