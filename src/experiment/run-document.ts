@@ -74,6 +74,11 @@ export const RunDocumentSchema = z.object({
     name: z.enum(['local', 'kube']),
     pid1: z.boolean().optional(),
     pid1Reason: z.string().optional(),
+    serviceProxy: z
+      .enum(['nftables', 'userspace'])
+      .optional()
+      .describe('local: what carried Service connections — kernel NAT rules or a userspace TCP proxy'),
+    serviceProxyReason: z.string().optional(),
     context: z.string().optional(),
     serverVersion: z.string().optional(),
     namespace: z.string().optional(),

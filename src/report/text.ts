@@ -104,7 +104,10 @@ export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): 
     ...endpointLines(doc),
     ...exitLines(doc),
   ].sort((a, b) => a.at - b.at);
-  const pid1 = doc.platform.name === 'local' ? `, PID 1: ${doc.platform.pid1 ? 'yes' : 'no'}` : '';
+  const pid1 =
+    doc.platform.name === 'local'
+      ? `, PID 1: ${doc.platform.pid1 ? 'yes' : 'no'}${doc.platform.serviceProxy ? `, Service proxy: ${doc.platform.serviceProxy}` : ''}`
+      : '';
   const head = `${style.bold(doc.scenario.name)}  run ${doc.runId} on ${doc.platform.name}${pid1}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s` : ''}`;
   const body = lines.map(
     (l) => `  ${`+${Math.round(l.at)} ms`.padStart(10)}  ${l.source.padEnd(8)}  ${l.text}`,

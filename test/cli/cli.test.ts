@@ -41,6 +41,16 @@ for (const [args, pattern] of [
   [['run', '--on-sigterm', 'maybe'], /argument 'maybe' is invalid/],
   [['run', '--expect', 'fine'], /argument 'fine' is invalid/],
   [['lab', '--platform', 'mars'], /argument 'mars' is invalid/],
+  [['lab', '--service-proxy', 'ipvs'], /argument 'ipvs' is invalid/],
+  [
+    ['lab', '--platform', 'kube', '--timing', 'fast', '--no-pid1'],
+    /--timing, --no-pid1 apply only to the embedded runtime \(--platform local\)/,
+  ],
+  [
+    ['run', '--platform', 'kube', '--service-proxy', 'userspace'],
+    /--service-proxy applies only to the embedded runtime/,
+  ],
+  [['lab', '--context', 'k3s'], /--context applies only to --platform kube/],
   [['report'], /missing required argument 'paths'/],
   [['run', '--server-command', ''], /--server-command must not be empty/],
   [['report', '/nonexistent/run.json'], /cannot read \/nonexistent\/run.json: ENOENT/],
@@ -52,6 +62,15 @@ for (const [args, pattern] of [
     assert.match(r.stderr, pattern);
   });
 }
+
+test('--service-proxy nftables where it cannot work (no nft on the PATH): exit 2, one line saying why', () => {
+  const r = cli(['run', '--service-proxy', 'nftables', '--work-ms', '100'], {
+    env: { PATH: '/nonexistent' },
+  });
+  assert.equal(r.status, 2, r.stderr);
+  oneLine(r.stderr);
+  assert.match(r.stderr, /--service-proxy nftables is not available here: /);
+});
 
 test('report refuses a file that is not a run document, naming the field', () => {
   const dir = tmp();

@@ -76,10 +76,7 @@ function nftAsync(script: string): Promise<void> {
     );
     child.on('close', (code) => {
       if (code === 0) resolve();
-      else
-        reject(
-          new DraincheckError('DC_PLATFORM_UNAVAILABLE', `nft exited ${code}: ${firstLine(stderr)}`),
-        );
+      else reject(new DraincheckError('DC_PLATFORM_UNAVAILABLE', `nft exited ${code}: ${firstLine(stderr)}`));
     });
     child.stdin.end(script);
   });
@@ -242,7 +239,9 @@ export class NftablesService implements Dataplane {
       const reply = /src=(\S+) dst=\S+ sport=(\d+)/.exec(afterOriginal);
       if (!reply) continue;
       const key = `${reply[1]}:${reply[2]}`;
-      return this.known.get(key) ?? { ip: reply[1]!, port: Number(reply[2]), podUid: undefined, fallback: false };
+      return (
+        this.known.get(key) ?? { ip: reply[1]!, port: Number(reply[2]), podUid: undefined, fallback: false }
+      );
     }
     return undefined;
   }

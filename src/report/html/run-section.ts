@@ -15,6 +15,12 @@ function facts(doc: RunDocument): string {
   if (p.name === 'local' && p.pid1 !== undefined) {
     items.push(['PID 1', `${p.pid1 ? 'yes' : 'no'}${p.pid1Reason ? ` (${p.pid1Reason})` : ''}`]);
   }
+  if (p.name === 'local' && p.serviceProxy) {
+    items.push([
+      'Service proxy',
+      `${p.serviceProxy}${p.serviceProxyReason ? ` (${p.serviceProxyReason})` : ''}`,
+    ]);
+  }
   if (p.context) items.push(['context', p.context]);
   if (p.serverVersion) items.push(['server version', p.serverVersion]);
   if (p.namespace) items.push(['namespace', p.namespace]);

@@ -12,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
+import { spawnSync } from 'node:child_process';
+import { collectStaleTables, detectNftables } from '../../../src/platform/local/nftables.js';
 import { hasMarker, listeningSockets, processesWithMarker, socketOwners } from '../../helpers/processes.js';
 
 const hostScript = fileURLToPath(new URL('../../fixtures/runtime-host.js', import.meta.url));
@@ -124,7 +126,18 @@ async function leftovers(marker: string): Promise<ReturnType<typeof processesWit
   return found;
 }
 
+/** The nftables tables (kernel NAT data plane) a runtime in process `pid` owns. */
+function tablesOf(pid: number | undefined): string[] {
+  if (!pid || !detectNftables().available) return [];
+  const out = spawnSync('nft', ['list', 'tables', 'ip'], { encoding: 'utf8' }).stdout ?? '';
+  return out
+    .split('\n')
+    .map((l) => l.trim().replace(/^table ip /, ''))
+    .filter((name) => name.startsWith(`draincheck_${pid}_`));
+}
+
 async function assertNothingLeft(host: Host, context: string) {
+  assert.deepEqual(tablesOf(host.child.pid), [], `${context}: nftables tables of the host`);
   const procs = await leftovers(host.marker);
   assert.deepEqual(procs, [], `${context}: processes with the marker`);
   // Other embedded runtimes on this machine (other test files, other worktrees) pick
@@ -191,11 +204,16 @@ test(
     // so only the runtime's process.on('exit') hook can stop the containers and hooks.
     const bin = mkdtempSync(join(tmpdir(), 'dc-nosetpriv-'));
     t.after(() => rmSync(bin, { recursive: true, force: true }));
+    const findTool = (tool: string) =>
+      (process.env.PATH ?? '').split(':').find((d) => d && existsSync(join(d, tool)));
     for (const tool of ['unshare', 'sleep']) {
-      const dir = (process.env.PATH ?? '').split(':').find((d) => d && existsSync(join(d, tool)));
+      const dir = findTool(tool);
       assert.ok(dir, `${tool} is on the PATH`);
       symlinkSync(join(dir, tool), join(bin, tool));
     }
+    // nft too, where it exists: its table must go with the host as well (the same exit hook).
+    const nftDir = findTool('nft');
+    if (nftDir) symlinkSync(join(nftDir, 'nft'), join(bin, 'nft'));
     for (const stage of ['started', 'ready', 'deleting'] as const) {
       const host = startHost({ PATH: bin, CRASH_AT: stage });
       try {
@@ -211,7 +229,9 @@ test(
 );
 
 test(
-  named('SIGKILL of the host: the parent-death signal (setpriv --pdeathsig) leaves nothing behind'),
+  named(
+    'SIGKILL of the host: the parent-death signal (setpriv --pdeathsig) leaves no process, the next runtime removes its nftables table',
+  ),
   { skip },
   async () => {
     // Right after a spawn ('created', 'deleting': the preStop hook) is where a parent-death
@@ -223,6 +243,14 @@ test(
         host.child.kill('SIGKILL');
         const result = await exited(host);
         assert.equal(result.signal, 'SIGKILL');
+        // No exit hook runs on SIGKILL: the kernel keeps the table until the next runtime
+        // (any draincheck process) deletes the tables of processes that are gone.
+        const left = tablesOf(host.child.pid);
+        if (left.length > 0)
+          assert.deepEqual(
+            collectStaleTables().filter((t) => left.includes(t)),
+            left,
+          );
         await assertNothingLeft(host, `SIGKILL at ${stage}`);
       } finally {
         if (host.child.exitCode === null && host.child.signalCode === null) host.child.kill('SIGKILL');
