@@ -14,3 +14,17 @@ export const localTarget: SuiteTarget = {
   canRunPlainChildren: true,
   pid1ByDefault: detectPid1Support().pid1,
 };
+
+/**
+ * The same runtime with the userspace TCP proxy as the Service data plane (the one used
+ * where nftables is not available: not root, not Linux, no nft), so both planes meet the
+ * same experiment cases wherever the tests run.
+ */
+export const localUserspaceTarget: SuiteTarget = {
+  ...localTarget,
+  name: 'local (userspace Service proxy)',
+  open: ({ pid1 }) => {
+    const platform = new LocalPlatform({ timing: fastTiming, pid1, serviceProxy: 'userspace' });
+    return Promise.resolve({ platform, close: () => platform.dispose() });
+  },
+};

@@ -168,6 +168,7 @@ function describeProxy(type: string, d: Data): MarkText {
       : mark('', 'neutral', 0);
   }
   if (type === 'service-listening') return mark(d.accepting ? 'Service accepting' : 'Service refusing');
+  if (type === 'proxy-sync-failed') return mark('proxy sync failed', 'warn', 3);
   return mark(type, 'neutral', 0);
 }
 
