@@ -28,6 +28,8 @@ export interface SuiteTarget {
   canRunPlainChildren: boolean;
   /** Whether containers run as PID 1 by default. */
   pid1ByDefault: boolean;
+  /** Whether the platform records where the Service sent each connection (the embedded runtime). */
+  routesConnections?: boolean;
 }
 
 async function experiment(target: SuiteTarget, input: ScenarioInput, pid1 = true): Promise<RunDocument> {
@@ -86,6 +88,24 @@ export function defineExperimentSuite(target: SuiteTarget, which: 'core' | 'adve
       assert.ok(doc.acceptance.at! <= doc.deletion.at!);
       assert.ok(doc.deletion.at! < doc.firstTerminatingEndpoint.at!);
       assert.ok(doc.firstTerminatingEndpoint.at! < doc.request.at!);
+      if (target.routesConnections) {
+        // Every connection the runner made through the Service has its route recorded.
+        assert.deepEqual(
+          { endpoint: doc.request.routedTo?.endpoint, podUid: doc.request.routedTo?.podUid },
+          { endpoint: `${doc.pod.ip}:8080`, podUid: doc.pod.uid },
+        );
+        const ports = doc.events
+          .filter((e) => e.source === 'client' && typeof e.data.localPort === 'number')
+          .map((e) => e.data.localPort as number);
+        assert.ok(ports.length >= 3, `client connections: ${ports.join(', ')}`);
+        for (const port of ports)
+          assert.ok(
+            doc.events.some(
+              (e) => e.source === 'proxy' && e.type === 'connection-routed' && e.data.clientPort === port,
+            ),
+            `the route of client port ${port}`,
+          );
+      }
       for (const id of doc.verdict.evidence)
         assert.ok(
           doc.events.some((e) => e.id === id),

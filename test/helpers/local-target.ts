@@ -13,6 +13,7 @@ export const localTarget: SuiteTarget = {
   },
   canRunPlainChildren: true,
   pid1ByDefault: detectPid1Support().pid1,
+  routesConnections: true,
 };
 
 /**

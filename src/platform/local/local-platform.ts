@@ -87,9 +87,9 @@ export class LocalPlatform implements Platform {
     const service = workload.service.metadata!.name!;
     const emit = (e: ClientEvent) => {
       queue.push(e);
-      // With kernel NAT no proxy sees the connection: read its route back from conntrack
-      // while the flow exists (it does from the SYN on).
-      if (e.type === 'work-connected' && typeof e.data.localPort === 'number')
+      // With kernel NAT no proxy sees the connections: read each one's route back from
+      // conntrack (the entry exists from the SYN on, and for a while after the close).
+      if (typeof e.data.localPort === 'number' && e.data.localPort > 0)
         void this.cluster.recordRoute(workload.namespace, service, e.data.localPort).catch(() => undefined);
     };
     runClient(

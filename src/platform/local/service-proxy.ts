@@ -76,6 +76,7 @@ export class ServiceProxy {
   private stateChange: Promise<void> = Promise.resolve();
   private accepting = false;
   private disposed = false;
+  private readonly recorded = new Set<string>();
 
   constructor(private readonly options: ServiceProxyOptions) {
     this.dataplane = options.dataplane ?? new UserspaceProxy(options);
@@ -151,6 +152,10 @@ export class ServiceProxy {
   async recordRoute(clientPort: number): Promise<void> {
     const target = await this.dataplane.routeOf?.(clientPort);
     if (!target) return;
+    // Several events may name one connection (healthz, then service-ready): one record each.
+    const key = `${clientPort}>${target.ip}:${target.port}`;
+    if (this.recorded.has(key)) return;
+    this.recorded.add(key);
     emitRouted(this.options, clientPort, target);
   }
 
