@@ -16,6 +16,8 @@ import {
   podReady,
   workService,
   type Harness,
+  type LabPodOptions,
+  type Mark,
 } from '../../helpers/cluster-harness.js';
 import { expectError, get } from '../../helpers/http.js';
 
@@ -53,6 +55,33 @@ const modes = [
 ];
 const named = (name: string, mode: string, skip?: string) =>
   `${mode}: ${name}${skip ? ` (skipped: ${skip})` : ''}`;
+
+/** A harness on `mode` with one Ready lab Pod behind the Service `work`, routes applied. */
+async function podBehindService(
+  t: { after: (fn: () => Promise<void>) => void },
+  mode: 'nftables' | 'userspace',
+  pod: LabPodOptions,
+) {
+  const h = openHarness({ timing: fastTiming, serviceProxy: mode });
+  t.after(() => h.close());
+  await h.service(workService());
+  h.pod(labPod(pod));
+  const ready = await podReady(h);
+  await h.cluster.proxySettled(h.namespace, 'work');
+  return { h, pod: ready, ...h.serviceAddress() };
+}
+
+/** Once the endpoint stops serving, the Service refuses new connections (the route is gone). */
+async function routeGone(h: Harness, mark: Mark) {
+  await h.slices.waitFor(
+    (e) => conditionsOf(e.object)?.serving === false,
+    'serving:false',
+    15_000,
+    mark.slices,
+  );
+  await h.cluster.proxySettled(h.namespace, 'work');
+  await listening(h, false, mark.platform);
+}
 
 const listening = (h: Harness, accepting: boolean, from: number) =>
   h.platform.waitFor(
@@ -114,14 +143,7 @@ for (const { mode, skip } of modes) {
       assert.equal(routed.value.data.fallback, true);
       assert.equal(routed.value.data.podUid, pod.metadata?.uid);
 
-      await h.slices.waitFor(
-        (e) => conditionsOf(e.object)?.serving === false,
-        'serving:false',
-        15_000,
-        mark.slices,
-      );
-      await h.cluster.proxySettled(h.namespace, 'work');
-      await listening(h, false, mark.platform);
+      await routeGone(h, mark);
       const refused = await expectError(get(host, port, '/healthz'));
       assert.equal(refused.code, 'ECONNREFUSED', refused.message);
       // Refused by the Service path, not by a dead Pod: the process still answers on its own IP.
@@ -148,27 +170,17 @@ for (const { mode, skip } of modes) {
     ),
     { skip },
     async (t) => {
-      const h = openHarness({ timing: fastTiming, serviceProxy: mode });
-      t.after(() => h.close());
-      await h.service(workService());
-      h.pod(labPod({ onSigterm: 'drain', env: { DRAIN_DELAY_MS: '600000', DRAIN_TIMEOUT_MS: '600000' } }));
-      const pod = await podReady(h);
-      await h.cluster.proxySettled(h.namespace, 'work');
-      const { host, port } = h.serviceAddress();
+      const { h, pod, host, port } = await podBehindService(t, mode, {
+        onSigterm: 'drain',
+        env: { DRAIN_DELAY_MS: '600000', DRAIN_TIMEOUT_MS: '600000' },
+      });
       const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
       t.after(() => agent.destroy());
 
       const before = await request(host, port, '/state', agent);
       assert.equal(before.body.uid, pod.metadata?.uid);
       const mark = h.deletePod();
-      await h.slices.waitFor(
-        (e) => conditionsOf(e.object)?.serving === false,
-        'serving:false',
-        15_000,
-        mark.slices,
-      );
-      await h.cluster.proxySettled(h.namespace, 'work');
-      await listening(h, false, mark.platform);
+      await routeGone(h, mark);
 
       const refused = await expectError(get(host, port, '/state'));
       assert.equal(refused.code, 'ECONNREFUSED', 'a new connection');
@@ -190,32 +202,23 @@ for (const { mode, skip } of modes) {
     async (t) => {
       // A regression guard for kernel NAT: conntrack must stay on when the last dnat rule goes,
       // or the dying Pod's FIN/RST never reaches the client (it would wait for its own timeout).
-      const h = openHarness({ timing: fastTiming, serviceProxy: mode });
-      t.after(() => h.close());
-      await h.service(workService());
-      h.pod(labPod({ onSigterm: 'drain', graceSeconds: 2, env: { DRAIN_TIMEOUT_MS: '600000' } }));
-      await podReady(h);
-      await h.cluster.proxySettled(h.namespace, 'work');
-      const { host, port } = h.serviceAddress();
+      const { h, host, port } = await podBehindService(t, mode, {
+        onSigterm: 'drain',
+        graceSeconds: 2,
+        env: { DRAIN_TIMEOUT_MS: '600000' },
+      });
       const journal = h.journal();
       const work = expectError(get(host, port, '/work?ms=60000&id=held', { timeoutMs: 20_000 }));
       await journal.waitFor((l) => l.event === 'request-accepted' && l.id === 'held', 'acceptance');
       const mark = h.deletePod();
-      await h.slices.waitFor(
-        (e) => conditionsOf(e.object)?.serving === false,
-        'serving:false',
-        15_000,
-        mark.slices,
-      );
-      await h.cluster.proxySettled(h.namespace, 'work');
-      await listening(h, false, mark.platform);
+      await routeGone(h, mark);
       // Only a SIGKILL after the route was gone counts (waitFor looks from that point on).
-      const routeGone = h.platform.items.length;
+      const gone = h.platform.items.length;
       await h.platform.waitFor(
         (e) => e.type === 'signal-sent' && e.data.signal === 'SIGKILL',
         'SIGKILL after the route was gone',
         15_000,
-        routeGone,
+        gone,
       );
       const error = await work;
       assert.equal(error.code, 'ECONNRESET', error.message);
