@@ -6,11 +6,16 @@
 // REJECTs new connections (ECONNREFUSED), and a backend that refuses or resets is seen by the
 // client directly. It costs no CPU per request, so the Service path is as fast as the Pod.
 //
-// Needs Linux, root and the `nft` command. Each runtime owns one table named after its
-// process (pid and start time); tables of runtimes that are gone (SIGKILLed) are deleted by
-// the next runtime before it uses an address, so a stale rule can never capture traffic.
+// Needs Linux, root and the `nft` command. Each runtime owns one table and holds a lease on
+// it: an abstract Unix socket named after the table. Tables and abstract sockets both belong
+// to the network namespace, and the kernel drops the lease when its holder dies however it
+// dies, so "the lease can be taken" means "the owner is gone" — also across PID namespaces
+// (two containers of one Pod), where a pid says nothing. Tables of runtimes that are gone
+// (SIGKILLed) are deleted by the next runtime before it uses an address, so a stale rule can
+// never capture traffic.
 import { spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { DraincheckError } from '../../errors.js';
 import type { Dataplane, Target } from './service-proxy.js';
 
@@ -21,18 +26,24 @@ export interface NftablesSupport {
 
 let support: NftablesSupport | undefined;
 
-/** Process start time in clock ticks since boot (field 22 of /proc/PID/stat); undefined when gone. */
-function startTime(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
 const TABLE_PREFIX = 'draincheck_';
-const tableName = (pid: number, start: string, seq: number) => `${TABLE_PREFIX}${pid}_${start}_${seq}`;
+let tables = 0;
+/** pid and a random part: unique per runtime, readable in `nft list tables`. */
+const newTableName = () =>
+  `${TABLE_PREFIX}${process.pid}_${Math.random().toString(36).slice(2, 8)}_${++tables}`;
+const leaseName = (table: string) => `\0draincheck/nftables-lease/${table}`;
+
+/** Takes the lease on `table`; undefined when a live runtime holds it. */
+function takeLease(table: string): Promise<net.Server | undefined> {
+  return new Promise((resolve) => {
+    const server = net.createServer((socket) => socket.destroy());
+    server.once('error', () => resolve(undefined));
+    server.listen({ path: leaseName(table), exclusive: true }, () => {
+      server.unref();
+      resolve(server);
+    });
+  });
+}
 
 /** Whether Services can be kernel NAT rules here, and why (not). Probed once per process. */
 export function detectNftables(): NftablesSupport {
@@ -82,40 +93,42 @@ function nftAsync(script: string): Promise<void> {
   });
 }
 
-/** Deletes the tables of draincheck runtimes that are no longer running. */
-export function collectStaleTables(): string[] {
+/** Deletes the tables of draincheck runtimes that are no longer running; returns their names. */
+export async function collectStaleTables(): Promise<string[]> {
   const listed = spawnSync('nft', ['list', 'tables', 'ip'], { encoding: 'utf8', timeout: 10_000 });
   if (listed.status !== 0) return [];
   const stale: string[] = [];
   for (const line of listed.stdout.split('\n')) {
-    const m = /^table ip (draincheck_(\d+)_(\d+)_\d+)$/.exec(line.trim());
-    if (!m) continue;
-    const [, name, pid, start] = m;
-    if (startTime(Number(pid)) !== start) stale.push(name!);
+    const name = /^table ip (draincheck_\w+)$/.exec(line.trim())?.[1];
+    if (!name || liveTables.has(name) || name.startsWith(`${TABLE_PREFIX}probe_`)) continue;
+    const lease = await takeLease(name);
+    if (!lease) continue; // its runtime is alive
+    // Held while deleting, so that no other runtime collects the same table at the same time.
+    if (nft(`delete table ip ${name}`).status === 0) stale.push(name);
+    lease.close();
   }
-  if (stale.length > 0) nft(stale.map((t) => `delete table ip ${t}`).join('\n'));
   return stale;
 }
 
 const liveTables = new Set<string>();
 let exitHookInstalled = false;
-let tables = 0;
 
 /** One runtime's table: a NAT chain and a filter chain on the output hook, a pair per Service. */
 export class NftablesTable {
-  readonly name: string;
+  readonly name = newTableName();
   private services = 0;
   private created: Promise<void> | undefined;
+  private lease: net.Server | undefined;
   private deleted = false;
-
-  constructor() {
-    this.name = tableName(process.pid, startTime(process.pid) ?? '0', ++tables);
-  }
 
   /** Creates the table (once), after deleting what dead runtimes left behind. */
   ensure(): Promise<void> {
     this.created ??= (async () => {
-      collectStaleTables();
+      await collectStaleTables();
+      // The lease first: a table without one would look stale to every other runtime.
+      this.lease = await takeLease(this.name);
+      if (!this.lease)
+        throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `nftables table ${this.name} is leased already`);
       await nftAsync(
         [
           `add table ip ${this.name}`,
@@ -140,7 +153,7 @@ export class NftablesTable {
   async service(host: string, port: number): Promise<NftablesService> {
     await this.ensure();
     // A dead runtime's rules for this address may still exist if it died after our start.
-    collectStaleTables();
+    await collectStaleTables();
     const k = ++this.services;
     const svc = `svc_${k}`;
     const reject = `reject_${k}`;
@@ -168,8 +181,9 @@ export class NftablesTable {
     this.deleted = true;
     await this.created.catch(() => undefined);
     if (!liveTables.has(this.name)) return;
-    liveTables.delete(this.name);
     await nftAsync(`delete table ip ${this.name}`);
+    liveTables.delete(this.name);
+    this.lease?.close();
   }
 }
 

@@ -248,7 +248,7 @@ test(
         const left = tablesOf(host.child.pid);
         if (left.length > 0)
           assert.deepEqual(
-            collectStaleTables().filter((t) => left.includes(t)),
+            (await collectStaleTables()).filter((t) => left.includes(t)),
             left,
           );
         await assertNothingLeft(host, `SIGKILL at ${stage}`);
