@@ -50,7 +50,7 @@ export async function benchProxy(seconds = Number(process.env.BENCH_SECONDS ?? 5
   return { bench: 'proxy-vs-direct', command: 'npm run bench -- proxy-vs-direct', metrics, details };
 }
 
-async function benchProxyMode(
+export async function benchProxyMode(
   mode: 'nftables' | 'userspace',
   seconds: number,
 ): Promise<{ metrics: Metric[]; details: Record<string, unknown> }> {
