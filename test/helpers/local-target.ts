@@ -1,6 +1,8 @@
 // The embedded runtime as a target of the shared experiment suite.
 import { LocalPlatform } from '../../src/platform/local/local-platform.js';
+import { resolveServiceProxy } from '../../src/platform/local/cluster.js';
 import { detectPid1Support } from '../../src/platform/local/container.js';
+import { conntrackReadable } from '../../src/platform/local/nftables.js';
 import { fastTiming } from '../../src/platform/local/timing.js';
 import type { SuiteTarget } from '../experiment/shared-suite.js';
 
@@ -13,7 +15,8 @@ export const localTarget: SuiteTarget = {
   },
   canRunPlainChildren: true,
   pid1ByDefault: detectPid1Support().pid1,
-  routesConnections: true,
+  // With kernel NAT the routes are read back from conntrack, where the kernel exposes it.
+  routesConnections: resolveServiceProxy().mode === 'userspace' || conntrackReadable(),
 };
 
 /**
@@ -24,6 +27,7 @@ export const localTarget: SuiteTarget = {
 export const localUserspaceTarget: SuiteTarget = {
   ...localTarget,
   name: 'local (userspace Service proxy)',
+  routesConnections: true,
   open: ({ pid1 }) => {
     const platform = new LocalPlatform({ timing: fastTiming, pid1, serviceProxy: 'userspace' });
     return Promise.resolve({ platform, close: () => platform.dispose() });

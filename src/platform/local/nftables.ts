@@ -14,7 +14,7 @@
 // (SIGKILLed) are deleted by the next runtime before it uses an address, so a stale rule can
 // never capture traffic.
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { DraincheckError } from '../../errors.js';
 import type { Dataplane, Target } from './service-proxy.js';
@@ -43,6 +43,16 @@ function takeLease(table: string): Promise<net.Server | undefined> {
       resolve(server);
     });
   });
+}
+
+/** Whether the kernel's connection table can be read (to record where connections went). */
+export function conntrackReadable(): boolean {
+  try {
+    closeSync(openSync('/proc/net/nf_conntrack', 'r'));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Whether Services can be kernel NAT rules here, and why (not). Probed once per process. */
