@@ -38,9 +38,12 @@ test(
     );
     assert.equal(other.status, 0, other.stderr);
     const collected = JSON.parse(other.stdout) as string[];
-    assert.ok(collected.includes(orphan), `collected: ${collected.join(', ')}`);
+    // Other test files' runtimes collect too, so the orphan may have gone to one of them: what
+    // counts is that it is gone, and that the live table was left alone by everyone.
     assert.ok(!collected.includes(live.name), 'the live table was left alone');
-    assert.equal(tableExists(orphan), false);
+    // Another runtime may hold the orphan's lease while it deletes it: wait, boundedly.
+    for (let i = 0; i < 50 && tableExists(orphan); i++) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(tableExists(orphan), false, `collected here: ${collected.join(', ')}`);
     assert.equal(tableExists(live.name), true);
 
     await live.delete();
