@@ -117,8 +117,12 @@ for (const { mode, skip } of modes) {
       );
       const pod = await podReady(h);
       const { host, port } = h.serviceAddress();
+      const journal = h.journal();
       const mark = h.deletePod();
 
+      // The slice says terminating as soon as the deletion is seen, which can be before the
+      // kubelet's SIGTERM reaches the server: wait for the drain, so /healthz answers 503.
+      await journal.waitFor((l) => l.event === 'drain-started', 'the drain');
       await h.slices.waitFor(
         (e) => conditionsOf(e.object)?.terminating === true && conditionsOf(e.object)?.serving === true,
         'ready:false serving:true terminating:true',
