@@ -19,7 +19,7 @@ body{margin:0;background:var(--bg);color:var(--fg);font:14px/1.45 system-ui,-app
 header,main{max-width:1240px;margin:0 auto;padding:0 20px}
 header{padding-top:18px}
 h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid var(--line);padding-bottom:4px}
-h3{font-size:16px;margin:0 0 6px}h3 small{color:var(--muted);font-weight:400;font-size:12px}
+h3{font-size:16px;margin:0 0 6px}.table-wrap+h3{margin-top:18px}h3 small{color:var(--muted);font-weight:400;font-size:12px}
 a{color:var(--serving)}code{font:12px ui-monospace,SFMono-Regular,Menlo,monospace}
 .meta,.note,figcaption,.reason{color:var(--muted)}
 .table-wrap{overflow-x:auto}
