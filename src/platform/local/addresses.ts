@@ -6,10 +6,10 @@
 // that a port binds is not enough to share the range: a Pod's address is chosen before its
 // server listens, so two runtimes could both see 127.0.0.N:8080 free and hand it out twice —
 // the second server then dies with EADDRINUSE. So each address is *leased*: the runtime binds
-// a Linux abstract Unix socket named after it. The bind is atomic across processes, and the
-// kernel drops the lease when the process dies, however it dies (no stale lock files).
+// a Linux abstract Unix socket named after it (lease.ts).
 import net from 'node:net';
 import { DraincheckError } from '../../errors.js';
+import { takeLease } from './lease.js';
 
 export interface AddressPlan {
   /** true: one loopback address per Pod/Service; false: 127.0.0.1 with distinct ports. */
@@ -44,25 +44,17 @@ export function freePort(host: string): Promise<number> {
   });
 }
 
-/** The abstract socket name that leases `ip` (exported for tests). */
-export const leaseName = (ip: string) => `\0draincheck/loopback-lease/${ip}`;
+/** The lease name of a loopback address (see lease.ts). */
+export const addressLease = (ip: string) => `loopback-lease/${ip}`;
 
 /**
  * Takes the cross-process lease on `ip`; undefined when another runtime holds it. Abstract
- * sockets exist on Linux only; elsewhere the lease is a no-op server-less handle and only this
- * runtime's own bookkeeping keeps addresses apart.
+ * sockets exist on Linux only; elsewhere only this runtime's own bookkeeping keeps addresses
+ * apart ('unleased').
  */
-function takeLease(ip: string): Promise<net.Server | 'unleased' | undefined> {
+function leaseAddress(ip: string): Promise<net.Server | 'unleased' | undefined> {
   if (process.platform !== 'linux') return Promise.resolve('unleased');
-  return new Promise((resolve) => {
-    const server = net.createServer((socket) => socket.destroy());
-    server.once('error', () => resolve(undefined));
-    server.listen({ path: leaseName(ip), exclusive: true }, () => {
-      // A lease must never keep the runtime alive on its own.
-      server.unref();
-      resolve(server);
-    });
-  });
+  return takeLease(addressLease(ip));
 }
 
 export interface Endpoint {
@@ -106,7 +98,7 @@ export class AddressAllocator {
     for (let tries = 0; tries < 253; tries++) {
       const ip = this.advance();
       if (this.leases.has(ip)) continue;
-      const lease = await takeLease(ip);
+      const lease = await leaseAddress(ip);
       if (!lease) continue;
       if (!privileged && (await canBind(ip, wantedPort))) {
         this.leases.set(ip, lease);

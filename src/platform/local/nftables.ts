@@ -15,8 +15,9 @@
 // never capture traffic.
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
-import net from 'node:net';
+import type net from 'node:net';
 import { DraincheckError } from '../../errors.js';
+import { takeLease } from './lease.js';
 import type { Dataplane, Target } from './service-proxy.js';
 
 export interface NftablesSupport {
@@ -31,19 +32,7 @@ let tables = 0;
 /** pid and a random part: unique per runtime, readable in `nft list tables`. */
 const newTableName = () =>
   `${TABLE_PREFIX}${process.pid}_${Math.random().toString(36).slice(2, 8)}_${++tables}`;
-const leaseName = (table: string) => `\0draincheck/nftables-lease/${table}`;
-
-/** Takes the lease on `table`; undefined when a live runtime holds it. */
-function takeLease(table: string): Promise<net.Server | undefined> {
-  return new Promise((resolve) => {
-    const server = net.createServer((socket) => socket.destroy());
-    server.once('error', () => resolve(undefined));
-    server.listen({ path: leaseName(table), exclusive: true }, () => {
-      server.unref();
-      resolve(server);
-    });
-  });
-}
+const tableLease = (table: string) => `nftables-lease/${table}`;
 
 /** Whether the kernel's connection table can be read (to record where connections went). */
 export function conntrackReadable(): boolean {
@@ -111,7 +100,7 @@ export async function collectStaleTables(): Promise<string[]> {
   for (const line of listed.stdout.split('\n')) {
     const name = /^table ip (draincheck_\w+)$/.exec(line.trim())?.[1];
     if (!name || liveTables.has(name) || name.startsWith(`${TABLE_PREFIX}probe_`)) continue;
-    const lease = await takeLease(name);
+    const lease = await takeLease(tableLease(name));
     if (!lease) continue; // its runtime is alive
     // Held while deleting, so that no other runtime collects the same table at the same time.
     if (nft(`delete table ip ${name}`).status === 0) stale.push(name);
@@ -136,7 +125,7 @@ export class NftablesTable {
     this.created ??= (async () => {
       await collectStaleTables();
       // The lease first: a table without one would look stale to every other runtime.
-      this.lease = await takeLease(this.name);
+      this.lease = await takeLease(tableLease(this.name));
       if (!this.lease)
         throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `nftables table ${this.name} is leased already`);
       await nftAsync(

@@ -7,7 +7,8 @@ import net from 'node:net';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { AddressAllocator, detectAddressPlan, leaseName } from '../../../src/platform/local/addresses.js';
+import { AddressAllocator, addressLease, detectAddressPlan } from '../../../src/platform/local/addresses.js';
+import { leaseSocketName } from '../../../src/platform/local/lease.js';
 
 const plan = await detectAddressPlan();
 const skip =
@@ -25,7 +26,9 @@ function leaseFree(ip: string): Promise<boolean> {
   return new Promise((resolve) => {
     const server = net.createServer();
     server.once('error', () => resolve(false));
-    server.listen({ path: leaseName(ip), exclusive: true }, () => server.close(() => resolve(true)));
+    server.listen({ path: leaseSocketName(addressLease(ip)), exclusive: true }, () =>
+      server.close(() => resolve(true)),
+    );
   });
 }
 
