@@ -142,7 +142,19 @@ export class LocalCluster {
       throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `services "${name}" already exists in ${ns}`);
     }
     const port = service.spec?.ports?.[0];
-    const address = await (await this.addresses()).allocate(port?.port ?? 80);
+    const allocator = await this.addresses();
+    const address = await allocator.allocate(port?.port ?? 80);
+    // The data plane before the object: a Service whose rules could not be written must not exist.
+    let dataplane;
+    if (this.serviceProxy.mode === 'nftables') {
+      try {
+        this.nftables ??= new NftablesTable();
+        dataplane = await this.nftables.service(address.ip, address.port);
+      } catch (error) {
+        allocator.release(address.ip);
+        throw error;
+      }
+    }
     const created = this.store.put<V1Service>('services', {
       apiVersion: 'v1',
       kind: 'Service',
@@ -156,11 +168,6 @@ export class LocalCluster {
         ports: (service.spec?.ports ?? []).map((p, i) => (i === 0 ? { ...p, port: address.port } : p)),
       },
     });
-    let dataplane;
-    if (this.serviceProxy.mode === 'nftables') {
-      this.nftables ??= new NftablesTable();
-      dataplane = await this.nftables.service(address.ip, address.port);
-    }
     this.proxies.set(
       `${ns}/${name}`,
       new ServiceProxy({
