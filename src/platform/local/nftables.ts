@@ -14,7 +14,8 @@
 // (SIGKILLed) are deleted by the next runtime before it uses an address, so a stale rule can
 // never capture traffic.
 import { spawn, spawnSync } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import type net from 'node:net';
 import { DraincheckError } from '../../errors.js';
 import { takeLease } from './lease.js';
@@ -237,11 +238,12 @@ export class NftablesService implements Dataplane {
    * Where the kernel sent the connection from local port `clientPort`: its conntrack entry's
    * reply tuple names the Pod address. Undefined when conntrack is not readable.
    */
-  // eslint-disable-next-line @typescript-eslint/require-await -- the Dataplane contract is async
   async routeOf(clientPort: number): Promise<Target | undefined> {
     let table: string;
     try {
-      table = readFileSync('/proc/net/nf_conntrack', 'utf8');
+      // Asynchronously: on a busy host the table is megabytes, and this runs while the
+      // runner is polling for acceptance.
+      table = await readFile('/proc/net/nf_conntrack', 'utf8');
     } catch {
       return undefined;
     }

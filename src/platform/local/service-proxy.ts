@@ -76,7 +76,8 @@ export class ServiceProxy {
   private stateChange: Promise<void> = Promise.resolve();
   private accepting = false;
   private disposed = false;
-  private readonly recorded = new Set<string>();
+  /** Client ports whose route was looked up already. */
+  private readonly recorded = new Set<number>();
 
   constructor(private readonly options: ServiceProxyOptions) {
     this.dataplane = options.dataplane ?? new UserspaceProxy(options);
@@ -150,13 +151,11 @@ export class ServiceProxy {
    * (kernel NAT: the route is read back from conntrack by the client's port).
    */
   async recordRoute(clientPort: number): Promise<void> {
-    const target = await this.dataplane.routeOf?.(clientPort);
-    if (!target) return;
-    // Several events may name one connection (healthz, then service-ready): one record each.
-    const key = `${clientPort}>${target.ip}:${target.port}`;
-    if (this.recorded.has(key)) return;
-    this.recorded.add(key);
-    emitRouted(this.options, clientPort, target);
+    // Several events name one connection (healthz, then service-ready): look it up once.
+    if (!this.dataplane.routeOf || this.recorded.has(clientPort)) return;
+    this.recorded.add(clientPort);
+    const target = await this.dataplane.routeOf(clientPort);
+    if (target) emitRouted(this.options, clientPort, target);
   }
 
   async dispose(): Promise<void> {
