@@ -9,7 +9,7 @@ import { manifestsCommand } from './commands/manifests.js';
 import { reportCommand } from './commands/report.js';
 import { runCommand } from './commands/run.js';
 import { serverCommand } from './commands/server.js';
-import { version } from './version.js';
+import { version } from '../version.js';
 
 export function buildProgram(name = 'draincheck'): Command {
   const program = new Command(name)

@@ -1,11 +1,11 @@
 // The plan of one run: its ids, the workload objects, the client's limits and the runner's
 // phase limits — all derived from the scenario, in one place.
 import { randomBytes } from 'node:crypto';
-import type { Workload } from '../platform/types.js';
+import type { Workload } from '../workload/workload.js';
 import { buildWorkload, type ManifestOptions } from '../workload/manifests.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
-import type { ClientPlan } from './client-events.js';
-import { clientDefaults } from './client-defaults.js';
+import type { ClientPlan } from '../probe/client-events.js';
+import { clientDefaults } from '../probe/client-defaults.js';
 
 export interface PhaseLimits {
   prepareMs: number;

@@ -3,12 +3,12 @@
 // observed until the request's fate, the exit code and the endpoint's removal are known.
 // Every phase has a limit; a run that cannot finish still yields a document, marked
 // incomplete with the reason, and the workload is always cleaned up.
-import { version } from '../cli/version.js';
+import { version } from '../version.js';
 import { isDraincheckError } from '../errors.js';
 import type { Platform } from '../platform/types.js';
 import { parseJournalLine } from '../server/journal.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
-import type { ClientEvent } from './client-events.js';
+import type { ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
 import { EventLog, type RecordedEvent } from './event-log.js';
 import { podEventData, sliceEventData } from './observe.js';

@@ -4,7 +4,7 @@
 // schema/run.v1.schema.json is generated from this file (`npm run schema`) and a test keeps it
 // in step.
 import { z } from 'zod';
-import { requestOutcomes } from './client-events.js';
+import { requestOutcomes } from '../probe/client-events.js';
 
 export const RUN_SCHEMA = 'draincheck.run/v1';
 

@@ -3,8 +3,11 @@
 // never asks which platform it runs on. Objects are Kubernetes' own shapes, typed with
 // @kubernetes/client-node's models, and changes arrive as watch events, so a local and a real
 // cluster are read the same way.
-import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
-import type { ClientEvent, ClientPlan } from '../experiment/client-events.js';
+import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+import type { ClientEvent, ClientPlan } from '../probe/client-events.js';
+import type { Workload } from '../workload/workload.js';
+
+export type { Workload };
 
 /** A watch event as the API server sends it (`{type, object}` per line). */
 export interface WatchEvent<T> {
@@ -33,13 +36,6 @@ export interface PlatformInfo {
   serverVersion?: string;
   namespace?: string;
   [key: string]: unknown;
-}
-
-/** The objects of one experiment, already built (src/workload/manifests.ts). */
-export interface Workload {
-  namespace: string;
-  pod: V1Pod;
-  service: V1Service;
 }
 
 export interface DeleteOptions {

@@ -9,8 +9,8 @@ import type {
   V1SecurityContext,
   V1Service,
 } from '@kubernetes/client-node';
-import { version } from '../cli/version.js';
-import type { Workload } from '../platform/types.js';
+import { version } from '../version.js';
+import type { Workload } from './workload.js';
 import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
 import { scenarioDefaults, type ResolvedScenario } from './scenario.js';
 

@@ -5,8 +5,8 @@ import http from 'node:http';
 import net from 'node:net';
 import { once } from 'node:events';
 import { test } from 'node:test';
-import { exchange, type ExchangeResult } from '../../src/experiment/http-exchange.js';
-import { classifyWork } from '../../src/experiment/outcome.js';
+import { exchange, type ExchangeResult } from '../../src/probe/http-exchange.js';
+import { classifyWork } from '../../src/probe/outcome.js';
 
 const base: ExchangeResult = {
   connected: true,

@@ -4,8 +4,8 @@
 import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { DraincheckError } from '../../errors.js';
-import { runClient } from '../../experiment/client.js';
-import { clientDefaults } from '../../experiment/client-defaults.js';
+import { runClient } from '../../probe/client.js';
+import { clientDefaults } from '../../probe/client-defaults.js';
 
 const flagsSchema = z.object({
   serviceUrl: z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' }),

@@ -4,11 +4,11 @@
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { DraincheckError, quote } from '../../errors.js';
-import { clientDefaults } from '../../experiment/client-defaults.js';
+import { clientDefaults } from '../../probe/client-defaults.js';
 import { newRunId, planRun } from '../../experiment/plan.js';
 import { clientArgs } from '../../platform/kube/client-pod.js';
 import { namesOf, namespaceObject } from '../../platform/kube/names.js';
-import type { Workload } from '../../platform/types.js';
+import type { Workload } from '../../workload/workload.js';
 import { DEFAULT_IMAGE } from '../../workload/manifests.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';

@@ -4,7 +4,7 @@
 // The runner follows the Pod's log and turns each JSON line back into a ClientEvent, its
 // time mapped onto the runner's clock (./clock-map.ts).
 import type { V1Pod } from '@kubernetes/client-node';
-import { clientEventTypes, type ClientEvent, type ClientPlan } from '../../experiment/client-events.js';
+import { clientEventTypes, type ClientEvent, type ClientPlan } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
 import { managedLabels } from '../../workload/labels.js';
 import { restrictedSecurityContext } from '../../workload/manifests.js';

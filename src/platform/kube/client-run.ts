@@ -5,8 +5,8 @@
 // the reason: the Pod never became Ready (and its last probe failure), or the path itself.
 import { isIPv6 } from 'node:net';
 import type { V1Service } from '@kubernetes/client-node';
-import { runClient } from '../../experiment/client.js';
-import type { ClientEvent, ClientPlan } from '../../experiment/client-events.js';
+import { runClient } from '../../probe/client.js';
+import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
 import { AsyncQueue } from '../../util/async-queue.js';
 import type { Workload } from '../types.js';

@@ -2,7 +2,7 @@
 // the workload (in a namespace of its own unless told otherwise), observes it with watches
 // and the log API, runs the client through the Service path, and deletes what it created.
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
-import type { ClientEvent, ClientPlan } from '../../experiment/client-events.js';
+import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
 import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
 import { createKubeApi } from './api.js';

@@ -3,8 +3,8 @@
 // this process and reaches the Pod only through the Service proxy.
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import { AsyncQueue } from '../../util/async-queue.js';
-import { runClient } from '../../experiment/client.js';
-import type { ClientEvent, ClientPlan } from '../../experiment/client-events.js';
+import { runClient } from '../../probe/client.js';
+import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
 import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
 import { LocalCluster, type LocalClusterOptions } from './cluster.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { ClientEvent } from '../../../src/experiment/client-events.js';
+import type { ClientEvent } from '../../../src/probe/client-events.js';
 import { planRun } from '../../../src/experiment/plan.js';
 import { ClockMap } from '../../../src/platform/kube/clock-map.js';
 import { buildClientPod, clientArgs, parseClientLine } from '../../../src/platform/kube/client-pod.js';
