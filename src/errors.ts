@@ -67,6 +67,10 @@ export const ErrorCodes = {
     summary: 'The Pod is Ready, but GET /healthz through the Service never answered 200.',
   },
   DC_RESULT_WRITE: { exit: ExitCode.incomplete, summary: 'A result file could not be written.' },
+  DC_OUTPUT_PATH: {
+    exit: ExitCode.usage,
+    summary: 'An output path (--out, --html) cannot be created, is not a directory or is not writable.',
+  },
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
 

@@ -18,6 +18,8 @@ export function cli(
     env: { PATH: process.env.PATH ?? '', ...options.env },
     encoding: 'utf8',
     timeout: options.timeoutMs ?? 60_000,
+    // SIGTERM could be caught (or never seen by a busy loop): a CLI that hangs must fail the test.
+    killSignal: 'SIGKILL',
   });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }

@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { Command } from 'commander';
 import { ExitCode } from '../../errors.js';
 import type { ShutdownPolicy } from '../../server/config.js';
-import { defaultResultsDir, writeFileAtomic, writeJsonAtomic } from '../../results/write.js';
+import {
+  checkOutputDirectory,
+  defaultResultsDir,
+  writeFileAtomic,
+  writeJsonAtomic,
+} from '../../results/write.js';
 import { renderHtmlReport } from '../../report/html/index.js';
 import { renderTextReport } from '../../report/text.js';
 import { styleFor } from '../../report/style.js';
@@ -53,8 +58,10 @@ export function labCommand(): Command {
       const input = scenarioInput(flags, scenarioDefaults.labGraceSeconds);
       // The seed's comparison first (exit vs drain), then the server with no handler at all.
       const scenarios = labPolicies.map((p) => resolveScenario({ ...input, onSigterm: p }));
-      const session = await openPlatformSession(flags);
       const outDir = flags.out ?? defaultResultsDir();
+      // Before anything starts: a run must never be lost to an unusable --out.
+      checkOutputDirectory(outDir, '--out');
+      const session = await openPlatformSession(flags);
       const { docs, files, interrupted } = await runMany(session, scenarios, outDir, flags.json === true);
       const summary = {
         schema: LAB_SCHEMA,

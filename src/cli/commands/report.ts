@@ -1,7 +1,7 @@
 // `draincheck report FILE...`: re-render saved runs (files or result directories).
 import { Command } from 'commander';
 import { readRunDocuments } from '../../results/read.js';
-import { writeFileAtomic } from '../../results/write.js';
+import { checkOutputFile, writeFileAtomic } from '../../results/write.js';
 import { renderHtmlReport } from '../../report/html/index.js';
 import { renderTextReport } from '../../report/text.js';
 import { styleFor } from '../../report/style.js';
@@ -16,6 +16,7 @@ export function reportCommand(): Command {
     .option('--json', 'print the documents as a JSON array instead')
     .option('--html <file>', 'also write the self-contained HTML timeline page to this file')
     .action((paths: string[], flags: { json?: boolean; html?: string }) => {
+      if (flags.html) checkOutputFile(flags.html, '--html');
       const docs = readRunDocuments(paths);
       if (flags.html) {
         writeFileAtomic(

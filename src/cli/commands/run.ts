@@ -2,7 +2,7 @@
 import { Command, Option } from 'commander';
 import { ExitCode } from '../../errors.js';
 import { verdictKinds } from '../../experiment/run-document.js';
-import { defaultResultsDir } from '../../results/write.js';
+import { checkOutputDirectory, defaultResultsDir } from '../../results/write.js';
 import { renderTextReport } from '../../report/text.js';
 import { styleFor } from '../../report/style.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
@@ -57,8 +57,10 @@ export function runCommand(): Command {
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
         ...(flags.name ? { name: flags.name } : {}),
       });
-      const session = await openPlatformSession(flags);
       const outDir = flags.out ?? defaultResultsDir();
+      // Before anything starts: a run must never be lost to an unusable --out.
+      checkOutputDirectory(outDir, '--out');
+      const session = await openPlatformSession(flags);
       const { docs, files, interrupted } = await runMany(session, [scenario], outDir, flags.json === true);
       const doc = docs[0]!;
       if (flags.json) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
