@@ -12,7 +12,7 @@ export const ExitCode = {
   usage: 2,
   /** The run could not complete: platform failure, phase timeout, interrupted. Partial results are saved. */
   incomplete: 3,
-  /** Interrupted by Ctrl-C (SIGINT): 128 + 2, as shells report it. Partial results are saved. */
+  /** Interrupted by Ctrl-C (SIGINT: 128 + 2, as shells report it), SIGTERM or SIGHUP. Partial results are saved. */
   interrupted: 130,
 } as const;
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -41,7 +41,7 @@ export const ErrorCodes = {
   },
   DC_INTERRUPTED: {
     exit: ExitCode.interrupted,
-    summary: 'The run was interrupted (Ctrl-C or SIGTERM); what was observed is saved as incomplete.',
+    summary: 'Interrupted (Ctrl-C, SIGTERM or SIGHUP); what was observed is saved as incomplete.',
   },
   DC_KUBE_CONFIG: {
     exit: ExitCode.usage,

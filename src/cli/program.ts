@@ -58,11 +58,14 @@ function commandPath(command: Command, name: string): string {
 
 /**
  * `draincheck ... | head`: when the reader goes away, stop quietly, as Unix tools do, instead
- * of dying with an EPIPE stack trace.
+ * of dying with an EPIPE stack trace. A terminal that went away (closed window, dropped ssh:
+ * SIGHUP, then EIO on every write) can show nothing more, but the run must still clean up
+ * and save its document: its output is dropped, the command goes on.
  */
 function quietOnClosedPipe(stream: NodeJS.WriteStream) {
   stream.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    if (error.code === 'EIO') return;
     throw error;
   });
 }

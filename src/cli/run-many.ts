@@ -46,11 +46,15 @@ export async function runMany(
     return {
       docs,
       files: docs.map((d) => join(outDir, runFileName(d))),
-      interrupted: interrupt.received() !== null,
+      // A signal that came after a run completed does not make it interrupted.
+      interrupted: docs.some((d) => !d.complete && d.incompleteReason === 'interrupted'),
     };
   } finally {
+    // The runs are over: from here a signal no longer interrupts anything, and the handlers
+    // stay until the process exits, so that a late Ctrl-C cannot kill it while the command
+    // still writes its results.
+    interrupt.finish();
     progress.done();
     await session.close();
-    interrupt.dispose();
   }
 }
