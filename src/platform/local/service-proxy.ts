@@ -50,6 +50,13 @@ export interface ServiceProxyOptions {
   recorder: Recorder;
   /** How new connections reach the targets; a userspace TCP proxy unless given. */
   dataplane?: Dataplane;
+  /**
+   * Userspace: how long after its close a connection may still be named by the runner's
+   * client (the client learns its port only when its request is over) before it counts as
+   * foreign; and how often foreign connections are reported. Defaults: 2000 and 1000 ms.
+   */
+  claimWindowMs?: number;
+  foreignIntervalMs?: number;
 }
 
 /**
@@ -61,8 +68,14 @@ export interface Dataplane {
   readonly mode: 'userspace' | 'nftables';
   /** New connections go to one of `targets` (none: refused). Resolves once in effect. */
   apply(targets: Target[]): Promise<void>;
-  /** The backend a connection from `clientPort` was sent to, where only the kernel knows it. */
+  /**
+   * The backend the connection from `clientPort` — one of the experiment's own — was sent to.
+   * Kernel NAT: read back from conntrack. Userspace: the proxy's own record, which also marks
+   * the connection as the experiment's (every other one is only counted).
+   */
   routeOf?(clientPort: number): Promise<Target | undefined>;
+  /** After its route was recorded: what else happened to that connection (userspace). */
+  routeRecorded?(clientPort: number): void;
   dispose(): Promise<void>;
 }
 
@@ -147,15 +160,20 @@ export class ServiceProxy {
   }
 
   /**
-   * Records where a client's connection went, when the data plane did not see it itself
-   * (kernel NAT: the route is read back from conntrack by the client's port).
+   * Records where one of the experiment's connections went (a `connection-routed` event), by
+   * the client's port: the runner calls this for every port its client reports. Both data
+   * planes record only these: kernel NAT reads the route back from conntrack, the userspace
+   * proxy from its own record; every other connection through the Service is not the
+   * experiment's, and the userspace proxy only counts those (`foreign-connections`).
    */
   async recordRoute(clientPort: number): Promise<void> {
     // Several events name one connection (healthz, then service-ready): look it up once.
     if (!this.dataplane.routeOf || this.recorded.has(clientPort)) return;
     this.recorded.add(clientPort);
     const target = await this.dataplane.routeOf(clientPort);
-    if (target) emitRouted(this.options, clientPort, target);
+    if (!target) return;
+    emitRouted(this.options, clientPort, target);
+    this.dataplane.routeRecorded?.(clientPort);
   }
 
   async dispose(): Promise<void> {
@@ -182,10 +200,33 @@ function emitRouted(options: ServiceProxyOptions, clientPort: number | undefined
   });
 }
 
+/** One connection the userspace proxy routed, until it is known whose it is. */
+interface RoutedConnection {
+  target: Target;
+  /** Named by the runner's client: the experiment's own, recorded one by one. */
+  claimed: boolean;
+  /** The backend refused it (reported once it is known whose it is). */
+  refused: boolean;
+  /** performance.now() of its close; undefined while open. */
+  closedAt: number | undefined;
+}
+
+/** Per endpoint, the connections that were not the experiment's. */
+interface ForeignTally {
+  connections: number;
+  refused: number;
+}
+
+/** Bounds what is kept about connections nobody claims (a flood through the Service). */
+const MAX_TRACKED = 10_000;
+
 /**
  * The userspace data plane: a real TCP proxy listening on the Service address. With no
  * usable target the listener closes, so clients get ECONNREFUSED as from kube-proxy's REJECT
  * rule; established connections are never cut by route changes; a backend reset is passed on.
+ * It sees every connection to the Service, also ones that are not the experiment's (other
+ * load on the address): those become one `foreign-connections` event per interval with counts
+ * per endpoint, never one event each — a run document must not grow with unrelated traffic.
  */
 class UserspaceProxy implements Dataplane {
   readonly mode = 'userspace' as const;
@@ -194,13 +235,124 @@ class UserspaceProxy implements Dataplane {
   private targets: Target[] = [];
   private readonly sockets = new Set<net.Socket>();
   private disposed = false;
+  /** By client port: connections routed and not yet settled as the experiment's or foreign. */
+  private readonly connections = new Map<number, RoutedConnection>();
+  /** Client ports the runner named before the proxy saw their connection. */
+  private readonly awaited = new Map<number, (c: RoutedConnection | undefined) => void>();
+  private readonly foreign = new Map<string, ForeignTally>();
+  private foreignSince = performance.now();
+  private readonly flushTimer: NodeJS.Timeout;
+  private readonly claimWindowMs: number;
 
-  constructor(private readonly options: ServiceProxyOptions) {}
+  constructor(private readonly options: ServiceProxyOptions) {
+    this.claimWindowMs = options.claimWindowMs ?? 2000;
+    this.flushTimer = setInterval(() => this.settle(false), options.foreignIntervalMs ?? 1000);
+    // Reporting never keeps the runtime alive.
+    this.flushTimer.unref();
+  }
 
   async apply(targets: Target[]): Promise<void> {
     this.targets = targets;
     if (targets.length > 0) await this.listen();
     else await this.unlisten();
+  }
+
+  async routeOf(clientPort: number): Promise<Target | undefined> {
+    const known = this.connections.get(clientPort);
+    const connection =
+      known ??
+      // The client's 'connect' can come before the proxy's accept: wait for it, bounded.
+      (await new Promise<RoutedConnection | undefined>((resolve) => {
+        const timer = setTimeout(() => {
+          this.awaited.delete(clientPort);
+          resolve(undefined);
+        }, this.claimWindowMs);
+        this.awaited.set(clientPort, (c) => {
+          clearTimeout(timer);
+          this.awaited.delete(clientPort);
+          resolve(c);
+        });
+      }));
+    if (!connection) return undefined;
+    connection.claimed = true;
+    return connection.target;
+  }
+
+  routeRecorded(clientPort: number): void {
+    const connection = this.connections.get(clientPort);
+    if (connection?.claimed && connection.refused) this.emitRefused(clientPort, connection.target);
+  }
+
+  private emitRefused(clientPort: number | undefined, target: Target) {
+    this.options.recorder.emit({
+      namespace: this.options.namespace,
+      source: 'proxy',
+      type: 'backend-refused',
+      data: { clientPort, endpoint: `${target.ip}:${target.port}` },
+    });
+  }
+
+  /**
+   * Counts the connections nobody claimed within the claim window after their close (all of
+   * them when `all`), forgets settled ones, and reports the counts as one event.
+   */
+  private settle(all: boolean) {
+    const now = performance.now();
+    for (const [port, c] of this.connections) {
+      const settled = all || (c.closedAt !== undefined && now - c.closedAt >= this.claimWindowMs);
+      if (!settled) continue;
+      this.connections.delete(port);
+      if (!c.claimed) this.countForeign(c);
+    }
+    if (this.foreign.size === 0) return;
+    const endpoints = Object.fromEntries(this.foreign);
+    const connections = [...this.foreign.values()].reduce((n, t) => n + t.connections, 0);
+    this.options.recorder.emit({
+      namespace: this.options.namespace,
+      source: 'proxy',
+      type: 'foreign-connections',
+      data: {
+        service: this.options.serviceName,
+        connections,
+        endpoints,
+        sinceMs: Math.round(now - this.foreignSince),
+      },
+    });
+    this.foreign.clear();
+    this.foreignSince = now;
+  }
+
+  private countForeign(c: RoutedConnection) {
+    const key = `${c.target.ip}:${c.target.port}`;
+    const tally = this.foreign.get(key) ?? { connections: 0, refused: 0 };
+    tally.connections++;
+    if (c.refused) tally.refused++;
+    this.foreign.set(key, tally);
+  }
+
+  private track(clientPort: number | undefined, target: Target): RoutedConnection {
+    const connection: RoutedConnection = { target, claimed: false, refused: false, closedAt: undefined };
+    if (clientPort === undefined) {
+      // No port (the socket is gone already), no way for the runner to name it: not the experiment's.
+      this.countForeign(connection);
+      return connection;
+    }
+    // The port was used before (a closed connection still in its claim window): settle it.
+    const previous = this.connections.get(clientPort);
+    if (previous) {
+      this.connections.delete(clientPort);
+      if (!previous.claimed) this.countForeign(previous);
+    }
+    if (this.connections.size >= MAX_TRACKED) {
+      // The oldest first (insertion order): counted as foreign, as nobody claimed it yet.
+      const [oldestPort, oldest] = this.connections.entries().next().value as [number, RoutedConnection];
+      this.connections.delete(oldestPort);
+      if (!oldest.claimed) this.countForeign(oldest);
+    }
+    this.connections.set(clientPort, connection);
+    const waiter = this.awaited.get(clientPort);
+    if (waiter) waiter(connection);
+    return connection;
   }
 
   private async listen() {
@@ -238,7 +390,8 @@ class UserspaceProxy implements Dataplane {
     }
     const target = candidates[Math.floor(Math.random() * candidates.length)]!;
     this.sockets.add(client);
-    emitRouted(this.options, client.remotePort, target);
+    const clientPort = client.remotePort;
+    const connection = this.track(clientPort, target);
     const backend = net.connect({ host: target.ip, port: target.port });
     this.sockets.add(backend);
     client.pause();
@@ -250,12 +403,9 @@ class UserspaceProxy implements Dataplane {
     // A reset on either side is passed on as a reset; an orderly end as an end (pipe does that).
     backend.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'ECONNREFUSED') {
-        this.options.recorder.emit({
-          namespace: this.options.namespace,
-          source: 'proxy',
-          type: 'backend-refused',
-          data: { clientPort: client.remotePort, endpoint: `${target.ip}:${target.port}` },
-        });
+        connection.refused = true;
+        // Reported now if it is the experiment's; otherwise once it is known whose it is.
+        if (connection.claimed) this.emitRefused(clientPort, target);
       }
       reset(client);
     });
@@ -267,6 +417,7 @@ class UserspaceProxy implements Dataplane {
     });
     client.on('close', () => {
       this.sockets.delete(client);
+      connection.closedAt = performance.now();
       if (!backend.destroyed) backend.destroy();
     });
   }
@@ -274,10 +425,13 @@ class UserspaceProxy implements Dataplane {
   async dispose(): Promise<void> {
     this.disposed = true;
     this.targets = [];
+    clearInterval(this.flushTimer);
     // Stop accepting first, so no connection arrives after the sockets are destroyed.
     await this.unlisten();
     for (const s of this.sockets) s.destroy();
     this.sockets.clear();
+    for (const resolve of [...this.awaited.values()]) resolve(undefined);
+    this.settle(true);
   }
 }
 
