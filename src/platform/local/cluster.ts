@@ -1,6 +1,6 @@
 // LocalCluster: the embedded runtime as one object with an API-server-like surface —
 // create/delete/read/list/watch of Kubernetes objects, Pod logs — behind which the kubelet
-// (kubelet.ts), the EndpointSlice controller and kube-proxy (service-proxy.ts) do their part
+// (pod-worker.ts), the EndpointSlice controller and kube-proxy (service-proxy.ts) do their part
 // with real processes and real TCP. See docs/FIDELITY.md for each rule and its source.
 import { randomUUID } from 'node:crypto';
 import type {
@@ -16,7 +16,7 @@ import type { PlatformEvent, WatchEvent } from '../types.js';
 import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
 import { detectPid1Support, type Pid1Support } from './container.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
-import { PodWorker } from './kubelet.js';
+import { PodWorker } from './pod-worker.js';
 import { Recorder } from './recorder.js';
 import { detectNftables, NftablesTable } from './nftables.js';
 import { ServiceProxy } from './service-proxy.js';
