@@ -23,13 +23,6 @@ export class EventLog {
     return this.sorted;
   }
 
-  /** The first event matching, or a thrown error naming what was looked for. */
-  find(source: Source, type: string, where: (e: RunEvent) => boolean = () => true): RunEvent {
-    const found = this.events().find((e) => e.source === source && e.type === type && where(e));
-    if (!found) throw new Error(`EventLog: no ${source} ${type} event`);
-    return found;
-  }
-
   /** ISO wall-clock time of an `at`, for data fields such as deletionTimestamp. */
   static wall(startedAt: string, at: number): string {
     return new Date(Date.parse(startedAt) + at).toISOString();
@@ -62,6 +55,7 @@ export function podData(
   fields: {
     phase?: string;
     ready?: 'True' | 'False' | null;
+    podIP?: string | null;
     deletionTimestamp?: string | null;
     deletionGracePeriodSeconds?: number | null;
     containerState?: Record<string, unknown> | null;
@@ -72,6 +66,7 @@ export function podData(
     uid,
     phase: fields.phase ?? 'Running',
     ready: fields.ready ?? null,
+    podIP: fields.podIP ?? null,
     deletionTimestamp: fields.deletionTimestamp ?? null,
     deletionGracePeriodSeconds: fields.deletionGracePeriodSeconds ?? null,
     containerState: fields.containerState ?? null,

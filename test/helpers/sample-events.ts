@@ -1,6 +1,6 @@
 // The event script of the sample runs: a Pod starting behind a Service, the work request
 // accepted, the DELETE, and the Pod's end, with timings modelled on the recorded cluster in
-// /work/shared/fixtures/kube-api (timings.json and its README): the endpoint turns terminating
+// test/fixtures/kube-api (timings.json and its README): the endpoint turns terminating
 // ~100 ms after the DELETE, SIGTERM follows ~100 ms after it, `serving` drops when a probe
 // fails, the terminated status reaches the API ~0.8 s after the process exits, and the endpoint
 // leaves the slice just after the Pod's DELETED event.
@@ -60,7 +60,7 @@ export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId
       error: { code: 'ECONNRESET', message: 'socket hang up' },
     })
     .add(1010, 'server', 'listening', { time: EventLog.wall(startedAt, 1010), uid, port: 8080, policy })
-    .add(1024, 'pod', 'MODIFIED', podData(5, uid, { ready: 'False', containerState: running }))
+    .add(1024, 'pod', 'MODIFIED', podData(5, uid, { ready: 'False', containerState: running, podIP: pod.ip }))
     .add(
       1029,
       'endpointslice',
@@ -68,7 +68,7 @@ export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId
       sliceData(6, pod, { ready: false, serving: false, terminating: false }),
     )
     .add(1108, 'kubelet', 'probe', { result: 'success' })
-    .add(1117, 'pod', 'MODIFIED', podData(8, uid, { ready: 'True', containerState: running }))
+    .add(1117, 'pod', 'MODIFIED', podData(8, uid, { ready: 'True', containerState: running, podIP: pod.ip }))
     .add(
       1121,
       'endpointslice',
@@ -121,6 +121,7 @@ export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId
       'pod',
       'MODIFIED',
       podData(11, uid, {
+        podIP: pod.ip,
         ready: 'True',
         containerState: running,
         deletionTimestamp: EventLog.wall(startedAt, D + 5065),
@@ -152,6 +153,8 @@ export function ending(log: EventLog, uid: string, e: Ending): number {
   const terminated = {
     terminated: {
       exitCode: e.exitCode,
+      // The embedded kubelet writes the signal that ended the process, as a number (9, 15).
+      ...(e.signal === 'SIGKILL' ? { signal: 9 } : e.signal === 'SIGTERM' ? { signal: 15 } : {}),
       reason,
       startedAt: EventLog.wall(startedAt, 1000),
       finishedAt: EventLog.wall(startedAt, e.processExitAt),
@@ -167,14 +170,14 @@ export function ending(log: EventLog, uid: string, e: Ending): number {
       e.probeFailedAt + 4,
       'pod',
       'MODIFIED',
-      podData(14, uid, { ready: 'False', containerState: running, ...deletion }),
+      podData(14, uid, { ready: 'False', containerState: running, ...deletion, podIP: pod.ip }),
     )
     .add(e.probeFailedAt + 10, 'endpointslice', 'MODIFIED', sliceData(15, pod, terminating))
     .add(
       statusAt,
       'pod',
       'MODIFIED',
-      podData(17, uid, { ready: 'False', containerState: terminated, ...deletion }),
+      podData(17, uid, { ready: 'False', containerState: terminated, ...deletion, podIP: pod.ip }),
     )
     .add(statusAt + 5, 'endpointslice', 'MODIFIED', sliceData(18, pod, terminating))
     .add(
@@ -182,6 +185,7 @@ export function ending(log: EventLog, uid: string, e: Ending): number {
       'pod',
       'MODIFIED',
       podData(19, uid, {
+        podIP: pod.ip,
         ready: 'False',
         containerState: terminated,
         deletionTimestamp: EventLog.wall(startedAt, statusAt + 25),
@@ -193,6 +197,7 @@ export function ending(log: EventLog, uid: string, e: Ending): number {
       'pod',
       'DELETED',
       podData(20, uid, {
+        podIP: pod.ip,
         ready: 'False',
         containerState: terminated,
         deletionTimestamp: EventLog.wall(startedAt, statusAt + 25),
