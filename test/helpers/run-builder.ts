@@ -4,12 +4,13 @@ import type { RunDocument, RunEvent } from '../../src/experiment/run-document.js
 
 type Source = RunEvent['source'];
 
-export class EventLog {
+/** A test run's events, given in any order (unlike the runner's EventLog: no clock, no waiting). */
+export class RunEventsBuilder {
   private readonly drafts: Array<Omit<RunEvent, 'id'>> = [];
   private sorted: RunEvent[] | null = null;
 
   add(at: number, source: Source, type: string, data: Record<string, unknown> = {}): this {
-    if (this.sorted) throw new Error('EventLog: add() after events() was read');
+    if (this.sorted) throw new Error('RunEventsBuilder: add() after events() was read');
     this.drafts.push({ at, source, type, data });
     return this;
   }

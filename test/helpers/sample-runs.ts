@@ -7,7 +7,7 @@
 //   default → no handler; as PID 1 SIGTERM is ignored, the request finishes, SIGKILL: exit 137
 import { conclude } from '../../src/experiment/conclude.js';
 import { RUN_SCHEMA, type RunDocument, type RunEvent } from '../../src/experiment/run-document.js';
-import { EventLog, sliceData } from './run-builder.js';
+import { RunEventsBuilder, sliceData } from './run-builder.js';
 import {
   accepted,
   completionBody,
@@ -27,9 +27,9 @@ export type { SamplePolicy } from './sample-events.js';
 export function sampleRun(policy: SamplePolicy): RunDocument {
   const uid = uids[policy];
   const workId = `w-${policy}-1`;
-  const log = new EventLog();
+  const log = new RunEventsBuilder();
   const journal = (at: number, type: string, data: Record<string, unknown> = {}) =>
-    log.add(at, 'server', type, { time: EventLog.wall(startedAt, at), uid, ...data });
+    log.add(at, 'server', type, { time: RunEventsBuilder.wall(startedAt, at), uid, ...data });
   const pod = { uid, ip: '10.88.0.7' };
   const firstTerminating = { ready: false, serving: true, terminating: true };
   startup(log, policy, uid, workId);
@@ -106,7 +106,7 @@ export function documentOf(
     complete: incompleteReason === null,
     incompleteReason,
     startedAt,
-    finishedAt: EventLog.wall(startedAt, events.at(-1)!.at),
+    finishedAt: RunEventsBuilder.wall(startedAt, events.at(-1)!.at),
     tool: { name: 'draincheck', version: '0.1.0' },
     scenario: {
       name: policy,
