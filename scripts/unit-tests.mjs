@@ -4,6 +4,7 @@
 // loopback sockets are allowed (outcome.test.ts reads real socket errors). Every other test
 // file is an integration test. `npm test` runs both. A new pure test belongs on this list.
 export const unitTests = [
+  'test/architecture/constants-once.test.ts',
   'test/architecture/errors-thrown.test.ts',
   'test/architecture/layers.test.ts',
   'test/architecture/paths-exist.test.ts',

@@ -2,11 +2,14 @@
 // defaults live here, once; `--help`, the README table and the run document read them.
 import { z } from 'zod';
 import { DraincheckError } from '../errors.js';
+import { clientDefaults } from '../probe/client-defaults.js';
 import { shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
+import { WORK_MS_MAX } from '../server/work-params.js';
 
 export const scenarioDefaults = {
   onSigterm: 'drain' as ShutdownPolicy,
-  workMs: 3000,
+  /** The client's default (src/probe, below this layer), so the two cannot drift. */
+  workMs: clientDefaults.workMs,
   /** Kubernetes' own default for terminationGracePeriodSeconds. */
   graceSeconds: 30,
   /** `draincheck lab` uses a short grace period so the `default` policy's SIGKILL comes soon. */
@@ -59,7 +62,7 @@ const inputSchema = z.object({
     })
     .optional(),
   onSigterm: z.enum(shutdownPolicies).nullable().optional(),
-  workMs: int('--work-ms', 0, 600_000).optional(),
+  workMs: int('--work-ms', 0, WORK_MS_MAX).optional(),
   graceSeconds: int('--grace-seconds', 0, 3600).optional(),
   preStopSleepSeconds: int('--prestop-sleep-seconds', 0, 3600).optional(),
   drainDelayMs: int('--drain-delay-ms', 0, 3_600_000).optional(),
