@@ -10,6 +10,7 @@ export const unitTests = [
   'test/architecture/paths-exist.test.ts',
   'test/architecture/unit-tests.test.ts',
   'test/cli/errors-documented.test.ts',
+  'test/cli/scenario-flags.test.ts',
   'test/experiment/conclude.test.ts',
   'test/experiment/outcome.test.ts',
   'test/experiment/schema-file.test.ts',

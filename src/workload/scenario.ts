@@ -25,6 +25,57 @@ export const scenarioDefaults = {
   servicePort: 80,
 } as const;
 
+/** One row per integer setting of a scenario: its flag, range and meaning. */
+export interface ScenarioSetting {
+  flag: string;
+  /** The flag's argument in `--help`. */
+  arg: string;
+  min: number;
+  max: number;
+  help: string;
+  /** Said after the default in `--help` (what the default means). */
+  defaultNote?: string;
+}
+
+/**
+ * The scenario's integer settings, in `--help` order. The CLI flags and their help
+ * (src/cli/scenario-flags.ts) and the validation below come from this one table, as the lab
+ * server's flags come from serverSettings (src/server/config.ts); the defaults are
+ * scenarioDefaults.
+ */
+export const scenarioSettings = {
+  workMs: {
+    flag: '--work-ms',
+    arg: '<ms>',
+    min: 0,
+    max: WORK_MS_MAX,
+    help: 'how long the server holds the work request',
+  },
+  graceSeconds: {
+    flag: '--grace-seconds',
+    arg: '<s>',
+    min: 0,
+    max: 3600,
+    help: "the Pod's terminationGracePeriodSeconds",
+  },
+  preStopSleepSeconds: {
+    flag: '--prestop-sleep-seconds',
+    arg: '<s>',
+    min: 0,
+    max: 3600,
+    help: 'a preStop sleep before SIGTERM',
+    defaultNote: 'no preStop hook',
+  },
+  drainDelayMs: {
+    flag: '--drain-delay-ms',
+    arg: '<ms>',
+    min: 0,
+    max: 3_600_000,
+    help: 'drain policy: keep serving new requests this long after SIGTERM',
+  },
+} as const satisfies Record<string, ScenarioSetting>;
+export type ScenarioSettingName = keyof typeof scenarioSettings;
+
 export interface ScenarioInput {
   name?: string;
   onSigterm?: ShutdownPolicy | null;
@@ -47,7 +98,7 @@ export interface ResolvedScenario {
   serverCommand: string[] | null;
 }
 
-const int = (label: string, min: number, max: number) =>
+const int = ({ flag: label, min, max }: ScenarioSetting) =>
   z
     .number({ error: `${label} must be a number` })
     .int({ error: `${label} must be an integer` })
@@ -62,10 +113,10 @@ const inputSchema = z.object({
     })
     .optional(),
   onSigterm: z.enum(shutdownPolicies).nullable().optional(),
-  workMs: int('--work-ms', 0, WORK_MS_MAX).optional(),
-  graceSeconds: int('--grace-seconds', 0, 3600).optional(),
-  preStopSleepSeconds: int('--prestop-sleep-seconds', 0, 3600).optional(),
-  drainDelayMs: int('--drain-delay-ms', 0, 3_600_000).optional(),
+  workMs: int(scenarioSettings.workMs).optional(),
+  graceSeconds: int(scenarioSettings.graceSeconds).optional(),
+  preStopSleepSeconds: int(scenarioSettings.preStopSleepSeconds).optional(),
+  drainDelayMs: int(scenarioSettings.drainDelayMs).optional(),
   publishNotReadyAddresses: z.boolean().optional(),
   serverCommand: z
     .array(z.string())
