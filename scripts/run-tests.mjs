@@ -2,10 +2,12 @@
 // Runs the compiled test files with node:test. A script rather than `node --test dir`
 // because Node 20 takes a directory there while Node 22+ takes glob patterns, and
 // the README's `npm test` must behave the same on 20, 22 and 24.
-// Usage: node scripts/run-tests.mjs [substring filter...]
+// Usage: node scripts/run-tests.mjs [--unit] [substring filter...]
+//   --unit  only the unit tests of scripts/unit-tests.mjs (no processes; `npm run test:unit`)
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { unitTests } from './unit-tests.mjs';
 
 function find(dir) {
   const out = [];
@@ -17,8 +19,13 @@ function find(dir) {
   return out;
 }
 
-const filters = process.argv.slice(2);
+const args = process.argv.slice(2);
+const unit = args.includes('--unit');
+const filters = args.filter((a) => a !== '--unit');
+// A test source compiles to the same path under dist/, ending .js
+const units = new Set(unitTests.map((source) => join('dist', source.replace(/\.ts$/, '.js'))));
 const files = find('dist/test')
+  .filter((f) => !unit || units.has(f))
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .sort();
 if (files.length === 0) {
@@ -32,6 +39,8 @@ const result = spawnSync(
     // Any Node warning (deprecation, experimental, MaxListeners...) fails the run.
     '--import',
     './dist/test/helpers/fail-on-warning.js',
+    // A unit test that starts a process fails at once (test/helpers/unit-guard.ts).
+    ...(unit ? ['--import', './dist/test/helpers/unit-guard.js'] : []),
     '--test',
     `--test-concurrency=${concurrency}`,
     '--test-reporter=spec',

@@ -12,6 +12,8 @@ export const ExitCode = {
   usage: 2,
   /** The run could not complete: platform failure, phase timeout, interrupted. Partial results are saved. */
   incomplete: 3,
+  /** `server`: the lab server could not listen on its address and port. */
+  listenFailed: 4,
   /** Interrupted by Ctrl-C (SIGINT: 128 + 2, as shells report it), SIGTERM or SIGHUP. Partial results are saved. */
   interrupted: 130,
 } as const;
@@ -24,7 +26,7 @@ export const ErrorCodes = {
     summary: 'A file given on the command line cannot be read or is not what it should be.',
   },
   DC_LISTEN_FAILED: {
-    exit: ExitCode.mismatch,
+    exit: ExitCode.listenFailed,
     summary: 'The lab server could not listen on the address and port it was given.',
   },
   DC_PLATFORM_UNAVAILABLE: {
@@ -34,14 +36,6 @@ export const ErrorCodes = {
   DC_POD_FAILED: {
     exit: ExitCode.incomplete,
     summary: "The workload Pod's container could not start or exited before the experiment began.",
-  },
-  DC_PHASE_TIMEOUT: {
-    exit: ExitCode.incomplete,
-    summary: 'A phase of the experiment did not finish within its time limit.',
-  },
-  DC_INTERRUPTED: {
-    exit: ExitCode.interrupted,
-    summary: 'Interrupted (Ctrl-C, SIGTERM or SIGHUP); what was observed is saved as incomplete.',
   },
   DC_KUBE_CONFIG: {
     exit: ExitCode.usage,
@@ -67,6 +61,14 @@ export const ErrorCodes = {
     summary: 'The Pod is Ready, but GET /healthz through the Service never answered 200.',
   },
   DC_RESULT_WRITE: { exit: ExitCode.incomplete, summary: 'A result file could not be written.' },
+  DC_ALREADY_EXISTS: {
+    exit: ExitCode.incomplete,
+    summary: 'The embedded runtime already has an object of that kind and name (HTTP 409).',
+  },
+  DC_NOT_FOUND: {
+    exit: ExitCode.incomplete,
+    summary: 'The embedded runtime has no object of that kind and name (HTTP 404).',
+  },
   DC_OUTPUT_PATH: {
     exit: ExitCode.usage,
     summary: 'An output path (--out, --html) cannot be created, is not a directory or is not writable.',

@@ -93,7 +93,16 @@ export async function openPlatformSession(flags: PlatformFlags): Promise<Platfor
   return {
     name: 'local',
     newPlatform: () => new LocalPlatform({ cluster }),
-    planOptions: {},
+    // The embedded kubelet runs either preStop form (prestop.ts: exec runs the command with the
+    // container's environment), so --prestop-action applies here too.
+    planOptions: flags.prestopAction
+      ? { manifest: { preStopAction: preStopActionOf(flags.prestopAction) } }
+      : {},
     close: () => cluster.dispose(),
   };
+}
+
+/** The --prestop-action value (commander has checked it against its choices). */
+function preStopActionOf(value: string): 'sleep' | 'exec' {
+  return value === 'exec' ? 'exec' : 'sleep';
 }

@@ -3,7 +3,13 @@
 import { Command, Option } from 'commander';
 import { DraincheckError, quote } from '../errors.js';
 import { shutdownPolicies } from '../server/config.js';
-import { scenarioDefaults, type ScenarioInput } from '../workload/scenario.js';
+import {
+  scenarioDefaults,
+  scenarioSettings,
+  type ScenarioInput,
+  type ScenarioSetting,
+  type ScenarioSettingName,
+} from '../workload/scenario.js';
 
 export interface ScenarioFlags {
   onSigterm?: string;
@@ -27,27 +33,25 @@ export function addScenarioFlags(
       ).choices(shutdownPolicies),
     );
   }
-  return command
-    .option(
-      '--work-ms <ms>',
-      `how long the server holds the work request (default ${scenarioDefaults.workMs})`,
-    )
-    .option(
-      '--grace-seconds <s>',
-      `the Pod's terminationGracePeriodSeconds (default ${options.graceDefault})`,
-    )
-    .option('--prestop-sleep-seconds <s>', 'a preStop sleep before SIGTERM (default 0: no preStop hook)')
-    .option(
-      '--drain-delay-ms <ms>',
-      'drain policy: keep serving new requests this long after SIGTERM (default 0)',
-    )
-    .option(
-      '--publish-not-ready',
-      'set publishNotReadyAddresses on the Service (endpoints stay ready while terminating)',
-    );
+  // No commander defaults: a flag not given leaves the value to resolveScenario's defaults.
+  const defaults: Record<ScenarioSettingName, number> = {
+    ...scenarioDefaults,
+    graceSeconds: options.graceDefault,
+  };
+  for (const [name, setting] of Object.entries(scenarioSettings) as Array<
+    [ScenarioSettingName, ScenarioSetting]
+  >) {
+    const note = setting.defaultNote ? `: ${setting.defaultNote}` : '';
+    command.option(`${setting.flag} ${setting.arg}`, `${setting.help} (default ${defaults[name]}${note})`);
+  }
+  return command.option(
+    '--publish-not-ready',
+    'set publishNotReadyAddresses on the Service (endpoints stay ready while terminating)',
+  );
 }
 
-const integer = (flag: string, raw: string | undefined): number | undefined => {
+/** A flag's text as a whole number (its range is checked by resolveScenario). */
+const integer = ({ flag }: ScenarioSetting, raw: string | undefined): number | undefined => {
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw.trim()))
     throw new DraincheckError('DC_USAGE', `${flag} must be a whole number, got ${quote(raw)}`);
@@ -57,10 +61,10 @@ const integer = (flag: string, raw: string | undefined): number | undefined => {
 export function scenarioInput(flags: ScenarioFlags, graceDefault: number): ScenarioInput {
   return {
     ...(flags.onSigterm ? { onSigterm: flags.onSigterm as ScenarioInput['onSigterm'] } : {}),
-    workMs: integer('--work-ms', flags.workMs),
-    graceSeconds: integer('--grace-seconds', flags.graceSeconds) ?? graceDefault,
-    preStopSleepSeconds: integer('--prestop-sleep-seconds', flags.prestopSleepSeconds),
-    drainDelayMs: integer('--drain-delay-ms', flags.drainDelayMs),
+    workMs: integer(scenarioSettings.workMs, flags.workMs),
+    graceSeconds: integer(scenarioSettings.graceSeconds, flags.graceSeconds) ?? graceDefault,
+    preStopSleepSeconds: integer(scenarioSettings.preStopSleepSeconds, flags.prestopSleepSeconds),
+    drainDelayMs: integer(scenarioSettings.drainDelayMs, flags.drainDelayMs),
     publishNotReadyAddresses: flags.publishNotReady === true,
     serverCommand: flags.serverCommand === undefined ? null : serverCommandArgv(flags.serverCommand),
   };

@@ -131,7 +131,7 @@ export function conclude(input: ConcludeInput): Fields {
     deletion: {
       requested: deleteRequested !== undefined,
       at: deleteRequested?.at ?? null,
-      gracePeriodSeconds: num(deleteRequested?.data.gracePeriodSeconds),
+      gracePeriodSeconds: deletionGracePeriod(events, podEvents),
     },
     firstTerminatingEndpoint: fte
       ? {
@@ -158,6 +158,22 @@ export function conclude(input: ConcludeInput): Fields {
       terminatedEvent: firstTerminated,
     }),
   };
+}
+
+/**
+ * The grace period the API gave the deletion: `deletionGracePeriodSeconds` of the Pod the
+ * DELETE returned, else of the first Pod watch event that carries a deletionTimestamp (the
+ * kubelet's final update later sets it to 0). Not the scenario's value: the API may choose
+ * another (a Pod already terminating keeps its first one; a DELETE may carry its own).
+ */
+function deletionGracePeriod(events: RunEvent[], podEvents: RunEvent[]): number | null {
+  const returned = events.find((e) => e.source === 'runner' && e.type === 'delete-returned');
+  const fromReturn = num(returned?.data.deletionGracePeriodSeconds);
+  if (fromReturn !== null) return fromReturn;
+  const deleting = podEvents.find(
+    (e) => e.data.deletionTimestamp && num(e.data.deletionGracePeriodSeconds) !== null,
+  );
+  return num(deleting?.data.deletionGracePeriodSeconds);
 }
 
 function acceptanceGap(

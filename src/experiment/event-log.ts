@@ -35,10 +35,6 @@ export class EventLog {
     return event;
   }
 
-  find(predicate: (e: RecordedEvent) => boolean): RecordedEvent | undefined {
-    return this.list.find(predicate);
-  }
-
   /**
    * Resolves with the first recorded event that matches (already recorded or to come), or
    * null when the time limit passes or the signal aborts.

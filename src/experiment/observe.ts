@@ -3,15 +3,18 @@
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import type { WatchEvent } from '../platform/types.js';
 
-/** Dates become ISO strings, exactly as they would in the API's JSON. */
-export function plain<T>(value: T): T {
+/**
+ * A JSON round trip of a watch object's part: Dates become ISO strings, undefined fields go.
+ * (Not kube/api.ts's plain(), which also writes metav1.Time in whole seconds.)
+ */
+export function jsonCopy<T>(value: T): T {
   return JSON.parse(JSON.stringify(value ?? null)) as T;
 }
 
 export function podEventData(event: WatchEvent<V1Pod>): Record<string, unknown> {
   const pod = event.object;
   const cs = pod.status?.containerStatuses?.[0];
-  return plain({
+  return jsonCopy({
     name: pod.metadata?.name ?? null,
     uid: pod.metadata?.uid ?? null,
     resourceVersion: pod.metadata?.resourceVersion ?? null,
@@ -29,7 +32,7 @@ export function podEventData(event: WatchEvent<V1Pod>): Record<string, unknown> 
 export function sliceEventData(event: WatchEvent<V1EndpointSlice>, podName: string): Record<string, unknown> {
   const slice = event.object;
   // The real controller sends `endpoints: null` for an empty slice.
-  const endpoints = plain(slice.endpoints ?? []);
+  const endpoints = jsonCopy(slice.endpoints ?? []);
   const podEndpoint =
     endpoints.find((e) => e.targetRef?.kind === 'Pod' && e.targetRef.name === podName) ?? null;
   return {

@@ -1,8 +1,10 @@
 // Validation of `GET /work?ms=N&id=R`. A bad parameter is an HTTP 400 naming it, never a
 // silent default: the runner must know the server held the request as long as asked.
 
+/** The longest a work request may be held (`ms`), for the server, the client and the scenario. */
 export const WORK_MS_MAX = 600_000;
-const ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/** A work request id, for the server (`id`) and `draincheck client --work-id`. */
+export const WORK_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 
 export interface WorkParams {
   ms: number;
@@ -36,7 +38,7 @@ export function parseWorkParams(
   const idValues = query.getAll('id');
   if (idValues.length > 1) return fail('invalid-parameter', 'id', 'id must be given once');
   const id = idValues[0] ?? nextId();
-  if (!ID_PATTERN.test(id)) {
+  if (!WORK_ID_PATTERN.test(id)) {
     return fail(
       'invalid-parameter',
       'id',

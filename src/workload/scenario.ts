@@ -2,11 +2,14 @@
 // defaults live here, once; `--help`, the README table and the run document read them.
 import { z } from 'zod';
 import { DraincheckError } from '../errors.js';
+import { clientDefaults } from '../probe/client-defaults.js';
 import { shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
+import { WORK_MS_MAX } from '../server/work-params.js';
 
 export const scenarioDefaults = {
   onSigterm: 'drain' as ShutdownPolicy,
-  workMs: 3000,
+  /** The client's default (src/probe, below this layer), so the two cannot drift. */
+  workMs: clientDefaults.workMs,
   /** Kubernetes' own default for terminationGracePeriodSeconds. */
   graceSeconds: 30,
   /** `draincheck lab` uses a short grace period so the `default` policy's SIGKILL comes soon. */
@@ -21,6 +24,57 @@ export const scenarioDefaults = {
   containerPort: 8080,
   servicePort: 80,
 } as const;
+
+/** One row per integer setting of a scenario: its flag, range and meaning. */
+export interface ScenarioSetting {
+  flag: string;
+  /** The flag's argument in `--help`. */
+  arg: string;
+  min: number;
+  max: number;
+  help: string;
+  /** Said after the default in `--help` (what the default means). */
+  defaultNote?: string;
+}
+
+/**
+ * The scenario's integer settings, in `--help` order. The CLI flags and their help
+ * (src/cli/scenario-flags.ts) and the validation below come from this one table, as the lab
+ * server's flags come from serverSettings (src/server/config.ts); the defaults are
+ * scenarioDefaults.
+ */
+export const scenarioSettings = {
+  workMs: {
+    flag: '--work-ms',
+    arg: '<ms>',
+    min: 0,
+    max: WORK_MS_MAX,
+    help: 'how long the server holds the work request',
+  },
+  graceSeconds: {
+    flag: '--grace-seconds',
+    arg: '<s>',
+    min: 0,
+    max: 3600,
+    help: "the Pod's terminationGracePeriodSeconds",
+  },
+  preStopSleepSeconds: {
+    flag: '--prestop-sleep-seconds',
+    arg: '<s>',
+    min: 0,
+    max: 3600,
+    help: 'a preStop sleep before SIGTERM',
+    defaultNote: 'no preStop hook',
+  },
+  drainDelayMs: {
+    flag: '--drain-delay-ms',
+    arg: '<ms>',
+    min: 0,
+    max: 3_600_000,
+    help: 'drain policy: keep serving new requests this long after SIGTERM',
+  },
+} as const satisfies Record<string, ScenarioSetting>;
+export type ScenarioSettingName = keyof typeof scenarioSettings;
 
 export interface ScenarioInput {
   name?: string;
@@ -44,7 +98,7 @@ export interface ResolvedScenario {
   serverCommand: string[] | null;
 }
 
-const int = (label: string, min: number, max: number) =>
+const int = ({ flag: label, min, max }: ScenarioSetting) =>
   z
     .number({ error: `${label} must be a number` })
     .int({ error: `${label} must be an integer` })
@@ -59,10 +113,10 @@ const inputSchema = z.object({
     })
     .optional(),
   onSigterm: z.enum(shutdownPolicies).nullable().optional(),
-  workMs: int('--work-ms', 0, 600_000).optional(),
-  graceSeconds: int('--grace-seconds', 0, 3600).optional(),
-  preStopSleepSeconds: int('--prestop-sleep-seconds', 0, 3600).optional(),
-  drainDelayMs: int('--drain-delay-ms', 0, 3_600_000).optional(),
+  workMs: int(scenarioSettings.workMs).optional(),
+  graceSeconds: int(scenarioSettings.graceSeconds).optional(),
+  preStopSleepSeconds: int(scenarioSettings.preStopSleepSeconds).optional(),
+  drainDelayMs: int(scenarioSettings.drainDelayMs).optional(),
   publishNotReadyAddresses: z.boolean().optional(),
   serverCommand: z
     .array(z.string())

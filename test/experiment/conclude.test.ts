@@ -173,3 +173,38 @@ test('the Service path never answered', () => {
   assert.match(c.acceptance.reason ?? '', /never answered GET \/healthz/);
   assert.equal(c.verdict.kind, 'inconclusive');
 });
+
+test("deletion.gracePeriodSeconds is the API's deletionGracePeriodSeconds, not the value the runner meant", () => {
+  // The runner asked with the scenario's 5 s; the API answered (and the watch showed) 30 s.
+  const withReturn = [
+    ...finishedRun(),
+    ...events([
+      1250,
+      'runner',
+      'delete-returned',
+      { deletionTimestamp: '2026-12-02T14:09:31Z', deletionGracePeriodSeconds: 30 },
+    ]).map((e) => ({ ...e, id: 'r1' })),
+  ];
+  assert.equal(run(withReturn).deletion.gracePeriodSeconds, 30);
+  // Without the DELETE's answer: the first Pod event that carries the deletion (not the final grace-0 one).
+  const podWatch = [
+    ...finishedRun(),
+    ...events(
+      [
+        1260,
+        'pod',
+        'MODIFIED',
+        { uid: UID, deletionTimestamp: '2026-12-02T14:09:31Z', deletionGracePeriodSeconds: 30 },
+      ],
+      [
+        4100,
+        'pod',
+        'MODIFIED',
+        { uid: UID, deletionTimestamp: '2026-12-02T14:09:01Z', deletionGracePeriodSeconds: 0 },
+      ],
+    ).map((e, i) => ({ ...e, id: `w${i + 1}` })),
+  ].sort((a, b) => a.at - b.at);
+  assert.equal(run(podWatch).deletion.gracePeriodSeconds, 30);
+  // Neither: not observed, never the scenario's value.
+  assert.equal(run(finishedRun()).deletion.gracePeriodSeconds, null);
+});

@@ -1,6 +1,7 @@
 // The experiment cases, written once and run against every platform that can run here:
-// the embedded runtime directly (local-suite.test.ts) and the real-cluster platform through a
-// Kubernetes API facade. Each case runs the whole protocol with real server processes and a
+// the embedded runtime directly (local-core.test.ts, local-userspace-core.test.ts,
+// local-adversarial.test.ts) and the real-cluster platform through a Kubernetes API facade
+// (kube-facade-*.test.ts). Each case runs the whole protocol with real server processes and a
 // real proxy, and checks the run document — never a hard-coded result.
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';

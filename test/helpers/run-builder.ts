@@ -4,12 +4,13 @@ import type { RunDocument, RunEvent } from '../../src/experiment/run-document.js
 
 type Source = RunEvent['source'];
 
-export class EventLog {
+/** A test run's events, given in any order (unlike the runner's EventLog: no clock, no waiting). */
+export class RunEventsBuilder {
   private readonly drafts: Array<Omit<RunEvent, 'id'>> = [];
   private sorted: RunEvent[] | null = null;
 
   add(at: number, source: Source, type: string, data: Record<string, unknown> = {}): this {
-    if (this.sorted) throw new Error('EventLog: add() after events() was read');
+    if (this.sorted) throw new Error('RunEventsBuilder: add() after events() was read');
     this.drafts.push({ at, source, type, data });
     return this;
   }
@@ -21,13 +22,6 @@ export class EventLog {
       .sort((a, b) => a.d.at - b.d.at || a.i - b.i)
       .map(({ d }, i) => ({ id: `e${i + 1}`, ...d }));
     return this.sorted;
-  }
-
-  /** The first event matching, or a thrown error naming what was looked for. */
-  find(source: Source, type: string, where: (e: RunEvent) => boolean = () => true): RunEvent {
-    const found = this.events().find((e) => e.source === source && e.type === type && where(e));
-    if (!found) throw new Error(`EventLog: no ${source} ${type} event`);
-    return found;
   }
 
   /** ISO wall-clock time of an `at`, for data fields such as deletionTimestamp. */
@@ -62,6 +56,7 @@ export function podData(
   fields: {
     phase?: string;
     ready?: 'True' | 'False' | null;
+    podIP?: string | null;
     deletionTimestamp?: string | null;
     deletionGracePeriodSeconds?: number | null;
     containerState?: Record<string, unknown> | null;
@@ -72,6 +67,7 @@ export function podData(
     uid,
     phase: fields.phase ?? 'Running',
     ready: fields.ready ?? null,
+    podIP: fields.podIP ?? null,
     deletionTimestamp: fields.deletionTimestamp ?? null,
     deletionGracePeriodSeconds: fields.deletionGracePeriodSeconds ?? null,
     containerState: fields.containerState ?? null,

@@ -1,10 +1,10 @@
 // The event script of the sample runs: a Pod starting behind a Service, the work request
 // accepted, the DELETE, and the Pod's end, with timings modelled on the recorded cluster in
-// /work/shared/fixtures/kube-api (timings.json and its README): the endpoint turns terminating
+// test/fixtures/kube-api (timings.json and its README): the endpoint turns terminating
 // ~100 ms after the DELETE, SIGTERM follows ~100 ms after it, `serving` drops when a probe
 // fails, the terminated status reaches the API ~0.8 s after the process exits, and the endpoint
 // leaves the slice just after the Pod's DELETED event.
-import { EventLog, podData, sliceData } from './run-builder.js';
+import { RunEventsBuilder, podData, sliceData } from './run-builder.js';
 
 export type SamplePolicy = 'exit' | 'drain' | 'default';
 
@@ -19,9 +19,9 @@ export const accepted = 1155; // the server accepted the work request
 export const workMs = 3000;
 
 /** Everything up to and including the DELETE: Pod start, Service ready, work accepted. */
-export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId: string): void {
+export function startup(log: RunEventsBuilder, policy: SamplePolicy, uid: string, workId: string): void {
   const pod = { uid, ip: '10.88.0.7' };
-  const running = { running: { startedAt: EventLog.wall(startedAt, 1000) } };
+  const running = { running: { startedAt: RunEventsBuilder.wall(startedAt, 1000) } };
   log
     .add(0, 'runner', 'run-started', { scenario: policy, platform: 'local' })
     .add(1, 'runner', 'phase', { name: 'prepare' })
@@ -59,8 +59,13 @@ export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId
       localPort: 41000,
       error: { code: 'ECONNRESET', message: 'socket hang up' },
     })
-    .add(1010, 'server', 'listening', { time: EventLog.wall(startedAt, 1010), uid, port: 8080, policy })
-    .add(1024, 'pod', 'MODIFIED', podData(5, uid, { ready: 'False', containerState: running }))
+    .add(1010, 'server', 'listening', {
+      time: RunEventsBuilder.wall(startedAt, 1010),
+      uid,
+      port: 8080,
+      policy,
+    })
+    .add(1024, 'pod', 'MODIFIED', podData(5, uid, { ready: 'False', containerState: running, podIP: pod.ip }))
     .add(
       1029,
       'endpointslice',
@@ -68,7 +73,7 @@ export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId
       sliceData(6, pod, { ready: false, serving: false, terminating: false }),
     )
     .add(1108, 'kubelet', 'probe', { result: 'success' })
-    .add(1117, 'pod', 'MODIFIED', podData(8, uid, { ready: 'True', containerState: running }))
+    .add(1117, 'pod', 'MODIFIED', podData(8, uid, { ready: 'True', containerState: running, podIP: pod.ip }))
     .add(
       1121,
       'endpointslice',
@@ -92,7 +97,7 @@ export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId
   log
     .add(1153, 'client', 'work-connected', { id: workId, localPort: port - 1 })
     .add(accepted, 'server', 'request-accepted', {
-      time: EventLog.wall(startedAt, accepted),
+      time: RunEventsBuilder.wall(startedAt, accepted),
       uid,
       id: workId,
       ms: workMs,
@@ -113,7 +118,7 @@ export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId
     .add(1182, 'runner', 'phase', { name: 'delete' })
     .add(D, 'runner', 'delete-requested', { gracePeriodSeconds: 5 })
     .add(D + 65, 'runner', 'delete-returned', {
-      deletionTimestamp: EventLog.wall(startedAt, D + 5065),
+      deletionTimestamp: RunEventsBuilder.wall(startedAt, D + 5065),
       deletionGracePeriodSeconds: 5,
     })
     .add(
@@ -121,9 +126,10 @@ export function startup(log: EventLog, policy: SamplePolicy, uid: string, workId
       'pod',
       'MODIFIED',
       podData(11, uid, {
+        podIP: pod.ip,
         ready: 'True',
         containerState: running,
-        deletionTimestamp: EventLog.wall(startedAt, D + 5065),
+        deletionTimestamp: RunEventsBuilder.wall(startedAt, D + 5065),
         deletionGracePeriodSeconds: 5,
       }),
     )
@@ -141,20 +147,22 @@ export interface Ending {
 }
 
 /** From the process's end to the Pod's removal: the API learns of each step a little later. */
-export function ending(log: EventLog, uid: string, e: Ending): number {
+export function ending(log: RunEventsBuilder, uid: string, e: Ending): number {
   const pod = { uid, ip: '10.88.0.7' };
   const deletion = {
-    deletionTimestamp: EventLog.wall(startedAt, D + 5065),
+    deletionTimestamp: RunEventsBuilder.wall(startedAt, D + 5065),
     deletionGracePeriodSeconds: 5,
   };
-  const running = { running: { startedAt: EventLog.wall(startedAt, 1000) } };
+  const running = { running: { startedAt: RunEventsBuilder.wall(startedAt, 1000) } };
   const reason = e.exitCode === 0 ? 'Completed' : 'Error';
   const terminated = {
     terminated: {
       exitCode: e.exitCode,
+      // The embedded kubelet writes the signal that ended the process, as a number (9, 15).
+      ...(e.signal === 'SIGKILL' ? { signal: 9 } : e.signal === 'SIGTERM' ? { signal: 15 } : {}),
       reason,
-      startedAt: EventLog.wall(startedAt, 1000),
-      finishedAt: EventLog.wall(startedAt, e.processExitAt),
+      startedAt: RunEventsBuilder.wall(startedAt, 1000),
+      finishedAt: RunEventsBuilder.wall(startedAt, e.processExitAt),
       containerID: `draincheck://${uid.slice(0, 8)}`,
     },
   };
@@ -167,14 +175,14 @@ export function ending(log: EventLog, uid: string, e: Ending): number {
       e.probeFailedAt + 4,
       'pod',
       'MODIFIED',
-      podData(14, uid, { ready: 'False', containerState: running, ...deletion }),
+      podData(14, uid, { ready: 'False', containerState: running, ...deletion, podIP: pod.ip }),
     )
     .add(e.probeFailedAt + 10, 'endpointslice', 'MODIFIED', sliceData(15, pod, terminating))
     .add(
       statusAt,
       'pod',
       'MODIFIED',
-      podData(17, uid, { ready: 'False', containerState: terminated, ...deletion }),
+      podData(17, uid, { ready: 'False', containerState: terminated, ...deletion, podIP: pod.ip }),
     )
     .add(statusAt + 5, 'endpointslice', 'MODIFIED', sliceData(18, pod, terminating))
     .add(
@@ -182,9 +190,10 @@ export function ending(log: EventLog, uid: string, e: Ending): number {
       'pod',
       'MODIFIED',
       podData(19, uid, {
+        podIP: pod.ip,
         ready: 'False',
         containerState: terminated,
-        deletionTimestamp: EventLog.wall(startedAt, statusAt + 25),
+        deletionTimestamp: RunEventsBuilder.wall(startedAt, statusAt + 25),
         deletionGracePeriodSeconds: 0,
       }),
     )
@@ -193,9 +202,10 @@ export function ending(log: EventLog, uid: string, e: Ending): number {
       'pod',
       'DELETED',
       podData(20, uid, {
+        podIP: pod.ip,
         ready: 'False',
         containerState: terminated,
-        deletionTimestamp: EventLog.wall(startedAt, statusAt + 25),
+        deletionTimestamp: RunEventsBuilder.wall(startedAt, statusAt + 25),
         deletionGracePeriodSeconds: 0,
       }),
     )
@@ -209,7 +219,7 @@ export const completionBody = (workId: string, uid: string) => ({
   id: workId,
   uid,
   name: 'work',
-  acceptedAt: EventLog.wall(startedAt, accepted),
-  finishedAt: EventLog.wall(startedAt, accepted + workMs),
+  acceptedAt: RunEventsBuilder.wall(startedAt, accepted),
+  finishedAt: RunEventsBuilder.wall(startedAt, accepted + workMs),
   durationMs: workMs,
 });

@@ -1,10 +1,13 @@
 // Three realistic runs of one lab, as the embedded runtime (platform `local`, the server as
-// PID 1 of its own PID namespace) would record them (events: sample-events.ts):
+// PID 1 of its own PID namespace) would record them (events: sample-events.ts). The
+// conclusions are never written by hand: the product's conclude() derives them from the
+// events, so a report test renders only documents the product can produce.
 //   exit    → the server exits 0 at SIGTERM: accepted-request-cut, exit 0
 //   drain   → the server finishes the request, then exits 0: accepted-request-finished, exit 0
 //   default → no handler; as PID 1 SIGTERM is ignored, the request finishes, SIGKILL: exit 137
-import type { RunDocument } from '../../src/experiment/run-document.js';
-import { EventLog, sliceData } from './run-builder.js';
+import { conclude } from '../../src/experiment/conclude.js';
+import { RUN_SCHEMA, type RunDocument, type RunEvent } from '../../src/experiment/run-document.js';
+import { RunEventsBuilder, sliceData } from './run-builder.js';
 import {
   accepted,
   completionBody,
@@ -24,9 +27,9 @@ export type { SamplePolicy } from './sample-events.js';
 export function sampleRun(policy: SamplePolicy): RunDocument {
   const uid = uids[policy];
   const workId = `w-${policy}-1`;
-  const log = new EventLog();
+  const log = new RunEventsBuilder();
   const journal = (at: number, type: string, data: Record<string, unknown> = {}) =>
-    log.add(at, 'server', type, { time: EventLog.wall(startedAt, at), uid, ...data });
+    log.add(at, 'server', type, { time: RunEventsBuilder.wall(startedAt, at), uid, ...data });
   const pod = { uid, ip: '10.88.0.7' };
   const firstTerminating = { ready: false, serving: true, terminating: true };
   startup(log, policy, uid, workId);
@@ -77,8 +80,8 @@ export function sampleRun(policy: SamplePolicy): RunDocument {
     log.add(finished + 2, 'client', 'work-response-started', { id: workId, status: 200 });
     log.add(finished + 3, 'client', 'work-outcome', { id: workId, ...outcome, localPort: 41023 });
   }
-  const exitAt = ending(log, uid, end);
-  return conclude(log, policy, uid, workId, exitAt, end);
+  ending(log, uid, end);
+  return documentOf(log.events(), policy, workId);
 }
 
 /** The three runs of one lab, in the order `draincheck lab` runs them. */
@@ -86,41 +89,24 @@ export function sampleRuns(): RunDocument[] {
   return [sampleRun('exit'), sampleRun('drain'), sampleRun('default')];
 }
 
-const explanations: Record<SamplePolicy, string> = {
-  exit: 'The Pod accepted work request w-exit-1, then its server exited with code 0 0.1 s after SIGTERM and the connection was reset (ECONNRESET) before any response: ready=false on the endpoint did not save the request already in progress.',
-  drain:
-    'The Pod accepted work request w-drain-1, kept it through SIGTERM while its endpoint was terminating, answered 200 with its own UID 3.0 s later and exited with code 0.',
-  default:
-    'The Pod accepted work request w-default-1 and, running as PID 1 without a SIGTERM handler, ignored SIGTERM, answered 200 with its own UID, and was killed at the end of the 5 s grace period (exit 137).',
-};
-
-/** The conclusions, derived from the events as src/experiment/conclude.ts does. */
-function conclude(
-  log: EventLog,
+/**
+ * A run document as the runner assembles it (src/experiment/protocol.ts): the metadata of the
+ * run, then everything else derived from the events by the product's own conclude().
+ */
+export function documentOf(
+  events: RunEvent[],
   policy: SamplePolicy,
-  uid: string,
   workId: string,
-  exitAt: number,
-  end: Ending,
+  incompleteReason: string | null = null,
 ): RunDocument {
-  const events = log.events();
-  const proven = log.find('client', 'acceptance-proven');
-  const outcome = log.find('client', 'work-outcome');
-  const o = outcome.data;
-  const fte = log.find('endpointslice', 'MODIFIED', (e) => {
-    const c = (e.data.podEndpoint as { conditions?: { terminating?: boolean } } | null)?.conditions;
-    return c?.terminating === true;
-  });
-  const evidence = [proven.id, log.find('server', 'request-accepted').id, outcome.id];
-  if (policy !== 'exit') evidence.splice(2, 0, log.find('server', 'request-finished').id);
-  const last = events.at(-1)!.at;
+  const namespace = 'draincheck';
   return {
-    schema: 'draincheck.run/v1',
+    schema: RUN_SCHEMA,
     runId: `${policy.slice(0, 2)}7q2xk9`,
-    complete: true,
-    incompleteReason: null,
+    complete: incompleteReason === null,
+    incompleteReason,
     startedAt,
-    finishedAt: EventLog.wall(startedAt, last),
+    finishedAt: RunEventsBuilder.wall(startedAt, events.at(-1)!.at),
     tool: { name: 'draincheck', version: '0.1.0' },
     scenario: {
       name: policy,
@@ -138,42 +124,7 @@ function conclude(
       pid1: true,
       pid1Reason: 'each Pod process runs as PID 1 of its own PID namespace (unshare --pid --fork)',
     },
-    pod: { name: 'work', namespace: 'draincheck', uid, ip: '10.88.0.7' },
-    service: { name: 'work', readyAt: log.find('client', 'service-ready').at, readyUid: uid },
-    acceptance: { proven: true, via: 'state', active: 1, uid, at: proven.at, reason: null },
-    deletion: { requested: true, at: log.find('runner', 'delete-requested').at, gracePeriodSeconds: 5 },
-    firstTerminatingEndpoint: {
-      observed: true,
-      conditions: { ready: false, serving: true, terminating: true },
-      at: fte.at,
-      eventId: fte.id,
-    },
-    request: {
-      id: workId,
-      outcome: o.outcome as RunDocument['request']['outcome'],
-      status: o.status as number | null,
-      body: o.body,
-      bodyUid: o.bodyUid as string | null,
-      error: o.error as RunDocument['request']['error'],
-      bytesReceived: o.bytesReceived as number,
-      localPort: o.localPort as number,
-      routedTo: null,
-      sentAt: log.find('client', 'work-sent').at,
-      at: outcome.at,
-    },
-    exit: {
-      observed: true,
-      code: end.exitCode,
-      signal: end.signal,
-      reason: end.exitCode === 0 ? 'Completed' : 'Error',
-      at: exitAt,
-    },
-    verdict: {
-      kind: policy === 'exit' ? 'accepted-request-cut' : 'accepted-request-finished',
-      evidence,
-      reason: null,
-      explanation: explanations[policy],
-    },
+    ...conclude({ events, podName: 'work', namespace, serviceName: 'work', workId }),
     events,
   };
 }

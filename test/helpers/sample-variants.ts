@@ -1,57 +1,36 @@
 // Variants of the sample runs for the cases a report must survive: a run cut short, a run
 // whose server sends hostile strings, a run without any EndpointSlice observation.
-import type { RunDocument } from '../../src/experiment/run-document.js';
+import type { RunDocument, RunEvent } from '../../src/experiment/run-document.js';
 import { clone } from './run-builder.js';
-import { sampleRun } from './sample-runs.js';
+import { documentOf, sampleRun } from './sample-runs.js';
 
-/** The drain run interrupted (Ctrl-C) 600 ms after the DELETE: no outcome, no exit. */
+/**
+ * The drain run interrupted (Ctrl-C) 600 ms after the DELETE: no outcome, no exit. The
+ * runner records `interrupted`, ends the run and concludes from what it saw, as protocol.ts does.
+ */
 export function interruptedRun(): RunDocument {
   const doc = sampleRun('drain');
   const deleteAt = doc.deletion.at ?? 0;
   const cut = deleteAt + 600;
   const kept = doc.events.filter((e) => e.at <= cut);
-  const events = [
+  const events: RunEvent[] = [
     ...kept,
     {
       id: `e${kept.length + 1}`,
       at: cut + 1,
-      source: 'runner' as const,
+      source: 'runner',
       type: 'interrupted',
       data: { signal: 'SIGINT' },
     },
     {
       id: `e${kept.length + 2}`,
       at: cut + 3,
-      source: 'runner' as const,
+      source: 'runner',
       type: 'run-finished',
       data: { complete: false },
     },
   ];
-  const proven = events.find((e) => e.type === 'acceptance-proven')!;
-  return {
-    ...doc,
-    complete: false,
-    incompleteReason: 'interrupted by SIGINT before the work request ended',
-    finishedAt: null,
-    request: {
-      ...doc.request,
-      outcome: null,
-      status: null,
-      body: null,
-      bodyUid: null,
-      bytesReceived: 0,
-      at: null,
-    },
-    exit: { observed: false, code: null, signal: null, reason: null, at: null },
-    verdict: {
-      kind: 'inconclusive',
-      evidence: [proven.id],
-      reason: 'the work request has no outcome',
-      explanation:
-        'The Pod accepted work request w-drain-1, but the run was interrupted before the request ended.',
-    },
-    events,
-  };
+  return documentOf(events, 'drain', doc.scenario.workId, 'interrupted');
 }
 
 /** Strings a hostile (or broken) server could put in a run document. */
@@ -87,8 +66,11 @@ export function hostileRun(): RunDocument {
 
 /** The default run as if no EndpointSlice watch had worked: no endpoint events at all. */
 export function runWithoutEndpointSlices(): RunDocument {
-  const doc = clone(sampleRun('default'));
-  doc.events = doc.events.filter((e) => e.source !== 'endpointslice');
-  doc.firstTerminatingEndpoint = { observed: false, conditions: null, at: null, eventId: null };
-  return doc;
+  const doc = sampleRun('default');
+  // Renumbered as the runner would have numbered them, and concluded again: the evidence
+  // must not point at the removed events.
+  const events = doc.events
+    .filter((e) => e.source !== 'endpointslice')
+    .map((e, i) => ({ ...e, id: `e${i + 1}` }));
+  return documentOf(events, 'default', doc.scenario.workId);
 }

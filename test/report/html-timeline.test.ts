@@ -82,7 +82,9 @@ test('the first terminating observation is its own, labelled mark with the condi
     const mark = marks(t).find((m) => m.eventId === fte.eventId);
     assert.ok(mark, 'the slice event is drawn');
     assert.equal(mark.tone, 'key');
-    assert.match(mark.label, /^first terminating: ready=false serving=true terminating=true$/);
+    // conclude() cites it in the verdict's evidence, so its label starts with its event id.
+    assert.ok(doc.verdict.evidence.includes(fte.eventId!));
+    assert.equal(mark.label, `${fte.eventId} · first terminating: ready=false serving=true terminating=true`);
     assert.ok(
       mark.priority >
         Math.max(

@@ -6,13 +6,14 @@ import { z } from 'zod';
 import { DraincheckError } from '../../errors.js';
 import { runClient } from '../../probe/client.js';
 import { clientDefaults } from '../../probe/client-defaults.js';
+import { WORK_ID_PATTERN, WORK_MS_MAX } from '../../server/work-params.js';
 
 const flagsSchema = z.object({
   serviceUrl: z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' }),
   workId: z
     .string()
-    .regex(/^[A-Za-z0-9._-]{1,64}$/, { error: '--work-id must be 1-64 characters of A-Z a-z 0-9 . _ -' }),
-  workMs: z.coerce.number().int().min(0).max(600_000),
+    .regex(WORK_ID_PATTERN, { error: '--work-id must be 1-64 characters of A-Z a-z 0-9 . _ -' }),
+  workMs: z.coerce.number().int().min(0).max(WORK_MS_MAX),
   serviceReadyTimeoutMs: z.coerce.number().int().min(1),
   acceptanceTimeoutMs: z.coerce.number().int().min(1),
   connectTimeoutMs: z.coerce.number().int().min(1),

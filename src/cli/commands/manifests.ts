@@ -4,7 +4,6 @@
 import { Command, Option } from 'commander';
 import { stringify } from 'yaml';
 import { DraincheckError, quote } from '../../errors.js';
-import { clientDefaults } from '../../probe/client-defaults.js';
 import { newRunId, planRun } from '../../experiment/plan.js';
 import { clientArgs } from '../../platform/kube/client-pod.js';
 import { namesOf, namespaceObject } from '../../platform/kube/names.js';
@@ -83,11 +82,8 @@ export function renderManifests(
   const port = workload.service.spec?.ports?.[0]?.port ?? 80;
   const url = `http://${name}.${namespace}.svc:${port}`;
   const image = workload.pod.spec?.containers[0]?.image ?? DEFAULT_IMAGE;
-  // The client's other limits keep their defaults (see `draincheck client --help`).
-  const client = clientArgs(
-    { ...clientDefaults, workId: `work-${names.runId}`, workMs: options.workMs },
-    url,
-  ).slice(0, 7);
+  // Only the work request: the client's limits keep their defaults (see `draincheck client --help`).
+  const client = clientArgs({ workId: `work-${names.runId}`, workMs: options.workMs }, url);
   const header = [
     `# draincheck experiment, run ${names.runId}: kubectl apply -f <this file>`,
     `# follow:  kubectl -n ${namespace} get endpointslices -l kubernetes.io/service-name=${name} -o yaml -w`,

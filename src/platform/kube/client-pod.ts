@@ -22,27 +22,31 @@ export interface ClientPodSpec {
   plan: ClientPlan;
 }
 
-/** The flags of `draincheck client` (src/cli/commands/client.ts) for a plan. */
-export function clientArgs(plan: ClientPlan, serviceUrl: string): string[] {
-  return [
-    'client',
-    '--service-url',
-    serviceUrl,
-    '--work-id',
-    plan.workId,
-    '--work-ms',
-    String(plan.workMs),
-    '--service-ready-timeout-ms',
-    String(plan.serviceReadyTimeoutMs),
-    '--acceptance-timeout-ms',
-    String(plan.acceptanceTimeoutMs),
-    '--connect-timeout-ms',
-    String(plan.connectTimeoutMs),
-    '--response-timeout-ms',
-    String(plan.responseTimeoutMs),
-    '--poll-interval-ms',
-    String(plan.pollIntervalMs),
-  ];
+/** The flag of `draincheck client` (src/cli/commands/client.ts) for each field of a plan. */
+const clientFlags = [
+  ['workId', '--work-id'],
+  ['workMs', '--work-ms'],
+  ['serviceReadyTimeoutMs', '--service-ready-timeout-ms'],
+  ['acceptanceTimeoutMs', '--acceptance-timeout-ms'],
+  ['connectTimeoutMs', '--connect-timeout-ms'],
+  ['responseTimeoutMs', '--response-timeout-ms'],
+  ['pollIntervalMs', '--poll-interval-ms'],
+] as const satisfies ReadonlyArray<readonly [keyof ClientPlan, string]>;
+
+/**
+ * The arguments of `draincheck client` for a plan: a flag for every field the plan has (a
+ * field left out keeps the client's default), in a fixed order.
+ */
+export function clientArgs(
+  plan: Pick<ClientPlan, 'workId' | 'workMs'> & Partial<Omit<ClientPlan, 'serviceUrl'>>,
+  serviceUrl: string,
+): string[] {
+  const args = ['client', '--service-url', serviceUrl];
+  for (const [field, flag] of clientFlags) {
+    const value = plan[field];
+    if (value !== undefined) args.push(flag, String(value));
+  }
+  return args;
 }
 
 export function buildClientPod(spec: ClientPodSpec): V1Pod {

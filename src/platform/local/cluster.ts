@@ -1,6 +1,6 @@
 // LocalCluster: the embedded runtime as one object with an API-server-like surface —
 // create/delete/read/list/watch of Kubernetes objects, Pod logs — behind which the kubelet
-// (kubelet.ts), the EndpointSlice controller and kube-proxy (service-proxy.ts) do their part
+// (pod-worker.ts), the EndpointSlice controller and kube-proxy (service-proxy.ts) do their part
 // with real processes and real TCP. See docs/FIDELITY.md for each rule and its source.
 import { randomUUID } from 'node:crypto';
 import type {
@@ -16,7 +16,7 @@ import type { PlatformEvent, WatchEvent } from '../types.js';
 import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
 import { detectPid1Support, type Pid1Support } from './container.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
-import { PodWorker } from './kubelet.js';
+import { PodWorker } from './pod-worker.js';
 import { Recorder } from './recorder.js';
 import { detectNftables, NftablesTable } from './nftables.js';
 import { ServiceProxy } from './service-proxy.js';
@@ -139,7 +139,7 @@ export class LocalCluster {
     const ns = service.metadata?.namespace ?? 'default';
     const name = service.metadata?.name ?? '';
     if (this.store.get('services', ns, name)) {
-      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `services "${name}" already exists in ${ns}`);
+      throw new DraincheckError('DC_ALREADY_EXISTS', `services "${name}" already exists in ${ns}`);
     }
     const port = service.spec?.ports?.[0];
     const allocator = await this.addresses();
@@ -206,7 +206,7 @@ export class LocalCluster {
     const ns = pod.metadata?.namespace ?? 'default';
     const name = pod.metadata?.name ?? '';
     if (this.store.get('pods', ns, name)) {
-      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `pods "${name}" already exists in ${ns}`);
+      throw new DraincheckError('DC_ALREADY_EXISTS', `pods "${name}" already exists in ${ns}`);
     }
     if (!pod.spec?.containers?.length) throw new DraincheckError('DC_USAGE', `pod ${name} has no containers`);
     const created = this.store.put<V1Pod>('pods', {
@@ -244,8 +244,7 @@ export class LocalCluster {
    */
   deletePod(namespace: string, name: string, options: { gracePeriodSeconds?: number } = {}): V1Pod {
     const pod = this.store.get<V1Pod>('pods', namespace, name);
-    if (!pod)
-      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `pods "${name}" not found in ${namespace}`);
+    if (!pod) throw new DraincheckError('DC_NOT_FOUND', `pods "${name}" not found in ${namespace}`);
     const worker = this.workers.get(`${namespace}/${name}`);
     const grace = options.gracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
     // Grace 0 removes the object at once, also when the Pod is already terminating (`--force`).
@@ -289,8 +288,7 @@ export class LocalCluster {
     signal: AbortSignal,
   ): AsyncIterable<string> {
     const worker = this.workers.get(`${namespace}/${pod}`);
-    if (!worker)
-      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `pods "${pod}" not found in ${namespace}`);
+    if (!worker) throw new DraincheckError('DC_NOT_FOUND', `pods "${pod}" not found in ${namespace}`);
     return worker.log.read(options.follow, signal);
   }
 

@@ -282,3 +282,27 @@ test('--client local: the client runs here against the given Service URL (a real
     'in-process events happen as they are yielded',
   );
 });
+
+test('clientArgs: a flag for each field the plan has, so a partial plan is not cut by position', () => {
+  assert.deepEqual(clientArgs({ workId: 'w1', workMs: 2500 }, 'http://work.lab.svc:80'), [
+    'client',
+    '--service-url',
+    'http://work.lab.svc:80',
+    '--work-id',
+    'w1',
+    '--work-ms',
+    '2500',
+  ]);
+  const full = clientArgs(plan.client, 'http://x:80');
+  const flags = new Map<string, string>();
+  for (let i = 3; i < full.length; i += 2) flags.set(full[i]!, full[i + 1]!);
+  assert.deepEqual(Object.fromEntries(flags), {
+    '--work-id': plan.client.workId,
+    '--work-ms': String(plan.client.workMs),
+    '--service-ready-timeout-ms': String(plan.client.serviceReadyTimeoutMs),
+    '--acceptance-timeout-ms': String(plan.client.acceptanceTimeoutMs),
+    '--connect-timeout-ms': String(plan.client.connectTimeoutMs),
+    '--response-timeout-ms': String(plan.client.responseTimeoutMs),
+    '--poll-interval-ms': String(plan.client.pollIntervalMs),
+  });
+});

@@ -1,7 +1,9 @@
-// The kubelet's part for one Pod: start the container, report status, run the readiness
+// The kubelet's pod worker for one Pod: start the container, report status, run the readiness
 // probe, and on deletion follow the documented termination sequence — preStop (if any),
 // SIGTERM, SIGKILL at the end of the grace period (at least 2 s after preStop), the
 // terminated status, the final grace-0 update and the removal of the Pod object.
+// Where it is in that life is one named state (pod-worker-state.ts, after the kubelet's
+// pod_workers.go); every step below moves it through PodWorkerStatus.apply().
 import type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
 import { PID1_ANNOTATION } from '../../workload/labels.js';
 import type { AddressAllocator, Endpoint } from './addresses.js';
@@ -9,6 +11,7 @@ import { ContainerProcess, type ContainerExit } from './container.js';
 import { containerArgv, containerEnv, ContainerSpecError, resolvePort } from './container-spec.js';
 import { REMAPPED_PORT_ANNOTATION } from './endpointslice-controller.js';
 import { LogBuffer } from './log-buffer.js';
+import { PodWorkerStatus, type PodWorkerEvent } from './pod-worker-state.js';
 import { runPreStop, type PreStopResult } from './prestop.js';
 import { ReadinessProber } from './prober.js';
 import type { Recorder } from './recorder.js';
@@ -33,13 +36,13 @@ export class PodWorker {
   private container: ContainerProcess | undefined;
   private prober: ReadinessProber | undefined;
   private exit: ContainerExit | undefined;
-  /** The terminated status has been written: from here on nothing about readiness changes. */
-  private statusFinal = false;
-  private killing = false;
-  private removed = false;
-  /** The runtime is shutting down: nothing new starts, no timer is set. */
-  private disposed = false;
-  private finishing = false;
+  /** SyncPod → TerminatingPod → TerminatedPod → RemovingPod → Removed (pod-worker-state.ts). */
+  private readonly status = new PodWorkerStatus();
+  /**
+   * Aborted when the runtime shuts down (the kubelet's own context, not the Pod's state):
+   * nothing new starts, no timer is set.
+   */
+  private readonly shutdown = new AbortController();
   /** Stops a running preStop hook at once (force deletion, runtime shutdown). */
   private readonly hookStop = new AbortController();
   /** The preStop hook in progress (it settles once its process, if any, is gone). */
@@ -62,6 +65,24 @@ export class PodWorker {
     if (!pod) throw new Error(`pod ${namespace}/${name} does not exist`);
     this.last = pod;
     this.spec = pod.spec!.containers[0]!;
+  }
+
+  /** The worker's state, for tests and the runtime's bookkeeping. */
+  get state(): PodWorkerStatus['state'] {
+    return this.status.state;
+  }
+
+  /** Moves the state (throws on a transition the table does not allow); false if ignored. */
+  private transition(event: PodWorkerEvent): boolean {
+    return this.status.apply(event);
+  }
+
+  private get removed(): boolean {
+    return this.status.is('Removed');
+  }
+
+  private get disposed(): boolean {
+    return this.shutdown.signal.aborted;
   }
 
   /** The Pod object now, or as last seen once it is gone (for its name, UID, deletion). */
@@ -108,7 +129,7 @@ export class PodWorker {
 
   /** A deletion (or the runtime's shutdown) came before the container ran: do not start it. */
   private get abandoned(): boolean {
-    return this.killing || this.removed || this.disposed;
+    return !this.status.is('SyncPod') || this.disposed;
   }
 
   private async startContainer(): Promise<void> {
@@ -215,7 +236,8 @@ export class PodWorker {
   }
 
   private setReady(ready: boolean) {
-    if (this.statusFinal) return;
+    // Once the terminated status is written, nothing about readiness changes.
+    if (!this.status.is('SyncPod', 'TerminatingPod')) return;
     this.update((pod) => {
       const now = new Date();
       pod.status!.conditions = conditions(now, ready, pod.status!.conditions);
@@ -229,8 +251,7 @@ export class PodWorker {
    * `gracePeriodSeconds` is the Pod's deletionGracePeriodSeconds.
    */
   terminate(gracePeriodSeconds: number): void {
-    if (this.killing) return;
-    this.killing = true;
+    if (!this.transition('terminate')) return;
     this.after(this.deps.timing.kubeletDelayMs, () => void this.kill(gracePeriodSeconds));
   }
 
@@ -248,7 +269,7 @@ export class PodWorker {
     }
     if (this.exit) {
       // Already exited: the deletion completes once its terminated status is written.
-      if (this.statusFinal) this.finishDeletion();
+      if (this.status.is('TerminatedPod', 'RemovingPod')) this.finishDeletion();
       return;
     }
     const pod = this.current();
@@ -329,13 +350,13 @@ export class PodWorker {
     // Pod's probe workers as soon as the kill returns (kubelet.go SyncTerminatingPod:
     // killPod, then probeManager.RemovePod), so the dead container is never probed. (The
     // recorded ~v1.24 kubelet kept probing until its PLEG relist; docs/FIDELITY.md.)
-    if (this.killing) this.prober?.stop();
+    if (this.status.is('TerminatingPod', 'Removed')) this.prober?.stop();
     // Otherwise the kubelet notices the exit at its next PLEG relist: until the terminated
     // status is written, the readiness probe keeps probing (and fails against the dead port).
     this.after(this.deps.timing.containerStatusDelayMs, () => {
       this.prober?.stop();
-      if (this.removed) return; // force-deleted: no object left to write to
-      this.statusFinal = true;
+      // Force-deleted (Removed): no object left to write to.
+      if (!this.transition('statusWritten')) return;
       const deleting = Boolean(this.current().metadata?.deletionTimestamp);
       this.update((pod) => {
         const cs = pod.status!.containerStatuses![0]!;
@@ -366,8 +387,7 @@ export class PodWorker {
 
   /** The kubelet's final delete: grace period 0, then the object is gone. */
   private finishDeletion() {
-    if (this.finishing) return;
-    this.finishing = true;
+    if (!this.transition('finalDelete')) return;
     this.after(this.deps.timing.finalDeleteDelayMs, () => {
       const updated = this.update((pod) => {
         const grace = pod.metadata!.deletionGracePeriodSeconds ?? 0;
@@ -377,13 +397,14 @@ export class PodWorker {
         pod.metadata!.deletionGracePeriodSeconds = 0;
       });
       if (!updated) return;
-      this.after(Math.max(1, Math.round(this.deps.timing.finalDeleteDelayMs / 2)), () => this.removeObject());
+      this.after(Math.max(1, Math.round(this.deps.timing.finalDeleteDelayMs / 2)), () =>
+        this.removeObject('remove'),
+      );
     });
   }
 
-  private removeObject() {
-    if (this.removed) return;
-    this.removed = true;
+  private removeObject(event: 'remove' | 'forceDelete') {
+    if (!this.transition(event)) return;
     this.deps.store.remove('pods', this.namespace, this.name);
     // The address is free once nothing can route to it any more.
     if (this.endpoint) this.allocator?.release(this.endpoint.ip);
@@ -391,9 +412,8 @@ export class PodWorker {
 
   /** Force deletion (grace 0): the object is removed at once and the container killed now. */
   forceDelete(): void {
-    this.killing = true;
     this.hookStop.abort();
-    this.removeObject();
+    this.removeObject('forceDelete');
     this.prober?.stop();
     this.container?.signal('SIGKILL');
   }
@@ -408,7 +428,7 @@ export class PodWorker {
 
   /** Stops everything at once (runtime shutdown). */
   dispose(): void {
-    this.disposed = true;
+    this.shutdown.abort();
     this.hookStop.abort();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
@@ -420,10 +440,6 @@ export class PodWorker {
   /** The Pod object is gone and no container process is left (or none was ever started). */
   get finished(): boolean {
     return this.removed && (this.exit !== undefined || this.container === undefined);
-  }
-
-  get exited(): Promise<ContainerExit> | undefined {
-    return this.container?.exited;
   }
 
   /** Resolves once a start in progress has settled and the container process (if any) is gone. */
