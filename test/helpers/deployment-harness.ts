@@ -115,8 +115,8 @@ export function replicaSteps(h: DeploymentHarness, oldName: string, from = 0): s
     const name = event.object.metadata!.name!;
     if (event.type === 'DELETED') replicas.delete(name);
     else replicas.set(name, event.object.spec?.replicas ?? 0);
-    if (i < from) return;
     if (name !== oldName && event.type !== 'DELETED') newName = name;
+    if (i < from) return;
     const step = `${newName === undefined ? '-' : replicas.get(newName)}/${replicas.get(oldName) ?? '-'}`;
     if (steps.at(-1) !== step) steps.push(step);
   });

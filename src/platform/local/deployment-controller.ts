@@ -36,6 +36,7 @@ import {
 } from './rolling-update.js';
 import { labelsMatch } from './selectors.js';
 import type { ObjectStore } from './store.js';
+import { SyncQueue } from './sync-queue.js';
 
 export const REVISION_ANNOTATION = 'deployment.kubernetes.io/revision';
 export const DESIRED_REPLICAS_ANNOTATION = 'deployment.kubernetes.io/desired-replicas';
@@ -98,12 +99,11 @@ function removeCondition(status: V1DeploymentStatus, type: string) {
 const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 export class DeploymentController {
-  private pending: NodeJS.Timeout | undefined;
-  /** Progress checks queued per Deployment (requeueStuckDeployment's enqueueAfter). */
-  private readonly requeues = new Map<string, NodeJS.Timeout>();
-  private disposed = false;
+  private readonly queue: SyncQueue;
 
-  constructor(private readonly deps: DeploymentControllerDeps) {}
+  constructor(private readonly deps: DeploymentControllerDeps) {
+    this.queue = new SyncQueue(() => this.sync(), deps.delayMs);
+  }
 
   private get store() {
     return this.deps.store;
@@ -111,23 +111,21 @@ export class DeploymentController {
 
   /** Something changed: sync after the delay (changes within the delay share one sync). */
   trigger(): void {
-    if (this.disposed || this.pending) return;
-    this.pending = setTimeout(() => {
-      this.pending = undefined;
-      this.sync();
-    }, this.deps.delayMs);
+    this.queue.trigger();
   }
 
-  sync(): void {
-    if (this.disposed) return;
+  /** Syncs every Deployment; false if one failed (the queue retries with backoff). */
+  sync(): boolean {
+    let ok = true;
     for (const d of this.store.list<V1Deployment>('deployments', undefined).items) {
       try {
         this.syncDeployment(d);
       } catch {
-        // The real controller requeues the key on any error; so does this one.
-        this.trigger();
+        // The real controller requeues the key, rate-limited, on any error; so does this one.
+        ok = false;
       }
     }
+    return ok;
   }
 
   /** deployment_controller.go syncDeployment. */
@@ -532,20 +530,17 @@ export class DeploymentController {
     const currentCond = progressingCondition(d.status);
     if (!hasProgressDeadline(d) || !currentCond) return;
     if (deploymentComplete(d, next) || currentCond.reason === 'ProgressDeadlineExceeded') return;
-    const key = `${d.metadata!.namespace}/${d.metadata!.name}`;
     const after =
       new Date(currentCond.lastUpdateTime ?? 0).getTime() +
       d.spec!.progressDeadlineSeconds! * 1000 -
       Date.now();
-    // Under a second: now (rate limited in the real controller); else after + 1 s "to avoid
+    // Under a second: the real controller requeues now, rate-limited, until the deadline has
+    // passed; a sync just after the deadline has the same result. Else after + 1 s "to avoid
     // milliseconds skew in AddAfter".
-    const delay = after < 1000 ? this.deps.delayMs : after + 1000;
-    clearTimeout(this.requeues.get(key));
-    const t = setTimeout(() => {
-      this.requeues.delete(key);
-      this.trigger();
-    }, delay);
-    this.requeues.set(key, t);
+    this.queue.after(
+      after < 1000 ? Math.max(after, 0) + 1 : after + 1000,
+      `${d.metadata!.namespace}/${d.metadata!.name}`,
+    );
   }
 
   /** `PUT deployments/status`: status and annotations (the revision) of the stored object. */
@@ -558,10 +553,7 @@ export class DeploymentController {
   }
 
   dispose(): void {
-    this.disposed = true;
-    clearTimeout(this.pending);
-    for (const t of this.requeues.values()) clearTimeout(t);
-    this.requeues.clear();
+    this.queue.dispose();
   }
 }
 

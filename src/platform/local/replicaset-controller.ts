@@ -13,6 +13,7 @@ import type { V1OwnerReference, V1Pod, V1ReplicaSet, V1ReplicaSetStatus } from '
 import { availableAt, getPodsToDelete, isPodActive, isPodAvailable, isPodReady } from './active-pods.js';
 import { labelsMatch } from './selectors.js';
 import type { ObjectStore } from './store.js';
+import { SyncQueue } from './sync-queue.js';
 
 /** replica_set.go BurstReplicas: at most this many creations or deletions per sync. */
 const BURST_REPLICAS = 500;
@@ -43,41 +44,30 @@ export function generateName(prefix: string): string {
 }
 
 export class ReplicaSetController {
-  private pending: NodeJS.Timeout | undefined;
-  private readonly requeues = new Set<NodeJS.Timeout>();
-  private disposed = false;
+  private readonly queue: SyncQueue;
 
-  constructor(private readonly deps: ReplicaSetControllerDeps) {}
-
-  /** Something changed: sync after the delay (changes within the delay share one sync). */
-  trigger(delayMs = this.deps.delayMs): void {
-    if (this.disposed) return;
-    if (delayMs > this.deps.delayMs) {
-      const t = setTimeout(() => {
-        this.requeues.delete(t);
-        this.trigger();
-      }, delayMs);
-      this.requeues.add(t);
-      return;
-    }
-    if (this.pending) return;
-    this.pending = setTimeout(() => {
-      this.pending = undefined;
-      this.sync();
-    }, this.deps.delayMs);
+  constructor(private readonly deps: ReplicaSetControllerDeps) {
+    this.queue = new SyncQueue(() => this.sync(), deps.delayMs);
   }
 
-  sync(): void {
-    if (this.disposed) return;
+  /** Something changed: sync after the delay (changes within the delay share one sync). */
+  trigger(): void {
+    this.queue.trigger();
+  }
+
+  /** Syncs every ReplicaSet; false if one failed (the queue retries with backoff). */
+  sync(): boolean {
+    let ok = true;
     for (const rs of this.deps.store.list<V1ReplicaSet>('replicasets', undefined).items) {
       try {
         this.syncReplicaSet(rs);
       } catch {
         // A failed create or delete (the runtime shutting down, a Pod already gone) is
-        // retried by the next sync, as the real controller requeues the key.
-        this.trigger();
+        // retried, as the real controller requeues the key rate-limited.
+        ok = false;
       }
     }
+    return ok;
   }
 
   /** replica_set.go syncReplicaSet. */
@@ -107,7 +97,10 @@ export class ReplicaSetController {
       );
       // The real controller waits minReadySeconds; waiting until the next Pod's moment (+1 ms,
       // IsPodAvailable compares strictly) gives the same result without the extra wait.
-      this.trigger(Number.isFinite(next) ? next - now + 1 : minReady * 1000);
+      this.queue.after(
+        Number.isFinite(next) ? next - now + 1 : minReady * 1000,
+        `${ns}/${rs.metadata!.name}`,
+      );
     }
   }
 
@@ -138,10 +131,7 @@ export class ReplicaSetController {
   }
 
   dispose(): void {
-    this.disposed = true;
-    clearTimeout(this.pending);
-    for (const t of this.requeues) clearTimeout(t);
-    this.requeues.clear();
+    this.queue.dispose();
   }
 }
 

@@ -304,3 +304,39 @@ test('deleteDeployment: its ReplicaSets go and every Pod ends through the gracef
   assert.equal(h.cluster.list('replicasets', h.namespace).items.length, 0);
   assert.equal(h.cluster.list('pods', h.namespace).items.length, 0);
 });
+
+test('Deployment scaled during a stuck rollout: replicas added proportionally to both ReplicaSets (sync.go scale)', async (t) => {
+  const h = await openDeploymentHarness({ timing: fastTiming });
+  t.after(() => h.close());
+  const { rs } = await deployed(h, { replicas: 3, maxSurge: 1, maxUnavailable: 0 });
+  const oldName = rs.metadata!.name!;
+  // A new template whose Pods never become Ready: the rollout stops at new 1 / old 3.
+  const current = h.cluster.readDeployment(h.namespace, 'work')!;
+  const template = structuredClone(current.spec!.template);
+  template.spec!.containers[0]!.readinessProbe!.httpGet!.port = 1;
+  h.cluster.updateDeployment({ ...current, spec: { ...current.spec!, template } });
+  const stuck = await h.replicaSets.waitFor(
+    (e) => e.object.metadata?.name !== oldName && e.object.status?.replicas === 1,
+    'the new ReplicaSet runs its one Pod',
+  );
+  assert.deepEqual(replicaSteps(h, oldName).slice(-1), ['1/3']);
+  const mark = h.replicaSets.items.length;
+  const stuckDeployment = h.cluster.readDeployment(h.namespace, 'work')!;
+  h.cluster.updateDeployment({ ...stuckDeployment, spec: { ...stuckDeployment.spec!, replicas: 6 } });
+  await h.replicaSets.waitFor(
+    (e) => e.object.metadata?.name === oldName && e.object.status?.availableReplicas === 5,
+    'the old ReplicaSet with 5 available Pods',
+    20_000,
+    mark,
+  );
+  // 6 + maxSurge 1 = 7 allowed, 4 exist: 3 to add, by each ReplicaSet's share of the
+  // max-replicas annotation (4): old round(3*7/4)-3 = 2, new round(1*7/4)-1 = 1; the larger first.
+  assert.deepEqual(replicaSteps(h, oldName, mark), ['1/5', '2/5']);
+  const newRS = h.cluster.readDeployment(h.namespace, 'work');
+  assert.equal(newRS?.metadata?.generation, 3);
+  for (const r of h.cluster.list<V1ReplicaSet>('replicasets', h.namespace).items) {
+    assert.equal(r.metadata?.annotations?.['deployment.kubernetes.io/desired-replicas'], '6');
+    assert.equal(r.metadata?.annotations?.['deployment.kubernetes.io/max-replicas'], '7');
+  }
+  assert.notEqual(stuck.value.object.metadata?.name, oldName);
+});
