@@ -22,6 +22,7 @@ import { EndpointSliceController } from './endpointslice-controller.js';
 import { PodWorker } from './kubelet.js';
 import { Recorder } from './recorder.js';
 import { detectNftables, NftablesTable } from './nftables.js';
+import { canonicalJson } from './pod-template-hash.js';
 import { controllerOf, ReplicaSetController } from './replicaset-controller.js';
 import { ServiceProxy } from './service-proxy.js';
 import { ObjectStore, type Kind, type ListOptions, type WatchOptions } from './store.js';
@@ -350,9 +351,9 @@ export class LocalCluster {
       ...deployment,
       metadata: { ...deployment.metadata, namespace: ns },
     });
-    const invalid = deploymentInvalidMessage(defaulted);
+    const invalid = deploymentInvalidMessage(defaulted, current);
     if (invalid) throw new DraincheckError('DC_USAGE', invalid);
-    const specChanged = JSON.stringify(defaulted.spec) !== JSON.stringify(current.spec);
+    const specChanged = canonicalJson(defaulted.spec) !== canonicalJson(current.spec);
     return this.store.put<V1Deployment>('deployments', {
       ...current,
       metadata: {

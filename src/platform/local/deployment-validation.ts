@@ -4,6 +4,7 @@
 // ValidateRollingUpdateDeployment, ValidatePodTemplateSpecForReplicaSet), with the API's own
 // words: `Deployment.apps "web" is invalid: <field>: Invalid value: 0: <detail>`.
 import type { V1Deployment } from '@kubernetes/client-node';
+import { canonicalJson } from './pod-template-hash.js';
 import type { IntOrString } from './rolling-update.js';
 
 /** SetDefaults_Deployment (+ the Pod template's restartPolicy), on a copy. */
@@ -171,12 +172,27 @@ export function validateDeploymentSpec(d: V1Deployment): FieldError[] {
   return errors;
 }
 
+/** Go's %#v of the *metav1.LabelSelector the API prints for an immutable selector (matchLabels only). */
+function printLabelSelector(matchLabels: Record<string, string> | undefined): string {
+  const labels = matchLabels === undefined ? 'map[string]string(nil)' : printValue(matchLabels);
+  return `v1.LabelSelector{MatchLabels:${labels}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}`;
+}
+
 /**
  * The API server's 422 message for these errors (errors.NewInvalid): one error as is, several
- * as `[a, b]` (utilerrors.Aggregate); undefined when the spec is valid.
+ * as `[a, b]` (utilerrors.Aggregate); undefined when the spec is valid. With `old`, an update:
+ * ValidateDeploymentUpdate also keeps `spec.selector` immutable (apps/v1).
  */
-export function deploymentInvalidMessage(d: V1Deployment): string | undefined {
+export function deploymentInvalidMessage(d: V1Deployment, old?: V1Deployment): string | undefined {
   const errors = validateDeploymentSpec(d);
+  if (old && canonicalJson(old.spec?.selector ?? {}) !== canonicalJson(d.spec?.selector ?? {})) {
+    errors.unshift(
+      new FieldError(
+        'spec.selector',
+        `Invalid value: ${printLabelSelector(d.spec?.selector?.matchLabels)}: field is immutable`,
+      ),
+    );
+  }
   if (errors.length === 0) return undefined;
   const list = errors.length === 1 ? String(errors[0]) : `[${errors.map(String).join(', ')}]`;
   return `Deployment.apps ${JSON.stringify(d.metadata?.name ?? '')} is invalid: ${list}`;

@@ -93,7 +93,7 @@ export class ReplicaSetController {
     const replicas = rs.spec?.replicas ?? 0;
     if (minReady > 0 && status.readyReplicas === replicas && status.availableReplicas !== replicas) {
       const next = Math.min(
-        ...filteredPods.map((p) => availableAt(p, minReady) ?? Infinity).filter((t) => t > now - 1),
+        ...filteredPods.map((p) => availableAt(p, minReady) ?? Infinity).filter((t) => t >= now),
       );
       // The real controller waits minReadySeconds; waiting until the next Pod's moment (+1 ms,
       // IsPodAvailable compares strictly) gives the same result without the extra wait.

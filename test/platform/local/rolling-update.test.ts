@@ -151,6 +151,20 @@ test('validation: other spec errors, several joined as the API does', () => {
   );
 });
 
+test('validation of an update: spec.selector is immutable', () => {
+  const old = withDeploymentDefaults(deployment(3, 1, 0));
+  const changed = structuredClone(old);
+  changed.spec!.selector = { matchLabels: { app: 'web', tier: 'x' } };
+  changed.spec!.template.metadata!.labels = { app: 'web', tier: 'x' };
+  assert.equal(
+    deploymentInvalidMessage(changed, old),
+    'Deployment.apps "web" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"web", "tier":"x"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
+  );
+  const scaled = structuredClone(old);
+  scaled.spec!.replicas = 5;
+  assert.equal(deploymentInvalidMessage(scaled, old), undefined);
+});
+
 const now = Date.parse('2026-01-01T12:00:00Z');
 const pod = (
   name: string,
