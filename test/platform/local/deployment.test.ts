@@ -140,13 +140,19 @@ for (const c of [
       .list<V1ReplicaSet>('replicasets', h.namespace)
       .items.find((r) => r !== undefined && r.metadata!.name !== rs.metadata!.name)!;
     const hash = newRS.metadata!.labels!['pod-template-hash']!;
-    assert.equal(newRS.metadata!.name, `work-${hash}`);
+    const owner = h.cluster.readDeployment(h.namespace, 'work')!;
+    assert.deepEqual(
+      newRS.metadata?.ownerReferences?.map((o) => [o.kind, o.name, o.uid, o.controller]),
+      [['Deployment', 'work', owner.metadata!.uid, true]],
+    );
+    assert.equal(newRS.spec?.selector?.matchLabels?.['pod-template-hash'], hash);
+    assert.equal(newRS.metadata.name, `work-${hash}`);
     for (const name of fresh) {
       const pod = h.cluster.readPod(h.namespace, name)!;
       assert.equal(pod.metadata?.labels?.['pod-template-hash'], hash);
       assert.deepEqual(
         pod.metadata?.ownerReferences?.map((o) => [o.kind, o.name, o.uid, o.controller]),
-        [['ReplicaSet', newRS.metadata!.name, newRS.metadata!.uid, true]],
+        [['ReplicaSet', newRS.metadata.name, newRS.metadata.uid, true]],
       );
     }
     const d = h.cluster.readDeployment(h.namespace, 'work')!;
