@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   KubernetesObject,
+  V1Deployment,
   V1EndpointSlice,
   V1Namespace,
   V1Pod,
@@ -15,10 +16,14 @@ import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import type { PlatformEvent, WatchEvent } from '../types.js';
 import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
 import { detectPid1Support, type Pid1Support } from './container.js';
+import { DeploymentController } from './deployment-controller.js';
+import { deploymentInvalidMessage, withDeploymentDefaults } from './deployment-validation.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { PodWorker } from './pod-worker.js';
 import { Recorder } from './recorder.js';
 import { detectNftables, NftablesTable } from './nftables.js';
+import { canonicalJson } from './pod-template-hash.js';
+import { controllerOf, ReplicaSetController } from './replicaset-controller.js';
 import { ServiceProxy } from './service-proxy.js';
 import { ObjectStore, type Kind, type ListOptions, type WatchOptions } from './store.js';
 import { calibratedTiming, type RuntimeTiming } from './timing.js';
@@ -36,6 +41,12 @@ export interface LocalClusterOptions {
 }
 
 export type ServiceProxyMode = 'auto' | 'nftables' | 'userspace';
+
+/**
+ * A change → the Deployment and ReplicaSet controllers' sync (informer and work-queue latency;
+ * not in the recordings, kept short).
+ */
+const CONTROLLER_SYNC_DELAY_MS = 10;
 
 export interface ServiceProxySupport {
   mode: 'nftables' | 'userspace';
@@ -61,6 +72,8 @@ export class LocalCluster {
   private readonly store = new ObjectStore();
   private readonly recorder = new Recorder(this.store);
   private readonly controller: EndpointSliceController;
+  private readonly replicaSetController: ReplicaSetController;
+  private readonly deploymentController: DeploymentController;
   /** The kubelet's worker of each Pod by namespace/name (the latest incarnation). */
   private readonly workers = new Map<string, PodWorker>();
   /** Every worker with something left to stop, earlier incarnations of a name included. */
@@ -90,6 +103,30 @@ export class LocalCluster {
       const proxy = service ? this.proxies.get(`${event.object.metadata?.namespace}/${service}`) : undefined;
       proxy?.sliceChanged(event.type === 'DELETED' ? undefined : event.object);
     });
+    // kube-controller-manager's ReplicaSet and Deployment controllers, on the same store.
+    this.replicaSetController = new ReplicaSetController({
+      store: this.store,
+      createPod: (pod) => this.createPod(pod),
+      deletePod: (namespace, name) => {
+        if (this.store.get('pods', namespace, name)) this.deletePod(namespace, name);
+      },
+      delayMs: CONTROLLER_SYNC_DELAY_MS,
+    });
+    this.deploymentController = new DeploymentController({
+      store: this.store,
+      delayMs: CONTROLLER_SYNC_DELAY_MS,
+    });
+    void this.follow('pods', (event) => {
+      this.replicaSetController.trigger();
+      // The Deployment controller follows Pods only for their deletion (deletePod: Recreate
+      // waits for every old Pod to be gone).
+      if (event.type === 'DELETED') this.deploymentController.trigger();
+    });
+    void this.follow('replicasets', () => {
+      this.replicaSetController.trigger();
+      this.deploymentController.trigger();
+    });
+    void this.follow('deployments', () => this.deploymentController.trigger());
   }
 
   private async follow<T extends KubernetesObject>(kind: Kind, onEvent: (event: WatchEvent<T>) => void) {
@@ -263,6 +300,99 @@ export class LocalCluster {
     return updated;
   }
 
+  /**
+   * `POST deployments`: the apps/v1 defaults, the API's validation (an invalid spec is a
+   * DC_USAGE error with the API server's message), generation 1; the Deployment controller
+   * creates its first ReplicaSet from there.
+   */
+  createDeployment(deployment: V1Deployment): V1Deployment {
+    this.assertOpen();
+    const ns = deployment.metadata?.namespace ?? 'default';
+    const name = deployment.metadata?.name ?? '';
+    if (this.store.get('deployments', ns, name)) {
+      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `deployments.apps "${name}" already exists`);
+    }
+    const defaulted = withDeploymentDefaults({
+      ...deployment,
+      metadata: { ...deployment.metadata, namespace: ns },
+    });
+    const invalid = deploymentInvalidMessage(defaulted);
+    if (invalid) throw new DraincheckError('DC_USAGE', invalid);
+    return this.store.put<V1Deployment>('deployments', {
+      ...defaulted,
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { ...defaulted.metadata, uid: randomUUID(), creationTimestamp: new Date(), generation: 1 },
+      status: {},
+    });
+  }
+
+  /**
+   * `PUT deployments`: a new spec (a changed Pod template is a rollout), labels and
+   * annotations; status stays. A changed spec bumps metadata.generation. With
+   * metadata.resourceVersion set, a stale object is a conflict, as with the API.
+   */
+  updateDeployment(deployment: V1Deployment): V1Deployment {
+    this.assertOpen();
+    const ns = deployment.metadata?.namespace ?? 'default';
+    const name = deployment.metadata?.name ?? '';
+    const current = this.store.get<V1Deployment>('deployments', ns, name);
+    if (!current)
+      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `deployments.apps "${name}" not found`);
+    const wanted = deployment.metadata?.resourceVersion;
+    if (wanted !== undefined && wanted !== current.metadata?.resourceVersion) {
+      throw new DraincheckError(
+        'DC_PLATFORM_UNAVAILABLE',
+        `Operation cannot be fulfilled on deployments.apps "${name}": the object has been modified; please apply your changes to the latest version and try again`,
+      );
+    }
+    const defaulted = withDeploymentDefaults({
+      ...deployment,
+      metadata: { ...deployment.metadata, namespace: ns },
+    });
+    const invalid = deploymentInvalidMessage(defaulted, current);
+    if (invalid) throw new DraincheckError('DC_USAGE', invalid);
+    const specChanged = canonicalJson(defaulted.spec) !== canonicalJson(current.spec);
+    return this.store.put<V1Deployment>('deployments', {
+      ...current,
+      metadata: {
+        ...current.metadata,
+        labels: defaulted.metadata?.labels,
+        // The revision annotation is the controller's; a client's copy may be stale.
+        annotations: {
+          ...defaulted.metadata?.annotations,
+          ...pick(current.metadata?.annotations, 'deployment.kubernetes.io/revision'),
+        },
+        generation: (current.metadata?.generation ?? 1) + (specChanged ? 1 : 0),
+      },
+      spec: defaulted.spec,
+    });
+  }
+
+  readDeployment(namespace: string, name: string): V1Deployment | undefined {
+    return this.store.get<V1Deployment>('deployments', namespace, name);
+  }
+
+  /**
+   * `DELETE deployment` with background propagation: the Deployment goes at once, then the
+   * garbage collector deletes its ReplicaSets and their Pods — each Pod through the graceful
+   * deletion (preStop, SIGTERM, grace, SIGKILL).
+   */
+  deleteDeployment(namespace: string, name: string): void {
+    const deployment = this.store.get<V1Deployment>('deployments', namespace, name);
+    if (!deployment)
+      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `deployments.apps "${name}" not found`);
+    this.store.remove('deployments', namespace, name);
+    const replicaSets = this.store
+      .list<KubernetesObject>('replicasets', namespace)
+      .items.filter((rs) => controllerOf(rs)?.uid === deployment.metadata?.uid);
+    const owners = new Set(replicaSets.map((rs) => rs.metadata?.uid));
+    for (const rs of replicaSets) this.store.remove('replicasets', namespace, rs.metadata!.name!);
+    for (const pod of this.store.list<V1Pod>('pods', namespace).items) {
+      if (owners.has(controllerOf(pod)?.uid)) this.deletePod(namespace, pod.metadata!.name!);
+    }
+  }
+
   readPod(namespace: string, name: string): V1Pod | undefined {
     return this.store.get<V1Pod>('pods', namespace, name);
   }
@@ -313,6 +443,9 @@ export class LocalCluster {
   async dispose(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
+    // Controllers first: nothing may create or delete Pods while the kubelet stops.
+    this.deploymentController.dispose();
+    this.replicaSetController.dispose();
     for (const worker of this.liveWorkers) worker.dispose();
     // Wait for every container process to be gone, including one that was being spawned.
     await Promise.all([...this.liveWorkers].map((w) => w.stopped()));
@@ -325,4 +458,8 @@ export class LocalCluster {
     this.recorder.close();
     this.store.closeWatches();
   }
+}
+
+function pick(record: Record<string, string> | undefined, key: string): Record<string, string> {
+  return record?.[key] === undefined ? {} : { [key]: record[key] };
 }

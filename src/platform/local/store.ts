@@ -6,7 +6,8 @@ import { AsyncQueue } from '../../util/async-queue.js';
 import type { WatchEvent } from '../types.js';
 import { compileSelectors } from './selectors.js';
 
-export type Kind = 'namespaces' | 'pods' | 'services' | 'endpointslices' | 'events';
+export type Kind =
+  'namespaces' | 'pods' | 'services' | 'endpointslices' | 'events' | 'deployments' | 'replicasets';
 
 export interface ListOptions {
   labelSelector?: string;

@@ -21,6 +21,8 @@ const lists: Record<Kind, { listKind: string; apiVersion: string }> = {
   services: { listKind: 'ServiceList', apiVersion: 'v1' },
   events: { listKind: 'EventList', apiVersion: 'v1' },
   endpointslices: { listKind: 'EndpointSliceList', apiVersion: 'discovery.k8s.io/v1' },
+  deployments: { listKind: 'DeploymentList', apiVersion: 'apps/v1' },
+  replicasets: { listKind: 'ReplicaSetList', apiVersion: 'apps/v1' },
 };
 
 const json = (status: number, body: unknown): Answer => ({ kind: 'json', status, body });
