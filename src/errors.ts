@@ -69,6 +69,10 @@ export const ErrorCodes = {
     exit: ExitCode.incomplete,
     summary: 'The embedded runtime has no object of that kind and name (HTTP 404).',
   },
+  DC_CONFLICT: {
+    exit: ExitCode.incomplete,
+    summary: 'The embedded runtime refused an update: the object changed since it was read (HTTP 409).',
+  },
   DC_OUTPUT_PATH: {
     exit: ExitCode.usage,
     summary: 'An output path (--out, --html) cannot be created, is not a directory or is not writable.',

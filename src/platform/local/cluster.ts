@@ -310,7 +310,7 @@ export class LocalCluster {
     const ns = deployment.metadata?.namespace ?? 'default';
     const name = deployment.metadata?.name ?? '';
     if (this.store.get('deployments', ns, name)) {
-      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `deployments.apps "${name}" already exists`);
+      throw new DraincheckError('DC_ALREADY_EXISTS', `deployments.apps "${name}" already exists`);
     }
     const defaulted = withDeploymentDefaults({
       ...deployment,
@@ -338,11 +338,11 @@ export class LocalCluster {
     const name = deployment.metadata?.name ?? '';
     const current = this.store.get<V1Deployment>('deployments', ns, name);
     if (!current)
-      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `deployments.apps "${name}" not found`);
+      throw new DraincheckError('DC_NOT_FOUND', `deployments.apps "${name}" not found`);
     const wanted = deployment.metadata?.resourceVersion;
     if (wanted !== undefined && wanted !== current.metadata?.resourceVersion) {
       throw new DraincheckError(
-        'DC_PLATFORM_UNAVAILABLE',
+        'DC_CONFLICT',
         `Operation cannot be fulfilled on deployments.apps "${name}": the object has been modified; please apply your changes to the latest version and try again`,
       );
     }
@@ -381,7 +381,7 @@ export class LocalCluster {
   deleteDeployment(namespace: string, name: string): void {
     const deployment = this.store.get<V1Deployment>('deployments', namespace, name);
     if (!deployment)
-      throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `deployments.apps "${name}" not found`);
+      throw new DraincheckError('DC_NOT_FOUND', `deployments.apps "${name}" not found`);
     this.store.remove('deployments', namespace, name);
     const replicaSets = this.store
       .list<KubernetesObject>('replicasets', namespace)
