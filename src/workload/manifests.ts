@@ -6,6 +6,7 @@ import type {
   V1EnvVar,
   V1Lifecycle,
   V1Pod,
+  V1ResourceRequirements,
   V1SecurityContext,
   V1Service,
 } from '@kubernetes/client-node';
@@ -26,6 +27,19 @@ export const restrictedSecurityContext: V1SecurityContext = {
   runAsNonRoot: true,
   runAsUser: 1000,
   seccompProfile: { type: 'RuntimeDefault' },
+  // Neither `draincheck server` nor `draincheck client` writes a file: both log to stdout.
+  readOnlyRootFilesystem: true,
+};
+
+/**
+ * Requests and limits of the lab server and the client container: a namespace with a
+ * ResourceQuota on cpu/memory rejects Pods without them ("failed quota: ... must specify
+ * limits.cpu ..."). Small requests (a Node process idles at ~40 MiB), limits with room for
+ * the start-up of Node and a request's work; the values are documented in docs/REAL-CLUSTER.md.
+ */
+export const containerResources: V1ResourceRequirements = {
+  requests: { cpu: '50m', memory: '64Mi' },
+  limits: { cpu: '500m', memory: '192Mi' },
 };
 
 export interface WorkloadNames {
@@ -91,6 +105,7 @@ export function buildWorkload(
       successThreshold: 1,
       timeoutSeconds: scenarioDefaults.probeTimeoutSeconds,
     },
+    resources: containerResources,
     securityContext: restrictedSecurityContext,
   };
   const lifecycle = preStop(scenario.preStopSleepSeconds, options.preStopAction ?? 'sleep');
@@ -105,6 +120,9 @@ export function buildWorkload(
       // A bare Pod: a deleted Pod must stay deleted, not come back as a new incarnation.
       restartPolicy: 'Never',
       enableServiceLinks: false,
+      // The lab server never talks to the API server: no token. A mounted token volume also
+      // kept a Pod created during Ctrl-C in ContainerCreating for minutes (issue 12.12).
+      automountServiceAccountToken: false,
       containers: [container],
     },
   };
