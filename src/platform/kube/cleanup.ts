@@ -36,7 +36,7 @@ export async function cleanupLeftovers(
       const name = ns.metadata?.name ?? '';
       // Already being deleted: nothing to do, and not ours to report as removed now.
       if (ns.metadata?.deletionTimestamp) continue;
-      if (!options.dryRun) await resources.deleteNamespace(name);
+      if (!options.dryRun) await resources.deleteNamespace(name, ns.metadata?.uid);
       removed.push(`namespace/${name}`);
     }
     return { removed };
@@ -45,24 +45,32 @@ export async function cleanupLeftovers(
   const pods = await resources.listPods(ns, { labelSelector });
   for (const pod of pods.items) {
     const name = pod.metadata?.name ?? '';
-    if (!options.dryRun) await resources.deletePod(ns, name, 0);
+    if (!options.dryRun)
+      await resources.deletePod(ns, name, { gracePeriodSeconds: 0, uid: pod.metadata?.uid });
     removed.push(`pod/${ns}/${name}`);
   }
   const services = await resources.listServices(ns, labelSelector);
   for (const svc of services.items) {
     const name = svc.metadata?.name ?? '';
-    if (!options.dryRun) await resources.deleteService(ns, name);
+    if (!options.dryRun) await resources.deleteService(ns, name, svc.metadata?.uid);
     removed.push(`service/${ns}/${name}`);
   }
   return { removed };
 }
 
+/** An object the API server said it created (201), by name and UID. */
+export interface CreatedObject {
+  name: string;
+  uid: string | undefined;
+}
+
+/** What a run created — recorded only from the API's answers, never from its own requests. */
 export interface CreatedObjects {
   namespace: string;
-  /** The run created the namespace: deleting it removes everything inside. */
-  ownNamespace: boolean;
-  pods: string[];
-  services: string[];
+  /** The run created the namespace (this one, by UID): deleting it removes everything inside. */
+  ownNamespace: CreatedObject | null;
+  pods: CreatedObject[];
+  services: CreatedObject[];
 }
 
 /** A run's own cleanup: every deletion is tried; the failures are reported together. */
@@ -76,11 +84,15 @@ export async function removeCreated(resources: KubeResources, created: CreatedOb
       failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  if (created.ownNamespace) await attempt(`namespace ${ns}`, () => resources.deleteNamespace(ns));
+  const own = created.ownNamespace;
+  if (own) await attempt(`namespace ${ns}`, () => resources.deleteNamespace(ns, own.uid));
   else {
-    for (const pod of created.pods) await attempt(`pod ${pod}`, () => resources.deletePod(ns, pod, 0));
+    for (const pod of created.pods)
+      await attempt(`pod ${pod.name}`, () =>
+        resources.deletePod(ns, pod.name, { gracePeriodSeconds: 0, uid: pod.uid }),
+      );
     for (const svc of created.services)
-      await attempt(`service ${svc}`, () => resources.deleteService(ns, svc));
+      await attempt(`service ${svc.name}`, () => resources.deleteService(ns, svc.name, svc.uid));
   }
   if (failures.length > 0) {
     throw new DraincheckError('DC_KUBE_API', `could not remove ${failures.join('; ')}`, {

@@ -9,7 +9,7 @@ import { createKubeApi } from './api.js';
 import { runKubeClient, type ClientMode } from './client-run.js';
 import type { KubeConnection } from './connection.js';
 import { followLog, type FollowLogOptions } from './follow-log.js';
-import { removeCreated } from './cleanup.js';
+import { removeCreated, type CreatedObject, type CreatedObjects } from './cleanup.js';
 import { toPlatformEvent } from './kube-events.js';
 import { listWatch, type ListWatchOptions } from './list-watch.js';
 import { namesOf, namespaceObject, type KubeNames } from './names.js';
@@ -54,7 +54,12 @@ export class KubePlatform implements Platform {
   private serverVersion: string | undefined;
   private workload: Workload | undefined;
   private service: V1Service | undefined;
-  private readonly created = { ownNamespace: false, pods: [] as string[], services: [] as string[] };
+  /** Filled from the API's answers only: a 409 on create leaves the other object alone. */
+  private readonly created: Omit<CreatedObjects, 'namespace'> = {
+    ownNamespace: null,
+    pods: [],
+    services: [],
+  };
   private readonly internal = new AbortController();
   private markPrepared!: () => void;
   private readonly prepared = new Promise<void>((resolve) => (this.markPrepared = resolve));
@@ -90,13 +95,13 @@ export class KubePlatform implements Platform {
     // The first call also proves the connection: unreachable, 401 and TLS problems show here.
     this.serverVersion = await this.resources.serverVersion();
     if (this.options.namespace === undefined) {
-      await this.resources.createNamespace(namespaceObject(names));
-      this.created.ownNamespace = true;
+      const namespace = await this.resources.createNamespace(namespaceObject(names));
+      this.created.ownNamespace = createdObject(namespaceObject(names), namespace);
     }
     this.service = await this.resources.createService(workload.service);
-    this.created.services.push(workload.service.metadata?.name ?? '');
-    this.created.pods.push(workload.pod.metadata?.name ?? '');
-    await this.resources.createPod(workload.pod, this.signal(signal));
+    this.created.services.push(createdObject(workload.service, this.service));
+    const pod = await this.resources.createPod(workload.pod, this.signal(signal));
+    this.created.pods.push(createdObject(workload.pod, pod));
     this.workload = workload;
     this.markPrepared();
   }
@@ -159,7 +164,7 @@ export class KubePlatform implements Platform {
         service: this.service,
         resources: this.resources,
         now: this.now,
-        onClientPod: (name) => this.created.pods.push(name),
+        onClientPod: (asked, pod) => this.created.pods.push(createdObject(asked, pod)),
         followLog: (ns, pod, container, s) => followLog(this.logOptions(ns, pod), ns, pod, container, s),
       },
       plan,
@@ -168,7 +173,12 @@ export class KubePlatform implements Platform {
   }
 
   async deletePod(namespace: string, name: string, options: DeleteOptions): Promise<V1Pod> {
-    const pod = await this.resources.deletePod(namespace, name, options.gracePeriodSeconds);
+    // Only the Pod this run created, by UID: never another Pod that took its name.
+    const uid = this.created.pods.find((p) => p.name === name)?.uid;
+    const pod = await this.resources.deletePod(namespace, name, {
+      gracePeriodSeconds: options.gracePeriodSeconds,
+      uid,
+    });
     if (!pod)
       throw new DraincheckError('DC_POD_FAILED', `Pod ${namespace}/${name} was already gone when deleted`);
     return pod;
@@ -198,4 +208,11 @@ export class KubePlatform implements Platform {
       readPod: () => this.resources.readPod(namespace, pod),
     };
   }
+}
+
+type Meta = { metadata?: { name?: string; uid?: string } };
+
+/** The name we asked for, the UID the API server's 201 answer gave it. */
+function createdObject(asked: Meta, answer: Meta): CreatedObject {
+  return { name: asked.metadata?.name ?? '', uid: answer.metadata?.uid };
 }

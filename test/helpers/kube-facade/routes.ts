@@ -80,6 +80,8 @@ export async function route(
     const pod = cluster.readPod(namespace, name);
     if (!pod) return notFound('pods', name);
     if (req.method === 'GET') return json(200, pod);
+    const conflict = preconditionFailed(req.body, pod);
+    if (conflict) return conflict;
     const grace = req.query.get('gracePeriodSeconds');
     return json(
       200,
@@ -90,6 +92,8 @@ export async function route(
     const found = cluster.list<V1Service>('services', namespace, { fieldSelector: `metadata.name=${name}` })
       .items[0];
     if (!found) return notFound('services', name);
+    const conflict = preconditionFailed(req.body, found);
+    if (conflict) return conflict;
     await cluster.deleteService(namespace, name);
     return json(200, found);
   }
@@ -171,6 +175,8 @@ async function namespaceItem(
   if (!ns || deleted.has(namespace)) return notFound('namespaces', namespace);
   if (req.method === 'GET') return json(200, ns);
   if (req.method !== 'DELETE') return status(405, 'MethodNotAllowed', req.method);
+  const conflict = preconditionFailed(req.body, ns);
+  if (conflict) return conflict;
   for (const pod of cluster.list<V1Pod>('pods', namespace).items) {
     cluster.deletePod(namespace, pod.metadata?.name ?? '', { gracePeriodSeconds: 0 });
   }
@@ -179,6 +185,17 @@ async function namespaceItem(
   }
   deleted.add(namespace);
   return json(200, { ...ns, status: { phase: 'Terminating' } });
+}
+
+/** DeleteOptions.preconditions.uid that is not the object's: the API server's 409 Conflict. */
+function preconditionFailed(body: unknown, object: KubernetesObject): Answer | null {
+  const uid = (body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
+  if (uid === undefined || uid === object.metadata?.uid) return null;
+  return status(
+    409,
+    'Conflict',
+    `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${object.metadata?.uid ?? ''}`,
+  );
 }
 
 async function* mapLines<T>(source: AsyncIterable<T>, toLine: (item: T) => string): AsyncIterable<string> {
