@@ -67,6 +67,10 @@ export const ErrorCodes = {
     summary: 'The Pod is Ready, but GET /healthz through the Service never answered 200.',
   },
   DC_RESULT_WRITE: { exit: ExitCode.incomplete, summary: 'A result file could not be written.' },
+  DC_KUBE_INVALID: {
+    exit: ExitCode.incomplete,
+    summary: 'The API server refused an object as invalid (HTTP 422); the message names the field.',
+  },
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
 

@@ -157,3 +157,23 @@ function preStop(seconds: number, action: 'sleep' | 'exec'): V1Lifecycle | undef
     ? { preStop: { sleep: { seconds } } }
     : { preStop: { exec: { command: ['sleep', String(seconds)] } } };
 }
+
+/** The Pod has a preStop hook. */
+export function hasPreStop(pod: V1Pod): boolean {
+  return (pod.spec?.containers ?? []).some((c) => c.lifecycle?.preStop !== undefined);
+}
+
+/** The Pod with its preStop sleep (if any) in the given form; the Pod itself is not changed. */
+export function withPreStopAction(pod: V1Pod, action: 'sleep' | 'exec'): V1Pod {
+  const containers = (pod.spec?.containers ?? []).map((c) => {
+    const handler = c.lifecycle?.preStop;
+    const seconds = handler?.sleep?.seconds ?? sleepSeconds(handler?.exec?.command);
+    if (seconds === undefined) return c;
+    return { ...c, lifecycle: { ...c.lifecycle, ...preStop(seconds, action) } };
+  });
+  return { ...pod, spec: { ...pod.spec, containers } };
+}
+
+function sleepSeconds(command: string[] | undefined): number | undefined {
+  return command?.length === 2 && command[0] === 'sleep' ? Number(command[1]) : undefined;
+}

@@ -22,6 +22,8 @@ import {
   type Pid1Info,
 } from './pod-status.js';
 import { KubeResources } from './resources.js';
+import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop-action.js';
+import { hasPreStop, withPreStopAction } from '../../workload/manifests.js';
 
 export type { ClientMode } from './client-run.js';
 
@@ -32,6 +34,11 @@ export interface KubePlatformOptions {
    * it. Without it, the workload's namespace (`draincheck-<runId>`) is created and deleted.
    */
   namespace?: string;
+  /**
+   * `--prestop-action`: force the form of the preStop sleep. Unset: chosen from the server's
+   * version (./prestop-action.ts).
+   */
+  preStopAction?: PreStopAction;
   /** `--keep`: leave every object in place for inspection. */
   keep?: boolean;
   /** Default `{ mode: 'in-cluster' }`. */
@@ -65,6 +72,7 @@ export class KubePlatform implements Platform {
   private readonly prepared = new Promise<void>((resolve) => (this.markPrepared = resolve));
   private disposed = false;
   private pid1: Pid1Info = clusterPid1;
+  private preStop: PreStopChoice | undefined;
 
   constructor(private readonly options: KubePlatformOptions) {
     const target = { server: options.connection.server, context: options.connection.context };
@@ -81,10 +89,14 @@ export class KubePlatform implements Platform {
       serverVersion: this.serverVersion,
       namespace: this.names?.namespace ?? this.options.namespace,
       client: this.options.client?.mode ?? 'in-cluster',
+      ...(this.preStop
+        ? { preStopAction: this.preStop.action, preStopActionReason: this.preStop.reason }
+        : {}),
     };
   }
 
-  async prepare(workload: Workload, signal: AbortSignal): Promise<void> {
+  async prepare(asPlanned: Workload, signal: AbortSignal): Promise<void> {
+    let workload = asPlanned;
     if (this.options.namespace !== undefined && workload.namespace !== this.options.namespace) {
       throw new Error(
         `the workload's namespace ${workload.namespace} is not --namespace ${this.options.namespace}`,
@@ -94,6 +106,10 @@ export class KubePlatform implements Platform {
     this.names = names;
     // The first call also proves the connection: unreachable, 401 and TLS problems show here.
     this.serverVersion = await this.resources.serverVersion();
+    if (hasPreStop(workload.pod)) {
+      this.preStop = choosePreStopAction(this.serverVersion, this.options.preStopAction);
+      workload = { ...workload, pod: withPreStopAction(workload.pod, this.preStop.action) };
+    }
     if (this.options.namespace === undefined) {
       const namespace = await this.resources.createNamespace(namespaceObject(names));
       this.created.ownNamespace = createdObject(namespaceObject(names), namespace);
