@@ -22,6 +22,7 @@ import {
   type Pid1Info,
 } from './pod-status.js';
 import { KubeResources } from './resources.js';
+import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop-action.js';
 import { hasPreStop, withPreStopAction } from '../../workload/manifests.js';
 
@@ -39,6 +40,8 @@ export interface KubePlatformOptions {
    * version (./prestop-action.ts).
    */
   preStopAction?: PreStopAction;
+  /** The run's heartbeat (./heartbeat.ts); tests shorten the interval. */
+  heartbeat?: HeartbeatOptions;
   /** `--keep`: leave every object in place for inspection. */
   keep?: boolean;
   /** Default `{ mode: 'in-cluster' }`. */
@@ -73,6 +76,8 @@ export class KubePlatform implements Platform {
   private disposed = false;
   private pid1: Pid1Info = clusterPid1;
   private preStop: PreStopChoice | undefined;
+  /** Set in prepare(): on the namespace it creates, or with --namespace on its Service. */
+  heartbeat: Heartbeat | undefined;
 
   constructor(private readonly options: KubePlatformOptions) {
     const target = { server: options.connection.server, context: options.connection.context };
@@ -110,12 +115,26 @@ export class KubePlatform implements Platform {
       this.preStop = choosePreStopAction(this.serverVersion, this.options.preStopAction);
       workload = { ...workload, pod: withPreStopAction(workload.pod, this.preStop.action) };
     }
-    if (this.options.namespace === undefined) {
-      const namespace = await this.resources.createNamespace(namespaceObject(names));
-      this.created.ownNamespace = createdObject(namespaceObject(names), namespace);
+    const own = this.options.namespace === undefined;
+    const serviceName = workload.service.metadata?.name ?? '';
+    const heartbeat = new Heartbeat(
+      (annotations) =>
+        own
+          ? this.resources.annotateNamespace(names.namespace, annotations)
+          : this.resources.annotateService(names.namespace, serviceName, annotations),
+      this.options.heartbeat,
+    );
+    if (own) {
+      const asked = withAnnotations(namespaceObject(names), heartbeat.annotations());
+      const namespace = await this.resources.createNamespace(asked);
+      this.created.ownNamespace = createdObject(asked, namespace);
     }
-    this.service = await this.resources.createService(workload.service);
-    this.created.services.push(createdObject(workload.service, this.service));
+    const service = own ? workload.service : withAnnotations(workload.service, heartbeat.annotations());
+    this.service = await this.resources.createService(service);
+    this.created.services.push(createdObject(service, this.service));
+    // From here on the run has an object that says it is alive; dispose() stops it.
+    this.heartbeat = heartbeat;
+    heartbeat.start(this.internal.signal);
     const pod = await this.resources.createPod(workload.pod, this.signal(signal));
     this.created.pods.push(createdObject(workload.pod, pod));
     this.workload = workload;
@@ -203,6 +222,7 @@ export class KubePlatform implements Platform {
   /** Deletes what this run created (the namespace, or its own objects); `--keep` leaves them. */
   async dispose(): Promise<void> {
     this.internal.abort();
+    this.heartbeat?.stop();
     if (this.disposed || this.options.keep || !this.names) return;
     this.disposed = true;
     await removeCreated(this.resources, { namespace: this.names.namespace, ...this.created });
@@ -224,6 +244,16 @@ export class KubePlatform implements Platform {
       readPod: () => this.resources.readPod(namespace, pod),
     };
   }
+}
+
+function withAnnotations<T extends { metadata?: { annotations?: Record<string, string> } }>(
+  object: T,
+  annotations: Record<string, string>,
+): T {
+  return {
+    ...object,
+    metadata: { ...object.metadata, annotations: { ...object.metadata?.annotations, ...annotations } },
+  };
 }
 
 type Meta = { metadata?: { name?: string; uid?: string } };

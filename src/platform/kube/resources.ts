@@ -8,6 +8,7 @@ import type {
   V1Pod,
   V1Service,
 } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { plain, type KubeApi } from './api.js';
 import { httpStatusOf, statusOf, toKubeError, type KubeAction, type KubeTarget } from './api-errors.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
@@ -40,6 +41,32 @@ export class KubeResources {
       if (httpStatusOf(error) === 404) return null;
       throw toKubeError(error, action, this.target);
     }
+  }
+
+  /** Merge-patches annotations onto a namespace (the heartbeat). */
+  annotateNamespace(name: string, annotations: Record<string, string>): Promise<V1Namespace> {
+    const action = { verb: 'patch', resource: 'namespaces', name };
+    return this.call(action, async () =>
+      plain(
+        await this.api.core.patchNamespace(
+          { name, body: { metadata: { annotations } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      ),
+    );
+  }
+
+  /** Merge-patches annotations onto a Service (the heartbeat with --namespace). */
+  annotateService(namespace: string, name: string, annotations: Record<string, string>): Promise<V1Service> {
+    const action = { verb: 'patch', resource: 'services', namespace, name };
+    return this.call(action, async () =>
+      plain(
+        await this.api.core.patchNamespacedService(
+          { namespace, name, body: { metadata: { annotations } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      ),
+    );
   }
 
   async serverVersion(): Promise<string> {

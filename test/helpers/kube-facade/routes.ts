@@ -88,6 +88,11 @@ export async function route(
       cluster.deletePod(namespace, name, grace === null ? {} : { gracePeriodSeconds: Number(grace) }),
     );
   }
+  if (kind === 'services' && req.method === 'PATCH') {
+    const found = cluster.list<V1Service>('services', namespace, { fieldSelector: `metadata.name=${name}` })
+      .items[0];
+    return found ? json(200, mergeAnnotations(found, req.body)) : notFound('services', name);
+  }
   if (kind === 'services' && req.method === 'DELETE') {
     const found = cluster.list<V1Service>('services', namespace, { fieldSelector: `metadata.name=${name}` })
       .items[0];
@@ -174,6 +179,7 @@ async function namespaceItem(
   }).items[0];
   if (!ns || deleted.has(namespace)) return notFound('namespaces', namespace);
   if (req.method === 'GET') return json(200, ns);
+  if (req.method === 'PATCH') return json(200, mergeAnnotations(ns, req.body));
   if (req.method !== 'DELETE') return status(405, 'MethodNotAllowed', req.method);
   const conflict = preconditionFailed(req.body, ns);
   if (conflict) return conflict;
@@ -185,6 +191,19 @@ async function namespaceItem(
   }
   deleted.add(namespace);
   return json(200, { ...ns, status: { phase: 'Terminating' } });
+}
+
+/**
+ * A merge patch of metadata.annotations (the run's heartbeat), answered with the patched
+ * object. LocalCluster has no update, so the stored object keeps its annotations.
+ */
+function mergeAnnotations<T extends KubernetesObject>(object: T, patch: unknown): T {
+  const annotations = (patch as { metadata?: { annotations?: Record<string, string> } } | undefined)?.metadata
+    ?.annotations;
+  return {
+    ...object,
+    metadata: { ...object.metadata, annotations: { ...object.metadata?.annotations, ...annotations } },
+  };
 }
 
 /** DeleteOptions.preconditions.uid that is not the object's: the API server's 409 Conflict. */
