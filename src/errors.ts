@@ -54,7 +54,7 @@ export const ErrorCodes = {
   },
   DC_KUBE_FORBIDDEN: {
     exit: ExitCode.incomplete,
-    summary: 'The credentials lack a permission draincheck needs (HTTP 403); see deploy/rbac.yaml.',
+    summary: 'The credentials lack a permission draincheck needs (HTTP 403); see deploy/rbac-*.yaml.',
   },
   DC_KUBE_API: { exit: ExitCode.incomplete, summary: 'The API server answered an unexpected error.' },
   DC_IMAGE_PULL: { exit: ExitCode.incomplete, summary: 'The lab image cannot be pulled on the node.' },

@@ -142,7 +142,7 @@ function forbidden(error: unknown, body: KubeStatus | undefined, action: KubeAct
     'DC_KUBE_FORBIDDEN',
     `forbidden: ${user} cannot ${verb} ${resource}${group ? ` (API group ${group})` : ''}${where}`,
     {
-      hint: 'grant what deploy/rbac.yaml lists (kubectl apply -f deploy/rbac.yaml, then bind it to that user)',
+      hint: 'grant what deploy/rbac-namespaced.yaml (runs with -n) or deploy/rbac-cluster.yaml (a namespace per run) lists, bound to that user',
       cause: error,
     },
   );
