@@ -23,7 +23,7 @@ import {
 } from './pod-status.js';
 import { KubeResources } from './resources.js';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
-import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop-action.js';
+import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop.js';
 import { hasPreStop, withPreStopAction } from '../../workload/manifests.js';
 
 export type { ClientMode } from './client-run.js';
@@ -37,7 +37,7 @@ export interface KubePlatformOptions {
   namespace?: string;
   /**
    * `--prestop-action`: force the form of the preStop sleep. Unset: chosen from the server's
-   * version (./prestop-action.ts).
+   * version (./prestop.ts).
    */
   preStopAction?: PreStopAction;
   /** The run's heartbeat (./heartbeat.ts); tests shorten the interval. */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { planRun } from '../../../src/experiment/plan.js';
-import { choosePreStopAction } from '../../../src/platform/kube/prestop-action.js';
+import { choosePreStopAction } from '../../../src/platform/kube/prestop.js';
 import { renderRunTimeline } from '../../../src/report/text.js';
 import { resolveScenario } from '../../../src/workload/scenario.js';
 import { sendJson } from '../../helpers/fake-apiserver/recorded.js';
