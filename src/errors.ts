@@ -48,7 +48,7 @@ export const ErrorCodes = {
   },
   DC_KUBE_FORBIDDEN: {
     exit: ExitCode.incomplete,
-    summary: 'The credentials lack a permission draincheck needs (HTTP 403); see deploy/rbac.yaml.',
+    summary: 'The credentials lack a permission draincheck needs (HTTP 403); see deploy/rbac-*.yaml.',
   },
   DC_KUBE_API: { exit: ExitCode.incomplete, summary: 'The API server answered an unexpected error.' },
   DC_IMAGE_PULL: { exit: ExitCode.incomplete, summary: 'The lab image cannot be pulled on the node.' },
@@ -76,6 +76,10 @@ export const ErrorCodes = {
   DC_OUTPUT_PATH: {
     exit: ExitCode.usage,
     summary: 'An output path (--out, --html) cannot be created, is not a directory or is not writable.',
+  },
+  DC_KUBE_INVALID: {
+    exit: ExitCode.incomplete,
+    summary: 'The API server refused an object as invalid (HTTP 422); the message names the field.',
   },
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;

@@ -58,10 +58,8 @@ export function addKubeRunFlags(command: Command): Command {
     .addOption(
       new Option(
         '--prestop-action <kind>',
-        'how the preStop sleep is done: the built-in sleep (1.30+) or exec sleep',
-      )
-        .choices(['sleep', 'exec'])
-        .default('sleep'),
+        'how the preStop sleep is done: the built-in sleep action or exec sleep (default: sleep on a 1.30+ server, exec below)',
+      ).choices(['sleep', 'exec']),
     );
 }
 

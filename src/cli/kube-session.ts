@@ -27,14 +27,25 @@ export function openKubeSession(flags: KubeRunFlags): KubeSession {
   return {
     connection,
     newPlatform: () =>
-      new KubePlatform({ connection, namespace: flags.namespace, keep: flags.keep === true, client }),
+      new KubePlatform({
+        connection,
+        namespace: flags.namespace,
+        keep: flags.keep === true,
+        client,
+        // Unset: KubePlatform chooses from the server's version.
+        preStopAction: preStopAction(flags.prestopAction),
+      }),
     planOptions: {
       ...(flags.namespace ? { namespace: flags.namespace } : {}),
       manifest: {
         ...(flags.image ? { image: flags.image } : {}),
-        preStopAction: flags.prestopAction === 'exec' ? 'exec' : 'sleep',
+        preStopAction: preStopAction(flags.prestopAction) ?? 'sleep',
       },
       startupMs: KUBE_STARTUP_MS,
     },
   };
+}
+
+function preStopAction(flag: string | undefined): 'sleep' | 'exec' | undefined {
+  return flag === 'exec' || flag === 'sleep' ? flag : undefined;
 }

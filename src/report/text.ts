@@ -108,7 +108,7 @@ export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): 
     doc.platform.name === 'local'
       ? `, PID 1: ${doc.platform.pid1 ? 'yes' : 'no'}${doc.platform.serviceProxy ? `, Service proxy: ${doc.platform.serviceProxy}` : ''}`
       : '';
-  const head = `${style.bold(doc.scenario.name)}  run ${doc.runId} on ${doc.platform.name}${pid1}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s` : ''}`;
+  const head = `${style.bold(doc.scenario.name)}  run ${doc.runId} on ${doc.platform.name}${pid1}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s${preStopForm(doc)}` : ''}`;
   const body = lines.map(
     (l) => `  ${`+${Math.round(l.at)} ms`.padStart(10)}  ${l.source.padEnd(8)}  ${l.text}`,
   );
@@ -117,6 +117,21 @@ export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): 
     ? []
     : [`  ${style.warn(`INCOMPLETE: ${doc.incompleteReason ?? 'unknown reason'}`)}`];
   return [head, ...body, verdict, ...incomplete].join('\n');
+}
+
+/** On a cluster: the form the preStop sleep took and why (` as exec: server v1.24.0 is older …`). */
+function preStopForm(doc: RunDocument): string {
+  const { preStopAction: action, preStopActionReason: reason } = doc.platform;
+  if (action !== 'sleep' && action !== 'exec') return '';
+  // From a run document read back: untrusted, so no control characters and a bounded length.
+  const why =
+    typeof reason === 'string' ? [...reason.slice(0, 200)].map((c) => (isControl(c) ? '?' : c)).join('') : '';
+  return ` as ${action}${why ? ` (${why})` : ''}`;
+}
+
+function isControl(c: string): boolean {
+  const code = c.codePointAt(0) ?? 0;
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
 }
 
 function verdictStyled(doc: RunDocument, style: Style) {

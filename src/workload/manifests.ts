@@ -6,6 +6,7 @@ import type {
   V1EnvVar,
   V1Lifecycle,
   V1Pod,
+  V1ResourceRequirements,
   V1SecurityContext,
   V1Service,
 } from '@kubernetes/client-node';
@@ -26,6 +27,19 @@ export const restrictedSecurityContext: V1SecurityContext = {
   runAsNonRoot: true,
   runAsUser: 1000,
   seccompProfile: { type: 'RuntimeDefault' },
+  // Neither `draincheck server` nor `draincheck client` writes a file: both log to stdout.
+  readOnlyRootFilesystem: true,
+};
+
+/**
+ * Requests and limits of the lab server and the client container: a namespace with a
+ * ResourceQuota on cpu/memory rejects Pods without them ("failed quota: ... must specify
+ * limits.cpu ..."). Small requests (a Node process idles at ~40 MiB), limits with room for
+ * the start-up of Node and a request's work; the values are documented in docs/REAL-CLUSTER.md.
+ */
+export const containerResources: V1ResourceRequirements = {
+  requests: { cpu: '50m', memory: '64Mi' },
+  limits: { cpu: '500m', memory: '192Mi' },
 };
 
 export interface WorkloadNames {
@@ -91,6 +105,7 @@ export function buildWorkload(
       successThreshold: 1,
       timeoutSeconds: scenarioDefaults.probeTimeoutSeconds,
     },
+    resources: containerResources,
     securityContext: restrictedSecurityContext,
   };
   const lifecycle = preStop(scenario.preStopSleepSeconds, options.preStopAction ?? 'sleep');
@@ -105,6 +120,9 @@ export function buildWorkload(
       // A bare Pod: a deleted Pod must stay deleted, not come back as a new incarnation.
       restartPolicy: 'Never',
       enableServiceLinks: false,
+      // The lab server never talks to the API server: no token. A mounted token volume also
+      // kept a Pod created during Ctrl-C in ContainerCreating for minutes (issue 12.12).
+      automountServiceAccountToken: false,
       containers: [container],
     },
   };
@@ -138,4 +156,24 @@ function preStop(seconds: number, action: 'sleep' | 'exec'): V1Lifecycle | undef
   return action === 'sleep'
     ? { preStop: { sleep: { seconds } } }
     : { preStop: { exec: { command: ['sleep', String(seconds)] } } };
+}
+
+/** The Pod has a preStop hook. */
+export function hasPreStop(pod: V1Pod): boolean {
+  return (pod.spec?.containers ?? []).some((c) => c.lifecycle?.preStop !== undefined);
+}
+
+/** The Pod with its preStop sleep (if any) in the given form; the Pod itself is not changed. */
+export function withPreStopAction(pod: V1Pod, action: 'sleep' | 'exec'): V1Pod {
+  const containers = (pod.spec?.containers ?? []).map((c) => {
+    const handler = c.lifecycle?.preStop;
+    const seconds = handler?.sleep?.seconds ?? sleepSeconds(handler?.exec?.command);
+    if (seconds === undefined) return c;
+    return { ...c, lifecycle: { ...c.lifecycle, ...preStop(seconds, action) } };
+  });
+  return { ...pod, spec: { ...pod.spec, containers } };
+}
+
+function sleepSeconds(command: string[] | undefined): number | undefined {
+  return command?.length === 2 && command[0] === 'sleep' ? Number(command[1]) : undefined;
 }

@@ -25,7 +25,13 @@ export interface KubeStatus {
   code?: number;
   reason?: string;
   message?: string;
-  details?: { name?: string; group?: string; kind?: string };
+  details?: {
+    name?: string;
+    group?: string;
+    kind?: string;
+    /** 422 Invalid: one cause per field (metav1.StatusCause). */
+    causes?: Array<{ reason?: string; message?: string; field?: string }>;
+  };
 }
 
 /** The HTTP status of a failed request, from an ApiException (`code`) or a Watch error (`statusCode`). */
@@ -77,6 +83,7 @@ export function toKubeError(error: unknown, action: KubeAction, target: KubeTarg
       );
     }
     if (status === 403) return forbidden(error, body, action, target);
+    if (status === 422) return invalid(error, body, action, what);
     const message = body?.message ?? `HTTP ${status}`;
     return new DraincheckError('DC_KUBE_API', `cannot ${what}: ${message}`, {
       hint: `the API server ${target.server} answered ${status}${body?.reason ? ` ${body.reason}` : ''}`,
@@ -135,8 +142,30 @@ function forbidden(error: unknown, body: KubeStatus | undefined, action: KubeAct
     'DC_KUBE_FORBIDDEN',
     `forbidden: ${user} cannot ${verb} ${resource}${group ? ` (API group ${group})` : ''}${where}`,
     {
-      hint: 'grant what deploy/rbac.yaml lists (kubectl apply -f deploy/rbac.yaml, then bind it to that user)',
+      hint: 'grant what deploy/rbac-namespaced.yaml (runs with -n) or deploy/rbac-cluster.yaml (a namespace per run) lists, bound to that user',
       cause: error,
     },
   );
+}
+
+/**
+ * 422 Invalid: the API server's validation refused the object — name the field(s). The one
+ * met on real clusters: a preStop `sleep` handler sent to a server without the sleep action
+ * (before 1.30, or the PodLifecycleSleepAction gate off) — it drops the unknown field and
+ * finds a preStop with no handler ("must specify a handler type").
+ */
+function invalid(error: unknown, body: KubeStatus | undefined, action: KubeAction, what: string) {
+  const causes = (body?.details?.causes ?? []).slice(0, 5).map((c) => {
+    const field = typeof c.field === 'string' ? c.field.slice(0, 200) : '';
+    const message = typeof c.message === 'string' ? c.message.slice(0, 200) : '';
+    return field ? `${field}: ${message}` : message;
+  });
+  const said = causes.length > 0 ? causes.join('; ') : (body?.message ?? 'HTTP 422').slice(0, 400);
+  const preStop = (body?.details?.causes ?? []).some((c) => /lifecycle\.preStop/.test(c.field ?? ''));
+  return new DraincheckError('DC_KUBE_INVALID', `the API server refused to ${what} as invalid: ${said}`, {
+    hint: preStop
+      ? 'this API server does not know the preStop sleep action (Kubernetes before 1.30, or the PodLifecycleSleepAction feature gate off); pass --prestop-action exec'
+      : `the ${action.resource} draincheck built is not valid for this API server: please report it with \`draincheck --version\` and the server version`,
+    cause: error,
+  });
 }

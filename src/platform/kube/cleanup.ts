@@ -1,8 +1,10 @@
 // `draincheck cleanup`: removes what interrupted runs left behind, found by label only —
 // namespaces draincheck created (`app.kubernetes.io/managed-by=draincheck`), or, inside a
-// namespace the user named, the labeled Pods and Services. Nothing unlabeled is touched.
+// namespace the user named, the labeled Pods and Services. Nothing unlabeled is touched, and
+// a run whose heartbeat is fresh (in progress, maybe someone else's) is left alone.
 import { DraincheckError } from '../../errors.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_LABEL } from '../../workload/labels.js';
+import { HEARTBEAT_EXPIRES_MS, lastSignOfLife } from './heartbeat.js';
 import type { KubeResources } from './resources.js';
 
 export interface CleanupOptions {
@@ -12,11 +14,19 @@ export interface CleanupOptions {
   runId?: string;
   /** List what would be removed, remove nothing. */
   dryRun?: boolean;
+  /** Remove runs whose heartbeat is still fresh too (runs in progress). */
+  force?: boolean;
+  /** Only runs created at least this long ago (ms). */
+  olderThanMs?: number;
+  /** Wall clock (ms since the epoch), for tests. */
+  now?: () => number;
 }
 
 export interface CleanupResult {
   /** `namespace/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`. */
   removed: string[];
+  /** What was left alone and why: `namespace/<name> (…)`. */
+  kept: string[];
 }
 
 export function cleanupSelector(runId?: string): string {
@@ -24,45 +34,114 @@ export function cleanupSelector(runId?: string): string {
   return runId ? `${managed},${RUN_LABEL}=${runId}` : managed;
 }
 
+interface Meta {
+  name?: string;
+  uid?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  creationTimestamp?: Date | string;
+  deletionTimestamp?: Date | string;
+}
+
+/**
+ * Why a run (all its objects) must be left alone, or null to remove it: a heartbeat younger
+ * than HEARTBEAT_EXPIRES_MS (a run in progress; --force overrides), or younger than
+ * --older-than. An object without a heartbeat counts from its creation.
+ */
+function keepReason(objects: Meta[], options: CleanupOptions): string | null {
+  const now = options.now?.() ?? Date.now();
+  const created = objects
+    .map((o) => Date.parse(String(o.creationTimestamp ?? '')))
+    .filter((t) => Number.isFinite(t));
+  if (options.olderThanMs !== undefined) {
+    const age = created.length > 0 ? now - Math.min(...created) : 0;
+    if (age < options.olderThanMs) return `created ${seconds(age)} ago, not older than --older-than`;
+  }
+  if (options.force) return null;
+  const beats = objects.map((o) => lastSignOfLife(o)).filter((t): t is number => t !== null);
+  if (beats.length === 0) return null;
+  const silent = now - Math.max(...beats);
+  return silent < HEARTBEAT_EXPIRES_MS
+    ? `run in progress: last heartbeat ${seconds(Math.max(0, silent))} ago; --force removes it`
+    : null;
+}
+
+const seconds = (ms: number) => `${Math.round(ms / 1000)} s`;
+
 export async function cleanupLeftovers(
   resources: KubeResources,
   options: CleanupOptions,
 ): Promise<CleanupResult> {
   const labelSelector = cleanupSelector(options.runId);
   const removed: string[] = [];
+  const kept: string[] = [];
   if (options.namespace === undefined) {
     const namespaces = await resources.listNamespaces(labelSelector);
     for (const ns of namespaces.items) {
-      const name = ns.metadata?.name ?? '';
+      const meta: Meta = ns.metadata ?? {};
+      const name = meta.name ?? '';
       // Already being deleted: nothing to do, and not ours to report as removed now.
-      if (ns.metadata?.deletionTimestamp) continue;
-      if (!options.dryRun) await resources.deleteNamespace(name);
+      if (meta.deletionTimestamp) continue;
+      const reason = keepReason([meta], options);
+      if (reason) {
+        kept.push(`namespace/${name} (${reason})`);
+        continue;
+      }
+      if (!options.dryRun) await resources.deleteNamespace(name, meta.uid);
       removed.push(`namespace/${name}`);
     }
-    return { removed };
+    return { removed, kept };
   }
   const ns = options.namespace;
   const pods = await resources.listPods(ns, { labelSelector });
-  for (const pod of pods.items) {
-    const name = pod.metadata?.name ?? '';
-    if (!options.dryRun) await resources.deletePod(ns, name, 0);
-    removed.push(`pod/${ns}/${name}`);
-  }
   const services = await resources.listServices(ns, labelSelector);
-  for (const svc of services.items) {
-    const name = svc.metadata?.name ?? '';
-    if (!options.dryRun) await resources.deleteService(ns, name);
-    removed.push(`service/${ns}/${name}`);
+  // A run's objects go together: the heartbeat is on its Service, the Pods follow it.
+  const runs = new Map<string, Array<{ kind: 'pod' | 'service'; meta: Meta }>>();
+  for (const [kind, items] of [
+    ['pod', pods.items],
+    ['service', services.items],
+  ] as const) {
+    for (const item of items) {
+      const meta: Meta = item.metadata ?? {};
+      const run = meta.labels?.[RUN_LABEL] ?? '';
+      runs.set(run, [...(runs.get(run) ?? []), { kind, meta }]);
+    }
   }
-  return { removed };
+  const order = { pod: 0, service: 1 };
+  for (const objects of runs.values()) {
+    const reason = keepReason(
+      objects.map((o) => o.meta),
+      options,
+    );
+    for (const { kind, meta } of objects.sort((a, b) => order[a.kind] - order[b.kind])) {
+      const name = meta.name ?? '';
+      if (reason) {
+        kept.push(`${kind}/${ns}/${name} (${reason})`);
+        continue;
+      }
+      if (!options.dryRun) {
+        if (kind === 'pod') await resources.deletePod(ns, name, { gracePeriodSeconds: 0, uid: meta.uid });
+        else await resources.deleteService(ns, name, meta.uid);
+      }
+      removed.push(`${kind}/${ns}/${name}`);
+    }
+  }
+  return { removed, kept };
 }
 
+/** An object the API server said it created (201), by name and UID. */
+export interface CreatedObject {
+  name: string;
+  uid: string | undefined;
+}
+
+/** What a run created — recorded only from the API's answers, never from its own requests. */
 export interface CreatedObjects {
   namespace: string;
-  /** The run created the namespace: deleting it removes everything inside. */
-  ownNamespace: boolean;
-  pods: string[];
-  services: string[];
+  /** The run created the namespace (this one, by UID): deleting it removes everything inside. */
+  ownNamespace: CreatedObject | null;
+  pods: CreatedObject[];
+  services: CreatedObject[];
 }
 
 /** A run's own cleanup: every deletion is tried; the failures are reported together. */
@@ -76,11 +155,15 @@ export async function removeCreated(resources: KubeResources, created: CreatedOb
       failures.push(`${what}: ${error instanceof Error ? error.message : String(error)}`);
     }
   };
-  if (created.ownNamespace) await attempt(`namespace ${ns}`, () => resources.deleteNamespace(ns));
+  const own = created.ownNamespace;
+  if (own) await attempt(`namespace ${ns}`, () => resources.deleteNamespace(ns, own.uid));
   else {
-    for (const pod of created.pods) await attempt(`pod ${pod}`, () => resources.deletePod(ns, pod, 0));
+    for (const pod of created.pods)
+      await attempt(`pod ${pod.name}`, () =>
+        resources.deletePod(ns, pod.name, { gracePeriodSeconds: 0, uid: pod.uid }),
+      );
     for (const svc of created.services)
-      await attempt(`service ${svc}`, () => resources.deleteService(ns, svc));
+      await attempt(`service ${svc.name}`, () => resources.deleteService(ns, svc.name, svc.uid));
   }
   if (failures.length > 0) {
     throw new DraincheckError('DC_KUBE_API', `could not remove ${failures.join('; ')}`, {

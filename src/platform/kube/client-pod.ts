@@ -7,7 +7,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { clientEventTypes, type ClientEvent, type ClientPlan } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
 import { managedLabels } from '../../workload/labels.js';
-import { restrictedSecurityContext } from '../../workload/manifests.js';
+import { containerResources, restrictedSecurityContext } from '../../workload/manifests.js';
 import { ClockMap } from './clock-map.js';
 import { terminatedState } from './pod-status.js';
 
@@ -67,6 +67,7 @@ export function buildClientPod(spec: ClientPodSpec): V1Pod {
           image: spec.image,
           imagePullPolicy: 'IfNotPresent',
           args: clientArgs(spec.plan, spec.serviceUrl),
+          resources: containerResources,
           securityContext: restrictedSecurityContext,
         },
       ],

@@ -4,7 +4,7 @@
 // kube-proxy, the very path under test. When the Service never answers, the run ends with
 // the reason: the Pod never became Ready (and its last probe failure), or the path itself.
 import { isIPv6 } from 'node:net';
-import type { V1Service } from '@kubernetes/client-node';
+import type { V1Pod, V1Service } from '@kubernetes/client-node';
 import { runClient } from '../../probe/client.js';
 import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
@@ -32,7 +32,8 @@ export interface KubeClientContext {
   service: V1Service;
   resources: KubeResources;
   now: () => number;
-  onClientPod: (name: string) => void;
+  /** The client Pod as the API created it (201): only then is it the run's to delete. */
+  onClientPod: (asked: V1Pod, created: V1Pod) => void;
   followLog: (
     namespace: string,
     pod: string,
@@ -114,8 +115,7 @@ async function* inPod(ctx: KubeClientContext, plan: ClientPlan, serviceUrl: stri
     serviceUrl,
     plan,
   });
-  ctx.onClientPod(clientName);
-  await ctx.resources.createPod(pod, signal);
+  ctx.onClientPod(pod, await ctx.resources.createPod(pod, signal));
   yield* clientEventsFromPod(
     {
       lines: ctx.followLog(namespace, clientName, CLIENT_CONTAINER, signal),

@@ -9,7 +9,7 @@ import { createKubeApi } from './api.js';
 import { runKubeClient, type ClientMode } from './client-run.js';
 import type { KubeConnection } from './connection.js';
 import { followLog, type FollowLogOptions } from './follow-log.js';
-import { removeCreated } from './cleanup.js';
+import { removeCreated, type CreatedObject, type CreatedObjects } from './cleanup.js';
 import { toPlatformEvent } from './kube-events.js';
 import { listWatch, type ListWatchOptions } from './list-watch.js';
 import { namesOf, namespaceObject, type KubeNames } from './names.js';
@@ -22,6 +22,9 @@ import {
   type Pid1Info,
 } from './pod-status.js';
 import { KubeResources } from './resources.js';
+import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
+import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop.js';
+import { hasPreStop, withPreStopAction } from '../../workload/manifests.js';
 
 export type { ClientMode } from './client-run.js';
 
@@ -32,6 +35,13 @@ export interface KubePlatformOptions {
    * it. Without it, the workload's namespace (`draincheck-<runId>`) is created and deleted.
    */
   namespace?: string;
+  /**
+   * `--prestop-action`: force the form of the preStop sleep. Unset: chosen from the server's
+   * version (./prestop.ts).
+   */
+  preStopAction?: PreStopAction;
+  /** The run's heartbeat (./heartbeat.ts); tests shorten the interval. */
+  heartbeat?: HeartbeatOptions;
   /** `--keep`: leave every object in place for inspection. */
   keep?: boolean;
   /** Default `{ mode: 'in-cluster' }`. */
@@ -54,12 +64,20 @@ export class KubePlatform implements Platform {
   private serverVersion: string | undefined;
   private workload: Workload | undefined;
   private service: V1Service | undefined;
-  private readonly created = { ownNamespace: false, pods: [] as string[], services: [] as string[] };
+  /** Filled from the API's answers only: a 409 on create leaves the other object alone. */
+  private readonly created: Omit<CreatedObjects, 'namespace'> = {
+    ownNamespace: null,
+    pods: [],
+    services: [],
+  };
   private readonly internal = new AbortController();
   private markPrepared!: () => void;
   private readonly prepared = new Promise<void>((resolve) => (this.markPrepared = resolve));
   private disposed = false;
   private pid1: Pid1Info = clusterPid1;
+  private preStop: PreStopChoice | undefined;
+  /** Set in prepare(): on the namespace it creates, or with --namespace on its Service. */
+  heartbeat: Heartbeat | undefined;
 
   constructor(private readonly options: KubePlatformOptions) {
     const target = { server: options.connection.server, context: options.connection.context };
@@ -76,10 +94,14 @@ export class KubePlatform implements Platform {
       serverVersion: this.serverVersion,
       namespace: this.names?.namespace ?? this.options.namespace,
       client: this.options.client?.mode ?? 'in-cluster',
+      ...(this.preStop
+        ? { preStopAction: this.preStop.action, preStopActionReason: this.preStop.reason }
+        : {}),
     };
   }
 
-  async prepare(workload: Workload, signal: AbortSignal): Promise<void> {
+  async prepare(asPlanned: Workload, signal: AbortSignal): Promise<void> {
+    let workload = asPlanned;
     if (this.options.namespace !== undefined && workload.namespace !== this.options.namespace) {
       throw new Error(
         `the workload's namespace ${workload.namespace} is not --namespace ${this.options.namespace}`,
@@ -89,14 +111,32 @@ export class KubePlatform implements Platform {
     this.names = names;
     // The first call also proves the connection: unreachable, 401 and TLS problems show here.
     this.serverVersion = await this.resources.serverVersion();
-    if (this.options.namespace === undefined) {
-      await this.resources.createNamespace(namespaceObject(names));
-      this.created.ownNamespace = true;
+    if (hasPreStop(workload.pod)) {
+      this.preStop = choosePreStopAction(this.serverVersion, this.options.preStopAction);
+      workload = { ...workload, pod: withPreStopAction(workload.pod, this.preStop.action) };
     }
-    this.service = await this.resources.createService(workload.service);
-    this.created.services.push(workload.service.metadata?.name ?? '');
-    this.created.pods.push(workload.pod.metadata?.name ?? '');
-    await this.resources.createPod(workload.pod, this.signal(signal));
+    const own = this.options.namespace === undefined;
+    const serviceName = workload.service.metadata?.name ?? '';
+    const heartbeat = new Heartbeat(
+      (annotations) =>
+        own
+          ? this.resources.annotateNamespace(names.namespace, annotations)
+          : this.resources.annotateService(names.namespace, serviceName, annotations),
+      this.options.heartbeat,
+    );
+    if (own) {
+      const asked = withAnnotations(namespaceObject(names), heartbeat.annotations());
+      const namespace = await this.resources.createNamespace(asked);
+      this.created.ownNamespace = createdObject(asked, namespace);
+    }
+    const service = own ? workload.service : withAnnotations(workload.service, heartbeat.annotations());
+    this.service = await this.resources.createService(service);
+    this.created.services.push(createdObject(service, this.service));
+    // From here on the run has an object that says it is alive; dispose() stops it.
+    this.heartbeat = heartbeat;
+    heartbeat.start(this.internal.signal);
+    const pod = await this.resources.createPod(workload.pod, this.signal(signal));
+    this.created.pods.push(createdObject(workload.pod, pod));
     this.workload = workload;
     this.markPrepared();
   }
@@ -159,7 +199,7 @@ export class KubePlatform implements Platform {
         service: this.service,
         resources: this.resources,
         now: this.now,
-        onClientPod: (name) => this.created.pods.push(name),
+        onClientPod: (asked, pod) => this.created.pods.push(createdObject(asked, pod)),
         followLog: (ns, pod, container, s) => followLog(this.logOptions(ns, pod), ns, pod, container, s),
       },
       plan,
@@ -168,7 +208,12 @@ export class KubePlatform implements Platform {
   }
 
   async deletePod(namespace: string, name: string, options: DeleteOptions): Promise<V1Pod> {
-    const pod = await this.resources.deletePod(namespace, name, options.gracePeriodSeconds);
+    // Only the Pod this run created, by UID: never another Pod that took its name.
+    const uid = this.created.pods.find((p) => p.name === name)?.uid;
+    const pod = await this.resources.deletePod(namespace, name, {
+      gracePeriodSeconds: options.gracePeriodSeconds,
+      uid,
+    });
     if (!pod)
       throw new DraincheckError('DC_POD_FAILED', `Pod ${namespace}/${name} was already gone when deleted`);
     return pod;
@@ -177,6 +222,7 @@ export class KubePlatform implements Platform {
   /** Deletes what this run created (the namespace, or its own objects); `--keep` leaves them. */
   async dispose(): Promise<void> {
     this.internal.abort();
+    this.heartbeat?.stop();
     if (this.disposed || this.options.keep || !this.names) return;
     this.disposed = true;
     await removeCreated(this.resources, { namespace: this.names.namespace, ...this.created });
@@ -198,4 +244,21 @@ export class KubePlatform implements Platform {
       readPod: () => this.resources.readPod(namespace, pod),
     };
   }
+}
+
+function withAnnotations<T extends { metadata?: { annotations?: Record<string, string> } }>(
+  object: T,
+  annotations: Record<string, string>,
+): T {
+  return {
+    ...object,
+    metadata: { ...object.metadata, annotations: { ...object.metadata?.annotations, ...annotations } },
+  };
+}
+
+type Meta = { metadata?: { name?: string; uid?: string } };
+
+/** The name we asked for, the UID the API server's 201 answer gave it. */
+function createdObject(asked: Meta, answer: Meta): CreatedObject {
+  return { name: asked.metadata?.name ?? '', uid: answer.metadata?.uid };
 }

@@ -1,6 +1,14 @@
 // The API calls KubePlatform and `draincheck cleanup` make, each turned into the one error
 // a user can act on, and each returning objects in the API's JSON shape (see plain()).
-import type { CoreV1Event, V1EndpointSlice, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import type {
+  CoreV1Event,
+  V1DeleteOptions,
+  V1EndpointSlice,
+  V1Namespace,
+  V1Pod,
+  V1Service,
+} from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { plain, type KubeApi } from './api.js';
 import { httpStatusOf, statusOf, toKubeError, type KubeAction, type KubeTarget } from './api-errors.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
@@ -33,6 +41,32 @@ export class KubeResources {
       if (httpStatusOf(error) === 404) return null;
       throw toKubeError(error, action, this.target);
     }
+  }
+
+  /** Merge-patches annotations onto a namespace (the heartbeat). */
+  annotateNamespace(name: string, annotations: Record<string, string>): Promise<V1Namespace> {
+    const action = { verb: 'patch', resource: 'namespaces', name };
+    return this.call(action, async () =>
+      plain(
+        await this.api.core.patchNamespace(
+          { name, body: { metadata: { annotations } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      ),
+    );
+  }
+
+  /** Merge-patches annotations onto a Service (the heartbeat with --namespace). */
+  annotateService(namespace: string, name: string, annotations: Record<string, string>): Promise<V1Service> {
+    const action = { verb: 'patch', resource: 'services', namespace, name };
+    return this.call(action, async () =>
+      plain(
+        await this.api.core.patchNamespacedService(
+          { namespace, name, body: { metadata: { annotations } } },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      ),
+    );
   }
 
   async serverVersion(): Promise<string> {
@@ -81,22 +115,54 @@ export class KubeResources {
     );
   }
 
-  deletePod(namespace: string, name: string, gracePeriodSeconds?: number): Promise<V1Pod | null> {
-    return this.orGone({ verb: 'delete', resource: 'pods', namespace, name }, async () =>
-      plain(await this.api.core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds })),
+  /**
+   * Every delete names the object's UID (DeleteOptions.preconditions): an object of the same
+   * name that is not the one draincheck created (another run's, a user's, a new incarnation)
+   * answers 409 Conflict and stays. A 404 (gone) and that 409 (not ours) both return null.
+   */
+  deletePod(
+    namespace: string,
+    name: string,
+    options: { gracePeriodSeconds?: number; uid?: string } = {},
+  ): Promise<V1Pod | null> {
+    const { gracePeriodSeconds, uid } = options;
+    return this.unlessGoneOrReplaced({ verb: 'delete', resource: 'pods', namespace, name }, async () =>
+      plain(
+        await this.api.core.deleteNamespacedPod({
+          namespace,
+          name,
+          gracePeriodSeconds,
+          body: deleteOptions(uid, gracePeriodSeconds),
+        }),
+      ),
     );
   }
 
-  async deleteService(namespace: string, name: string): Promise<boolean> {
+  async deleteService(namespace: string, name: string, uid?: string): Promise<boolean> {
     const action = { verb: 'delete', resource: 'services', namespace, name };
-    return (
-      (await this.orGone(action, () => this.api.core.deleteNamespacedService({ namespace, name }))) !== null
+    const deleted = await this.unlessGoneOrReplaced(action, () =>
+      this.api.core.deleteNamespacedService({ namespace, name, body: deleteOptions(uid) }),
     );
+    return deleted !== null;
   }
 
-  async deleteNamespace(name: string): Promise<boolean> {
+  async deleteNamespace(name: string, uid?: string): Promise<boolean> {
     const action = { verb: 'delete', resource: 'namespaces', name };
-    return (await this.orGone(action, () => this.api.core.deleteNamespace({ name }))) !== null;
+    const deleted = await this.unlessGoneOrReplaced(action, () =>
+      this.api.core.deleteNamespace({ name, body: deleteOptions(uid) }),
+    );
+    return deleted !== null;
+  }
+
+  private async unlessGoneOrReplaced<T>(action: KubeAction, run: () => Promise<T>): Promise<T | null> {
+    try {
+      return await run();
+    } catch (error) {
+      // 409 on DELETE: "Precondition failed: UID in precondition: …, UID in object meta: …".
+      const status = httpStatusOf(error);
+      if (status === 404 || status === 409) return null;
+      throw toKubeError(error, action, this.target);
+    }
   }
 
   listNamespaces(labelSelector: string): Promise<Listed<V1Namespace>> {
@@ -136,6 +202,15 @@ export class KubeResources {
       listed(await this.api.core.listNamespacedEvent({ namespace, fieldSelector }), 'v1', 'Event'),
     );
   }
+}
+
+/** The DeleteOptions body: the UID precondition, and the grace period where one is given. */
+function deleteOptions(uid: string | undefined, gracePeriodSeconds?: number): V1DeleteOptions | undefined {
+  if (uid === undefined && gracePeriodSeconds === undefined) return undefined;
+  return {
+    ...(gracePeriodSeconds === undefined ? {} : { gracePeriodSeconds }),
+    ...(uid === undefined ? {} : { preconditions: { uid } }),
+  };
 }
 
 /** List items come without kind/apiVersion; watch objects have them, so they are put back. */

@@ -23,6 +23,10 @@ function facts(doc: RunDocument): string {
   }
   if (p.context) items.push(['context', p.context]);
   if (p.serverVersion) items.push(['server version', p.serverVersion]);
+  if (typeof p.preStopAction === 'string') {
+    const why = typeof p.preStopActionReason === 'string' ? ` (${p.preStopActionReason})` : '';
+    items.push(['preStop action', `${p.preStopAction}${why}`]);
+  }
   if (p.namespace) items.push(['namespace', p.namespace]);
   items.push(
     ['on SIGTERM', s.onSigterm ?? 'custom server command'],

@@ -2,6 +2,8 @@
 // the stored Service; /version and the Namespace create response were not recorded, so they
 // are built here in the shapes of the API reference (version.Info; Namespace with
 // status.phase Active), with the version the recording README reports.
+import type { V1Pod } from '@kubernetes/client-node';
+import { quotaRefusal } from '../pod-security.js';
 import type { FakeApiServer, SeenRequest } from './server.js';
 import { fixture, sendJson } from './recorded.js';
 
@@ -35,6 +37,8 @@ export function namespaceCreated(req: SeenRequest): Record<string, unknown> {
 export interface SetupOptions {
   /** Refuse this many Pod creations the way a brand-new namespace does (no default ServiceAccount yet). */
   serviceAccountMissing?: number;
+  /** The namespace has a ResourceQuota on cpu and memory: Pods without requests/limits are refused. */
+  quota?: boolean;
 }
 
 export function serveSetup(server: FakeApiServer, options: SetupOptions = {}): void {
@@ -55,6 +59,20 @@ export function serveSetup(server: FakeApiServer, options: SetupOptions = {}): v
       sendJson(res, 200, fixture('drain/service.get.json')),
     )
     .on('POST', /^\/api\/v1\/namespaces\/[^/]+\/pods$/, (req, res) => {
+      const quota = options.quota ? quotaRefusal(JSON.parse(req.body) as V1Pod) : null;
+      if (quota) {
+        // The ResourceQuota admission plugin's refusal: 403 Forbidden with its message.
+        return sendJson(res, 403, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: quota,
+          reason: 'Forbidden',
+          details: { kind: 'pods' },
+          code: 403,
+        });
+      }
       if (refusals-- > 0) {
         const ns = req.path.split('/')[4] ?? '';
         // The ServiceAccount admission plugin's refusal (k8s.io/apiserver admission.NewForbidden).

@@ -82,16 +82,25 @@ export async function route(
     const pod = cluster.readPod(namespace, name);
     if (!pod) return notFound('pods', name);
     if (req.method === 'GET') return json(200, pod);
+    const conflict = preconditionFailed(req.body, pod);
+    if (conflict) return conflict;
     const grace = req.query.get('gracePeriodSeconds');
     return json(
       200,
       cluster.deletePod(namespace, name, grace === null ? {} : { gracePeriodSeconds: Number(grace) }),
     );
   }
+  if (kind === 'services' && req.method === 'PATCH') {
+    const found = cluster.list<V1Service>('services', namespace, { fieldSelector: `metadata.name=${name}` })
+      .items[0];
+    return found ? json(200, mergeAnnotations(found, req.body)) : notFound('services', name);
+  }
   if (kind === 'services' && req.method === 'DELETE') {
     const found = cluster.list<V1Service>('services', namespace, { fieldSelector: `metadata.name=${name}` })
       .items[0];
     if (!found) return notFound('services', name);
+    const conflict = preconditionFailed(req.body, found);
+    if (conflict) return conflict;
     await cluster.deleteService(namespace, name);
     return json(200, found);
   }
@@ -172,7 +181,10 @@ async function namespaceItem(
   }).items[0];
   if (!ns || deleted.has(namespace)) return notFound('namespaces', namespace);
   if (req.method === 'GET') return json(200, ns);
+  if (req.method === 'PATCH') return json(200, mergeAnnotations(ns, req.body));
   if (req.method !== 'DELETE') return status(405, 'MethodNotAllowed', req.method);
+  const conflict = preconditionFailed(req.body, ns);
+  if (conflict) return conflict;
   for (const pod of cluster.list<V1Pod>('pods', namespace).items) {
     cluster.deletePod(namespace, pod.metadata?.name ?? '', { gracePeriodSeconds: 0 });
   }
@@ -181,6 +193,30 @@ async function namespaceItem(
   }
   deleted.add(namespace);
   return json(200, { ...ns, status: { phase: 'Terminating' } });
+}
+
+/**
+ * A merge patch of metadata.annotations (the run's heartbeat), answered with the patched
+ * object. LocalCluster has no update, so the stored object keeps its annotations.
+ */
+function mergeAnnotations<T extends KubernetesObject>(object: T, patch: unknown): T {
+  const annotations = (patch as { metadata?: { annotations?: Record<string, string> } } | undefined)?.metadata
+    ?.annotations;
+  return {
+    ...object,
+    metadata: { ...object.metadata, annotations: { ...object.metadata?.annotations, ...annotations } },
+  };
+}
+
+/** DeleteOptions.preconditions.uid that is not the object's: the API server's 409 Conflict. */
+function preconditionFailed(body: unknown, object: KubernetesObject): Answer | null {
+  const uid = (body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
+  if (uid === undefined || uid === object.metadata?.uid) return null;
+  return status(
+    409,
+    'Conflict',
+    `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${object.metadata?.uid ?? ''}`,
+  );
 }
 
 async function* mapLines<T>(source: AsyncIterable<T>, toLine: (item: T) => string): AsyncIterable<string> {

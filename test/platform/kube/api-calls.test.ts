@@ -106,7 +106,7 @@ test('deletePod sends gracePeriodSeconds and returns the recorded Pod with delet
   assert.equal(deletionTimestamp, '2026-12-02T14:09:42Z');
 });
 
-test('recorded 403 on DELETE: DC_KUBE_FORBIDDEN names the user, verb, resource and namespace, and deploy/rbac.yaml', async (t) => {
+test('recorded 403 on DELETE: DC_KUBE_FORBIDDEN names the user, verb, resource and namespace, and deploy/rbac-*.yaml', async (t) => {
   const { platform } = await fakeKube(t, (s) =>
     s.on('DELETE', paths.pod, (_r, res) => send(res, recordedError('delete-pod.403'))),
   );
@@ -117,7 +117,7 @@ test('recorded 403 on DELETE: DC_KUBE_FORBIDDEN names the user, verb, resource a
   assert.equal(error.code, 'DC_KUBE_FORBIDDEN');
   assert.match(
     error.oneLine(),
-    /^forbidden: user "lab-nobody" cannot delete pods in namespace "lab" \(.*deploy\/rbac\.yaml/,
+    /^forbidden: user "lab-nobody" cannot delete pods in namespace "lab" \(.*deploy\/rbac-namespaced\.yaml/,
   );
 });
 

@@ -1,6 +1,8 @@
-// deploy/rbac.yaml grants every request KubePlatform and `draincheck cleanup` make — checked
-// against the requests themselves, as the fake API server saw them — and its objects are
-// valid Kubernetes objects.
+// deploy/rbac-namespaced.yaml and deploy/rbac-cluster.yaml grant every request KubePlatform,
+// its heartbeat and `draincheck cleanup` make in their mode — checked against the requests
+// themselves, as the fake API server saw them — and nothing more (every grant is used);
+// deploy/admission-policy.yaml guards the identity rbac-cluster.yaml binds. All are valid
+// Kubernetes objects.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
@@ -12,6 +14,7 @@ import { recordedRun, sendJson } from '../../helpers/fake-apiserver/recorded.js'
 import { serveRun } from '../../helpers/fake-apiserver/replay.js';
 import { isList, isWatch, type SeenRequest } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
+import { namespaceObject } from '../../../src/platform/kube/names.js';
 import { modelErrors, modelFor } from '../../helpers/k8s-models.js';
 import { fakeKube, readAll, readUntil } from '../../helpers/kube-platform.js';
 
@@ -20,13 +23,31 @@ interface Rule {
   resources: string[];
   verbs: string[];
 }
-type Doc = { apiVersion: string; kind: string; metadata: { name: string }; rules?: Rule[] };
+interface Doc {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  rules?: Rule[];
+  subjects?: Array<{ kind: string; name: string; namespace?: string }>;
+  spec?: Record<string, unknown>;
+}
 
-const docs = parseAllDocuments(
-  readFileSync(new URL('../../../../deploy/rbac.yaml', import.meta.url), 'utf8'),
-).map((d) => d.toJS() as Doc);
-const rulesOf = (name: string) =>
-  docs.find((d) => d.kind === 'ClusterRole' && d.metadata.name === name)?.rules ?? [];
+const deployFile = (name: string): Doc[] =>
+  parseAllDocuments(readFileSync(new URL(`../../../../deploy/${name}`, import.meta.url), 'utf8')).map(
+    (d) => d.toJS() as Doc,
+  );
+const files = {
+  namespaced: deployFile('rbac-namespaced.yaml'),
+  cluster: deployFile('rbac-cluster.yaml'),
+  policy: deployFile('admission-policy.yaml'),
+};
+const find = (docs: Doc[], kind: string) => docs.filter((d) => d.kind === kind);
+/** The namespace the namespaced mode runs in: the one rbac-namespaced.yaml creates. */
+const labNamespace = find(files.namespaced, 'Namespace')[0]?.metadata.name ?? '';
+const modes = {
+  namespaced: { rules: find(files.namespaced, 'Role')[0]?.rules ?? [], namespace: labNamespace },
+  'own namespace': { rules: find(files.cluster, 'ClusterRole')[0]?.rules ?? [], namespace: undefined },
+};
 
 /** A request as RBAC sees it: verb, API group, resource (with subresource). */
 function rbacAttributes(r: SeenRequest): { verb: string; group: string; resource: string } | null {
@@ -42,13 +63,15 @@ function rbacAttributes(r: SeenRequest): { verb: string; group: string; resource
   const verb =
     r.method === 'POST'
       ? 'create'
-      : r.method === 'DELETE'
-        ? 'delete'
-        : item
-          ? 'get'
-          : isWatch(r)
-            ? 'watch'
-            : 'list';
+      : r.method === 'PATCH'
+        ? 'patch'
+        : r.method === 'DELETE'
+          ? 'delete'
+          : item
+            ? 'get'
+            : isWatch(r)
+              ? 'watch'
+              : 'list';
   return { verb, group, resource: sub ? `${resource}/${sub}` : resource };
 }
 
@@ -66,28 +89,113 @@ function denied(requests: SeenRequest[], rules: Rule[]): string[] {
   });
 }
 
-test('deploy/rbac.yaml: valid objects of the client-node models', () => {
-  assert.deepEqual(
-    docs.map((d) => `${d.kind} ${d.metadata.name}`),
-    [
-      'ClusterRole draincheck',
-      'ClusterRole draincheck-in-namespace',
-      'ServiceAccount draincheck',
-      'ClusterRoleBinding draincheck',
-    ],
+/** Every (verb, group, resource) a set of rules grants, as `verb group/resource`. */
+function granted(rules: Rule[]): string[] {
+  return rules.flatMap((r) =>
+    r.apiGroups.flatMap((g) =>
+      r.resources.flatMap((res) => r.verbs.map((v) => `${v} ${g || 'core'}/${res}`)),
+    ),
   );
-  for (const d of docs) assert.deepEqual(modelErrors(d, modelFor(d)), [], `${d.kind} ${d.metadata.name}`);
+}
+
+test('deploy/: three files of valid objects, each saying what it is for', () => {
+  const names = (docs: Doc[]) =>
+    docs.map((d) => `${d.kind} ${d.metadata.namespace ?? ''}/${d.metadata.name}`);
+  assert.deepEqual(names(files.namespaced), [
+    'Namespace /draincheck',
+    'Role draincheck/draincheck',
+    'RoleBinding draincheck/draincheck',
+  ]);
+  assert.deepEqual(names(files.cluster), [
+    'ClusterRole /draincheck-cluster',
+    'ClusterRoleBinding /draincheck-cluster',
+  ]);
+  assert.deepEqual(names(files.policy), [
+    'ValidatingAdmissionPolicy /draincheck-own-namespaces',
+    'ValidatingAdmissionPolicyBinding /draincheck-own-namespaces',
+  ]);
+  for (const d of [...files.namespaced, ...files.cluster, ...files.policy]) {
+    assert.deepEqual(modelErrors(d, modelFor(d)), [], `${d.kind} ${d.metadata.name}`);
+  }
 });
 
-for (const mode of ['own namespace', '--namespace'] as const) {
-  test(`deploy/rbac.yaml grants every request of a whole run and of cleanup (${mode})`, async (t) => {
+test('deploy/: no ServiceAccount, nothing bound in `default`, no wildcard, no ClusterRole for the namespaced mode', () => {
+  const all = [...files.namespaced, ...files.cluster, ...files.policy];
+  assert.equal(find(all, 'ServiceAccount').length, 0);
+  for (const d of all) {
+    assert.notEqual(d.metadata.namespace, 'default', `${d.kind} ${d.metadata.name}`);
+    for (const s of d.subjects ?? []) assert.notEqual(s.namespace, 'default');
+    for (const r of d.rules ?? []) {
+      assert.ok(
+        ![...r.verbs, ...r.resources, ...r.apiGroups].includes('*'),
+        `no wildcard in ${d.metadata.name}`,
+      );
+    }
+  }
+  assert.deepEqual(
+    files.namespaced.filter((d) => d.kind.startsWith('Cluster')),
+    [],
+    'the namespaced mode grants nothing at cluster scope',
+  );
+  const binding = find(files.namespaced, 'RoleBinding')[0] as Doc & { roleRef: { kind: string } };
+  assert.equal(binding.roleRef.kind, 'Role');
+});
+
+test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, and guards namespaces, Pods and Services', () => {
+  const policy = find(files.policy, 'ValidatingAdmissionPolicy')[0]?.spec as {
+    failurePolicy: string;
+    matchConstraints: { resourceRules: Array<{ operations: string[]; resources: string[] }> };
+    matchConditions: Array<{ expression: string }>;
+    validations: Array<{ expression: string }>;
+  };
+  const group = find(files.cluster, 'ClusterRoleBinding')[0]?.subjects?.[0];
+  assert.equal(group?.kind, 'Group');
+  assert.deepEqual(
+    policy.matchConditions.map((c) => c.expression),
+    [`'${group?.name}' in request.userInfo.groups`],
+    'the policy matches exactly the subject of the ClusterRoleBinding',
+  );
+  assert.equal(policy.failurePolicy, 'Fail');
+  const rule = policy.matchConstraints.resourceRules[0];
+  assert.deepEqual(rule?.operations, ['CREATE', 'UPDATE', 'DELETE']);
+  assert.deepEqual(rule?.resources, ['namespaces', 'pods', 'services']);
+  const label = "labels['app.kubernetes.io/managed-by'] == 'draincheck'";
+  const [created, before, inside] = policy.validations.map((v) => v.expression.replace(/\s+/g, ' '));
+  assert.match(
+    created ?? '',
+    new RegExp(`request.operation == 'DELETE' \\|\\| .*object\\.metadata\\.${esc(label)}`),
+  );
+  assert.match(
+    before ?? '',
+    new RegExp(`request.operation == 'CREATE' \\|\\| .*oldObject\\.metadata\\.${esc(label)}`),
+  );
+  assert.match(inside ?? '', new RegExp(`namespaceObject\\.metadata\\.${esc(label)}`));
+  const binding = find(files.policy, 'ValidatingAdmissionPolicyBinding')[0]?.spec;
+  assert.deepEqual(binding, { policyName: 'draincheck-own-namespaces', validationActions: ['Deny'] });
+  // What the run's namespace carries is what the policy asks for.
+  const ns = namespaceObject({
+    runId: 'r1',
+    namespace: 'draincheck-r1',
+    name: 'work',
+    clientName: 'work-client',
+  });
+  assert.equal(ns.metadata?.labels?.['app.kubernetes.io/managed-by'], 'draincheck');
+});
+
+const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) {
+  test(`${mode}: every request of a whole run, its heartbeat and cleanup is granted, and every grant is used`, async (t) => {
     const run = recordedRun('drain');
-    const own = mode === 'own namespace';
+    const own = runNamespace === undefined;
     const { platform, server, signal } = await fakeKube(
       t,
       (s) => {
         serveSetup(s);
         serveRun(s, run);
+        s.on('PATCH', /^\/api\/v1\/namespaces\/[^/]+(\/services\/[^/]+)?$/, (_r, res) =>
+          sendJson(res, 200, { metadata: {} }),
+        );
         s.on(
           'GET',
           '/api/v1/namespaces',
@@ -113,14 +221,15 @@ for (const mode of ['own namespace', '--namespace'] as const) {
           isList,
         );
       },
-      { namespace: own ? undefined : 'lab', keep: false },
+      { namespace: runNamespace, keep: false, heartbeat: { intervalMs: 10 } },
     );
     const workload = planRun(
       resolveScenario({}),
-      own ? { runId: 'r1' } : { runId: 'r1', namespace: 'lab' },
+      own ? { runId: 'r1' } : { runId: 'r1', namespace: runNamespace },
     ).workload;
     const { namespace } = workload;
     await platform.prepare(workload, signal);
+    await server.waitForRequest((r) => r.method === 'PATCH', 'a heartbeat');
     await readUntil(platform.watchPod(namespace, 'work', signal), (e) => e.type === 'DELETED', 'pods');
     await readUntil(
       platform.watchEndpointSlices(namespace, 'work', signal),
@@ -138,7 +247,24 @@ for (const mode of ['own namespace', '--namespace'] as const) {
 
     const seen = new Set(server.requests.map((r) => JSON.stringify(rbacAttributes(r))));
     assert.ok(seen.size >= 10, `a representative set of requests (${seen.size})`);
-    assert.deepEqual(denied(server.requests, rulesOf(own ? 'draincheck' : 'draincheck-in-namespace')), []);
+    assert.deepEqual(denied(server.requests, rules), [], 'every request is granted');
+    const used = new Set(denied(server.requests, []).map((d) => d.split(' (')[0]));
+    assert.deepEqual(
+      granted(rules).filter((g) => !used.has(g)),
+      [],
+      'no grant that no request uses',
+    );
+    if (!own) {
+      assert.ok(
+        server.requests.every(
+          (r) =>
+            r.path === '/version' ||
+            r.path.startsWith(`/api/v1/namespaces/${runNamespace}/`) ||
+            r.path.startsWith(`/apis/discovery.k8s.io/v1/namespaces/${runNamespace}/`),
+        ),
+        'every request stays inside the namespace',
+      );
+    }
     assert.equal(
       denied(server.requests, []).length,
       server.requests.filter((r) => r.path !== '/version').length,

@@ -140,6 +140,6 @@ test('a 403 on the watch names the verb and the resource', async (t) => {
     (e: Error & { code?: string }) =>
       e.code === 'DC_KUBE_FORBIDDEN' &&
       /cannot watch pods in namespace "lab"/.test(e.message) &&
-      /deploy\/rbac\.yaml/.test(e.message + String((e as { hint?: string }).hint)),
+      /deploy\/rbac-namespaced\.yaml/.test(e.message + String((e as { hint?: string }).hint)),
   );
 });
