@@ -68,7 +68,8 @@ export function layerViolations(graph: ImportGraph): string[] {
       else if (a !== b && ra <= rb) out.push(`${from} (${a}) → ${to} (${b})`);
       // The two platforms never know each other.
       else if (/^src\/platform\/(local|kube)\//.test(from) && /^src\/platform\/(local|kube)\//.test(to)) {
-        if (from.split('/')[2] !== to.split('/')[2]) out.push(`${from} → ${to}: one platform imports another`);
+        if (from.split('/')[2] !== to.split('/')[2])
+          out.push(`${from} → ${to}: one platform imports another`);
       }
     }
   }

@@ -337,8 +337,7 @@ export class LocalCluster {
     const ns = deployment.metadata?.namespace ?? 'default';
     const name = deployment.metadata?.name ?? '';
     const current = this.store.get<V1Deployment>('deployments', ns, name);
-    if (!current)
-      throw new DraincheckError('DC_NOT_FOUND', `deployments.apps "${name}" not found`);
+    if (!current) throw new DraincheckError('DC_NOT_FOUND', `deployments.apps "${name}" not found`);
     const wanted = deployment.metadata?.resourceVersion;
     if (wanted !== undefined && wanted !== current.metadata?.resourceVersion) {
       throw new DraincheckError(
@@ -380,8 +379,7 @@ export class LocalCluster {
    */
   deleteDeployment(namespace: string, name: string): void {
     const deployment = this.store.get<V1Deployment>('deployments', namespace, name);
-    if (!deployment)
-      throw new DraincheckError('DC_NOT_FOUND', `deployments.apps "${name}" not found`);
+    if (!deployment) throw new DraincheckError('DC_NOT_FOUND', `deployments.apps "${name}" not found`);
     this.store.remove('deployments', namespace, name);
     const replicaSets = this.store
       .list<KubernetesObject>('replicasets', namespace)
