@@ -1,10 +1,9 @@
-// Evidence that the run cannot go on, read from what the observers already delivered: a
-// workload container that ended (or could not start) before the Pod was deleted, and the
-// readiness probe's last failure when the Service never answered. Both end the run with the
-// reason a user can act on, instead of waiting out a phase limit.
+// Evidence that the run cannot go on, read from what the observers already delivered: an
+// observer error that waiting cannot cure, or a workload container that ended (or could not
+// start) before the Pod was deleted. Both end the run at once with the reason a user can act
+// on, instead of waiting out a phase limit.
 import type { V1Pod } from '@kubernetes/client-node';
 import { DraincheckError, type ErrorCode } from '../errors.js';
-import type { RecordedEvent } from './event-log.js';
 
 /** Observer errors that no amount of waiting can cure: the run ends at once with them. */
 export const fatalObserverErrors: readonly ErrorCode[] = [
@@ -61,33 +60,21 @@ export function podFailedError(
   beforeWhat: string,
   platform: 'local' | 'kube',
 ): DraincheckError {
-  const detail = [failure.message, lastOutput].filter((s): s is string => Boolean(s?.trim()))[0];
+  // The runtime's words (an exec error) and the container's own last line can both matter.
+  const detail = [failure.message, lastOutput]
+    .filter((s): s is string => Boolean(s?.trim()))
+    .map(firstLine)
+    .join(' — last output: ');
   const what =
     failure.exitCode === null
       ? `the container could not start (${failure.reason ?? 'no reason given'})`
       : `the container exited (code ${failure.exitCode}${failure.reason ? ` ${failure.reason}` : ''})`;
-  return new DraincheckError(
-    'DC_POD_FAILED',
-    `${what} ${beforeWhat}${detail ? `: ${firstLine(detail)}` : ''}`,
-    {
-      hint:
-        platform === 'kube'
-          ? `its whole output: kubectl -n ${where.namespace} logs ${where.pod}`
-          : 'its whole output is in the run document (server output events)',
-    },
-  );
-}
-
-/** The readiness probe's last failure among the recorded events (kubelet Events or the runtime's own). */
-export function lastReadinessFailure(events: Iterable<RecordedEvent>): string | null {
-  let last: string | null = null;
-  for (const e of events) {
-    const message = typeof e.data.message === 'string' ? e.data.message : null;
-    if (!message) continue;
-    if (e.source === 'events' && e.type === 'Unhealthy' && /readiness/i.test(message)) last = message;
-    else if (e.source === 'kubelet' && e.type === 'probe' && e.data.result === 'failure') last = message;
-  }
-  return last;
+  return new DraincheckError('DC_POD_FAILED', `${what} ${beforeWhat}${detail ? `: ${detail}` : ''}`, {
+    hint:
+      platform === 'kube'
+        ? `its whole output: kubectl -n ${where.namespace} logs ${where.pod}`
+        : 'its whole output is in the run document (server output events)',
+  });
 }
 
 function firstLine(text: string): string {

@@ -12,7 +12,7 @@ import { parseJournalLine } from '../server/journal.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import type { ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
-import { containerFailure, fatalObserverErrors, lastReadinessFailure, podFailedError } from './failures.js';
+import { containerFailure, fatalObserverErrors, podFailedError } from './failures.js';
 import { EventLog, type RecordedEvent } from './event-log.js';
 import { podEventData, sliceEventData } from './observe.js';
 import type { RunPlan } from './plan.js';
@@ -190,11 +190,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     );
     if (!ready || ready.type === 'service-ready-timeout') {
       // A platform that can tell why (kube: the Pod never Ready, or the path) says so.
-      // Otherwise the readiness probe's last failure, where one was recorded, is the reason.
-      const probe = lastReadinessFailure(log.all());
-      const diagnosis =
-        (ready?.data.diagnosis as { message?: string } | undefined)?.message ??
-        (probe ? `the Pod never became Ready; its last readiness probe failure: ${probe}` : undefined);
+      const diagnosis = (ready?.data.diagnosis as { message?: string } | undefined)?.message;
       throw new Incomplete(
         `the Service path never answered GET /healthz with 200 within ${plan.client.serviceReadyTimeoutMs} ms${diagnosis ? `: ${diagnosis}` : ''}`,
       );
