@@ -14,6 +14,8 @@ export interface ConcludeInput {
   namespace: string;
   serviceName: string;
   workId: string;
+  /** Why the run ended early (the document's incompleteReason); null for a complete run. */
+  incompleteReason?: string | null;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -59,7 +61,7 @@ export function conclude(input: ConcludeInput): Fields {
       active: null,
       uid: null,
       at: null,
-      reason: acceptanceGap(events, candidates, readyUid, before, workId),
+      reason: acceptanceGap(events, candidates, readyUid, before, workId, input.incompleteReason ?? null),
     };
   }
 
@@ -166,9 +168,17 @@ function acceptanceGap(
   readyUid: string | null,
   before: (e: RunEvent) => boolean,
   workId: string,
+  incompleteReason: string | null,
 ): string {
   if (!events.some((e) => e.source === 'client' && e.type === 'service-ready')) {
-    return 'the Service path never answered GET /healthz with 200, so no work was sent';
+    // Say what actually happened: the Service was checked and never answered, or the run
+    // ended before that (preparing failed, an observer's fatal error) — then nothing was sent.
+    const checked = events.some((e) => e.source === 'client' && e.type === 'service-ready-timeout');
+    if (checked || incompleteReason === null)
+      return 'the Service path never answered GET /healthz with 200, so no work was sent';
+    const reached = events.filter((e) => e.source === 'runner' && e.type === 'phase').map((e) => e.data.name);
+    const preparing = !reached.includes('service-ready');
+    return `${preparing ? 'preparing the workload failed' : 'the run ended before the Service path answered GET /healthz'}, so no work was sent: ${incompleteReason}`;
   }
   if (readyUid === null)
     return 'the server behind the Service reported no Pod UID, so acceptance cannot be tied to a Pod';

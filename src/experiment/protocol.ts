@@ -117,7 +117,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     try {
       return await withLimit(promise, limitMs, what, waiting);
     } catch (error) {
-      throw ended() ?? error;
+      // The platform's own failure is the reason; a stop from outside says why it stopped.
+      throw error instanceof Incomplete ? (ended() ?? error) : error;
     }
   };
 
@@ -125,13 +126,17 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   // once; its last output line is read from the journal stream, which ends with the container.
   let journal: Promise<void> | undefined;
   let containerEnded = false;
+  let lastPod: V1Pod | undefined;
   const onPod = (pod: V1Pod) => {
-    if (containerEnded || log.find((e) => e.source === 'runner' && e.type === 'delete-requested')) return;
+    lastPod = pod;
+    // Only the Pod this run created (prepare done) and only until the deletion request.
+    if (!journal || containerEnded || log.find((e) => e.source === 'runner' && e.type === 'delete-requested'))
+      return;
     const failure = containerFailure(pod);
     if (!failure) return;
     containerEnded = true;
     const began = log.find((e) => e.source === 'client' && e.type === 'service-ready') !== undefined;
-    void Promise.race([journal ?? Promise.resolve(), delay(1000, observing.signal)]).then(() => {
+    void Promise.race([journal, delay(1000, observing.signal)]).then(() => {
       const output = [...log.all()].reverse().find((e) => e.source === 'server' && e.type === 'output');
       failFast(
         podFailedError(
@@ -173,6 +178,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       if (entry) log.add('server', entry.event, { ...entry });
       else if (line.trim()) log.add('server', 'output', { line });
     });
+    // A failure the Pod watch showed while prepare was still returning.
+    if (lastPod) onPod(lastPod);
 
     phase('service-ready');
     void observe('client', platform.runClient(plan.client, observing.signal), (e: ClientEvent) => {
@@ -275,7 +282,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
 
   const events = log.finalize();
-  const fields = conclude({ events, podName, namespace, serviceName, workId: plan.workId });
+  const fields = conclude({ events, podName, namespace, serviceName, workId: plan.workId, incompleteReason });
   return {
     schema: RUN_SCHEMA,
     runId: plan.runId,

@@ -173,3 +173,38 @@ test('the Service path never answered', () => {
   assert.match(c.acceptance.reason ?? '', /never answered GET \/healthz/);
   assert.equal(c.verdict.kind, 'inconclusive');
 });
+
+test('no work sent because the run ended before the Service was checked: the reason is what happened', () => {
+  const evs = events(
+    [0, 'runner', 'phase', { name: 'prepare' }],
+    [40, 'runner', 'platform-error', { code: 'DC_KUBE_API', message: 'cannot create pods: Unprocessable' }],
+    [41, 'runner', 'phase', { name: 'conclude' }],
+  );
+  const reason = 'cannot create pods: Unprocessable (the API server answered 422 Invalid)';
+  const c = conclude({
+    events: evs,
+    podName: 'work',
+    namespace: 'ns',
+    serviceName: 'work',
+    workId: WORK,
+    incompleteReason: reason,
+  });
+  assert.equal(c.verdict.kind, 'inconclusive');
+  assert.equal(c.verdict.reason, `preparing the workload failed, so no work was sent: ${reason}`);
+  // The Service was checked and never answered: that sentence stays true.
+  const checked = events(
+    [0, 'runner', 'phase', { name: 'service-ready' }],
+    [30_000, 'client', 'service-ready-timeout', { last: 'ECONNREFUSED' }],
+  );
+  assert.match(
+    conclude({
+      events: checked,
+      podName: 'work',
+      namespace: 'ns',
+      serviceName: 'work',
+      workId: WORK,
+      incompleteReason: 'x',
+    }).verdict.reason ?? '',
+    /^the Service path never answered GET \/healthz with 200/,
+  );
+});

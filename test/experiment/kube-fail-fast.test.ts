@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planRun } from '../../src/experiment/plan.js';
 import { runExperiment } from '../../src/experiment/protocol.js';
+import { renderRunTimeline } from '../../src/report/text.js';
 import { resolveScenario } from '../../src/workload/scenario.js';
 import { recordedRun, sendJson, stream } from '../helpers/fake-apiserver/recorded.js';
 import { paths, serveRun } from '../helpers/fake-apiserver/replay.js';
@@ -129,4 +130,42 @@ test('a 403 on the log stream (a role without pods/log) ends the run at once wit
     `the journal and the client log meet one refusal: ${JSON.stringify(errors)}`,
   );
   assert.ok(!doc.events.some((e) => e.type === 'phase-timeout' || e.type === 'service-ready-timeout'));
+});
+
+test('preparing refused (a forbidden namespace): the verdict says so, not that the Service never answered', async (t) => {
+  const { platform } = await fakeKube(
+    t,
+    (s) => {
+      s.on('POST', '/api/v1/namespaces', (_r, res) =>
+        sendJson(res, 403, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message:
+            'namespaces is forbidden: User "lab-nobody" cannot create resource "namespaces" in API group "" at the cluster scope',
+          reason: 'Forbidden',
+          details: { kind: 'namespaces' },
+          code: 403,
+        }),
+      );
+      serveSetup(s);
+      serveRun(s, recordedRun('drain'));
+    },
+    { namespace: undefined },
+  );
+  const scenario = resolveScenario({ graceSeconds: 1 });
+  const doc = await runExperiment({ platform, scenario, plan: planRun(scenario, { startupMs }) });
+
+  assert.equal(doc.complete, false);
+  assert.match(doc.incompleteReason ?? '', /^forbidden: user "lab-nobody" cannot create namespaces/);
+  assert.equal(doc.verdict.kind, 'inconclusive');
+  assert.doesNotMatch(doc.verdict.reason ?? '', /healthz/);
+  assert.match(
+    doc.verdict.reason ?? '',
+    /^preparing the workload failed, so no work was sent: forbidden: user "lab-nobody" cannot create namespaces/,
+  );
+  const text = renderRunTimeline(doc);
+  assert.doesNotMatch(text, /never answered GET \/healthz/);
+  assert.match(text, /verdict: inconclusive \(preparing the workload failed/);
 });
