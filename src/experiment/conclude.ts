@@ -116,6 +116,12 @@ export function conclude(input: ConcludeInput): Fields {
   const firstTerminated = podEvents.find(
     (e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated,
   );
+  // Without a terminated state (a kubelet that reported `phase: Failed` with the container
+  // still `waiting`), the server's own journal line "exiting with code N" is the evidence —
+  // labelled as such: it is what the server meant to exit with, not what the kubelet saw.
+  const journalExit = terminated
+    ? undefined
+    : events.find((e) => e.source === 'server' && e.type === 'exit' && num(e.data.code) !== null);
   const exit: Fields['exit'] = terminated
     ? {
         observed: true,
@@ -123,8 +129,18 @@ export function conclude(input: ConcludeInput): Fields {
         signal: (terminated.signal as number | string | undefined) ?? null,
         reason: str(terminated.reason),
         at: firstTerminated?.at ?? terminatedEvent!.at,
+        source: 'kubelet',
       }
-    : { observed: false, code: null, signal: null, reason: null, at: null };
+    : journalExit
+      ? {
+          observed: true,
+          code: num(journalExit.data.code),
+          signal: null,
+          reason: null,
+          at: journalExit.at,
+          source: 'journal',
+        }
+      : { observed: false, code: null, signal: null, reason: null, at: null, source: null };
 
   const fields: Omit<Fields, 'verdict'> = {
     pod: { name: input.podName, namespace: input.namespace, uid: podUid, ip: podIP },
@@ -157,7 +173,7 @@ export function conclude(input: ConcludeInput): Fields {
       outcomeEvent,
       deleteRequested,
       fte,
-      terminatedEvent: firstTerminated,
+      terminatedEvent: firstTerminated ?? journalExit,
     }),
   };
 }
@@ -238,7 +254,7 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
         ? ' (killed by SIGTERM)'
         : '';
   const exitText = f.exit.observed
-    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}${killedBy}`
+    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}${killedBy}${f.exit.source === 'journal' ? ` ${JOURNAL_EXIT}` : ''}`
     : 'exit code not observed';
   switch (f.request.outcome) {
     case 'completed':
@@ -285,6 +301,9 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
       );
   }
 }
+
+/** How an exit code taken from the journal is labelled wherever it is shown. */
+export const JOURNAL_EXIT = "— from the server's journal; the kubelet reported no terminated state";
 
 function short(uid: string | null): string {
   return uid ? uid.slice(0, 8) : 'an unknown Pod';

@@ -1,6 +1,7 @@
 // The text report: a timeline of the evidence that matters for each run, and the side-by-side
 // comparison with one plain sentence per run. Rendered from run documents only.
 import type { RunDocument, RunEvent } from '../experiment/run-document.js';
+import { JOURNAL_EXIT } from '../experiment/conclude.js';
 import { plainStyle, type Style } from './style.js';
 import { conditionsText, shortUid, summarizeRun, summaryColumns, type RunSummaryRow } from './summary.js';
 
@@ -90,7 +91,10 @@ function exitLines(doc: RunDocument) {
     {
       at: doc.exit.at,
       source: 'pod',
-      text: `container terminated: exit ${doc.exit.code ?? '?'} ${doc.exit.reason ?? ''}`.trim(),
+      text:
+        doc.exit.source === 'journal'
+          ? `exit ${doc.exit.code ?? '?'} ${JOURNAL_EXIT}`
+          : `container terminated: exit ${doc.exit.code ?? '?'} ${doc.exit.reason ?? ''}`.trim(),
     },
   ];
 }
