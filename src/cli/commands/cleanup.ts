@@ -14,23 +14,29 @@ export function cleanupCommand(): Command {
     .description(
       'Delete the namespaces draincheck created (label app.kubernetes.io/managed-by=draincheck); with --namespace, delete the labeled Pods and Services inside that namespace instead (the namespace itself stays). Nothing without the label is touched.',
     );
-  addKubeConnectionFlags(command)
+  addKubeConnectionFlags(
+    command,
+    'remove the labeled Pods and Services inside this namespace, not namespaces (default: the namespaces draincheck created)',
+  )
     .option('--run <id>', 'only the objects of this run (label draincheck.dev/run)')
     .option('--dry-run', 'list what would be removed, remove nothing')
     .action(async (flags: CleanupFlags) => {
       // Loaded here, not at start-up: the client library costs most of a second to load.
-      const [{ createKubeApi }, { cleanupLeftovers }, { KubeResources }, { kubeConnectionFrom }] =
-        await Promise.all([
-          import('../../platform/kube/api.js'),
-          import('../../platform/kube/cleanup.js'),
-          import('../../platform/kube/resources.js'),
-          import('../kube-session.js'),
-        ]);
+      const [
+        { createKubeApi },
+        { cleanupLeftovers },
+        { KubeResources },
+        { kubeConnectionFrom },
+        { kubeTargetOf },
+      ] = await Promise.all([
+        import('../../platform/kube/api.js'),
+        import('../../platform/kube/cleanup.js'),
+        import('../../platform/kube/resources.js'),
+        import('../kube-session.js'),
+        import('../../platform/kube/connection.js'),
+      ]);
       const connection = kubeConnectionFrom(flags);
-      const resources = new KubeResources(createKubeApi(connection.kubeConfig), {
-        server: connection.server,
-        context: connection.context,
-      });
+      const resources = new KubeResources(createKubeApi(connection.kubeConfig), kubeTargetOf(connection));
       const { removed } = await cleanupLeftovers(resources, {
         namespace: flags.namespace,
         runId: flags.run,
