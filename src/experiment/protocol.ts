@@ -14,7 +14,7 @@ import type { ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
 import { containerFailure, fatalObserverErrors, podFailedError } from './failures.js';
 import { EventLog, type RecordedEvent } from './event-log.js';
-import { podEventData, sliceEventData } from './observe.js';
+import { placeEvent, podEventData, sliceEventData } from './observe.js';
 import type { RunPlan } from './plan.js';
 import { RUN_SCHEMA, type RunDocument } from './run-document.js';
 
@@ -167,9 +167,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       platform.watchEndpointSlices(namespace, serviceName, observing.signal),
       (e) => log.add('endpointslice', e.type, sliceEventData(e, podName)),
     );
-    void observe('platform events', platform.platformEvents(observing.signal), (e) =>
-      log.add(e.source, e.type, e.data),
-    );
+    void observe('platform events', platform.platformEvents(observing.signal), (e) => {
+      // Kubelet Events at their own time (they arrive late); the arrival is kept beside it.
+      const placed = e.source === 'events' ? placeEvent(e.data, startedAt.getTime(), log.now()) : null;
+      log.add(e.source, e.type, placed ? { ...e.data, ...placed.data } : e.data, placed?.at);
+    });
 
     phase('prepare');
     await limited(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');

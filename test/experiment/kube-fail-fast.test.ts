@@ -169,3 +169,80 @@ test('preparing refused (a forbidden namespace): the verdict says so, not that t
   assert.doesNotMatch(text, /never answered GET \/healthz/);
   assert.match(text, /verdict: inconclusive \(preparing the workload failed/);
 });
+
+test('kubelet Events are placed at their own time, with the arrival kept beside it (issue 12.6)', async (t) => {
+  const run = recordedRun('drain');
+  const upToRunning = run.pods.slice(0, run.pods.findIndex((l) => text(l.raw).includes('"running":')) + 1);
+  const template = (run.events[0]?.object ?? {}) as Record<string, unknown> & {
+    metadata: Record<string, unknown>;
+  };
+  const iso = (ms: number, seconds: boolean) =>
+    seconds
+      ? new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z')
+      : new Date(ms).toISOString();
+  let happened = 0;
+  const { platform } = await fakeKube(
+    t,
+    (s) => {
+      serveSetup(s);
+      s.on(
+        'GET',
+        paths.pods,
+        (_r, res) =>
+          stream(
+            res,
+            upToRunning.map((l) => l.raw),
+          ),
+        isWatch,
+      );
+      s.on('GET', paths.pod, (_r, res) => sendJson(res, 200, withContainers(upToRunning.at(-1)?.object)));
+      s.on(
+        'GET',
+        paths.events,
+        async (_r, res) => {
+          // The Events happen now, and reach the watch 1.5 s later (a rate-limited recorder).
+          happened = Date.now();
+          await new Promise((resolve) => setTimeout(resolve, 1500));
+          const event = (reason: string, rv: number, micro: boolean) =>
+            Buffer.from(
+              JSON.stringify({
+                type: 'ADDED',
+                object: {
+                  ...template,
+                  metadata: { ...template.metadata, name: `work.${rv}`, resourceVersion: String(rv) },
+                  reason,
+                  message: `${reason} happened`,
+                  firstTimestamp: micro ? null : iso(happened, true),
+                  lastTimestamp: micro ? null : iso(happened, true),
+                  eventTime: micro ? iso(happened, false) : null,
+                },
+              }),
+            );
+          await stream(res, [event('Unhealthy', 9001, true), event('Killing', 9002, false)]);
+        },
+        isWatch,
+      );
+      serveRun(s, run);
+    },
+    { client: { mode: 'local', serviceUrl: 'http://127.0.0.1:1' } },
+  );
+  const scenario = resolveScenario({ graceSeconds: 1 });
+  const doc = await runExperiment({
+    platform,
+    scenario,
+    plan: planRun(scenario, { namespace: 'lab', name: 'work', startupMs: 3000 }),
+  });
+  const own = happened - Date.parse(doc.startedAt);
+  const unhealthy = doc.events.find((e) => e.source === 'events' && e.type === 'Unhealthy');
+  const killing = doc.events.find((e) => e.source === 'events' && e.type === 'Killing');
+  assert.ok(unhealthy && killing, 'both Events are in the document');
+  // eventTime (kept to the ms): at its own time, not 1.5 s later at its arrival.
+  assert.ok(Math.abs(unhealthy.at - own) <= 2, `Unhealthy at ${unhealthy.at}, happened at ${own}`);
+  assert.equal(unhealthy.data.placedBy, 'eventTime');
+  assert.equal(unhealthy.data.timePrecision, 'microsecond');
+  assert.ok((unhealthy.data.arrivedAt as number) >= unhealthy.at + 1400, 'the arrival is kept');
+  // lastTimestamp (whole seconds): at the start of its second — never after the truth.
+  assert.equal(killing.data.placedBy, 'lastTimestamp');
+  assert.equal(killing.data.timePrecision, 'second');
+  assert.ok(killing.at <= own + 2 && killing.at > own - 1000, `Killing at ${killing.at}, happened at ${own}`);
+});
