@@ -62,7 +62,8 @@ function describe(e: RunEvent, doc: RunDocument): string | null {
     case 'kubelet:container-exited':
       return `container process exited: code ${String(d.exitCode)}${typeof d.signal === 'string' ? ` (${d.signal})` : ''}`;
     case 'events:Killing':
-      return `Event Killing: ${String(d.message)}`;
+      // lastTimestamp has whole seconds: the Event happened within the second after `at`.
+      return `Event Killing${d.timePrecision === 'second' ? ' (time to the second)' : ''}: ${String(d.message)}`;
     default:
       return null;
   }

@@ -245,4 +245,5 @@ test('kubelet Events are placed at their own time, with the arrival kept beside 
   assert.equal(killing.data.placedBy, 'lastTimestamp');
   assert.equal(killing.data.timePrecision, 'second');
   assert.ok(killing.at <= own + 2 && killing.at > own - 1000, `Killing at ${killing.at}, happened at ${own}`);
+  assert.match(renderRunTimeline(doc), /events +Event Killing \(time to the second\): Killing happened/);
 });
