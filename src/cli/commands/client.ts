@@ -77,9 +77,5 @@ export function clientCommand(): Command {
         emit: (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
         signal: controller.signal,
       });
-      // Done. A name lookup still pending in the resolver's thread pool (a node without DNS:
-      // getaddrinfo retries for minutes) must not keep the process alive: an unref'd timer
-      // fires only while something else still holds the event loop.
-      setTimeout(() => process.exit(), 200).unref();
     });
 }
