@@ -12,8 +12,13 @@ export const ExitCode = {
   usage: 2,
   /** The run could not complete: platform failure, phase timeout, interrupted. Partial results are saved. */
   incomplete: 3,
+  /**
+   * `run`/`lab`: the runs ran, but cleanup failed and left objects in the cluster (named on
+   * stderr with the `draincheck cleanup` command). 130 and 3 win over it; it wins over 1.
+   */
+  leftBehind: 4,
   /** `server`: the lab server could not listen on its address and port. */
-  listenFailed: 4,
+  listenFailed: 5,
   /** Interrupted by Ctrl-C (SIGINT: 128 + 2, as shells report it), SIGTERM or SIGHUP. Partial results are saved. */
   interrupted: 130,
 } as const;

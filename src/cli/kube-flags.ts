@@ -26,17 +26,18 @@ export interface KubeRunFlags extends KubeConnectionFlags {
 /** A real cluster needs time to pull an image and start a Pod; the embedded runtime does not. */
 export const KUBE_STARTUP_MS = 180_000;
 
-export function addKubeConnectionFlags(command: Command): Command {
+/** What -n/--namespace means for `run` and `lab`; `cleanup` passes its own words. */
+const RUN_NAMESPACE_HELP =
+  "work inside this existing namespace (default: a namespace of the run's own, draincheck-<runId>)";
+
+export function addKubeConnectionFlags(command: Command, namespaceHelp = RUN_NAMESPACE_HELP): Command {
   return command
     .option(
       '--kubeconfig <file>',
       'kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)',
     )
     .option('--context <name>', 'kubeconfig context to use (default: its current-context)')
-    .option(
-      '-n, --namespace <ns>',
-      "work inside this existing namespace (default: a namespace of the run's own, draincheck-<runId>)",
-    );
+    .option('-n, --namespace <ns>', namespaceHelp);
 }
 
 export function addKubeRunFlags(command: Command): Command {

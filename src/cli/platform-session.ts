@@ -28,7 +28,8 @@ export function addPlatformFlags(command: Command): Command {
     .addOption(
       new Option('--platform <name>', 'where to run: local (the embedded runtime) or kube (a real cluster)')
         .choices(['local', 'kube'])
-        .default('local')
+        // The default --help shows is the one in force: the kubectl plugin sets kube.
+        .default(process.env.DRAINCHECK_PLATFORM === 'kube' ? 'kube' : 'local')
         // The kubectl plugin (kubectl-draincheck) sets it to kube.
         .env('DRAINCHECK_PLATFORM'),
     )

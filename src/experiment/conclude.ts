@@ -14,6 +14,8 @@ export interface ConcludeInput {
   namespace: string;
   serviceName: string;
   workId: string;
+  /** Why the run ended early (the document's incompleteReason); null for a complete run. */
+  incompleteReason?: string | null;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -59,7 +61,7 @@ export function conclude(input: ConcludeInput): Fields {
       active: null,
       uid: null,
       at: null,
-      reason: acceptanceGap(events, candidates, readyUid, before, workId),
+      reason: acceptanceGap(events, candidates, readyUid, before, workId, input.incompleteReason ?? null),
     };
   }
 
@@ -114,6 +116,12 @@ export function conclude(input: ConcludeInput): Fields {
   const firstTerminated = podEvents.find(
     (e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated,
   );
+  // Without a terminated state (a kubelet that reported `phase: Failed` with the container
+  // still `waiting`), the server's own journal line "exiting with code N" is the evidence —
+  // labelled as such: it is what the server meant to exit with, not what the kubelet saw.
+  const journalExit = terminated
+    ? undefined
+    : events.find((e) => e.source === 'server' && e.type === 'exit' && num(e.data.code) !== null);
   const exit: Fields['exit'] = terminated
     ? {
         observed: true,
@@ -121,8 +129,18 @@ export function conclude(input: ConcludeInput): Fields {
         signal: (terminated.signal as number | string | undefined) ?? null,
         reason: str(terminated.reason),
         at: firstTerminated?.at ?? terminatedEvent!.at,
+        source: 'kubelet',
       }
-    : { observed: false, code: null, signal: null, reason: null, at: null };
+    : journalExit
+      ? {
+          observed: true,
+          code: num(journalExit.data.code),
+          signal: null,
+          reason: null,
+          at: journalExit.at,
+          source: 'journal',
+        }
+      : { observed: false, code: null, signal: null, reason: null, at: null, source: null };
 
   const fields: Omit<Fields, 'verdict'> = {
     pod: { name: input.podName, namespace: input.namespace, uid: podUid, ip: podIP },
@@ -155,7 +173,7 @@ export function conclude(input: ConcludeInput): Fields {
       outcomeEvent,
       deleteRequested,
       fte,
-      terminatedEvent: firstTerminated,
+      terminatedEvent: firstTerminated ?? journalExit,
     }),
   };
 }
@@ -182,9 +200,17 @@ function acceptanceGap(
   readyUid: string | null,
   before: (e: RunEvent) => boolean,
   workId: string,
+  incompleteReason: string | null,
 ): string {
   if (!events.some((e) => e.source === 'client' && e.type === 'service-ready')) {
-    return 'the Service path never answered GET /healthz with 200, so no work was sent';
+    // Say what actually happened: the Service was checked and never answered, or the run
+    // ended before that (preparing failed, an observer's fatal error) — then nothing was sent.
+    const checked = events.some((e) => e.source === 'client' && e.type === 'service-ready-timeout');
+    if (checked || incompleteReason === null)
+      return 'the Service path never answered GET /healthz with 200, so no work was sent';
+    const reached = events.filter((e) => e.source === 'runner' && e.type === 'phase').map((e) => e.data.name);
+    const preparing = !reached.includes('service-ready');
+    return `${preparing ? 'preparing the workload failed' : 'the run ended before the Service path answered GET /healthz'}, so no work was sent: ${incompleteReason}`;
   }
   if (readyUid === null)
     return 'the server behind the Service reported no Pod UID, so acceptance cannot be tied to a Pod';
@@ -244,7 +270,7 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
         ? ' (killed by SIGTERM)'
         : '';
   const exitText = f.exit.observed
-    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}${killedBy}`
+    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}${killedBy}${f.exit.source === 'journal' ? ` ${JOURNAL_EXIT}` : ''}`
     : 'exit code not observed';
   switch (f.request.outcome) {
     case 'completed':
@@ -291,6 +317,9 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
       );
   }
 }
+
+/** How an exit code taken from the journal is labelled wherever it is shown. */
+export const JOURNAL_EXIT = "— from the server's journal; the kubelet reported no terminated state";
 
 function short(uid: string | null): string {
   return uid ? uid.slice(0, 8) : 'an unknown Pod';

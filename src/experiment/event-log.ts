@@ -35,6 +35,11 @@ export class EventLog {
     return event;
   }
 
+  /** Every event recorded so far, in arrival order. */
+  all(): readonly RecordedEvent[] {
+    return this.list;
+  }
+
   /**
    * Resolves with the first recorded event that matches (already recorded or to come), or
    * null when the time limit passes or the signal aborts.

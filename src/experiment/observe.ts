@@ -42,3 +42,52 @@ export function sliceEventData(event: WatchEvent<V1EndpointSlice>, podName: stri
     podEndpoint,
   };
 }
+
+export interface EventPlacement {
+  /** The Event's own time on the run's clock (ms since the run began). */
+  at: number;
+  data: {
+    /** When the watch delivered it (ms since the run began): it lags on a busy kubelet. */
+    arrivedAt: number;
+    /** Which timestamp placed it: `eventTime` (MicroTime) or `lastTimestamp` (whole seconds). */
+    placedBy: 'eventTime' | 'lastTimestamp';
+    /** `second`: the true time lies in [at, at + 1000 ms); `microsecond`: kept to the ms. */
+    timePrecision: 'microsecond' | 'second';
+    /** The Event's time was after its arrival (clock skew) or before the run: placed at that bound. */
+    clamped: boolean;
+  };
+}
+
+/**
+ * Places a core/v1 Event at its own time, not at its arrival: the kubelet's event recorder is
+ * rate-limited, so an Event reaches a watch 0.03–3.8 s after it happened (issue 12.6). The
+ * newest occurrence is `eventTime` (events.k8s.io, MicroTime) or `lastTimestamp` (core/v1,
+ * 1 s precision: metav1.Time marshals as RFC 3339 seconds). Wall clock maps to the run's clock
+ * through the run's start wall time; an Event is never placed after it arrived (clock skew)
+ * nor before the run began. Null when the Event carries no time.
+ */
+export function placeEvent(
+  data: Record<string, unknown>,
+  runStartWallMs: number,
+  arrivedAt: number,
+): EventPlacement | null {
+  const wall = (v: unknown) => {
+    const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : Number.NaN;
+    return Number.isFinite(ms) ? ms : null;
+  };
+  const eventTime = wall(data.eventTime);
+  const lastTimestamp = wall(data.lastTimestamp);
+  const placedBy = eventTime !== null ? 'eventTime' : lastTimestamp !== null ? 'lastTimestamp' : null;
+  if (placedBy === null) return null;
+  const own = (eventTime ?? lastTimestamp!) - runStartWallMs;
+  const at = Math.min(Math.max(own, 0), arrivedAt);
+  return {
+    at,
+    data: {
+      arrivedAt,
+      placedBy,
+      timePrecision: placedBy === 'eventTime' ? 'microsecond' : 'second',
+      clamped: at !== own,
+    },
+  };
+}

@@ -4,14 +4,17 @@
 // Every phase has a limit; a run that cannot finish still yields a document, marked
 // incomplete with the reason, and the workload is always cleaned up.
 import { version } from '../version.js';
-import { isDraincheckError } from '../errors.js';
+import { isDraincheckError, type DraincheckError } from '../errors.js';
+import type { V1Pod } from '@kubernetes/client-node';
 import type { Platform } from '../platform/types.js';
+import { abortableDelay as delay } from '../util/abortable-delay.js';
 import { parseJournalLine } from '../server/journal.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import type { ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
+import { containerFailure, fatalObserverErrors, podFailedError } from './failures.js';
 import { EventLog, type RecordedEvent } from './event-log.js';
-import { podEventData, sliceEventData } from './observe.js';
+import { placeEvent, podEventData, sliceEventData } from './observe.js';
 import type { RunPlan } from './plan.js';
 import { RUN_SCHEMA, type RunDocument } from './run-document.js';
 
@@ -51,41 +54,104 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   const podName = plan.workload.pod.metadata!.name!;
   const serviceName = plan.workload.service.metadata!.name!;
   let incompleteReason: string | null = null;
+  // A non-fatal observer failure marks the run incomplete, but only if nothing else ended it.
+  let observerFailure: string | null = null;
   const observers: Array<Promise<void>> = [];
+  // An observer's fatal error (image pull, 403, 401, the Pod failed) ends every wait at once:
+  // waiting out a phase limit cannot cure it, and its message and hint are the run's reason.
+  const fatal = new AbortController();
+  let fatalError: DraincheckError | null = null;
+  const failFast = (error: DraincheckError) => {
+    if (fatalError) return;
+    fatalError = error;
+    fatal.abort();
+  };
+  const waiting = AbortSignal.any([observing.signal, fatal.signal]);
+  const reported = new Set<string>();
 
   const phase = (name: Phase) => {
     log.add('runner', 'phase', { name });
     options.onPhase?.(name, log.now());
   };
   const observe = <T>(what: string, source: AsyncIterable<T>, onItem: (item: T) => void) => {
-    observers.push(
-      (async () => {
-        try {
-          for await (const item of source) onItem(item);
-        } catch (error) {
-          if (observing.signal.aborted) return;
-          const message = (error as Error).message;
-          log.add('runner', 'observer-error', {
-            observer: what,
-            message,
-            code: isDraincheckError(error) ? error.code : null,
-          });
-          incompleteReason ??= `the ${what} stream failed: ${message}`;
+    const running = (async () => {
+      try {
+        for await (const item of source) onItem(item);
+      } catch (error) {
+        if (observing.signal.aborted) return;
+        const message = (error as Error).message;
+        const code = isDraincheckError(error) ? error.code : null;
+        // Several observers meet the same cause (an image pull fails the Pod watch and both
+        // logs): it is one observation, recorded once.
+        const key = `${code ?? ''}\u0000${message}`;
+        if (!reported.has(key)) {
+          reported.add(key);
+          log.add('runner', 'observer-error', { observer: what, message, code });
         }
-      })(),
-    );
+        if (isDraincheckError(error) && fatalObserverErrors.includes(error.code)) failFast(error);
+        else observerFailure ??= `the ${what} stream failed: ${message}`;
+      }
+    })();
+    observers.push(running);
+    return running;
   };
   const interrupted = () => options.signal?.aborted === true;
+  const ended = () => {
+    if (interrupted()) return new Incomplete('interrupted');
+    if (fatalError) return new Incomplete(fatalError.oneLine());
+    return null;
+  };
   const wait = async (what: Phase, limitMs: number, predicate: (e: RecordedEvent) => boolean) => {
-    const found = await log.waitFor(predicate, limitMs, observing.signal);
+    const found = await log.waitFor(predicate, limitMs, waiting);
     if (found) return found;
-    if (interrupted()) throw new Incomplete('interrupted');
+    const reason = ended();
+    if (reason) throw reason;
     log.add('runner', 'phase-timeout', {
       phase: what,
       limitMs,
       message: `${what} did not finish within ${limitMs} ms`,
     });
     return null;
+  };
+  const limited = async <T>(promise: Promise<T>, limitMs: number, what: string): Promise<T> => {
+    try {
+      return await withLimit(promise, limitMs, what, waiting);
+    } catch (error) {
+      // The platform's own failure is the reason; a stop from outside says why it stopped.
+      throw error instanceof Incomplete ? (ended() ?? error) : error;
+    }
+  };
+
+  // A workload container that ends (or cannot start) before the deletion fails the run at
+  // once; its last output line is read from the journal stream, which ends with the container.
+  let journal: Promise<void> | undefined;
+  let containerEnded = false;
+  let lastPod: V1Pod | undefined;
+  const onPod = (pod: V1Pod) => {
+    lastPod = pod;
+    // Only the Pod this run created (prepare done) and only until the deletion request.
+    if (
+      !journal ||
+      containerEnded ||
+      log.all().some((e) => e.source === 'runner' && e.type === 'delete-requested')
+    )
+      return;
+    const failure = containerFailure(pod);
+    if (!failure) return;
+    containerEnded = true;
+    const began = log.all().some((e) => e.source === 'client' && e.type === 'service-ready');
+    void Promise.race([journal, delay(1000, observing.signal)]).then(() => {
+      const output = [...log.all()].reverse().find((e) => e.source === 'server' && e.type === 'output');
+      failFast(
+        podFailedError(
+          failure,
+          { namespace, pod: podName },
+          typeof output?.data.line === 'string' ? output.data.line : null,
+          began ? 'before the Pod was deleted' : 'before the experiment began',
+          platform.info().name,
+        ),
+      );
+    });
   };
 
   log.add('runner', 'run-started', {
@@ -96,28 +162,33 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   });
   try {
     // Watches open before anything exists, so the Pod's whole life is seen.
-    observe('Pod watch', platform.watchPod(namespace, podName, observing.signal), (e) =>
-      log.add('pod', e.type, podEventData(e)),
-    );
-    observe(
+    void observe('Pod watch', platform.watchPod(namespace, podName, observing.signal), (e) => {
+      log.add('pod', e.type, podEventData(e));
+      if (e.type !== 'DELETED') onPod(e.object);
+    });
+    void observe(
       'EndpointSlice watch',
       platform.watchEndpointSlices(namespace, serviceName, observing.signal),
       (e) => log.add('endpointslice', e.type, sliceEventData(e, podName)),
     );
-    observe('platform events', platform.platformEvents(observing.signal), (e) =>
-      log.add(e.source, e.type, e.data),
-    );
+    void observe('platform events', platform.platformEvents(observing.signal), (e) => {
+      // Kubelet Events at their own time (they arrive late); the arrival is kept beside it.
+      const placed = e.source === 'events' ? placeEvent(e.data, startedAt.getTime(), log.now()) : null;
+      log.add(e.source, e.type, placed ? { ...e.data, ...placed.data } : e.data, placed?.at);
+    });
 
     phase('prepare');
-    await withLimit(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');
-    observe('server journal', platform.followLog(namespace, podName, observing.signal), (line) => {
+    await limited(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');
+    journal = observe('server journal', platform.followLog(namespace, podName, observing.signal), (line) => {
       const entry = parseJournalLine(line);
       if (entry) log.add('server', entry.event, { ...entry });
       else if (line.trim()) log.add('server', 'output', { line });
     });
+    // A failure the Pod watch showed while prepare was still returning.
+    if (lastPod) onPod(lastPod);
 
     phase('service-ready');
-    observe('client', platform.runClient(plan.client, observing.signal), (e: ClientEvent) => {
+    void observe('client', platform.runClient(plan.client, observing.signal), (e: ClientEvent) => {
       log.add(
         'client',
         e.type,
@@ -156,11 +227,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     phase('delete');
     const grace = scenario.terminationGracePeriodSeconds;
     log.add('runner', 'delete-requested', { namespace, pod: podName, gracePeriodSeconds: grace });
-    const deleted = await withLimit(
-      platform.deletePod(namespace, podName, {}),
-      plan.limits.deleteMs,
-      'delete',
-    );
+    const deleted = await limited(platform.deletePod(namespace, podName, {}), plan.limits.deleteMs, 'delete');
     log.add('runner', 'delete-returned', {
       deletionTimestamp: deleted.metadata?.deletionTimestamp
         ? new Date(deleted.metadata.deletionTimestamp).toISOString()
@@ -186,8 +253,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
         e.data.podEndpoint === null &&
         e.type !== 'ADDED',
       plan.limits.endpointGoneMs,
-      observing.signal,
+      waiting,
     );
+    const reason = ended();
+    if (reason) throw reason;
   } catch (error) {
     if (error instanceof Incomplete) {
       incompleteReason ??= interrupted() ? 'interrupted' : error.message;
@@ -215,10 +284,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     }
   }
   await Promise.allSettled(observers);
+  incompleteReason ??= observerFailure;
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
 
   const events = log.finalize();
-  const fields = conclude({ events, podName, namespace, serviceName, workId: plan.workId });
+  const fields = conclude({ events, podName, namespace, serviceName, workId: plan.workId, incompleteReason });
   return {
     schema: RUN_SCHEMA,
     runId: plan.runId,
@@ -244,14 +314,27 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   };
 }
 
-async function withLimit<T>(promise: Promise<T>, limitMs: number, what: string): Promise<T> {
+async function withLimit<T>(
+  promise: Promise<T>,
+  limitMs: number,
+  what: string,
+  signal: AbortSignal,
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
+  let onAbort: (() => void) | undefined;
   const limit = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new Incomplete(`${what} did not finish within ${limitMs} ms`)), limitMs);
+    // Ended from outside (a fatal observer error, Ctrl-C): the caller says why.
+    onAbort = () => reject(new Incomplete(`${what} was stopped`));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
+  // The platform's own failure after the limit won is of no interest any more.
+  promise.catch(() => undefined);
   try {
     return await Promise.race([promise, limit]);
   } finally {
     clearTimeout(timer);
+    if (onAbort) signal.removeEventListener('abort', onAbort);
   }
 }

@@ -137,6 +137,13 @@ export const RunDocumentSchema = z.object({
     signal: z.union([z.number(), z.string()]).nullable(),
     reason: z.string().nullable(),
     at: z.number().nullable(),
+    source: z
+      .enum(['kubelet', 'journal'])
+      .nullable()
+      .optional()
+      .describe(
+        "where the code comes from: the kubelet's terminated state, or (when the kubelet reported none) the server's journal line `exit`; absent in documents written before 0.x",
+      ),
   }),
   verdict: z.object({
     kind: z.enum(verdictKinds),

@@ -56,5 +56,7 @@ export const requestOutcomes = [
   'connect-refused',
   'connect-timeout',
   'response-timeout',
+  /** The Service's host name never resolved (error.code: the getaddrinfo code, e.g. ENOTFOUND, EAI_AGAIN). */
+  'dns-error',
 ] as const;
 export type RequestOutcome = (typeof requestOutcomes)[number];

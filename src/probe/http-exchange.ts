@@ -2,6 +2,7 @@
 // every fact a verdict may need: the local port, whether the connection was established,
 // the status, the body bytes that arrived, and the error code if it ended in one.
 import http from 'node:http';
+import { isIP, type LookupFunction } from 'node:net';
 
 export interface ExchangeOptions {
   connectTimeoutMs: number;
@@ -11,6 +12,8 @@ export interface ExchangeOptions {
   /** Called when the status line and headers have arrived. */
   onResponse?: (status: number) => void;
   signal?: AbortSignal;
+  /** Name resolution (default: the system resolver, dns.lookup), as http.request takes it. */
+  lookup?: LookupFunction;
 }
 
 export interface ExchangeResult {
@@ -27,6 +30,8 @@ export interface ExchangeResult {
   error: { code: string | null; message: string } | null;
   /** Which limit fired, if one did. */
   timedOut: 'connect' | 'response' | null;
+  /** The host name never resolved (a getaddrinfo error, or no answer within the connect limit). */
+  dnsFailed: boolean;
 }
 
 export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeResult> {
@@ -41,7 +46,10 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
       responseComplete: false,
       error: null,
       timedOut: null,
+      dnsFailed: false,
     };
+    // A host name is looked up before any TCP connection is tried; an IP literal is not.
+    let resolved = isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0;
     let settled = false;
     const chunks: Buffer[] = [];
     let responseTimer: NodeJS.Timeout | undefined;
@@ -55,6 +63,8 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
     };
     const fail = (error: NodeJS.ErrnoException) => {
       if (settled) return;
+      // getaddrinfo's own failure (ENOTFOUND, EAI_AGAIN): a name problem, not a TCP one.
+      if (!resolved && error.syscall === 'getaddrinfo') result.dnsFailed = true;
       // The first error wins: a timeout we caused is not overwritten by the reset it triggers.
       result.error ??= { code: error.code ?? null, message: error.message };
       finish();
@@ -62,7 +72,12 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
 
     const req = http.request(
       url,
-      { method: 'GET', agent: false, headers: { connection: 'close' } },
+      {
+        method: 'GET',
+        agent: false,
+        headers: { connection: 'close' },
+        ...(options.lookup ? { lookup: options.lookup } : {}),
+      },
       (res) => {
         result.status = res.statusCode ?? null;
         result.headers = { ...res.headers };
@@ -91,15 +106,23 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
 
     const connectTimer = setTimeout(() => {
       result.timedOut = 'connect';
-      result.error = {
-        code: 'ETIMEDOUT',
-        message: `no TCP connection within ${options.connectTimeoutMs} ms`,
-      };
+      // Still resolving the name: say so — a DNS failure is not a TCP connect timeout.
+      result.dnsFailed = !resolved;
+      result.error = resolved
+        ? { code: 'ETIMEDOUT', message: `no TCP connection within ${options.connectTimeoutMs} ms` }
+        : {
+            code: 'EAI_AGAIN',
+            message: `no DNS answer for ${url.hostname} within ${options.connectTimeoutMs} ms`,
+          };
       req.destroy();
     }, options.connectTimeoutMs);
 
     req.on('socket', (socket) => {
+      socket.once('lookup', (error: Error | null) => {
+        if (!error) resolved = true;
+      });
       const onConnect = () => {
+        resolved = true;
         clearTimeout(connectTimer);
         result.connected = true;
         result.localPort = socket.localPort ?? null;

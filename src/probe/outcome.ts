@@ -26,8 +26,9 @@ export function classifyWork(result: ExchangeResult, workId: string): WorkOutcom
     localPort: result.localPort,
   };
   if (!result.connected) {
-    const outcome: RequestOutcome =
-      result.timedOut === 'connect' || result.error?.code === 'ETIMEDOUT'
+    const outcome: RequestOutcome = result.dnsFailed
+      ? 'dns-error'
+      : result.timedOut === 'connect' || result.error?.code === 'ETIMEDOUT'
         ? 'connect-timeout'
         : 'connect-refused';
     return { ...base, outcome, body: null, bodyUid: null, problem: null };

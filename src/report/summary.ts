@@ -52,7 +52,7 @@ export function summarizeRun(doc: RunDocument): RunSummaryRow {
         : request.outcome
     : 'not observed';
   const exit = doc.exit.observed
-    ? `${doc.exit.code ?? '-'}${doc.exit.reason ? ` ${doc.exit.reason}` : ''}`
+    ? `${doc.exit.code ?? '-'}${doc.exit.reason ? ` ${doc.exit.reason}` : ''}${doc.exit.source === 'journal' ? ' (journal)' : ''}`
     : 'not observed';
   return {
     scenario: doc.scenario.name,

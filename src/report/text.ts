@@ -1,6 +1,7 @@
 // The text report: a timeline of the evidence that matters for each run, and the side-by-side
 // comparison with one plain sentence per run. Rendered from run documents only.
 import type { RunDocument, RunEvent } from '../experiment/run-document.js';
+import { JOURNAL_EXIT } from '../experiment/conclude.js';
 import { plainStyle, type Style } from './style.js';
 import { conditionsText, shortUid, summarizeRun, summaryColumns, type RunSummaryRow } from './summary.js';
 
@@ -61,7 +62,8 @@ function describe(e: RunEvent, doc: RunDocument): string | null {
     case 'kubelet:container-exited':
       return `container process exited: code ${String(d.exitCode)}${typeof d.signal === 'string' ? ` (${d.signal})` : ''}`;
     case 'events:Killing':
-      return `Event Killing: ${String(d.message)}`;
+      // lastTimestamp has whole seconds: the Event happened within the second after `at`.
+      return `Event Killing${d.timePrecision === 'second' ? ' (time to the second)' : ''}: ${String(d.message)}`;
     default:
       return null;
   }
@@ -90,7 +92,10 @@ function exitLines(doc: RunDocument) {
     {
       at: doc.exit.at,
       source: 'pod',
-      text: `container terminated: exit ${doc.exit.code ?? '?'} ${doc.exit.reason ?? ''}`.trim(),
+      text:
+        doc.exit.source === 'journal'
+          ? `exit ${doc.exit.code ?? '?'} ${JOURNAL_EXIT}`
+          : `container terminated: exit ${doc.exit.code ?? '?'} ${doc.exit.reason ?? ''}`.trim(),
     },
   ];
 }

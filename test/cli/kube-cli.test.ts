@@ -4,7 +4,7 @@
 // fake API server; the CLI is a real child process talking HTTP to it.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
@@ -15,7 +15,7 @@ import { detectPid1Support } from '../../src/platform/local/container.js';
 import { fastTiming } from '../../src/platform/local/timing.js';
 import { sendJson } from '../helpers/fake-apiserver/recorded.js';
 import { FakeApiServer, isList } from '../helpers/fake-apiserver/server.js';
-import { startKubeFacade } from '../helpers/kube-facade/facade.js';
+import { startKubeFacade, type FacadeOptions } from '../helpers/kube-facade/facade.js';
 import { cliPath } from '../helpers/lab-process.js';
 
 const pluginPath = fileURLToPath(new URL('../../src/cli/kubectl-plugin.js', import.meta.url));
@@ -42,9 +42,9 @@ function cli(t: TestContext, bin: string, args: string[], timeoutMs = 120_000) {
   );
 }
 
-async function facadeCluster(t: TestContext) {
+async function facadeCluster(t: TestContext, options?: FacadeOptions) {
   const cluster = new LocalCluster({ timing: fastTiming });
-  const facade = await startKubeFacade(cluster);
+  const facade = await startKubeFacade(cluster, options);
   const out = mkdtempSync(path.join(tmpdir(), 'draincheck-kube-cli-'));
   t.after(async () => {
     await facade.stop();
@@ -180,5 +180,42 @@ test('draincheck cleanup: labeled namespaces, or labeled Pods and Services in --
       '/api/v1/namespaces/team/pods/work-a1-client',
       '/api/v1/namespaces/team/services/work-a1',
     ],
+  );
+});
+
+test('draincheck run: a cleanup that fails (a role without namespaces delete) is said on stderr and exits 4', async (t) => {
+  const { kubeconfig, out } = await facadeCluster(t, {
+    forbid: (method, p) => method === 'DELETE' && /^\/api\/v1\/namespaces\/[^/]+$/.test(p),
+  });
+  const r = await cli(t, cliPath, [
+    'run',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--client',
+    'local',
+    '--work-ms',
+    '300',
+    '--grace-seconds',
+    '2',
+    '--out',
+    out,
+  ]);
+  const saved = readdirSync(out).filter((f) => f.endsWith('.json'));
+  assert.equal(saved.length, 1);
+  const doc = JSON.parse(readFileSync(path.join(out, saved[0]!), 'utf8')) as RunDocument;
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(r.code, 4, r.stderr);
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `^draincheck: run ${doc.runId} left objects behind in namespace draincheck-${doc.runId}: .*forbidden`,
+      'm',
+    ),
+  );
+  assert.ok(
+    r.stderr.includes(`(remove them with: draincheck cleanup --kubeconfig ${kubeconfig} --run ${doc.runId})`),
+    r.stderr,
   );
 });

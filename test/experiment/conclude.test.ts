@@ -208,3 +208,75 @@ test("deletion.gracePeriodSeconds is the API's deletionGracePeriodSeconds, not t
   // Neither: not observed, never the scenario's value.
   assert.equal(run(finishedRun()).deletion.gracePeriodSeconds, null);
 });
+
+test('no work sent because the run ended before the Service was checked: the reason is what happened', () => {
+  const evs = events(
+    [0, 'runner', 'phase', { name: 'prepare' }],
+    [40, 'runner', 'platform-error', { code: 'DC_KUBE_API', message: 'cannot create pods: Unprocessable' }],
+    [41, 'runner', 'phase', { name: 'conclude' }],
+  );
+  const reason = 'cannot create pods: Unprocessable (the API server answered 422 Invalid)';
+  const c = conclude({
+    events: evs,
+    podName: 'work',
+    namespace: 'ns',
+    serviceName: 'work',
+    workId: WORK,
+    incompleteReason: reason,
+  });
+  assert.equal(c.verdict.kind, 'inconclusive');
+  assert.equal(c.verdict.reason, `preparing the workload failed, so no work was sent: ${reason}`);
+  // The Service was checked and never answered: that sentence stays true.
+  const checked = events(
+    [0, 'runner', 'phase', { name: 'service-ready' }],
+    [30_000, 'client', 'service-ready-timeout', { last: 'ECONNREFUSED' }],
+  );
+  assert.match(
+    conclude({
+      events: checked,
+      podName: 'work',
+      namespace: 'ns',
+      serviceName: 'work',
+      workId: WORK,
+      incompleteReason: 'x',
+    }).verdict.reason ?? '',
+    /^the Service path never answered GET \/healthz with 200/,
+  );
+});
+
+test('phase Failed with the container still waiting: the exit code comes from the journal, labelled so', () => {
+  // What the v1.24 kubelet reported in ~1 of 8 `exit` runs: no terminated state ever, while
+  // the server's journal said `exiting with code 0`.
+  const waiting = { waiting: { reason: 'ContainerCreating' } };
+  const evs = events(
+    ...finishedRun()
+      .filter((e) => e.source !== 'pod')
+      .map((e): [number, RunEvent['source'], string, Record<string, unknown>] => [
+        e.at,
+        e.source,
+        e.type,
+        e.data,
+      ]),
+    [5, 'pod', 'ADDED', { uid: UID, podIP: '127.0.0.9', containerState: null }],
+    [3900, 'server', 'exit', { code: 0, active: 0 }],
+    [4000, 'pod', 'MODIFIED', { uid: UID, phase: 'Failed', containerState: waiting }],
+    [4030, 'pod', 'DELETED', { uid: UID, phase: 'Failed', containerState: waiting }],
+  );
+  const c = run(evs);
+  assert.deepEqual(c.exit, {
+    observed: true,
+    code: 0,
+    signal: null,
+    reason: null,
+    at: 3900,
+    source: 'journal',
+  });
+  assert.match(
+    c.verdict.explanation,
+    /exit 0 — from the server's journal; the kubelet reported no terminated state/,
+  );
+  const journalLine = evs.find((e) => e.source === 'server' && e.type === 'exit');
+  assert.ok(c.verdict.evidence.includes(journalLine!.id), 'the journal line is evidence');
+  // The kubelet's terminated state, when there is one, is the source.
+  assert.equal(run(finishedRun()).exit.source, 'kubelet');
+});

@@ -18,6 +18,7 @@ const base: ExchangeResult = {
   responseComplete: true,
   error: null,
   timedOut: null,
+  dnsFailed: false,
 };
 const limits = { connectTimeoutMs: 2000, responseTimeoutMs: 2000 };
 
@@ -137,4 +138,41 @@ test('real exchange: connected but no answer within the limit is response-timeou
   const r = await exchange(s.url('/work'), { connectTimeoutMs: 2000, responseTimeoutMs: 100 });
   assert.equal(r.timedOut, 'response');
   assert.equal(classifyWork(r, 'w').outcome, 'response-timeout');
+});
+
+test('a name that never resolves is a dns-error with the getaddrinfo code, not a connect timeout', async () => {
+  // A cluster without DNS: the lookup never answers (http.request's own lookup hook, as net.Socket calls it).
+  const never: net.LookupFunction = () => undefined;
+  const url = new URL('http://work.draincheck-ab12.svc:80/work');
+  const hung = await exchange(url, { connectTimeoutMs: 300, responseTimeoutMs: 1000, lookup: never });
+  const hungOutcome = classifyWork(hung, 'w');
+  assert.equal(hungOutcome.outcome, 'dns-error');
+  assert.equal(hungOutcome.error?.code, 'EAI_AGAIN');
+  assert.match(
+    hungOutcome.error?.message ?? '',
+    /^no DNS answer for work\.draincheck-ab12\.svc within 300 ms$/,
+  );
+
+  // The resolver says the name does not exist, as dns.lookup reports it.
+  const notFound: net.LookupFunction = (hostname, _options, callback) =>
+    process.nextTick(() =>
+      callback(
+        Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), {
+          code: 'ENOTFOUND',
+          errno: -3008,
+          syscall: 'getaddrinfo',
+          hostname,
+        }),
+        '',
+        4,
+      ),
+    );
+  const missing = classifyWork(await exchange(url, { ...limits, lookup: notFound }), 'w');
+  assert.equal(missing.outcome, 'dns-error');
+  assert.equal(missing.error?.code, 'ENOTFOUND');
+
+  // An IP literal needs no lookup: a silent address stays a connect timeout.
+  const timeout: net.LookupFunction = () => undefined;
+  const literal = await exchange(new URL('http://127.0.0.1:1/work'), { ...limits, lookup: timeout });
+  assert.notEqual(classifyWork(literal, 'w').outcome, 'dns-error');
 });

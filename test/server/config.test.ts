@@ -69,7 +69,7 @@ for (const [args, env] of [
   });
 }
 
-test('a port in use is a one-line error, exit 4', async () => {
+test('a port in use is a one-line error, exit 5', async () => {
   const net = await import('node:net');
   const blocker = net.createServer();
   await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
@@ -84,7 +84,7 @@ test('a port in use is a one-line error, exit 4', async () => {
         timeout: 10_000,
       },
     );
-    assert.equal(result.status, 4, 'its own exit code: 1 means the drain cut requests');
+    assert.equal(result.status, 5, 'its own exit code: 1 means the drain cut requests');
     assert.match(
       result.stderr,
       new RegExp(`^draincheck: cannot listen on 127.0.0.1:${port}: EADDRINUSE\\n$`),

@@ -31,7 +31,10 @@ export function cleanupCommand(): Command {
     .description(
       'Delete the namespaces draincheck created (label app.kubernetes.io/managed-by=draincheck); with --namespace, delete the labeled Pods and Services inside that namespace instead (the namespace itself stays). Nothing without the label is touched. Runs in progress — their heartbeat annotation draincheck.dev/heartbeat renewed within the last 2 minutes — are kept unless --force.',
     );
-  addKubeConnectionFlags(command)
+  addKubeConnectionFlags(
+    command,
+    'remove the labeled Pods and Services inside this namespace, not namespaces (default: the namespaces draincheck created)',
+  )
     .option('--run <id>', 'only the objects of this run (label draincheck.dev/run)')
     .option('--dry-run', 'list what would be removed, remove nothing')
     .option('--older-than <duration>', 'only runs created at least this long ago (e.g. 30m, 2h, 7d)')
@@ -39,18 +42,21 @@ export function cleanupCommand(): Command {
     .action(async (flags: CleanupFlags) => {
       const olderThanMs = flags.olderThan === undefined ? undefined : parseDuration(flags.olderThan);
       // Loaded here, not at start-up: the client library costs most of a second to load.
-      const [{ createKubeApi }, { cleanupLeftovers }, { KubeResources }, { kubeConnectionFrom }] =
-        await Promise.all([
-          import('../../platform/kube/api.js'),
-          import('../../platform/kube/cleanup.js'),
-          import('../../platform/kube/resources.js'),
-          import('../kube-session.js'),
-        ]);
+      const [
+        { createKubeApi },
+        { cleanupLeftovers },
+        { KubeResources },
+        { kubeConnectionFrom },
+        { kubeTargetOf },
+      ] = await Promise.all([
+        import('../../platform/kube/api.js'),
+        import('../../platform/kube/cleanup.js'),
+        import('../../platform/kube/resources.js'),
+        import('../kube-session.js'),
+        import('../../platform/kube/connection.js'),
+      ]);
       const connection = kubeConnectionFrom(flags);
-      const resources = new KubeResources(createKubeApi(connection.kubeConfig), {
-        server: connection.server,
-        context: connection.context,
-      });
+      const resources = new KubeResources(createKubeApi(connection.kubeConfig), kubeTargetOf(connection));
       const { removed, kept } = await cleanupLeftovers(resources, {
         namespace: flags.namespace,
         runId: flags.run,

@@ -16,6 +16,7 @@ import { styleFor } from '../../report/style.js';
 import { summarizeRun } from '../../report/summary.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
+import { warnLeftovers } from '../leftovers.js';
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 
@@ -47,7 +48,8 @@ export function labCommand(): Command {
       [
         '',
         `Defaults keep it short: work ${scenarioDefaults.workMs} ms, grace ${scenarioDefaults.labGraceSeconds} s (so the default policy's SIGKILL comes soon).`,
-        'Exit codes: 0 every run completed, 2 usage error, 3 a run could not complete, 130 interrupted.',
+        'Exit codes: 0 every run completed, 2 usage error, 3 a run could not complete,',
+        '            4 the runs ran but left objects behind (see stderr), 130 interrupted.',
         '',
         'Examples:',
         '  draincheck lab',
@@ -82,11 +84,14 @@ export function labCommand(): Command {
           `${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${outDir}/${html}\n`,
         );
       }
+      const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
       process.exitCode = interrupted
         ? ExitCode.interrupted
-        : docs.every((d) => d.complete)
-          ? ExitCode.ok
-          : ExitCode.incomplete;
+        : !docs.every((d) => d.complete)
+          ? ExitCode.incomplete
+          : leftBehind
+            ? ExitCode.leftBehind
+            : ExitCode.ok;
     });
   return command;
 }

@@ -20,6 +20,9 @@ interface ManifestsFlags extends ScenarioFlags {
   runId?: string;
 }
 
+/** Long enough for a person to see acceptance-proven and type the delete. */
+const BY_HAND_WORK_MS = 20_000;
+
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
 export function manifestsCommand(): Command {
@@ -80,14 +83,22 @@ export function renderManifests(
   const names = namesOf(workload);
   const { namespace, name } = names;
   const port = workload.service.spec?.ports?.[0]?.port ?? 80;
-  const url = `http://${name}.${namespace}.svc:${port}`;
+  // The ClusterIP, as draincheck itself uses it: a cluster without DNS would turn the name
+  // into a client that waits on lookups. It is assigned at apply time, so the recipe reads it.
+  const url = `http://$CLUSTER_IP:${port}`;
   const image = workload.pod.spec?.containers[0]?.image ?? DEFAULT_IMAGE;
   // Only the work request: the client's limits keep their defaults (see `draincheck client --help`).
   const client = clientArgs({ workId: `work-${names.runId}`, workMs: options.workMs }, url);
   const header = [
     `# draincheck experiment, run ${names.runId}: kubectl apply -f <this file>`,
     `# follow:  kubectl -n ${namespace} get endpointslices -l kubernetes.io/service-name=${name} -o yaml -w`,
+    `# address: CLUSTER_IP=$(kubectl -n ${namespace} get service ${name} -o jsonpath='{.spec.clusterIP}')   (after apply)`,
     `# client:  kubectl -n ${namespace} run ${name}-client --restart=Never --image=${image} -- ${client.join(' ')}`,
+    ...(options.workMs < BY_HAND_WORK_MS
+      ? [
+          `# note:    --work-ms ${options.workMs} leaves no time to type the delete by hand; print these with --work-ms ${BY_HAND_WORK_MS}`,
+        ]
+      : []),
     `# delete:  kubectl -n ${namespace} delete pod ${name}    (once the client shows acceptance-proven)`,
     options.ownNamespace
       ? `# cleanup: kubectl delete namespace ${namespace}   (or: draincheck cleanup)`

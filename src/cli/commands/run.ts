@@ -9,6 +9,7 @@ import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { warnLeftovers } from '../leftovers.js';
 
 interface RunFlags extends ScenarioFlags, PlatformFlags {
   out?: string;
@@ -44,7 +45,8 @@ export function runCommand(): Command {
         '',
         'Verdicts: accepted-request-finished, accepted-request-cut, accepted-request-failed, inconclusive.',
         'Exit codes: 0 ran (and matched --expect), 1 verdict differs from --expect, 2 usage error,',
-        '            3 the run could not complete, 130 interrupted. Partial runs are saved as incomplete.',
+        '            3 the run could not complete, 4 it ran but left objects behind (see stderr),',
+        '            130 interrupted. Partial runs are saved as incomplete.',
         '',
         'Examples:',
         '  draincheck run --on-sigterm drain --work-ms 3000',
@@ -66,8 +68,10 @@ export function runCommand(): Command {
       if (flags.json) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
       else
         process.stdout.write(`${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${files[0]}\n`);
+      const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (!doc.complete) process.exitCode = ExitCode.incomplete;
+      else if (leftBehind) process.exitCode = ExitCode.leftBehind;
       else if (flags.expect && doc.verdict.kind !== flags.expect) {
         process.stderr.write(`draincheck: verdict ${doc.verdict.kind}, expected ${flags.expect}\n`);
         process.exitCode = ExitCode.mismatch;

@@ -18,6 +18,13 @@ export interface KubeAction {
 export interface KubeTarget {
   server: string;
   context: string;
+  /** The `--kubeconfig FILE` the user gave, repeated in every kubectl command we suggest. */
+  kubeconfig?: string;
+}
+
+/** `kubectl` with the user's own --kubeconfig and --context, for hints. */
+export function kubectlFor(target: KubeTarget): string {
+  return `kubectl${target.kubeconfig ? ` --kubeconfig ${target.kubeconfig}` : ''} --context ${target.context}`;
 }
 
 export interface KubeStatus {
@@ -77,12 +84,21 @@ export function toKubeError(error: unknown, action: KubeAction, target: KubeTarg
         'DC_KUBE_UNAUTHORIZED',
         `the API server ${target.server} rejected the credentials of context "${target.context}" (401 Unauthorized)`,
         {
-          hint: `renew them (an expired token or certificate?), then check with \`kubectl --context ${target.context} get ns\``,
+          hint: `renew them (an expired token or certificate?), then check with \`${kubectlFor(target)} get ns\``,
           cause: error,
         },
       );
     }
     if (status === 403) return forbidden(error, body, action, target);
+    // Creating in a namespace that does not exist: the NamespaceLifecycle admission plugin
+    // answers NewNotFound(namespaces, ns) — `namespaces "x" not found`, details.kind namespaces.
+    if (status === 404 && body?.details?.kind === 'namespaces' && action.verb === 'create') {
+      const ns = body.details.name ?? action.namespace ?? '';
+      return new DraincheckError('DC_KUBE_API', `namespace ${JSON.stringify(ns)} does not exist`, {
+        hint: `--namespace must name an existing namespace: create it (\`${kubectlFor(target)} create namespace ${ns}\`), or leave --namespace out for a namespace of the run's own`,
+        cause: error,
+      });
+    }
     if (status === 422) return invalid(error, body, action, what);
     const message = body?.message ?? `HTTP ${status}`;
     return new DraincheckError('DC_KUBE_API', `cannot ${what}: ${message}`, {
@@ -100,7 +116,7 @@ export function toKubeError(error: unknown, action: KubeAction, target: KubeTarg
       {
         hint: tls
           ? 'the server certificate does not verify against the kubeconfig’s CA; check the cluster entry'
-          : `is the cluster running and reachable from here? try \`kubectl --context ${target.context} cluster-info\``,
+          : `is the cluster running and reachable from here? try \`${kubectlFor(target)} cluster-info\``,
         cause: error,
       },
     );
@@ -109,7 +125,7 @@ export function toKubeError(error: unknown, action: KubeAction, target: KubeTarg
     return new DraincheckError(
       'DC_KUBE_UNREACHABLE',
       `cannot reach the API server ${target.server} of context "${target.context}" to ${what} (${e.code})`,
-      { hint: `try \`kubectl --context ${target.context} cluster-info\``, cause: error },
+      { hint: `try \`${kubectlFor(target)} cluster-info\``, cause: error },
     );
   }
   return error instanceof Error ? error : new Error(String(error));

@@ -7,6 +7,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
 import { DraincheckError, quote } from '../../errors.js';
+import type { KubeTarget } from './api-errors.js';
 
 export interface KubeConnectionOptions {
   /** `--kubeconfig`: one file, used alone (as kubectl does). */
@@ -172,4 +173,13 @@ function withEnv(env: NodeJS.ProcessEnv, run: () => void): void {
 function firstLine(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.split('\n')[0] ?? text;
+}
+
+/** Where messages say we were talking to, with the user's --kubeconfig to repeat in hints. */
+export function kubeTargetOf(connection: KubeConnection): KubeTarget {
+  return {
+    server: connection.server,
+    context: connection.context,
+    ...(connection.source === 'flag' ? { kubeconfig: connection.origin } : {}),
+  };
 }

@@ -7,7 +7,7 @@ import { DraincheckError } from '../../errors.js';
 import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
 import { createKubeApi } from './api.js';
 import { runKubeClient, type ClientMode } from './client-run.js';
-import type { KubeConnection } from './connection.js';
+import { kubeTargetOf, type KubeConnection } from './connection.js';
 import { followLog, type FollowLogOptions } from './follow-log.js';
 import { removeCreated, type CreatedObject, type CreatedObjects } from './cleanup.js';
 import { toPlatformEvent } from './kube-events.js';
@@ -80,7 +80,7 @@ export class KubePlatform implements Platform {
   heartbeat: Heartbeat | undefined;
 
   constructor(private readonly options: KubePlatformOptions) {
-    const target = { server: options.connection.server, context: options.connection.context };
+    const target = kubeTargetOf(options.connection);
     const api = createKubeApi(options.connection.kubeConfig, { requestTimeoutMs: options.requestTimeoutMs });
     this.resources = new KubeResources(api, target, options.watch?.delay);
     this.now = options.now ?? (() => performance.now());

@@ -1,7 +1,7 @@
 // The embedded runtime behind the Platform interface. Several runs (the lab's policies) can
 // share one LocalCluster, each in its own namespace; the client side of the protocol runs in
 // this process and reaches the Pod only through the Service proxy.
-import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import { AsyncQueue } from '../../util/async-queue.js';
 import { runClient } from '../../probe/client.js';
 import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
@@ -86,7 +86,7 @@ export class LocalPlatform implements Platform {
     const start = performance.now();
     const service = workload.service.metadata!.name!;
     const emit = (e: ClientEvent) => {
-      queue.push(e);
+      queue.push(e.type === 'service-ready-timeout' ? this.explainNotReady(e, workload) : e);
       // With kernel NAT no proxy sees the connections: read each one's route back from
       // conntrack (the entry exists from the SYN on, and for a while after the close).
       if (typeof e.data.localPort === 'number' && e.data.localPort > 0)
@@ -100,6 +100,36 @@ export class LocalPlatform implements Platform {
       (error: unknown) => queue.fail(error),
     );
     return queue;
+  }
+
+  /**
+   * Why GET /healthz through the Service never answered, where the runtime knows: a Pod that
+   * never became Ready carries its readiness probe's last failure (its `Unhealthy` Event,
+   * worded as the kubelet words it), like the cluster platform's diagnosis.
+   */
+  private explainNotReady(event: ClientEvent, workload: Workload): ClientEvent {
+    const name = workload.pod.metadata!.name!;
+    const pod = this.cluster.readPod(workload.namespace, name);
+    const ready = pod?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
+    if (!pod || ready) return event;
+    const failures = this.cluster
+      .list<CoreV1Event>('events', workload.namespace, {
+        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${name}`,
+      })
+      .items.filter((e) => e.reason === 'Unhealthy' && /readiness/i.test(e.message ?? ''));
+    const last = failures.at(-1)?.message;
+    if (!last) return event;
+    return {
+      ...event,
+      data: {
+        ...event.data,
+        diagnosis: {
+          code: 'DC_POD_NOT_READY',
+          message: `the Pod never became Ready; its last readiness probe failure: ${last}`,
+          hint: null,
+        },
+      },
+    };
   }
 
   deletePod(namespace: string, name: string, options: DeleteOptions): Promise<V1Pod> {

@@ -45,7 +45,9 @@ export function describeRun(timeline: RunTimeline, index: number): string {
   const exit = timeline.exit;
   parts.push(
     exit
-      ? `the container's exit code ${exit.code ?? 'unknown'}${exit.reason ? ` (${exit.reason})` : ''} was observed ${at(exit.at)}`
+      ? exit.source === 'journal'
+        ? `the server's journal said it was exiting with code ${exit.code ?? 'unknown'} ${at(exit.at)} (the kubelet reported no terminated state)`
+        : `the container's exit code ${exit.code ?? 'unknown'}${exit.reason ? ` (${exit.reason})` : ''} was observed ${at(exit.at)}`
       : 'no container exit was observed',
   );
   const incomplete = doc.complete

@@ -53,7 +53,10 @@ export function guides(t: RunTimeline, scale: TimeScale): Guide[] {
       kind: 'exit',
       at: exit.at,
       text: `${exit.text} · ${when(exit.at)}`,
-      title: `container terminated: exit code ${exit.code ?? '?'}${signal}${exit.eventId ? ` (${exit.eventId})` : ''}`,
+      title:
+        exit.source === 'journal'
+          ? `exit code ${exit.code ?? '?'} from the server's journal; the kubelet reported no terminated state${exit.eventId ? ` (${exit.eventId})` : ''}`
+          : `container terminated: exit code ${exit.code ?? '?'}${signal}${exit.eventId ? ` (${exit.eventId})` : ''}`,
       lanes: ['pod'],
       attrs: ` data-exit-code="${esc(exit.code ?? '')}"`,
     });

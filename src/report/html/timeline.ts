@@ -52,8 +52,13 @@ function exitMark(doc: RunDocument, events: readonly RunEvent[]): ExitMark | nul
     code: exit.code,
     reason: exit.reason,
     signal: exit.signal,
-    eventId: carrier?.id ?? null,
-    text: `exit ${exit.code ?? '?'}${exit.reason ? ` ${exit.reason}` : ''}`,
+    eventId:
+      carrier?.id ??
+      (exit.source === 'journal'
+        ? (events.find((e) => e.source === 'server' && e.type === 'exit' && e.at === exit.at)?.id ?? null)
+        : null),
+    text: `exit ${exit.code ?? '?'}${exit.reason ? ` ${exit.reason}` : ''}${exit.source === 'journal' ? ' (journal)' : ''}`,
+    source: exit.source ?? 'kubelet',
   };
 }
 

@@ -63,9 +63,11 @@ export interface ExitMark {
   code: number | null;
   reason: string | null;
   signal: number | string | null;
-  /** The Pod event that first carried the terminated state, when it is in the events. */
+  /** The Pod event that first carried the terminated state (or the journal's exit line), when it is in the events. */
   eventId: string | null;
   text: string;
+  /** `journal`: the kubelet reported no terminated state; the code is the server's own journal line. */
+  source: 'kubelet' | 'journal';
 }
 
 export interface RunTimeline {

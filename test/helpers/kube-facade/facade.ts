@@ -12,6 +12,11 @@ import path from 'node:path';
 import type { LocalCluster } from '../../../src/platform/local/cluster.js';
 import { route, type FacadeRequest } from './routes.js';
 
+export interface FacadeOptions {
+  /** Requests to refuse the way RBAC does (403 Forbidden), e.g. a role without `namespaces delete`. */
+  forbid?: (method: string, path: string) => boolean;
+}
+
 export class KubeFacade {
   url = '';
   private readonly server: http.Server;
@@ -19,7 +24,10 @@ export class KubeFacade {
   private readonly streams = new Set<AbortController>();
   private readonly deletedNamespaces = new Set<string>();
 
-  constructor(private readonly cluster: LocalCluster) {
+  constructor(
+    private readonly cluster: LocalCluster,
+    private readonly options: FacadeOptions = {},
+  ) {
     this.server = http.createServer((req, res) => void this.handle(req, res));
   }
 
@@ -73,6 +81,22 @@ export class KubeFacade {
       query: url.searchParams,
       body: body ? (JSON.parse(body) as unknown) : undefined,
     };
+    if (this.options.forbid?.(request.method, request.path)) {
+      const bytes = Buffer.from(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          metadata: {},
+          status: 'Failure',
+          message: `forbidden: User "facade" cannot ${request.method.toLowerCase()} ${request.path}`,
+          reason: 'Forbidden',
+          code: 403,
+        }),
+      );
+      res.writeHead(403, { 'content-type': 'application/json', 'content-length': bytes.length });
+      res.end(bytes);
+      return;
+    }
     const controller = new AbortController();
     this.streams.add(controller);
     res.once('close', () => {
@@ -114,6 +138,6 @@ export class KubeFacade {
   }
 }
 
-export async function startKubeFacade(cluster: LocalCluster): Promise<KubeFacade> {
-  return new KubeFacade(cluster).start();
+export async function startKubeFacade(cluster: LocalCluster, options?: FacadeOptions): Promise<KubeFacade> {
+  return new KubeFacade(cluster, options).start();
 }

@@ -114,3 +114,21 @@ test('manifests with a bad name is one line and exit 2', () => {
   assert.equal(out.stdout, '');
   assert.equal(out.stderr, 'draincheck: --namespace "Not_A_Label" must be a DNS label (a-z, 0-9, -)\n');
 });
+
+test('the by-hand client uses the ClusterIP read after apply, never the DNS name; a short --work-ms gets a note', () => {
+  const out = manifests('--run-id', 'r1', '--image', 'draincheck:test');
+  assert.equal(out.code, 0, out.stderr);
+  const header = out.stdout.split('\n---\n')[0] ?? '';
+  assert.doesNotMatch(header, /\.svc/, 'a cluster without DNS must not leave the client waiting on lookups');
+  assert.match(
+    header,
+    /^# address: CLUSTER_IP=\$\(kubectl -n draincheck-r1 get service work -o jsonpath='\{\.spec\.clusterIP\}'\)/m,
+  );
+  assert.match(header, /-- client --service-url http:\/\/\$CLUSTER_IP:80 /);
+  assert.match(
+    header,
+    /^# note: +--work-ms 3000 leaves no time to type the delete by hand; print these with --work-ms 20000$/m,
+  );
+  const long = manifests('--run-id', 'r1', '--work-ms', '20000');
+  assert.doesNotMatch(long.stdout, /# note:/);
+});
