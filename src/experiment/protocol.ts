@@ -14,6 +14,10 @@ import { EventLog, type RecordedEvent } from './event-log.js';
 import { podEventData, sliceEventData } from './observe.js';
 import type { RunPlan } from './plan.js';
 import { RUN_SCHEMA, type RunDocument } from './run-document.js';
+import { truncateText } from '../util/bounded-json.js';
+
+/** What is kept of one line of the server's output (a journal line is a few hundred characters). */
+const LOG_LINE_KEEP_CHARS = 4096;
 
 export const phases = [
   'prepare',
@@ -111,9 +115,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     phase('prepare');
     await withLimit(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');
     observe('server journal', platform.followLog(namespace, podName, observing.signal), (line) => {
-      const entry = parseJournalLine(line);
+      // A Pod's output is untrusted: a line longer than any journal line is kept cut, as output.
+      const entry = line.length <= LOG_LINE_KEEP_CHARS ? parseJournalLine(line) : null;
       if (entry) log.add('server', entry.event, { ...entry });
-      else if (line.trim()) log.add('server', 'output', { line });
+      else if (line.trim()) log.add('server', 'output', { line: truncateText(line, LOG_LINE_KEEP_CHARS) });
     });
 
     phase('service-ready');
