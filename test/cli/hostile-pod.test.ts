@@ -1,7 +1,7 @@
 // `draincheck run` against a real server process (--server-command, embedded runtime) that
 // sends what a hostile or broken Pod might: the run document is saved whatever the body is.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,10 @@ import { cli } from '../helpers/cli.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
 
 const hostileServer = fileURLToPath(new URL('../fixtures/servers/hostile-server.js', import.meta.url));
+
+/** Control characters other than the newline: nothing the tool prints for a terminal may hold one. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
 
 function runAgainst(mode: string, extra: string[] = []) {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-hostile-'));
@@ -32,9 +36,9 @@ function runAgainst(mode: string, extra: string[] = []) {
     { timeoutMs: 90_000 },
   );
   const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-  const docs = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as RunDocument);
+  const texts = files.map((f) => readFileSync(join(dir, f), 'utf8'));
   rmSync(dir, { recursive: true, force: true });
-  return { ...r, docs };
+  return { ...r, texts, docs: texts.map((t) => JSON.parse(t) as RunDocument) };
 }
 
 test('a /work body nested 6000 levels deep: the run is saved, the body kept as cut text with a note', () => {
@@ -50,4 +54,47 @@ test('a /work body nested 6000 levels deep: the run is saved, the body kept as c
   assert.ok((doc.request.body as string).startsWith('{"a":{"a":'));
   assert.match(doc.request.bodyNote ?? '', /nested deeper than 32 levels: kept as text/);
   assert.equal(doc.verdict.kind, 'inconclusive');
+});
+
+test('control sequences from the Pod reach no terminal raw: run, report, report --json, error lines', (t) => {
+  const r = runAgainst('control-chars');
+  assert.equal(r.status, 0, r.stderr);
+  const doc = r.docs[0]!;
+  // The hostile strings are in the evidence, as the Pod sent them...
+  const signal = doc.events.find((e) => e.source === 'server' && e.type === 'signal');
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  assert.match(String(signal?.data.name), /\u001b\]0;pwned\u0007/);
+  // ...and printed only as visible escapes.
+  for (const [what, text] of [
+    ['run stdout', r.stdout],
+    ['run stderr', r.stderr],
+  ] as const) {
+    assert.doesNotMatch(text, CONTROL, `${what}: ${JSON.stringify(text)}`);
+  }
+  assert.match(
+    r.stdout,
+    /journal: \\x1b\]0;pwned\\x07\\x1b\[1A\\x1b\[2K\\rverdict: accepted-request-finished\\x9b2J received/,
+  );
+  assert.equal(
+    r.stdout.split('\n').filter((l) => /^\s*verdict:/.test(l)).length,
+    1,
+    'one verdict line, the real one',
+  );
+
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-hostile-report-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'run.json');
+  writeFileSync(file, r.texts[0]!);
+  for (const extra of [[], ['--json']]) {
+    const report = cli(['report', file, ...extra]);
+    assert.equal(report.status, 0, report.stderr);
+    assert.doesNotMatch(report.stdout, CONTROL, `report ${extra.join(' ')}`);
+    if (extra.length) assert.deepEqual(JSON.parse(report.stdout), [doc], 'the escaped JSON means the same');
+  }
+  // An error line quoting a file name with control characters in it.
+  const missing = cli(['report', join(dir, 'x\u001b]0;pwned\u0007\u009b.json')]);
+  assert.equal(missing.status, 2);
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  assert.doesNotMatch(missing.stderr.slice(0, -1), /[\u0000-\u001f\u007f-\u009f]/);
+  assert.match(missing.stderr, /x\\x1b\]0;pwned\\x07\\x9b\.json: ENOENT/);
 });

@@ -9,6 +9,7 @@ import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { terminalSafe, terminalSafeJson } from '../../util/terminal-text.js';
 
 interface RunFlags extends ScenarioFlags, PlatformFlags {
   out?: string;
@@ -61,9 +62,11 @@ export function runCommand(): Command {
       const outDir = flags.out ?? defaultResultsDir();
       const { docs, files, interrupted } = await runMany(session, [scenario], outDir, flags.json === true);
       const doc = docs[0]!;
-      if (flags.json) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+      if (flags.json) process.stdout.write(`${terminalSafeJson(JSON.stringify(doc, null, 2))}\n`);
       else
-        process.stdout.write(`${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${files[0]}\n`);
+        process.stdout.write(
+          `${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${terminalSafe(files[0] ?? '')}\n`,
+        );
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (!doc.complete) process.exitCode = ExitCode.incomplete;
       else if (flags.expect && doc.verdict.kind !== flags.expect) {
