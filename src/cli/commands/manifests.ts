@@ -12,6 +12,7 @@ import type { Workload } from '../../workload/workload.js';
 import { DEFAULT_IMAGE } from '../../workload/manifests.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { shellCommand } from '../../util/shell-quote.js';
 
 interface ManifestsFlags extends ScenarioFlags {
   namespace?: string;
@@ -88,14 +89,16 @@ export function renderManifests(
     { ...clientDefaults, workId: `work-${names.runId}`, workMs: options.workMs },
     url,
   ).slice(0, 7);
+  // Every command line is shell-quoted word by word: it is printed to be pasted.
+  const sh = shellCommand;
   const header = [
     `# draincheck experiment, run ${names.runId}: kubectl apply -f <this file>`,
-    `# follow:  kubectl -n ${namespace} get endpointslices -l kubernetes.io/service-name=${name} -o yaml -w`,
-    `# client:  kubectl -n ${namespace} run ${name}-client --restart=Never --image=${image} -- ${client.join(' ')}`,
-    `# delete:  kubectl -n ${namespace} delete pod ${name}    (once the client shows acceptance-proven)`,
+    `# follow:  ${sh(['kubectl', '-n', namespace, 'get', 'endpointslices', '-l', `kubernetes.io/service-name=${name}`, '-o', 'yaml', '-w'])}`,
+    `# client:  ${sh(['kubectl', '-n', namespace, 'run', `${name}-client`, '--restart=Never', `--image=${image}`, '--', ...client])}`,
+    `# delete:  ${sh(['kubectl', '-n', namespace, 'delete', 'pod', name])}    (once the client shows acceptance-proven)`,
     options.ownNamespace
-      ? `# cleanup: kubectl delete namespace ${namespace}   (or: draincheck cleanup)`
-      : `# cleanup: draincheck cleanup --namespace ${namespace}   (the namespace itself is yours and not printed)`,
+      ? `# cleanup: ${sh(['kubectl', 'delete', 'namespace', namespace])}   (or: draincheck cleanup)`
+      : `# cleanup: ${sh(['draincheck', 'cleanup', '--namespace', namespace])}   (the namespace itself is yours and not printed)`,
   ].join('\n');
   const documents = [
     ...(options.ownNamespace ? [namespaceObject(names)] : []),

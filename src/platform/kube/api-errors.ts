@@ -3,6 +3,7 @@
 // Status body when the API returned one, else from the request we made (client-node's Watch
 // drops the body of a failed watch).
 import { DraincheckError, isDraincheckError } from '../../errors.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** The request that failed, in RBAC's words. */
 export interface KubeAction {
@@ -71,7 +72,7 @@ export function toKubeError(error: unknown, action: KubeAction, target: KubeTarg
         'DC_KUBE_UNAUTHORIZED',
         `the API server ${target.server} rejected the credentials of context "${target.context}" (401 Unauthorized)`,
         {
-          hint: `renew them (an expired token or certificate?), then check with \`kubectl --context ${target.context} get ns\``,
+          hint: `renew them (an expired token or certificate?), then check with \`kubectl --context ${shellQuote(target.context)} get ns\``,
           cause: error,
         },
       );
@@ -93,7 +94,7 @@ export function toKubeError(error: unknown, action: KubeAction, target: KubeTarg
       {
         hint: tls
           ? 'the server certificate does not verify against the kubeconfig’s CA; check the cluster entry'
-          : `is the cluster running and reachable from here? try \`kubectl --context ${target.context} cluster-info\``,
+          : `is the cluster running and reachable from here? try \`kubectl --context ${shellQuote(target.context)} cluster-info\``,
         cause: error,
       },
     );
@@ -102,7 +103,7 @@ export function toKubeError(error: unknown, action: KubeAction, target: KubeTarg
     return new DraincheckError(
       'DC_KUBE_UNREACHABLE',
       `cannot reach the API server ${target.server} of context "${target.context}" to ${what} (${e.code})`,
-      { hint: `try \`kubectl --context ${target.context} cluster-info\``, cause: error },
+      { hint: `try \`kubectl --context ${shellQuote(target.context)} cluster-info\``, cause: error },
     );
   }
   return error instanceof Error ? error : new Error(String(error));
