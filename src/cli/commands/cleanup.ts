@@ -2,6 +2,7 @@
 // `app.kubernetes.io/managed-by=draincheck` label only, so nothing else is ever touched.
 import { Command } from 'commander';
 import { addKubeConnectionFlags, type KubeConnectionFlags } from '../kube-flags.js';
+import { terminalSafe } from '../../util/terminal-text.js';
 
 interface CleanupFlags extends KubeConnectionFlags {
   run?: string;
@@ -38,8 +39,9 @@ export function cleanupCommand(): Command {
       });
       const verb = flags.dryRun ? 'would delete' : 'deleted';
       const where = `context ${connection.context}${flags.namespace ? `, namespace ${flags.namespace}` : ''}`;
-      if (removed.length === 0) process.stdout.write(`nothing to clean up (${where})\n`);
-      for (const object of removed) process.stdout.write(`${verb} ${object}\n`);
+      // Names come from the cluster (and the context from a kubeconfig): never raw on a terminal.
+      if (removed.length === 0) process.stdout.write(`nothing to clean up (${terminalSafe(where)})\n`);
+      for (const object of removed) process.stdout.write(`${verb} ${terminalSafe(object)}\n`);
       process.exitCode = 0;
     });
   return command;
