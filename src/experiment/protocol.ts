@@ -16,7 +16,9 @@ import type { RunPlan } from './plan.js';
 import { RUN_SCHEMA, type RunDocument } from './run-document.js';
 import { truncateText } from '../util/bounded-json.js';
 
-/** What is kept of one line of the server's output (a journal line is a few hundred characters). */
+/** A journal line is a few hundred characters (more with many ids in `drain-finished`); longer is not one. */
+const JOURNAL_LINE_MAX_CHARS = 64 * 1024;
+/** What is kept of one line of the server's other output. */
 const LOG_LINE_KEEP_CHARS = 4096;
 
 export const phases = [
@@ -116,7 +118,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     await withLimit(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');
     observe('server journal', platform.followLog(namespace, podName, observing.signal), (line) => {
       // A Pod's output is untrusted: a line longer than any journal line is kept cut, as output.
-      const entry = line.length <= LOG_LINE_KEEP_CHARS ? parseJournalLine(line) : null;
+      const entry = line.length <= JOURNAL_LINE_MAX_CHARS ? parseJournalLine(line) : null;
       if (entry) log.add('server', entry.event, { ...entry });
       else if (line.trim()) log.add('server', 'output', { line: truncateText(line, LOG_LINE_KEEP_CHARS) });
     });

@@ -64,6 +64,9 @@ test('control sequences from the Pod reach no terminal raw: run, report, report 
   const signal = doc.events.find((e) => e.source === 'server' && e.type === 'signal');
   // eslint-disable-next-line no-control-regex -- finding control characters is the point
   assert.match(String(signal?.data.name), /\u001b\]0;pwned\u0007/);
+  // (a 200,000-character output line is kept cut, as output)
+  const long = doc.events.find((e) => e.type === 'output' && String(e.data.line).startsWith('zzz'));
+  assert.match(String(long?.data.line), /^z{4096}… \[195904 more characters cut\]$/);
   // ...and printed only as visible escapes.
   for (const [what, text] of [
     ['run stdout', r.stdout],
