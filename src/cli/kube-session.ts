@@ -9,6 +9,7 @@ import {
   type KubeConnectionFlags,
   type KubeRunFlags,
 } from './kube-flags.js';
+import { checkImageReference, checkNamespace } from '../workload/values.js';
 
 export function kubeConnectionFrom(flags: KubeConnectionFlags): KubeConnection {
   return loadKubeConnection({ kubeconfig: flags.kubeconfig, context: flags.context });
@@ -22,6 +23,9 @@ export interface KubeSession {
 }
 
 export function openKubeSession(flags: KubeRunFlags): KubeSession {
+  // Values that go into manifests are checked before anything is loaded or started.
+  if (flags.image !== undefined) checkImageReference(flags.image);
+  if (flags.namespace !== undefined) checkNamespace(flags.namespace, '--namespace');
   const client = clientModeFrom(flags);
   const connection = kubeConnectionFrom(flags);
   return {

@@ -10,6 +10,7 @@ import { reportCommand } from './commands/report.js';
 import { runCommand } from './commands/run.js';
 import { serverCommand } from './commands/server.js';
 import { version } from '../version.js';
+import { terminalSafe } from '../util/terminal-text.js';
 
 export function buildProgram(name = 'draincheck'): Command {
   const program = new Command(name)
@@ -40,10 +41,12 @@ function applyErrorDiscipline(command: Command, name: string): void {
   command.configureOutput({
     outputError: (text, write) => {
       // commander writes "error: unknown option '--x'\n(Did you mean --y?)"; keep it one line.
-      const line = text
-        .replace(/^error: /, '')
-        .replace(/\n+/g, ' ')
-        .trim();
+      const line = terminalSafe(
+        text
+          .replace(/^error: /, '')
+          .replace(/\n+/g, ' ')
+          .trim(),
+      );
       write(`${name}: ${line} (see '${commandPath(command, name)} --help')\n`);
     },
   });
@@ -90,7 +93,8 @@ export async function runCli(argv: string[], name = 'draincheck'): Promise<numbe
       return ExitCode.usage;
     }
     if (isDraincheckError(error)) {
-      process.stderr.write(`${name}: ${error.oneLine()}\n`);
+      // The message may quote a Pod's output, an API server's words or a file name: never raw.
+      process.stderr.write(`${name}: ${terminalSafe(error.oneLine())}\n`);
       return error.exitCode;
     }
     throw error;

@@ -2,6 +2,7 @@
 // time), redrawn in place; elsewhere (CI, pipes) one plain line per phase change; with
 // --json, nothing (stdout carries only the document).
 import type { Phase } from '../experiment/protocol.js';
+import { terminalSafe } from '../util/terminal-text.js';
 
 export interface Progress {
   phase(run: string, phase: Phase, elapsedMs: number): void;
@@ -14,10 +15,12 @@ export function createProgress(
   runs: string[],
 ): Progress {
   if (mode === 'off') return { phase: () => undefined, done: () => undefined };
+  // Run names are printed between the tool's own cursor movements: never raw.
+  const name = (run: string) => terminalSafe(run);
   const started = performance.now();
   if (mode === 'lines') {
     return {
-      phase: (run, phase, ms) => stream.write(`${run}: ${phase} (+${(ms / 1000).toFixed(1)} s)\n`),
+      phase: (run, phase, ms) => stream.write(`${name(run)}: ${phase} (+${(ms / 1000).toFixed(1)} s)\n`),
       done: () => undefined,
     };
   }
@@ -27,7 +30,7 @@ export function createProgress(
     if (drawn) stream.write(`\u001b[${runs.length}A`);
     const elapsed = ((performance.now() - started) / 1000).toFixed(1);
     for (const r of runs)
-      stream.write(`\u001b[2K  ${r.padEnd(10)} ${String(state.get(r)).padEnd(14)} ${elapsed} s\n`);
+      stream.write(`\u001b[2K  ${name(r).padEnd(10)} ${String(state.get(r)).padEnd(14)} ${elapsed} s\n`);
     drawn = true;
   };
   const timer = setInterval(draw, 250);

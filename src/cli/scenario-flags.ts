@@ -10,6 +10,7 @@ import {
   type ScenarioSetting,
   type ScenarioSettingName,
 } from '../workload/scenario.js';
+import { serverScript } from '../workload/server-command.js';
 
 export interface ScenarioFlags {
   onSigterm?: string;
@@ -71,11 +72,12 @@ export function scenarioInput(flags: ScenarioFlags, graceDefault: number): Scena
 }
 
 /**
- * `--server-command 'node other-server.js --x'` runs through `sh -c 'exec ...'`: the shell
- * parses the words and then *replaces itself*, so the server — not a shell — is the
- * container's main process (PID 1), which is what the experiment is about.
+ * `--server-command CMD` runs as `/bin/sh -c SCRIPT`: every ordinary shell form works, and
+ * `exec` goes before the command the shell runs last where that keeps the meaning, so the
+ * server — not a shell — is the container's main process (PID 1). The rules, and what happens
+ * when the shell must stay: src/workload/server-command.ts, docs/LAB-CONTRACT.md.
  */
 export function serverCommandArgv(command: string): string[] {
   if (command.trim() === '') throw new DraincheckError('DC_USAGE', '--server-command must not be empty');
-  return ['/bin/sh', '-c', `exec ${command}`];
+  return ['/bin/sh', '-c', serverScript(command).script];
 }

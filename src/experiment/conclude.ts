@@ -91,6 +91,7 @@ export function conclude(input: ConcludeInput): Fields {
     outcome: outcomeEvent ? (o.outcome as Fields['request']['outcome']) : null,
     status: num(o.status),
     body: o.body ?? null,
+    ...(typeof o.bodyNote === 'string' ? { bodyNote: o.bodyNote } : {}),
     bodyUid: str(o.bodyUid),
     error: error ? { code: str(error.code), message: str(error.message) ?? '' } : null,
     bytesReceived: num(o.bytesReceived) ?? 0,

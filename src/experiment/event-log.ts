@@ -3,6 +3,13 @@
 // event to be recorded — never a sleep.
 import type { RunEvent } from './run-document.js';
 import { eventSources } from './run-document.js';
+import { capDepth, depthExceeds } from '../util/bounded-json.js';
+
+/**
+ * How deep an event's data may nest. Whatever a platform or a Pod hands in, the run document
+ * must stay writable (JSON.stringify recurses) and readable back (docs/RUN-DOCUMENT.md).
+ */
+export const EVENT_DATA_MAX_DEPTH = 40;
 
 export type EventSource = (typeof eventSources)[number];
 
@@ -24,7 +31,16 @@ export class EventLog {
   constructor(readonly now: () => number) {}
 
   add(source: EventSource, type: string, data: Record<string, unknown> = {}, at?: number): RecordedEvent {
-    const event: RecordedEvent = { seq: ++this.seq, at: round(at ?? this.now()), source, type, data };
+    const bounded = depthExceeds(data, EVENT_DATA_MAX_DEPTH)
+      ? (capDepth(data, EVENT_DATA_MAX_DEPTH) as Record<string, unknown>)
+      : data;
+    const event: RecordedEvent = {
+      seq: ++this.seq,
+      at: round(at ?? this.now()),
+      source,
+      type,
+      data: bounded,
+    };
     this.list.push(event);
     for (const w of [...this.waiters]) {
       if (w.predicate(event)) {

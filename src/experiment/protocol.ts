@@ -17,6 +17,12 @@ import { EventLog, type RecordedEvent } from './event-log.js';
 import { placeEvent, podEventData, sliceEventData } from './observe.js';
 import type { RunPlan } from './plan.js';
 import { RUN_SCHEMA, type RunDocument } from './run-document.js';
+import { truncateText } from '../util/bounded-json.js';
+
+/** A journal line is a few hundred characters (more with many ids in `drain-finished`); longer is not one. */
+const JOURNAL_LINE_MAX_CHARS = 64 * 1024;
+/** What is kept of one line of the server's other output. */
+const LOG_LINE_KEEP_CHARS = 4096;
 
 export const phases = [
   'prepare',
@@ -180,9 +186,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     phase('prepare');
     await limited(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');
     journal = observe('server journal', platform.followLog(namespace, podName, observing.signal), (line) => {
-      const entry = parseJournalLine(line);
+      // A Pod's output is untrusted: a line longer than any journal line is kept cut, as output.
+      const entry = line.length <= JOURNAL_LINE_MAX_CHARS ? parseJournalLine(line) : null;
       if (entry) log.add('server', entry.event, { ...entry });
-      else if (line.trim()) log.add('server', 'output', { line });
+      else if (line.trim()) log.add('server', 'output', { line: truncateText(line, LOG_LINE_KEEP_CHARS) });
     });
     // A failure the Pod watch showed while prepare was still returning.
     if (lastPod) onPod(lastPod);

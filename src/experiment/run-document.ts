@@ -120,6 +120,12 @@ export const RunDocumentSchema = z.object({
     body: z
       .unknown()
       .describe('the parsed JSON body, or the raw text when it is not JSON; null without a response'),
+    bodyNote: z
+      .string()
+      .optional()
+      .describe(
+        'present when the body is not kept as it arrived (larger or deeper than the limits): why, and what is kept',
+      ),
     bodyUid: z.string().nullable(),
     error: z.object({ code: z.string().nullable(), message: z.string() }).nullable(),
     bytesReceived: z.number(),

@@ -8,6 +8,8 @@ import type { ClientEvent, ClientEventType, ClientPlan } from './client-events.j
 import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
 import { classifyWork } from './outcome.js';
+import { bodyLimits } from './body.js';
+import { parseJsonBounded } from '../util/bounded-json.js';
 
 export interface ClientDeps {
   /** Monotonic milliseconds; the embedded runtime passes the runner's own clock. */
@@ -138,12 +140,9 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   emit('work-outcome', { id: plan.workId, ...outcome });
 }
 
+/** /healthz and /state bodies are small: anything larger or deeper than a kept body is not read. */
 function safeJson(text: string): Record<string, unknown> | null {
-  try {
-    const v = JSON.parse(text) as unknown;
-    return v && typeof v === 'object' ? (v as Record<string, unknown>) : null;
-  } catch (e) {
-    if (e instanceof SyntaxError) return null;
-    throw e;
-  }
+  const parsed = parseJsonBounded(text, { maxChars: bodyLimits.keepChars, maxDepth: bodyLimits.maxDepth });
+  const v = parsed.ok ? parsed.value : null;
+  return v && typeof v === 'object' ? (v as Record<string, unknown>) : null;
 }

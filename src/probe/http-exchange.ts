@@ -3,6 +3,7 @@
 // the status, the body bytes that arrived, and the error code if it ended in one.
 import http from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
+import { bodyLimits } from './body.js';
 
 export interface ExchangeOptions {
   connectTimeoutMs: number;
@@ -22,9 +23,11 @@ export interface ExchangeResult {
   /** Status code, when a response (at least its head) arrived. */
   status: number | null;
   headers: Record<string, string | string[] | undefined> | null;
-  /** The complete body as text; null unless the response ended normally. */
+  /** The body as text (at most bodyLimits.readBytes of it); null unless the response ended normally. */
   body: string | null;
   bytesReceived: number;
+  /** Body bytes received beyond bodyLimits.readBytes: counted, not kept (absent: none). */
+  bodyBytesDropped?: number;
   /** The response arrived whole (its end was seen). */
   responseComplete: boolean;
   error: { code: string | null; message: string } | null;
@@ -52,6 +55,7 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
     let resolved = isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0;
     let settled = false;
     const chunks: Buffer[] = [];
+    let kept = 0;
     let responseTimer: NodeJS.Timeout | undefined;
     const finish = () => {
       if (settled) return;
@@ -84,11 +88,18 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
         options.onResponse?.(res.statusCode ?? 0);
         res.on('data', (chunk: Buffer) => {
           result.bytesReceived += chunk.length;
-          chunks.push(chunk);
+          // A server may send any amount: what is held in memory is bounded.
+          const room = bodyLimits.readBytes - kept;
+          if (room > 0) {
+            const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
+            chunks.push(part);
+            kept += part.length;
+          }
         });
         res.on('end', () => {
           result.responseComplete = true;
           result.body = Buffer.concat(chunks).toString('utf8');
+          if (result.bytesReceived > kept) result.bodyBytesDropped = result.bytesReceived - kept;
           finish();
         });
         // A connection that closes mid-body: 'aborted' + 'error' (ECONNRESET) on the response.

@@ -3,12 +3,18 @@
 // connect timeout says nothing about the app being killed.
 import type { RequestOutcome } from './client-events.js';
 import type { ExchangeResult } from './http-exchange.js';
+import { readBody } from './body.js';
+import { truncateText } from '../util/bounded-json.js';
+
+const UID_KEEP_CHARS = 128;
 
 export interface WorkOutcome {
   outcome: RequestOutcome;
   status: number | null;
   /** Parsed JSON body, or the raw text when it is not JSON; null without a whole response. */
   body: unknown;
+  /** Present when the body is not kept as it arrived (too large, too deep): why, and what is kept. */
+  bodyNote?: string;
   /** The UID inside a valid completion body. */
   bodyUid: string | null;
   error: { code: string | null; message: string } | null;
@@ -38,29 +44,27 @@ export function classifyWork(result: ExchangeResult, workId: string): WorkOutcom
       result.timedOut === 'response' ? 'response-timeout' : 'connection-dropped';
     return { ...base, outcome, body: null, bodyUid: null, problem: null };
   }
-  const body = parseBody(result.body ?? '');
+  const read = readBody(result.body ?? '', result.bodyBytesDropped ?? 0);
+  // The run document keeps a bounded body; the classification reads the whole (bounded) one.
+  const kept = { body: read.kept, ...(read.note ? { bodyNote: read.note } : {}) };
   const status = result.status ?? 0;
-  if (status >= 400) return { ...base, outcome: 'http-error', body, bodyUid: uidOf(body), problem: null };
+  if (status >= 400) {
+    return { ...base, outcome: 'http-error', ...kept, bodyUid: uidOf(read.value), problem: null };
+  }
   if (status < 200 || status >= 300) {
-    return { ...base, outcome: 'unexpected-response', body, bodyUid: null, problem: `status ${status}` };
+    return { ...base, outcome: 'unexpected-response', ...kept, bodyUid: null, problem: `status ${status}` };
   }
-  const problem = completionProblem(body, workId);
-  if (problem) return { ...base, outcome: 'unexpected-response', body, bodyUid: null, problem };
-  return { ...base, outcome: 'completed', body, bodyUid: uidOf(body), problem: null };
-}
-
-function parseBody(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (e) {
-    if (e instanceof SyntaxError) return text;
-    throw e;
-  }
+  const problem = read.unreadable
+    ? `the body cannot be read as a completion body: ${read.unreadable}`
+    : completionProblem(read.value, workId);
+  if (problem) return { ...base, outcome: 'unexpected-response', ...kept, bodyUid: null, problem };
+  return { ...base, outcome: 'completed', ...kept, bodyUid: uidOf(read.value), problem: null };
 }
 
 function uidOf(body: unknown): string | null {
   if (body && typeof body === 'object' && typeof (body as { uid?: unknown }).uid === 'string') {
-    return (body as { uid: string }).uid;
+    // A Pod UID is 36 characters; a longer "uid" is kept cut, and matches no Pod.
+    return truncateText((body as { uid: string }).uid, UID_KEEP_CHARS);
   }
   return null;
 }

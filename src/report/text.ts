@@ -3,6 +3,7 @@
 import type { RunDocument, RunEvent } from '../experiment/run-document.js';
 import { JOURNAL_EXIT } from '../experiment/conclude.js';
 import { plainStyle, type Style } from './style.js';
+import { terminalSafe as safe } from '../util/terminal-text.js';
 import { conditionsText, shortUid, summarizeRun, summaryColumns, type RunSummaryRow } from './summary.js';
 
 /** One line per notable event; null for events that are context, not evidence. */
@@ -113,14 +114,15 @@ export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): 
     doc.platform.name === 'local'
       ? `, PID 1: ${doc.platform.pid1 ? 'yes' : 'no'}${doc.platform.serviceProxy ? `, Service proxy: ${doc.platform.serviceProxy}` : ''}`
       : '';
-  const head = `${style.bold(doc.scenario.name)}  run ${doc.runId} on ${doc.platform.name}${pid1}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s${preStopForm(doc)}` : ''}`;
+  // Every string from the document goes through safe() before any style adds its own escapes.
+  const head = `${style.bold(safe(doc.scenario.name))}  run ${safe(doc.runId)} on ${safe(doc.platform.name)}${pid1}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s${preStopForm(doc)}` : ''}`;
   const body = lines.map(
-    (l) => `  ${`+${Math.round(l.at)} ms`.padStart(10)}  ${l.source.padEnd(8)}  ${l.text}`,
+    (l) => `  ${`+${Math.round(l.at)} ms`.padStart(10)}  ${safe(l.source).padEnd(8)}  ${safe(l.text)}`,
   );
-  const verdict = `  verdict: ${verdictStyled(doc, style)}${doc.verdict.reason ? ` (${doc.verdict.reason})` : ''}  evidence: ${doc.verdict.evidence.join(', ') || '-'}`;
+  const verdict = `  verdict: ${verdictStyled(doc, style)}${doc.verdict.reason ? ` (${safe(doc.verdict.reason)})` : ''}  evidence: ${safe(doc.verdict.evidence.join(', ')) || '-'}`;
   const incomplete = doc.complete
     ? []
-    : [`  ${style.warn(`INCOMPLETE: ${doc.incompleteReason ?? 'unknown reason'}`)}`];
+    : [`  ${style.warn(`INCOMPLETE: ${safe(doc.incompleteReason ?? 'unknown reason')}`)}`];
   return [head, ...body, verdict, ...incomplete].join('\n');
 }
 
@@ -149,7 +151,7 @@ function verdictStyled(doc: RunDocument, style: Style) {
 }
 
 export function renderComparison(docs: RunDocument[], style: Style = plainStyle): string {
-  const rows: RunSummaryRow[] = docs.map(summarizeRun);
+  const rows: RunSummaryRow[] = docs.map(summarizeRun).map(safeRow);
   const widths = summaryColumns.map((c) =>
     Math.max(c.title.length, ...rows.map((r) => String(r[c.key]).length)),
   );
@@ -169,6 +171,21 @@ export function renderComparison(docs: RunDocument[], style: Style = plainStyle)
     ),
   ];
   return out.join('\n');
+}
+
+/** A row whose every text cell is safe for a terminal (and measured as printed). */
+function safeRow(r: RunSummaryRow): RunSummaryRow {
+  return {
+    ...r,
+    scenario: safe(r.scenario),
+    acceptedUid: safe(r.acceptedUid),
+    firstTerminating: safe(r.firstTerminating),
+    outcome: safe(r.outcome),
+    bodyUid: safe(r.bodyUid),
+    exit: safe(r.exit),
+    verdict: safe(r.verdict),
+    explanation: safe(r.explanation),
+  };
 }
 
 /** The full text report: each run's timeline, then the comparison. */

@@ -2,6 +2,7 @@
 // nothing about signals; shutdown.ts drives it through `beginDraining` and the
 // `onActiveChange` hook.
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { PodIdentity } from './identity.js';
 import type { Journal } from './journal.js';
 import type { ShutdownPolicy } from './config.js';
@@ -142,36 +143,69 @@ export function createLabServer(options: LabServerOptions): LabServer {
     notify();
   };
 
-  const server = http.createServer((req, res) => {
+  const route = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const raw = req.url ?? '/';
     // The probes' and the runner's paths need no parsing (a URL per request is a tenth of the
     // server's CPU per /healthz); anything else, /work with its query among them, is parsed.
-    const url = raw === '/healthz' || raw === '/state' ? undefined : new URL(raw, 'http://lab.invalid');
-    const route = url ? url.pathname : raw;
-    if (route !== '/healthz' && route !== '/work' && route !== '/state') {
-      send(res, 404, { error: { code: 'not-found', message: `no such path: ${route}` } });
+    const url = raw === '/healthz' || raw === '/state' ? undefined : parseTarget(raw);
+    if (url === null) {
+      // Anyone who reaches the Service can send this (`GET http://[ HTTP/1.1`): an answer,
+      // never a crash.
+      send(res, 400, {
+        error: {
+          code: 'invalid-target',
+          message: `the request target is not a valid URL: ${JSON.stringify(raw.slice(0, 80))}`,
+        },
+      });
+      return;
+    }
+    const path = url ? url.pathname : raw;
+    if (path !== '/healthz' && path !== '/work' && path !== '/state') {
+      send(res, 404, { error: { code: 'not-found', message: `no such path: ${path.slice(0, 200)}` } });
       return;
     }
     if (req.method !== 'GET') {
       send(
         res,
         405,
-        { error: { code: 'method-not-allowed', message: `${route} accepts GET, got ${req.method}` } },
+        { error: { code: 'method-not-allowed', message: `${path} accepts GET, got ${req.method}` } },
         { allow: 'GET' },
       );
       return;
     }
-    if (route === '/healthz') {
+    if (path === '/healthz') {
       send(res, draining ? 503 : 200, {
         status: draining ? 'draining' : 'ok',
         uid: identity.uid,
         name: identity.name,
       });
-    } else if (route === '/state') {
+    } else if (path === '/state') {
       send(res, 200, state());
     } else {
       handleWork(url ?? new URL(raw, 'http://lab.invalid'), res);
     }
+  };
+
+  const server = http.createServer((req, res) => {
+    try {
+      route(req, res);
+    } catch (error) {
+      // A bug must cost one request, not the Pod and every request it has accepted.
+      if (res.headersSent) res.destroy();
+      else send(res, 500, { error: { code: 'internal-error', message: String(error).slice(0, 200) } });
+    }
+  });
+  // Without a listener, Node closes a CONNECT request's socket without a word: answer it
+  // like any other method the contract does not allow.
+  server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
+    const text = JSON.stringify({
+      error: { code: 'method-not-allowed', message: `the lab server accepts GET, got ${req.method}` },
+    });
+    socket.on('error', () => socket.destroy());
+    socket.end(
+      `HTTP/1.1 405 Method Not Allowed\r\nallow: GET\r\ncontent-type: application/json; charset=utf-8\r\n` +
+        `x-pod-uid: ${identity.uid ?? ''}\r\ncontent-length: ${Buffer.byteLength(text)}\r\nconnection: close\r\n\r\n${text}`,
+    );
   });
 
   return {
@@ -185,4 +219,13 @@ export function createLabServer(options: LabServerOptions): LabServer {
       listeners.push(listener);
     },
   };
+}
+
+/** The request target as a URL, or null where `new URL()` rejects it (e.g. `http://[`). */
+function parseTarget(raw: string): URL | null {
+  try {
+    return new URL(raw, 'http://lab.invalid');
+  } catch {
+    return null;
+  }
 }

@@ -14,6 +14,7 @@ import { version } from '../version.js';
 import type { Workload } from './workload.js';
 import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
 import { scenarioDefaults, type ResolvedScenario } from './scenario.js';
+import { checkImageReference, checkWorkloadNames } from './values.js';
 
 export const DEFAULT_IMAGE = `draincheck:${version}`;
 
@@ -75,6 +76,8 @@ export function buildWorkload(
   names: WorkloadNames,
   options: ManifestOptions = {},
 ): Workload {
+  checkWorkloadNames(names);
+  if (options.image !== undefined) checkImageReference(options.image);
   const containerPort = options.containerPort ?? scenarioDefaults.containerPort;
   const labels = { ...managedLabels(names.runId, 'lab-server'), [SCENARIO_LABEL]: scenario.name };
   const env: V1EnvVar[] = [

@@ -121,7 +121,7 @@ test('a 403 on the log stream (a role without pods/log) ends the run at once wit
   assert.equal(doc.complete, false);
   assert.match(
     doc.incompleteReason ?? '',
-    /^forbidden: the user of context "fake" cannot get pods\/log in namespace "lab" \(grant what deploy\/rbac.yaml lists/,
+    /^forbidden: the user of context "fake" cannot get pods\/log in namespace "lab" \(grant what deploy\/rbac-namespaced\.yaml \(runs with -n\) or deploy\/rbac-cluster\.yaml/,
   );
   const errors = doc.events.filter((e) => e.source === 'runner' && e.type === 'observer-error');
   assert.equal(

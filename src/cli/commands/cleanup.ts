@@ -3,6 +3,7 @@
 import { Command } from 'commander';
 import { DraincheckError, quote } from '../../errors.js';
 import { addKubeConnectionFlags, type KubeConnectionFlags } from '../kube-flags.js';
+import { terminalSafe } from '../../util/terminal-text.js';
 
 interface CleanupFlags extends KubeConnectionFlags {
   run?: string;
@@ -66,9 +67,11 @@ export function cleanupCommand(): Command {
       });
       const verb = flags.dryRun ? 'would delete' : 'deleted';
       const where = `context ${connection.context}${flags.namespace ? `, namespace ${flags.namespace}` : ''}`;
-      if (removed.length === 0 && kept.length === 0) process.stdout.write(`nothing to clean up (${where})\n`);
-      for (const object of removed) process.stdout.write(`${verb} ${object}\n`);
-      for (const object of kept) process.stdout.write(`kept ${object}\n`);
+      // Names come from the cluster (and the context from a kubeconfig): never raw on a terminal.
+      if (removed.length === 0 && kept.length === 0)
+        process.stdout.write(`nothing to clean up (${terminalSafe(where)})\n`);
+      for (const object of removed) process.stdout.write(`${verb} ${terminalSafe(object)}\n`);
+      for (const object of kept) process.stdout.write(`kept ${terminalSafe(object)}\n`);
       process.exitCode = 0;
     });
   return command;

@@ -19,6 +19,7 @@ import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../pl
 import { warnLeftovers } from '../leftovers.js';
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { terminalSafe, terminalSafeJson } from '../../util/terminal-text.js';
 
 interface LabFlags extends ScenarioFlags, PlatformFlags {
   out?: string;
@@ -77,11 +78,17 @@ export function labCommand(): Command {
           renderHtmlReport(docs, { title: 'draincheck lab', generatedAt: summary.createdAt }),
         );
       }
-      if (flags.json) process.stdout.write(`${JSON.stringify({ ...summary, documents: docs }, null, 2)}\n`);
-      else {
-        const html = flags.html === false ? '' : ` (open ${join(outDir, 'report.html')} for the timelines)`;
+      if (flags.json)
         process.stdout.write(
-          `${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${outDir}/${html}\n`,
+          `${terminalSafeJson(JSON.stringify({ ...summary, documents: docs }, null, 2))}\n`,
+        );
+      else {
+        const html =
+          flags.html === false
+            ? ''
+            : ` (open ${terminalSafe(join(outDir, 'report.html'))} for the timelines)`;
+        process.stdout.write(
+          `${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${terminalSafe(outDir)}/${html}\n`,
         );
       }
       const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));

@@ -11,6 +11,7 @@ import type { Workload } from '../../workload/workload.js';
 import { DEFAULT_IMAGE } from '../../workload/manifests.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { shellCommand, shellQuote } from '../../util/shell-quote.js';
 
 interface ManifestsFlags extends ScenarioFlags {
   namespace?: string;
@@ -89,20 +90,24 @@ export function renderManifests(
   const image = workload.pod.spec?.containers[0]?.image ?? DEFAULT_IMAGE;
   // Only the work request: the client's limits keep their defaults (see `draincheck client --help`).
   const client = clientArgs({ workId: `work-${names.runId}`, workMs: options.workMs }, url);
+  // Every command line is shell-quoted word by word: it is printed to be pasted. The Service
+  // URL alone is double-quoted, so the shell expands $CLUSTER_IP in it.
+  const sh = shellCommand;
+  const clientWords = sh(client).replace(shellQuote(url), `"${url}"`);
   const header = [
     `# draincheck experiment, run ${names.runId}: kubectl apply -f <this file>`,
-    `# follow:  kubectl -n ${namespace} get endpointslices -l kubernetes.io/service-name=${name} -o yaml -w`,
-    `# address: CLUSTER_IP=$(kubectl -n ${namespace} get service ${name} -o jsonpath='{.spec.clusterIP}')   (after apply)`,
-    `# client:  kubectl -n ${namespace} run ${name}-client --restart=Never --image=${image} -- ${client.join(' ')}`,
+    `# follow:  ${sh(['kubectl', '-n', namespace, 'get', 'endpointslices', '-l', `kubernetes.io/service-name=${name}`, '-o', 'yaml', '-w'])}`,
+    `# address: CLUSTER_IP=$(${sh(['kubectl', '-n', namespace, 'get', 'service', name, '-o', 'jsonpath={.spec.clusterIP}'])})   (after apply)`,
+    `# client:  ${sh(['kubectl', '-n', namespace, 'run', `${name}-client`, '--restart=Never', `--image=${image}`, '--'])} ${clientWords}`,
     ...(options.workMs < BY_HAND_WORK_MS
       ? [
           `# note:    --work-ms ${options.workMs} leaves no time to type the delete by hand; print these with --work-ms ${BY_HAND_WORK_MS}`,
         ]
       : []),
-    `# delete:  kubectl -n ${namespace} delete pod ${name}    (once the client shows acceptance-proven)`,
+    `# delete:  ${sh(['kubectl', '-n', namespace, 'delete', 'pod', name])}    (once the client shows acceptance-proven)`,
     options.ownNamespace
-      ? `# cleanup: kubectl delete namespace ${namespace}   (or: draincheck cleanup)`
-      : `# cleanup: draincheck cleanup --namespace ${namespace}   (the namespace itself is yours and not printed)`,
+      ? `# cleanup: ${sh(['kubectl', 'delete', 'namespace', namespace])}   (or: draincheck cleanup)`
+      : `# cleanup: ${sh(['draincheck', 'cleanup', '--namespace', namespace])}   (the namespace itself is yours and not printed)`,
   ].join('\n');
   const documents = [
     ...(options.ownNamespace ? [namespaceObject(names)] : []),

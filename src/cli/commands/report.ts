@@ -5,6 +5,7 @@ import { checkOutputFile, writeFileAtomic } from '../../results/write.js';
 import { renderHtmlReport } from '../../report/html/index.js';
 import { renderTextReport } from '../../report/text.js';
 import { styleFor } from '../../report/style.js';
+import { terminalSafe, terminalSafeJson } from '../../util/terminal-text.js';
 
 export function reportCommand(): Command {
   return new Command('report')
@@ -24,10 +25,10 @@ export function reportCommand(): Command {
           renderHtmlReport(docs, { title: 'draincheck report', generatedAt: new Date().toISOString() }),
         );
       }
-      if (flags.json) process.stdout.write(`${JSON.stringify(docs, null, 2)}\n`);
+      if (flags.json) process.stdout.write(`${terminalSafeJson(JSON.stringify(docs, null, 2))}\n`);
       else
         process.stdout.write(
-          `${renderTextReport(docs, styleFor(process.stdout))}\n${flags.html ? `\nwrote ${flags.html}\n` : ''}`,
+          `${renderTextReport(docs, styleFor(process.stdout))}\n${flags.html ? `\nwrote ${terminalSafe(flags.html)}\n` : ''}`,
         );
     });
 }

@@ -10,6 +10,7 @@ import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../pl
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { warnLeftovers } from '../leftovers.js';
+import { terminalSafe, terminalSafeJson } from '../../util/terminal-text.js';
 
 interface RunFlags extends ScenarioFlags, PlatformFlags {
   out?: string;
@@ -28,7 +29,7 @@ export function runCommand(): Command {
   command
     .option(
       '--server-command <command>',
-      'embedded runtime: run this server (speaking docs/LAB-CONTRACT.md) instead of draincheck server',
+      'embedded runtime: run this server (speaking docs/LAB-CONTRACT.md) instead of draincheck server; run by /bin/sh -c, so any shell form works (see "Server command" below)',
     )
     .option('--name <label>', 'a name for the scenario (default: the policy)');
   addPlatformFlags(command)
@@ -52,6 +53,15 @@ export function runCommand(): Command {
         '  draincheck run --on-sigterm drain --work-ms 3000',
         '  draincheck run --on-sigterm exit --expect accepted-request-cut --json > run.json',
         "  draincheck run --server-command 'node my-server.js' --grace-seconds 10",
+        "  draincheck run --server-command 'cd app && LOG_LEVEL=debug node server.js'",
+        '',
+        'Server command: /bin/sh -c runs it, with exec put before the command it runs last when that',
+        'keeps the meaning — a simple command (PORT=9 node s.js -> PORT=9 exec node s.js) or the last',
+        'part of a ; && || list (cd dir && node s.js -> cd dir && exec node s.js) — so the server is the',
+        "container's main process (PID 1) and gets SIGTERM. A pipeline, &, ( ), { }, if/for/while/case,",
+        'trap or wait runs as written: the shell stays PID 1 and ignores SIGTERM, as in a container whose',
+        "command is sh -c '...'; the server then gets only SIGKILL at the end of the grace period.",
+        'The exact script is saved in the run document (scenario.serverCommand).',
       ].join('\n'),
     )
     .action(async (flags: RunFlags) => {
@@ -65,9 +75,11 @@ export function runCommand(): Command {
       const session = await openPlatformSession(flags);
       const { docs, files, interrupted } = await runMany(session, [scenario], outDir, flags.json === true);
       const doc = docs[0]!;
-      if (flags.json) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+      if (flags.json) process.stdout.write(`${terminalSafeJson(JSON.stringify(doc, null, 2))}\n`);
       else
-        process.stdout.write(`${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${files[0]}\n`);
+        process.stdout.write(
+          `${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${terminalSafe(files[0] ?? '')}\n`,
+        );
       const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (!doc.complete) process.exitCode = ExitCode.incomplete;

@@ -3,6 +3,7 @@
 // Status body when the API returned one, else from the request we made (client-node's Watch
 // drops the body of a failed watch).
 import { DraincheckError, isDraincheckError } from '../../errors.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** The request that failed, in RBAC's words. */
 export interface KubeAction {
@@ -24,7 +25,7 @@ export interface KubeTarget {
 
 /** `kubectl` with the user's own --kubeconfig and --context, for hints. */
 export function kubectlFor(target: KubeTarget): string {
-  return `kubectl${target.kubeconfig ? ` --kubeconfig ${target.kubeconfig}` : ''} --context ${target.context}`;
+  return `kubectl${target.kubeconfig ? ` --kubeconfig ${shellQuote(target.kubeconfig)}` : ''} --context ${shellQuote(target.context)}`;
 }
 
 export interface KubeStatus {

@@ -4,6 +4,7 @@
 import type { V1ContainerStateTerminated, V1ContainerStatus, V1Pod } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
 import { PID1_ANNOTATION } from '../../workload/labels.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** Waiting reasons that mean the image will not arrive by waiting longer. */
 export const IMAGE_PULL_REASONS = [
@@ -65,8 +66,8 @@ export function imagePullError(pod: V1Pod, failure: ImagePullFailure): Drainchec
     `the node cannot get image "${image}" for Pod ${where} (${failure.reason}${detail})`,
     {
       hint:
-        `load it into the cluster — k3s: docker save ${image} | sudo k3s ctr images import - ; ` +
-        `kind: kind load docker-image ${image} ; or push it to a registry and pass --image REGISTRY/${image}`,
+        `load it into the cluster — k3s: docker save ${shellQuote(image)} | sudo k3s ctr images import - ; ` +
+        `kind: kind load docker-image ${shellQuote(image)} ; or push it to a registry and pass --image ${shellQuote(`REGISTRY/${image}`)}`,
     },
   );
 }

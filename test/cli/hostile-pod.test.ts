@@ -1,0 +1,103 @@
+// `draincheck run` against a real server process (--server-command, embedded runtime) that
+// sends what a hostile or broken Pod might: the run document is saved whatever the body is.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import type { RunDocument } from '../../src/experiment/run-document.js';
+import { cli } from '../helpers/cli.js';
+import { assertValidRunDocument } from '../helpers/schema.js';
+
+const hostileServer = fileURLToPath(new URL('../fixtures/servers/hostile-server.js', import.meta.url));
+
+/** Control characters other than the newline: nothing the tool prints for a terminal may hold one. */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+
+function runAgainst(mode: string, extra: string[] = []) {
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-hostile-'));
+  const r = cli(
+    [
+      'run',
+      '--server-command',
+      `"${process.execPath}" "${hostileServer}" ${mode}`,
+      '--work-ms',
+      '300',
+      '--grace-seconds',
+      '3',
+      '--timing',
+      'fast',
+      '--out',
+      dir,
+      ...extra,
+    ],
+    { timeoutMs: 90_000 },
+  );
+  const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+  const texts = files.map((f) => readFileSync(join(dir, f), 'utf8'));
+  rmSync(dir, { recursive: true, force: true });
+  return { ...r, texts, docs: texts.map((t) => JSON.parse(t) as RunDocument) };
+}
+
+test('a /work body nested 6000 levels deep: the run is saved, the body kept as cut text with a note', () => {
+  const r = runAgainst('deep-body');
+  assert.equal(r.status, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /RangeError|\n\s+at /);
+  assert.equal(r.docs.length, 1, 'the run document was saved');
+  const doc = r.docs[0]!;
+  assertValidRunDocument(doc);
+  assert.equal(doc.complete, true);
+  assert.equal(doc.request.outcome, 'unexpected-response');
+  assert.equal(typeof doc.request.body, 'string');
+  assert.ok((doc.request.body as string).startsWith('{"a":{"a":'));
+  assert.match(doc.request.bodyNote ?? '', /nested deeper than 32 levels: kept as text/);
+  assert.equal(doc.verdict.kind, 'inconclusive');
+});
+
+test('control sequences from the Pod reach no terminal raw: run, report, report --json, error lines', (t) => {
+  const r = runAgainst('control-chars');
+  assert.equal(r.status, 0, r.stderr);
+  const doc = r.docs[0]!;
+  // The hostile strings are in the evidence, as the Pod sent them...
+  const signal = doc.events.find((e) => e.source === 'server' && e.type === 'signal');
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  assert.match(String(signal?.data.name), /\u001b\]0;pwned\u0007/);
+  // (a 200,000-character output line is kept cut, as output)
+  const long = doc.events.find((e) => e.type === 'output' && String(e.data.line).startsWith('zzz'));
+  assert.match(String(long?.data.line), /^z{4096}… \[195904 more characters cut\]$/);
+  // ...and printed only as visible escapes.
+  for (const [what, text] of [
+    ['run stdout', r.stdout],
+    ['run stderr', r.stderr],
+  ] as const) {
+    assert.doesNotMatch(text, CONTROL, `${what}: ${JSON.stringify(text)}`);
+  }
+  assert.match(
+    r.stdout,
+    /journal: \\x1b\]0;pwned\\x07\\x1b\[1A\\x1b\[2K\\rverdict: accepted-request-finished\\x9b2J received/,
+  );
+  assert.equal(
+    r.stdout.split('\n').filter((l) => /^\s*verdict:/.test(l)).length,
+    1,
+    'one verdict line, the real one',
+  );
+
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-hostile-report-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'run.json');
+  writeFileSync(file, r.texts[0]!);
+  for (const extra of [[], ['--json']]) {
+    const report = cli(['report', file, ...extra]);
+    assert.equal(report.status, 0, report.stderr);
+    assert.doesNotMatch(report.stdout, CONTROL, `report ${extra.join(' ')}`);
+    if (extra.length) assert.deepEqual(JSON.parse(report.stdout), [doc], 'the escaped JSON means the same');
+  }
+  // An error line quoting a file name with control characters in it.
+  const missing = cli(['report', join(dir, 'x\u001b]0;pwned\u0007\u009b.json')]);
+  assert.equal(missing.status, 2);
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  assert.doesNotMatch(missing.stderr.slice(0, -1), /[\u0000-\u001f\u007f-\u009f]/);
+  assert.match(missing.stderr, /x\\x1b\]0;pwned\\x07\\x9b\.json: ENOENT/);
+});
