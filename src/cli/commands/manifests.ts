@@ -97,7 +97,7 @@ export function renderManifests(
   const header = [
     `# draincheck experiment, run ${names.runId}: kubectl apply -f <this file>`,
     `# follow:  ${sh(['kubectl', '-n', namespace, 'get', 'endpointslices', '-l', `kubernetes.io/service-name=${name}`, '-o', 'yaml', '-w'])}`,
-    `# address: CLUSTER_IP=$(${sh(['kubectl', '-n', namespace, 'get', 'service', name, '-o', 'jsonpath={.spec.clusterIP}'])})   (after apply)`,
+    `# address: CLUSTER_IP=$(${sh(['kubectl', '-n', namespace, 'get', 'service', name, '-o'])} jsonpath='{.spec.clusterIP}')   (after apply)`,
     `# client:  ${sh(['kubectl', '-n', namespace, 'run', `${name}-client`, '--restart=Never', `--image=${image}`, '--'])} ${clientWords}`,
     ...(options.workMs < BY_HAND_WORK_MS
       ? [

@@ -124,7 +124,7 @@ test('the by-hand client uses the ClusterIP read after apply, never the DNS name
     header,
     /^# address: CLUSTER_IP=\$\(kubectl -n draincheck-r1 get service work -o jsonpath='\{\.spec\.clusterIP\}'\)/m,
   );
-  assert.match(header, /-- client --service-url http:\/\/\$CLUSTER_IP:80 /);
+  assert.match(header, /-- client --service-url "http:\/\/\$CLUSTER_IP:80" /);
   assert.match(
     header,
     /^# note: +--work-ms 3000 leaves no time to type the delete by hand; print these with --work-ms 20000$/m,
