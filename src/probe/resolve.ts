@@ -98,7 +98,7 @@ export function createNameLookup(options: NameLookupOptions): NameLookup {
     } finally {
       clearTimeout(entry.timer);
       inFlight.delete(entry);
-      // The other family's query may still be out (an answer came for one): not kept waiting.
+      // Nothing of this lookup stays in flight, however it ended (a no-op when nothing is).
       resolver.cancel();
     }
   }
