@@ -20,6 +20,7 @@ export const unitTests = [
   'test/platform/local/pod-worker-state.test.ts',
   'test/platform/local/service-proxy-routing.test.ts',
   'test/platform/local/store.test.ts',
+  'test/probe/resolv-conf.test.ts',
   'test/report/html-page.test.ts',
   'test/report/html-timeline.test.ts',
   'test/report/sample-runs.test.ts',

@@ -4,6 +4,7 @@
 //   4. GET /state on other connections until active == 1 with the same UID;
 // then wait for the work request's fate. It runs in the runner (embedded runtime) or in a
 // client Pod (`draincheck client`), and reports the same events either way.
+import type { LookupFunction } from 'node:net';
 import type { ClientEvent, ClientEventType, ClientPlan } from './client-events.js';
 import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
@@ -16,6 +17,8 @@ export interface ClientDeps {
   now: () => number;
   emit: (event: ClientEvent) => void;
   signal: AbortSignal;
+  /** Name lookup for every request (default: dns.lookup; `draincheck client` passes ./resolve.ts). */
+  lookup?: LookupFunction;
 }
 
 export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps: ClientDeps): Promise<void> {
@@ -28,6 +31,7 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     connectTimeoutMs: Math.min(plan.connectTimeoutMs, 2000),
     responseTimeoutMs: 2000,
     signal,
+    lookup: deps.lookup,
   };
 
   emit('client-started', { serviceUrl: plan.serviceUrl, workId: plan.workId, workMs: plan.workMs });
@@ -70,6 +74,7 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     connectTimeoutMs: plan.connectTimeoutMs,
     responseTimeoutMs: plan.responseTimeoutMs,
     signal,
+    lookup: deps.lookup,
     onConnect: (localPort) => {
       emit('work-connected', { id: plan.workId, localPort });
       connected();

@@ -4,6 +4,7 @@
 import http from 'node:http';
 import { isIP, type LookupFunction } from 'node:net';
 import { bodyLimits } from './body.js';
+import { LOOKUP_SYSCALL } from './resolve.js';
 
 export interface ExchangeOptions {
   connectTimeoutMs: number;
@@ -13,7 +14,10 @@ export interface ExchangeOptions {
   /** Called when the status line and headers have arrived. */
   onResponse?: (status: number) => void;
   signal?: AbortSignal;
-  /** Name resolution (default: the system resolver, dns.lookup), as http.request takes it. */
+  /**
+   * Name resolution, as http.request takes it (default: dns.lookup, getaddrinfo; the client
+   * Pod uses ./resolve.ts).
+   */
   lookup?: LookupFunction;
 }
 
@@ -67,8 +71,10 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
     };
     const fail = (error: NodeJS.ErrnoException) => {
       if (settled) return;
-      // getaddrinfo's own failure (ENOTFOUND, EAI_AGAIN): a name problem, not a TCP one.
-      if (!resolved && error.syscall === 'getaddrinfo') result.dnsFailed = true;
+      // getaddrinfo's own failure (ENOTFOUND, EAI_AGAIN), or the same codes from the client's
+      // resolver (./resolve.ts): a name problem, not a TCP one.
+      if (!resolved && (error.syscall === 'getaddrinfo' || error.syscall === LOOKUP_SYSCALL))
+        result.dnsFailed = true;
       // The first error wins: a timeout we caused is not overwritten by the reset it triggers.
       result.error ??= { code: error.code ?? null, message: error.message };
       finish();

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { DraincheckError } from '../../errors.js';
 import { runClient } from '../../probe/client.js';
 import { clientDefaults } from '../../probe/client-defaults.js';
+import { createNameLookup, readSystemResolverFiles } from '../../probe/resolve.js';
 import { WORK_ID_PATTERN, WORK_MS_MAX } from '../../server/work-params.js';
 
 const flagsSchema = z.object({
@@ -73,10 +74,21 @@ export function clientCommand(): Command {
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());
       const start = performance.now();
-      await runClient(parsed.data, {
-        now: () => performance.now() - start,
-        emit: (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
-        signal: controller.signal,
+      // Names are looked up as the Pod's resolver would, but cancellably: a getaddrinfo a silent
+      // DNS server never answers would keep this process (and its Pod) alive after it is done.
+      const names = createNameLookup({
+        ...(await readSystemResolverFiles()),
+        lookupTimeoutMs: parsed.data.connectTimeoutMs,
       });
+      try {
+        await runClient(parsed.data, {
+          now: () => performance.now() - start,
+          emit: (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
+          signal: controller.signal,
+          lookup: names.lookup,
+        });
+      } finally {
+        names.close();
+      }
     });
 }

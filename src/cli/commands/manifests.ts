@@ -85,7 +85,7 @@ export function renderManifests(
   const { namespace, name } = names;
   const port = workload.service.spec?.ports?.[0]?.port ?? 80;
   // The ClusterIP, as draincheck itself uses it: a cluster without DNS would turn the name
-  // into a client that waits on lookups. It is assigned at apply time, so the recipe reads it.
+  // into dns-error outcomes. It is assigned at apply time, so the recipe reads it.
   const url = `http://$CLUSTER_IP:${port}`;
   const image = workload.pod.spec?.containers[0]?.image ?? DEFAULT_IMAGE;
   // Only the work request: the client's limits keep their defaults (see `draincheck client --help`).
