@@ -23,7 +23,7 @@ export function buildProgram(name = 'draincheck'): Command {
     .showSuggestionAfterError(true)
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 verdict differs from --expect, 2 usage error, 3 run incomplete, 130 interrupted.',
+      '\nExit codes: 0 ok, 1 verdict differs from --expect, 2 usage error, 3 run incomplete, 4 ran but left objects on the cluster, 5 server cannot listen, 130 interrupted (see docs/ERRORS.md).',
     );
   program.addCommand(labCommand());
   program.addCommand(runCommand());

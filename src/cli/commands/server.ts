@@ -31,7 +31,7 @@ export function serverCommand(): Command {
       `Identity (Downward API env): ${Object.values(downwardApiEnv).join(', ')}. A missing POD_UID is`,
       'reported as uid: null, never invented.',
       '',
-      'Exit codes: 0 clean exit, 1 drain timed out and cut requests, 2 bad setting, 4 cannot listen.',
+      'Exit codes: 0 clean exit, 1 drain timed out and cut requests, 2 bad setting, 5 cannot listen.',
       '',
       'Example:',
       '  POD_UID=$(uuidgen) draincheck server --host 127.0.0.1 --port 8080 --on-sigterm drain --drain-delay-ms 2000',
