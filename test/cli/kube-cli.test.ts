@@ -215,7 +215,9 @@ test('draincheck run: a cleanup that fails (a role without namespaces delete) is
     ),
   );
   assert.ok(
-    r.stderr.includes(`(remove them with: draincheck cleanup --kubeconfig ${kubeconfig} --run ${doc.runId})`),
+    r.stderr.includes(
+      `(remove them with: draincheck cleanup --kubeconfig ${kubeconfig} --run ${doc.runId} --force)`,
+    ),
     r.stderr,
   );
 });

@@ -2,6 +2,7 @@
 // namespaces draincheck created (`app.kubernetes.io/managed-by=draincheck`), or, inside a
 // namespace the user named, the labeled Pods and Services. Nothing unlabeled is touched, and
 // a run whose heartbeat is fresh (in progress, maybe someone else's) is left alone.
+import { shellCommand } from '../../util/shell-quote.js';
 import { DraincheckError } from '../../errors.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_LABEL } from '../../workload/labels.js';
 import { HEARTBEAT_EXPIRES_MS, lastSignOfLife } from './heartbeat.js';
@@ -145,7 +146,11 @@ export interface CreatedObjects {
 }
 
 /** A run's own cleanup: every deletion is tried; the failures are reported together. */
-export async function removeCreated(resources: KubeResources, created: CreatedObjects): Promise<void> {
+export async function removeCreated(
+  resources: KubeResources,
+  created: CreatedObjects,
+  runId: string,
+): Promise<void> {
   const ns = created.namespace;
   const failures: string[] = [];
   const attempt = async (what: string, run: () => Promise<unknown>) => {
@@ -167,7 +172,8 @@ export async function removeCreated(resources: KubeResources, created: CreatedOb
   }
   if (failures.length > 0) {
     throw new DraincheckError('DC_KUBE_API', `could not remove ${failures.join('; ')}`, {
-      hint: `remove the leftovers with \`draincheck cleanup${created.ownNamespace ? '' : ` --namespace ${ns}`}\``,
+      // --force: this run's heartbeat is still fresh, and cleanup would keep it otherwise.
+      hint: `remove the leftovers with \`${shellCommand(['draincheck', 'cleanup', ...(created.ownNamespace ? [] : ['--namespace', ns]), '--run', runId, '--force'])}\``,
     });
   }
 }

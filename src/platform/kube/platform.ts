@@ -22,6 +22,7 @@ import {
   type Pid1Info,
 } from './pod-status.js';
 import { KubeResources } from './resources.js';
+import { truncateText } from '../../util/bounded-json.js';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop.js';
 import { hasPreStop, withPreStopAction } from '../../workload/manifests.js';
@@ -96,6 +97,14 @@ export class KubePlatform implements Platform {
       client: this.options.client?.mode ?? 'in-cluster',
       ...(this.preStop
         ? { preStopAction: this.preStop.action, preStopActionReason: this.preStop.reason }
+        : {}),
+      // A heartbeat that could not be renewed lets `draincheck cleanup` take this run for an
+      // abandoned one after its window: say so in the document rather than fail silently.
+      ...(this.heartbeat?.failures
+        ? {
+            heartbeatFailures: this.heartbeat.failures,
+            heartbeatLastError: truncateText(this.heartbeat.lastError ?? '', 300),
+          }
         : {}),
     };
   }
@@ -225,7 +234,11 @@ export class KubePlatform implements Platform {
     this.heartbeat?.stop();
     if (this.disposed || this.options.keep || !this.names) return;
     this.disposed = true;
-    await removeCreated(this.resources, { namespace: this.names.namespace, ...this.created });
+    await removeCreated(
+      this.resources,
+      { namespace: this.names.namespace, ...this.created },
+      this.names.runId,
+    );
   }
 
   private signal(signal: AbortSignal): AbortSignal {

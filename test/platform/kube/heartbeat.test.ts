@@ -71,6 +71,37 @@ for (const mode of ['own namespace', '--namespace'] as const) {
   });
 }
 
+test('a heartbeat the API refuses (403) is reported in the run document, not dropped', async (t) => {
+  const { server, platform, signal } = await fakeKube(
+    t,
+    (s) => {
+      s.on('PATCH', /^\/api\/v1\/namespaces\/[^/]+$/, (_r, res) =>
+        sendJson(res, 403, {
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'Forbidden',
+          code: 403,
+          message: 'namespaces "draincheck-r1" is forbidden: User "u" cannot patch resource "namespaces"',
+        }),
+      );
+      serveSetup(s);
+    },
+    { namespace: undefined, keep: false, heartbeat: { intervalMs: 10 } },
+  );
+  const plan = planRun(resolveScenario({}), { runId: 'r1' });
+  await platform.prepare(plan.workload, signal);
+  await server.waitForRequest((r) => r.method === 'PATCH', 'a heartbeat renewal');
+  const deadline = Date.now() + 5000;
+  while (!platform.info().heartbeatFailures && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const info = platform.info();
+  assert.ok(Number(info.heartbeatFailures) >= 1, 'the failed renewal is counted');
+  assert.match(String(info.heartbeatLastError), /forbidden|403/i);
+  await platform.dispose();
+});
+
 const namespaceList = (items: Array<{ name: string; created: number; beat?: number }>) =>
   items.map((i) => ({
     metadata: {
