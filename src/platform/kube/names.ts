@@ -26,13 +26,24 @@ export function namesOf(workload: Workload): KubeNames {
   };
 }
 
+/** Pod Security admission's enforce label (https://kubernetes.io/docs/concepts/security/pod-security-admission/). */
+export const POD_SECURITY_ENFORCE_LABEL = 'pod-security.kubernetes.io/enforce';
+
 export function namespaceObject(names: KubeNames): V1Namespace {
   return {
     apiVersion: 'v1',
     kind: 'Namespace',
     metadata: {
       name: names.namespace,
-      labels: { [NAME_LABEL]: 'draincheck', [MANAGED_BY_LABEL]: MANAGED_BY_VALUE, [RUN_LABEL]: names.runId },
+      labels: {
+        [NAME_LABEL]: 'draincheck',
+        [MANAGED_BY_LABEL]: MANAGED_BY_VALUE,
+        [RUN_LABEL]: names.runId,
+        // Pod Security "restricted" enforced in every namespace draincheck creates: its own Pods
+        // meet it, and deploy/admission-policy.yaml refuses a draincheck namespace without it,
+        // so the identity cannot choose a looser level and start privileged Pods there.
+        [POD_SECURITY_ENFORCE_LABEL]: 'restricted',
+      },
     },
   };
 }

@@ -170,6 +170,10 @@ test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, 
     new RegExp(`request.operation == 'CREATE' \\|\\| .*oldObject\\.metadata\\.${esc(label)}`),
   );
   assert.match(inside ?? '', new RegExp(`namespaceObject\\.metadata\\.${esc(label)}`));
+  // A namespace it creates or changes must enforce Pod Security "restricted": else the identity
+  // could label its own namespace privileged and start privileged Pods there.
+  const restricted = "labels['pod-security.kubernetes.io/enforce'] == 'restricted'";
+  assert.match(created ?? '', new RegExp(`object\\.metadata\\.${esc(restricted)}`));
   const binding = find(files.policy, 'ValidatingAdmissionPolicyBinding')[0]?.spec;
   assert.deepEqual(binding, { policyName: 'draincheck-own-namespaces', validationActions: ['Deny'] });
   // What the run's namespace carries is what the policy asks for.
@@ -180,6 +184,7 @@ test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, 
     clientName: 'work-client',
   });
   assert.equal(ns.metadata?.labels?.['app.kubernetes.io/managed-by'], 'draincheck');
+  assert.equal(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
 });
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
