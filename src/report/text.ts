@@ -1,5 +1,6 @@
 // The text report: a timeline of the evidence that matters for each run, and the side-by-side
 // comparison with one plain sentence per run. Rendered from run documents only.
+import { truncateText } from '../util/bounded-json.js';
 import type { RunDocument, RunEvent } from '../experiment/run-document.js';
 import { JOURNAL_EXIT } from '../experiment/conclude.js';
 import { plainStyle, type Style } from './style.js';
@@ -131,14 +132,8 @@ function preStopForm(doc: RunDocument): string {
   const { preStopAction: action, preStopActionReason: reason } = doc.platform;
   if (action !== 'sleep' && action !== 'exec') return '';
   // From a run document read back: untrusted, so no control characters and a bounded length.
-  const why =
-    typeof reason === 'string' ? [...reason.slice(0, 200)].map((c) => (isControl(c) ? '?' : c)).join('') : '';
+  const why = typeof reason === 'string' ? safe(truncateText(reason, 200)) : '';
   return ` as ${action}${why ? ` (${why})` : ''}`;
-}
-
-function isControl(c: string): boolean {
-  const code = c.codePointAt(0) ?? 0;
-  return code < 0x20 || (code >= 0x7f && code <= 0x9f);
 }
 
 function verdictStyled(doc: RunDocument, style: Style) {

@@ -2,6 +2,7 @@
 // on. The 403 message names the verb and resource the API server refused — read from the
 // Status body when the API returned one, else from the request we made (client-node's Watch
 // drops the body of a failed watch).
+import { truncateText } from '../../util/bounded-json.js';
 import { DraincheckError, isDraincheckError } from '../../errors.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
@@ -101,7 +102,8 @@ export function toKubeError(error: unknown, action: KubeAction, target: KubeTarg
       });
     }
     if (status === 422) return invalid(error, body, action, what);
-    const message = body?.message ?? `HTTP ${status}`;
+    // The API server's words, bounded: a Status body is the cluster's, not ours.
+    const message = truncateText(body?.message ?? `HTTP ${status}`, 400);
     return new DraincheckError('DC_KUBE_API', `cannot ${what}: ${message}`, {
       hint: `the API server ${target.server} answered ${status}${body?.reason ? ` ${body.reason}` : ''}`,
       cause: error,
@@ -143,7 +145,7 @@ function forbidden(error: unknown, body: KubeStatus | undefined, action: KubeAct
     const where = action.namespace ? ` in namespace "${action.namespace}"` : '';
     return new DraincheckError(
       'DC_KUBE_FORBIDDEN',
-      `the API server refused to ${action.verb} ${action.resource}${where}: ${body.message}`,
+      `the API server refused to ${action.verb} ${action.resource}${where}: ${truncateText(body.message, 400)}`,
       {
         hint: 'an admission policy of the namespace refused it; run in a namespace of its own (no --namespace) or relax the policy there',
         cause: error,

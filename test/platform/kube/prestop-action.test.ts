@@ -141,5 +141,5 @@ test('the report says which form the preStop sleep took, and why', () => {
     preStopActionReason: 'server v1.24.0 is older than 1.30\u001b[31m',
   };
   const head = renderRunTimeline(doc).split('\n')[0] ?? '';
-  assert.match(head, /preStop sleep 5 s as exec \(server v1\.24\.0 is older than 1\.30\?\[31m\)/);
+  assert.match(head, /preStop sleep 5 s as exec \(server v1\.24\.0 is older than 1\.30\\x1b\[31m\)/);
 });
