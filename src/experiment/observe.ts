@@ -49,8 +49,11 @@ export interface EventPlacement {
   data: {
     /** When the watch delivered it (ms since the run began): it lags on a busy kubelet. */
     arrivedAt: number;
-    /** Which timestamp placed it: `eventTime` (MicroTime) or `lastTimestamp` (whole seconds). */
-    placedBy: 'eventTime' | 'lastTimestamp';
+    /**
+     * Which timestamp placed it: `seriesLastObservedTime` (a repeated Event's newest occurrence,
+     * MicroTime), `eventTime` (MicroTime) or `lastTimestamp` (whole seconds).
+     */
+    placedBy: 'seriesLastObservedTime' | 'eventTime' | 'lastTimestamp';
     /** `second`: the true time lies in [at, at + 1000 ms); `microsecond`: kept to the ms. */
     timePrecision: 'microsecond' | 'second';
     /** The Event's time was after its arrival (clock skew) or before the run: placed at that bound. */
@@ -61,7 +64,7 @@ export interface EventPlacement {
 /**
  * Places a core/v1 Event at its own time, not at its arrival: the kubelet's event recorder is
  * rate-limited, so an Event reaches a watch 0.03–3.8 s after it happened (issue 12.6). The
- * newest occurrence is `eventTime` (events.k8s.io, MicroTime) or `lastTimestamp` (core/v1,
+ * newest occurrence is a series' `lastObservedTime`, else `eventTime` (events.k8s.io, MicroTime), or `lastTimestamp` (core/v1,
  * 1 s precision: metav1.Time marshals as RFC 3339 seconds). Wall clock maps to the run's clock
  * through the run's start wall time; an Event is never placed after it arrived (clock skew)
  * nor before the run began. Null when the Event carries no time.
@@ -75,18 +78,24 @@ export function placeEvent(
     const ms = v instanceof Date ? v.getTime() : typeof v === 'string' ? Date.parse(v) : Number.NaN;
     return Number.isFinite(ms) ? ms : null;
   };
-  const eventTime = wall(data.eventTime);
-  const lastTimestamp = wall(data.lastTimestamp);
-  const placedBy = eventTime !== null ? 'eventTime' : lastTimestamp !== null ? 'lastTimestamp' : null;
-  if (placedBy === null) return null;
-  const own = (eventTime ?? lastTimestamp!) - runStartWallMs;
+  // A series (events.k8s.io's way of counting repeats) keeps eventTime at the first occurrence
+  // and moves series.lastObservedTime to the newest (k8s.io/api/events/v1 EventSeries).
+  const candidates = [
+    ['seriesLastObservedTime', wall(data.seriesLastObservedTime)],
+    ['eventTime', wall(data.eventTime)],
+    ['lastTimestamp', wall(data.lastTimestamp)],
+  ] as const;
+  const found = candidates.find(([, ms]) => ms !== null);
+  if (!found) return null;
+  const [placedBy, ms] = found;
+  const own = ms! - runStartWallMs;
   const at = Math.min(Math.max(own, 0), arrivedAt);
   return {
     at,
     data: {
       arrivedAt,
       placedBy,
-      timePrecision: placedBy === 'eventTime' ? 'microsecond' : 'second',
+      timePrecision: placedBy === 'lastTimestamp' ? 'second' : 'microsecond',
       clamped: at !== own,
     },
   };

@@ -24,6 +24,8 @@ export function toPlatformEvent(event: WatchEvent<CoreV1Event>): PlatformEvent |
       firstTimestamp: e.firstTimestamp ?? null,
       lastTimestamp: e.lastTimestamp ?? null,
       eventTime: e.eventTime ?? null,
+      // A repeated events.k8s.io-style Event: eventTime is its first occurrence, the series' lastObservedTime its newest.
+      seriesLastObservedTime: e.series?.lastObservedTime ?? null,
       reportingComponent: e.reportingComponent || e.source?.component || null,
       resourceVersion: e.metadata?.resourceVersion ?? null,
       watchType: event.type,
