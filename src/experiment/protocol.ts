@@ -19,6 +19,7 @@ import type { RunPlan } from './plan.js';
 import { RUN_SCHEMA, type RunDocument } from './run-document.js';
 import { truncateText } from '../util/bounded-json.js';
 import { cutNote, splitCutLine } from '../util/line-splitter.js';
+import { ServerLines } from './server-lines.js';
 
 /** What is kept of one line of the server's other output. */
 const LOG_LINE_KEEP_CHARS = 4096;
@@ -73,6 +74,9 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   };
   const waiting = AbortSignal.any([observing.signal, fatal.signal]);
   const reported = new Set<string>();
+  // The server's lines are bounded in number and size: past the limits they are counted.
+  const serverLines = new ServerLines(plan.workId);
+  let lastOutputLine: string | null = null;
 
   const phase = (name: Phase) => {
     log.add('runner', 'phase', { name });
@@ -146,12 +150,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     containerEnded = true;
     const began = log.all().some((e) => e.source === 'client' && e.type === 'service-ready');
     void Promise.race([journal, delay(1000, observing.signal)]).then(() => {
-      const output = [...log.all()].reverse().find((e) => e.source === 'server' && e.type === 'output');
       failFast(
         podFailedError(
           failure,
           { namespace, pod: podName },
-          typeof output?.data.line === 'string' ? output.data.line : null,
+          lastOutputLine,
           began ? 'before the Pod was deleted' : 'before the experiment began',
           platform.info().name,
         ),
@@ -188,14 +191,17 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       // A Pod's output is untrusted: a line longer than any journal line is kept cut, as output
       // (the reader already cut it at the journal line limit and said how much it dropped).
       const entry = line.length <= JOURNAL_LINE_MAX_CHARS ? parseJournalLine(line) : null;
-      if (entry) log.add('server', entry.event, { ...entry });
-      else if (line.trim()) {
+      if (entry) {
+        if (serverLines.keepJournal(entry, line.length, log.now()))
+          log.add('server', entry.event, { ...entry });
+      } else if (line.trim()) {
         const cut = splitCutLine(line, JOURNAL_LINE_MAX_CHARS);
         const kept =
           cut && cut.text.length > LOG_LINE_KEEP_CHARS
             ? `${cut.text.slice(0, LOG_LINE_KEEP_CHARS)}${cutNote(cut.text.length - LOG_LINE_KEEP_CHARS + cut.dropped)}`
             : truncateText(line, LOG_LINE_KEEP_CHARS);
-        log.add('server', 'output', { line: kept });
+        lastOutputLine = kept;
+        if (serverLines.keepOutput(kept, log.now())) log.add('server', 'output', { line: kept });
       }
     });
     // A failure the Pod watch showed while prepare was still returning.
@@ -299,6 +305,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   }
   await Promise.allSettled(observers);
   incompleteReason ??= observerFailure;
+  for (const tally of serverLines.notKept()) log.add('runner', 'lines-not-kept', { ...tally }, tally.firstAt);
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
 
   const events = log.finalize();

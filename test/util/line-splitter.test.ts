@@ -6,6 +6,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { LineWriter } from '../../src/platform/kube/log-lines.js';
 import { forEachLine } from '../../src/platform/local/container.js';
+import { LogBuffer } from '../../src/platform/local/log-buffer.js';
 import { JOURNAL_LINE_MAX_CHARS } from '../../src/server/journal.js';
 import { splitCutLine } from '../../src/util/line-splitter.js';
 import { CLIENT_LINE_MAX_CHARS } from '../../src/probe/client-events.js';
@@ -106,6 +107,30 @@ test('forEachLine (local container output): a 1 MB line is one cut line; ends an
   await once(stream, 'end');
   // The local runtime keeps a `\r` as the container wrote it (as before).
   assert.deepEqual(got, ['a', CUT_1MB, 'b\r', 'last']);
+});
+
+test('LogBuffer keeps the newest lines within its limits, counts the rest, and followers get every line', async () => {
+  const buffer = new LogBuffer(1000, 10);
+  const follower = buffer.read(true, new AbortController().signal);
+  for (let i = 0; i < 5000; i++) buffer.append(`line ${i}`);
+  assert.deepEqual(
+    buffer.kept(),
+    Array.from({ length: 10 }, (_, i) => `line ${4990 + i}`),
+  );
+  assert.equal(buffer.dropped, 4990);
+  buffer.append('x'.repeat(900));
+  assert.ok(buffer.kept().join('').length <= 1000);
+  assert.equal(buffer.kept().at(-1), 'x'.repeat(900));
+  buffer.close();
+  let n = 0;
+  for await (const line of follower) {
+    void line;
+    n += 1;
+  }
+  assert.equal(n, 5001);
+  const late: string[] = [];
+  for await (const line of buffer.read(false, new AbortController().signal)) late.push(line);
+  assert.deepEqual(late, buffer.kept());
 });
 
 test("LineWriter with the client log's wider limit delivers a 200 KiB line whole", async () => {
