@@ -8,7 +8,7 @@ import { isDraincheckError, type DraincheckError } from '../errors.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Platform } from '../platform/types.js';
 import { abortableDelay as delay } from '../util/abortable-delay.js';
-import { parseJournalLine } from '../server/journal.js';
+import { JOURNAL_LINE_MAX_CHARS, parseJournalLine } from '../server/journal.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import type { ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
@@ -18,9 +18,9 @@ import { placeEvent, podEventData, sliceEventData } from './observe.js';
 import type { RunPlan } from './plan.js';
 import { RUN_SCHEMA, type RunDocument } from './run-document.js';
 import { truncateText } from '../util/bounded-json.js';
+import { cutNote, splitCutLine } from '../util/line-splitter.js';
+import { ServerLines } from './server-lines.js';
 
-/** A journal line is a few hundred characters (more with many ids in `drain-finished`); longer is not one. */
-const JOURNAL_LINE_MAX_CHARS = 64 * 1024;
 /** What is kept of one line of the server's other output. */
 const LOG_LINE_KEEP_CHARS = 4096;
 
@@ -74,6 +74,9 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   };
   const waiting = AbortSignal.any([observing.signal, fatal.signal]);
   const reported = new Set<string>();
+  // The server's lines are bounded in number and size: past the limits they are counted.
+  const serverLines = new ServerLines(plan.workId);
+  let lastOutputLine: string | null = null;
 
   const phase = (name: Phase) => {
     log.add('runner', 'phase', { name });
@@ -147,12 +150,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     containerEnded = true;
     const began = log.all().some((e) => e.source === 'client' && e.type === 'service-ready');
     void Promise.race([journal, delay(1000, observing.signal)]).then(() => {
-      const output = [...log.all()].reverse().find((e) => e.source === 'server' && e.type === 'output');
       failFast(
         podFailedError(
           failure,
           { namespace, pod: podName },
-          typeof output?.data.line === 'string' ? output.data.line : null,
+          lastOutputLine,
           began ? 'before the Pod was deleted' : 'before the experiment began',
           platform.info().name,
         ),
@@ -186,10 +188,21 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     phase('prepare');
     await limited(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');
     journal = observe('server journal', platform.followLog(namespace, podName, observing.signal), (line) => {
-      // A Pod's output is untrusted: a line longer than any journal line is kept cut, as output.
+      // A Pod's output is untrusted: a line longer than any journal line is kept cut, as output
+      // (the reader already cut it at the journal line limit and said how much it dropped).
       const entry = line.length <= JOURNAL_LINE_MAX_CHARS ? parseJournalLine(line) : null;
-      if (entry) log.add('server', entry.event, { ...entry });
-      else if (line.trim()) log.add('server', 'output', { line: truncateText(line, LOG_LINE_KEEP_CHARS) });
+      if (entry) {
+        if (serverLines.keepJournal(entry, line.length, log.now()))
+          log.add('server', entry.event, { ...entry });
+      } else if (line.trim()) {
+        const cut = splitCutLine(line, JOURNAL_LINE_MAX_CHARS);
+        const kept =
+          cut && cut.text.length > LOG_LINE_KEEP_CHARS
+            ? `${cut.text.slice(0, LOG_LINE_KEEP_CHARS)}${cutNote(cut.text.length - LOG_LINE_KEEP_CHARS + cut.dropped)}`
+            : truncateText(line, LOG_LINE_KEEP_CHARS);
+        lastOutputLine = kept;
+        if (serverLines.keepOutput(kept, log.now())) log.add('server', 'output', { line: kept });
+      }
     });
     // A failure the Pod watch showed while prepare was still returning.
     if (lastPod) onPod(lastPod);
@@ -292,6 +305,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   }
   await Promise.allSettled(observers);
   incompleteReason ??= observerFailure;
+  for (const tally of serverLines.notKept()) log.add('runner', 'lines-not-kept', { ...tally }, tally.firstAt);
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
 
   const events = log.finalize();

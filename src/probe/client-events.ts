@@ -18,6 +18,13 @@ export interface ClientPlan {
   pollIntervalMs: number;
 }
 
+/**
+ * How long a line of the client Pod's log may be before a reader cuts it. The client's own
+ * lines carry the work response body (at most 16 KiB kept, up to 6 times that as escaped JSON),
+ * so the limit is wider than the server journal's.
+ */
+export const CLIENT_LINE_MAX_CHARS = 1024 * 1024;
+
 export const clientEventTypes = [
   'client-started',
   'healthz',

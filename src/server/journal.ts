@@ -16,6 +16,12 @@ export const journalEvents = [
 ] as const;
 export type JournalEvent = (typeof journalEvents)[number];
 
+/**
+ * A journal line is a few hundred characters (more with many ids in `drain-finished`); longer
+ * is not one. Readers of a Pod's output hold no more than this of one line.
+ */
+export const JOURNAL_LINE_MAX_CHARS = 64 * 1024;
+
 export interface JournalLine {
   event: JournalEvent;
   time: string;

@@ -101,3 +101,35 @@ test('control sequences from the Pod reach no terminal raw: run, report, report 
   assert.doesNotMatch(missing.stderr.slice(0, -1), /[\u0000-\u001f\u007f-\u009f]/);
   assert.match(missing.stderr, /x\\x1b\]0;pwned\\x07\\x9b\.json: ENOENT/);
 });
+
+test('a flood of output (5 MB without a newline, 20,000 lines): a verdict, a bounded document that reads back', (t) => {
+  const r = runAgainst('flood');
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.docs.length, 1, 'the run document was saved');
+  const doc = r.docs[0]!;
+  assertValidRunDocument(doc);
+  assert.equal(doc.complete, true);
+  assert.equal(doc.verdict.kind, 'accepted-request-finished');
+  // The saved document stays small: at most 2,000 output events of a bounded size, and tallies.
+  assert.ok(r.texts[0]!.length < 2 * 1024 * 1024, `the document is ${r.texts[0]!.length} characters`);
+  const outputs = doc.events.filter((e) => e.source === 'server' && e.type === 'output');
+  assert.equal(outputs.length, 2000);
+  // The line without a newline is one line, cut at 64 KiB by the reader and at 4096 in the document.
+  assert.match(String(outputs[0]!.data.line), /^w{4096}… \[5238784 more characters cut\]$/);
+  assert.match(String(outputs[1]!.data.line), /^line 0 y{200}$/);
+  const tallies = doc.events.filter((e) => e.source === 'runner' && e.type === 'lines-not-kept');
+  const output = tallies.find((e) => e.data.kind === 'output');
+  assert.equal(output?.data.lines, 20_001 - 2000, 'every output line not kept is counted');
+  assert.ok(Number(output?.data.lastAt) >= Number(output?.data.firstAt));
+  const journal = tallies.find((e) => e.data.kind === 'journal');
+  assert.deepEqual(journal?.data.byEvent, { 'request-finished': 1000 - 200 });
+  assert.equal(doc.events.filter((e) => e.type === 'request-finished').length, 200);
+
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-flood-report-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'run.json');
+  writeFileSync(file, r.texts[0]!);
+  const report = cli(['report', file]);
+  assert.equal(report.status, 0, report.stderr);
+  assert.match(report.stdout, /accepted-request-finished/);
+});

@@ -28,6 +28,8 @@ export interface FollowLogOptions {
   maxReopens?: number;
   delay?: (ms: number, signal: AbortSignal) => Promise<void>;
   now?: () => number;
+  /** Longer lines are held and delivered cut (default: the journal line limit, 64 KiB). */
+  lineMaxChars?: number;
   /** Told about each reopen (why, and how many lines were already delivered). */
   onReopen?: (info: { reason: 'ended-early' | 'stale' | 'not-ready'; delivered: number }) => void;
 }
@@ -69,11 +71,16 @@ async function drive(options: FollowLogOptions, t: Target, queue: AsyncQueue<str
     if (started === 'gone') return over();
 
     const before = delivered;
-    const writer = new LineWriter(delivered, (line) => {
-      delivered += 1;
-      carried = '';
-      queue.push(line);
-    });
+    const writer = new LineWriter(
+      delivered,
+      (line) => {
+        delivered += 1;
+        carried = '';
+        queue.push(line);
+      },
+      undefined,
+      options.lineMaxChars,
+    );
     let controller: AbortController;
     try {
       controller = await options.log.log(t.namespace, t.pod, t.container, writer, { follow: true });

@@ -3,6 +3,7 @@
 // and the log API, runs the client through the Service path, and deletes what it created.
 import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
+import { CLIENT_LINE_MAX_CHARS } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
 import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
 import { createKubeApi } from './api.js';
@@ -209,7 +210,14 @@ export class KubePlatform implements Platform {
         resources: this.resources,
         now: this.now,
         onClientPod: (asked, pod) => this.created.pods.push(createdObject(asked, pod)),
-        followLog: (ns, pod, container, s) => followLog(this.logOptions(ns, pod), ns, pod, container, s),
+        followLog: (ns, pod, container, s) =>
+          followLog(
+            { ...this.logOptions(ns, pod), lineMaxChars: CLIENT_LINE_MAX_CHARS },
+            ns,
+            pod,
+            container,
+            s,
+          ),
       },
       plan,
       this.signal(signal),

@@ -7,6 +7,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
+import { JOURNAL_LINE_MAX_CHARS } from '../../server/journal.js';
+import { LineSplitter } from '../../util/line-splitter.js';
 
 export interface Pid1Support {
   pid1: boolean;
@@ -228,18 +230,10 @@ async function findForkedChild(wrapperPid: number): Promise<number> {
   throw new Error(`could not find the container process forked by unshare (pid ${wrapperPid})`);
 }
 
-function forEachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void) {
-  let pending = '';
+/** A container's output as lines, each held only up to the journal line limit (the Pod is untrusted). */
+export function forEachLine(stream: NodeJS.ReadableStream, onLine: (line: string) => void) {
+  const splitter = new LineSplitter(JOURNAL_LINE_MAX_CHARS, onLine);
   stream.setEncoding('utf8');
-  stream.on('data', (chunk: string) => {
-    pending += chunk;
-    let newline: number;
-    while ((newline = pending.indexOf('\n')) >= 0) {
-      onLine(pending.slice(0, newline));
-      pending = pending.slice(newline + 1);
-    }
-  });
-  stream.on('end', () => {
-    if (pending) onLine(pending);
-  });
+  stream.on('data', (chunk: string) => splitter.push(chunk));
+  stream.on('end', () => splitter.end());
 }
