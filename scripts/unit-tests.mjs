@@ -15,6 +15,7 @@ export const unitTests = [
   'test/experiment/outcome.test.ts',
   'test/experiment/place-event.test.ts',
   'test/experiment/schema-file.test.ts',
+  'test/experiment/server-lines.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',
   'test/platform/local/endpointslice-controller.test.ts',
@@ -28,4 +29,5 @@ export const unitTests = [
   'test/report/html-timeline.test.ts',
   'test/report/sample-runs.test.ts',
   'test/util/bounded-json.test.ts',
+  'test/util/line-splitter.test.ts',
 ];
