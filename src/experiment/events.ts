@@ -244,7 +244,7 @@ export function readEvent(e: RunEvent): ReadEvent {
   const bySource = (eventSpecs as Record<string, Record<string, Fields> | undefined>)[e.source];
   if (!bySource) return unknown(`unknown source ${e.source}`);
   const fields = Object.hasOwn(bySource, e.type) ? bySource[e.type] : bySource['*'];
-  if (!fields) return unknown(`unknown type ${e.source}:${e.type}`);
+  if (!fields) return unknown('unknown type');
   const stored: Record<string, unknown> =
     typeof e.data === 'object' && e.data !== null && !Array.isArray(e.data) ? e.data : {};
   const data: Record<string, unknown> = {};

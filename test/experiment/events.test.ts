@@ -54,7 +54,7 @@ test('readEvent rejects a declared field of the wrong type, and says which', () 
 test('readEvent knows no made-up type, and never throws on a broken document', () => {
   const e = readEvent(ev('client', 'teleported', {}));
   assert.equal(e.known, false);
-  assert.match(e.known ? '' : e.problem, /unknown type client:teleported/);
+  assert.match(e.known ? '' : e.problem, /^unknown type$/);
   // A reason of a core/v1 Event is open vocabulary: known.
   assert.equal(readEvent(ev('events', 'SomeNewReason', { message: 'm' })).known, true);
   for (const data of [null, [], 'text', 7] as unknown[])
