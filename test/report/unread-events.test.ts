@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RunDocument } from '../../src/experiment/run-document.js';
 import { renderRunTimeline } from '../../src/report/text.js';
+import { describeEvent } from '../../src/report/html/labels.js';
+import { renderHtmlReport } from '../../src/report/html/index.js';
 import { sampleRun } from '../helpers/sample-runs.js';
 
 /** The sample `exit` run with its journal's exit code an object and one made-up event. */
@@ -21,4 +23,14 @@ test('text report: an unreadable event is shown with why it is unread', () => {
   assert.doesNotMatch(text, /\[object Object\]/);
   assert.match(text, /server\s+exit \(unread: data\.code is object, not number\)/);
   assert.match(text, /kubelet\s+teleported \(unread: unknown type\)/);
+});
+
+test('HTML labels: a malformed event says it is unread; an unknown type keeps its own name', () => {
+  const doc = tampered();
+  const exit = doc.events.find((e) => e.source === 'server' && e.type === 'exit')!;
+  assert.deepEqual(describeEvent(exit, null), { label: 'exit (unread)', tone: 'warn', priority: 1 });
+  assert.equal(describeEvent(doc.events.at(-1)!, null).label, 'teleported');
+  const html = renderHtmlReport([doc]);
+  assert.doesNotMatch(html, /\[object Object\]/);
+  assert.match(html, /exit \(unread\)/);
 });
