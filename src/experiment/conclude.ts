@@ -11,6 +11,7 @@ import {
   type EventOf,
   type ReadEvent,
 } from './events.js';
+import { exitWords } from './run-view.js';
 
 type Fields = Pick<
   RunDocument,
@@ -267,16 +268,7 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
   const fteText = f.firstTerminatingEndpoint.observed
     ? `the endpoint was first seen terminating at ${when(f.firstTerminatingEndpoint.at)} (ready=${String(f.firstTerminatingEndpoint.conditions?.ready)}, serving=${String(f.firstTerminatingEndpoint.conditions?.serving)})`
     : 'no terminating endpoint was observed';
-  // 137 and 143 are 128 + the signal: say which, since that is what the code means here.
-  const killedBy =
-    f.exit.code === 137
-      ? ' (SIGKILL: the grace period ran out)'
-      : f.exit.code === 143
-        ? ' (killed by SIGTERM)'
-        : '';
-  const exitText = f.exit.observed
-    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}${killedBy}${f.exit.source === 'journal' ? ` ${JOURNAL_EXIT}` : ''}`
-    : 'exit code not observed';
+  const exitText = exitWords(f.exit) ?? 'exit code not observed';
   switch (f.request.outcome) {
     case 'completed':
       if (f.request.bodyUid !== f.acceptance.uid) {
@@ -323,8 +315,8 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
   }
 }
 
-/** How an exit code taken from the journal is labelled wherever it is shown. */
-export const JOURNAL_EXIT = "— from the server's journal; the kubelet reported no terminated state";
+/** How an exit code taken from the journal is labelled wherever it is shown (run-view.ts). */
+export { JOURNAL_EXIT } from './run-view.js';
 
 function short(uid: string | null): string {
   return uid ? uid.slice(0, 8) : 'an unknown Pod';

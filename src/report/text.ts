@@ -2,7 +2,7 @@
 // comparison with one plain sentence per run. Rendered from run documents only.
 import type { RunDocument } from '../experiment/run-document.js';
 import { endpointConditions, readEvents, type ReadEvent } from '../experiment/events.js';
-import { JOURNAL_EXIT } from '../experiment/conclude.js';
+import { exitWords } from '../experiment/run-view.js';
 import { plainStyle, type Style } from './style.js';
 import { terminalSafe as safe } from '../util/terminal-text.js';
 import { conditionsText, shortUid, summarizeRun, summaryColumns, type RunSummaryRow } from './summary.js';
@@ -116,15 +116,14 @@ function endpointLines(
 }
 
 function exitLines(doc: RunDocument) {
-  if (!doc.exit.observed || doc.exit.at === null) return [];
+  const words = exitWords(doc.exit);
+  if (words === null || doc.exit.at === null) return [];
+  // The same words as the verdict's explanation (run-view.ts), 137/143 explained.
   return [
     {
       at: doc.exit.at,
       source: 'pod',
-      text:
-        doc.exit.source === 'journal'
-          ? `exit ${doc.exit.code ?? '?'} ${JOURNAL_EXIT}`
-          : `container terminated: exit ${doc.exit.code ?? '?'} ${doc.exit.reason ?? ''}`.trim(),
+      text: doc.exit.source === 'journal' ? words : `container terminated: ${words}`,
     },
   ];
 }
