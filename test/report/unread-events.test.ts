@@ -34,3 +34,14 @@ test('HTML labels: a malformed event says it is unread; an unknown type keeps it
   assert.doesNotMatch(html, /\[object Object\]/);
   assert.match(html, /exit \(unread\)/);
 });
+
+test('HTML bands: an outcome no client writes is not drawn as the request’s fate', () => {
+  const base = sampleRun('drain');
+  const events = base.events.map((e) =>
+    e.type === 'work-outcome' ? { ...e, data: { ...e.data, outcome: 'exploded' } } : e,
+  );
+  const html = renderHtmlReport([{ ...base, events }]);
+  assert.doesNotMatch(html, /request exploded/);
+  assert.match(html, /request without outcome/);
+  assert.match(html, /work-outcome \(unread\)/);
+});
