@@ -12,6 +12,7 @@ export const unitTests = [
   'test/cli/errors-documented.test.ts',
   'test/cli/scenario-flags.test.ts',
   'test/experiment/conclude.test.ts',
+  'test/experiment/events.test.ts',
   'test/experiment/outcome.test.ts',
   'test/experiment/place-event.test.ts',
   'test/experiment/schema-file.test.ts',
@@ -27,7 +28,9 @@ export const unitTests = [
   'test/probe/resolv-conf.test.ts',
   'test/report/html-page.test.ts',
   'test/report/html-timeline.test.ts',
+  'test/report/run-view.test.ts',
   'test/report/sample-runs.test.ts',
+  'test/report/unread-events.test.ts',
   'test/util/bounded-json.test.ts',
   'test/util/line-splitter.test.ts',
 ];

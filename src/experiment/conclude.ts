@@ -2,6 +2,16 @@
 // again by anyone. Nothing here is assumed: a field without evidence says "not observed",
 // and the verdict names the events it rests on.
 import type { RunDocument, RunEvent, VerdictKind } from './run-document.js';
+import {
+  containerStateOf,
+  endpointConditions,
+  eventsOf,
+  firstOf,
+  readEvents,
+  type EventOf,
+  type ReadEvent,
+} from './events.js';
+import { exitWords } from './run-view.js';
 
 type Fields = Pick<
   RunDocument,
@@ -19,38 +29,41 @@ export interface ConcludeInput {
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const num = (v: unknown): number | null => (typeof v === 'number' ? v : null);
-const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
+
+type PodEvent = Extract<ReadEvent, { known: true; source: 'pod' }>;
+/** What proves acceptance: /state (the client) or the journal's request-accepted. */
+type AcceptanceProof = EventOf<'client', 'acceptance-proven'> | EventOf<'server', 'request-accepted'>;
+/** The events the verdict names as evidence. */
+type Evidence = Pick<RunEvent, 'id' | 'at'>;
 
 export function conclude(input: ConcludeInput): Fields {
-  const { events, workId } = input;
-  const first = (source: string, type: string) => events.find((e) => e.source === source && e.type === type);
-  const podEvents = events.filter((e) => e.source === 'pod');
-  const podUid = podEvents.map((e) => str(e.data.uid)).find((u) => u) ?? null;
-  const podIP = podEvents.map((e) => str(e.data.podIP)).find((ip) => ip) ?? null;
+  const { workId } = input;
+  // Read once through the typed layer: a field of the wrong type makes its event not count.
+  const events = readEvents(input.events);
+  const podEvents = events.filter((e): e is PodEvent => e.known && e.source === 'pod');
+  const podUid = podEvents.map((e) => e.data.uid).find((u) => u) ?? null;
+  const podIP = podEvents.map((e) => e.data.podIP).find((ip) => ip) ?? null;
 
-  const ready = first('client', 'service-ready');
-  const readyUid = ready ? str(ready.data.uid) : null;
-  const deleteRequested = first('runner', 'delete-requested');
+  const ready = firstOf(events, 'client', 'service-ready');
+  const readyUid = ready?.data.uid ?? null;
+  const deleteRequested = firstOf(events, 'runner', 'delete-requested');
 
   // Acceptance: /state (active == 1 with the ready UID) or the journal's request-accepted
   // for this id with the ready UID — and only before the deletion request.
-  const before = (e: RunEvent) => !deleteRequested || e.at <= deleteRequested.at;
-  const stateProof = events.find((e) => e.source === 'client' && e.type === 'acceptance-proven');
-  const journalProof = events.find(
-    (e) => e.source === 'server' && e.type === 'request-accepted' && e.data.id === workId,
-  );
+  const before = (e: Evidence) => !deleteRequested || e.at <= deleteRequested.at;
+  const stateProof = firstOf(events, 'client', 'acceptance-proven');
+  const journalProof = eventsOf(events, 'server', 'request-accepted').find((e) => e.data.id === workId);
   const candidates = [stateProof, journalProof]
-    .filter((e): e is RunEvent => e !== undefined)
+    .filter((e): e is AcceptanceProof => e !== undefined)
     .sort((a, b) => a.at - b.at);
-  const valid = candidates.find((e) => before(e) && readyUid !== null && str(e.data.uid) === readyUid);
+  const valid = candidates.find((e) => before(e) && readyUid !== null && e.data.uid === readyUid);
   let acceptance: Fields['acceptance'];
   if (valid) {
     acceptance = {
       proven: true,
       via: valid.source === 'client' ? 'state' : 'journal',
-      active: valid.source === 'client' ? num(valid.data.active) : null,
-      uid: str(valid.data.uid),
+      active: valid.source === 'client' ? valid.data.active : null,
+      uid: valid.data.uid,
       at: valid.at,
       reason: null,
     };
@@ -65,41 +78,36 @@ export function conclude(input: ConcludeInput): Fields {
     };
   }
 
-  const fte = events.find(
-    (e) =>
-      e.source === 'endpointslice' &&
-      (e.data.podEndpoint as { conditions?: { terminating?: unknown } } | null)?.conditions?.terminating ===
-        true,
+  const sliceEvents = events.filter(
+    (e): e is Extract<ReadEvent, { known: true; source: 'endpointslice' }> =>
+      e.known && e.source === 'endpointslice',
   );
-  const fteConditions = fte
-    ? (fte.data.podEndpoint as { conditions: Record<string, unknown> }).conditions
-    : null;
+  const fte = sliceEvents.find((e) => endpointConditions(e.data.podEndpoint)?.terminating === true);
+  const fteConditions = fte ? endpointConditions(fte.data.podEndpoint) : null;
 
-  const outcomeEvent = first('client', 'work-outcome');
-  const sent = first('client', 'work-sent');
-  const o = outcomeEvent?.data ?? {};
-  const localPort = num(o.localPort) ?? num(first('client', 'work-connected')?.data.localPort);
+  const outcomeEvent = firstOf(events, 'client', 'work-outcome');
+  const sent = firstOf(events, 'client', 'work-sent');
+  const o = outcomeEvent?.data;
+  const localPort = o?.localPort ?? firstOf(events, 'client', 'work-connected')?.data.localPort ?? null;
   const routed =
     localPort === null
       ? undefined
-      : events.find(
-          (e) => e.source === 'proxy' && e.type === 'connection-routed' && e.data.clientPort === localPort,
-        );
-  const error = o.error as { code?: unknown; message?: unknown } | null | undefined;
+      : eventsOf(events, 'proxy', 'connection-routed').find((e) => e.data.clientPort === localPort);
+  const error = o?.error;
   const request: Fields['request'] = {
     id: workId,
-    outcome: outcomeEvent ? (o.outcome as Fields['request']['outcome']) : null,
-    status: num(o.status),
-    body: o.body ?? null,
-    ...(typeof o.bodyNote === 'string' ? { bodyNote: o.bodyNote } : {}),
-    bodyUid: str(o.bodyUid),
+    outcome: o?.outcome ?? null,
+    status: o?.status ?? null,
+    body: o?.body ?? null,
+    ...(typeof o?.bodyNote === 'string' ? { bodyNote: o.bodyNote } : {}),
+    bodyUid: o?.bodyUid ?? null,
     error: error ? { code: str(error.code), message: str(error.message) ?? '' } : null,
-    bytesReceived: num(o.bytesReceived) ?? 0,
+    bytesReceived: o?.bytesReceived ?? 0,
     localPort,
     routedTo: routed
       ? {
           endpoint: String(routed.data.endpoint),
-          podUid: str(routed.data.podUid),
+          podUid: routed.data.podUid,
           fallback: routed.data.fallback === true,
         }
       : null,
@@ -108,34 +116,29 @@ export function conclude(input: ConcludeInput): Fields {
   };
 
   // The exit code: the last Pod event whose container state is `terminated`.
-  const terminatedEvent = [...podEvents]
-    .reverse()
-    .find((e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated);
-  const terminated = (
-    terminatedEvent?.data.containerState as { terminated?: Record<string, unknown> } | undefined
-  )?.terminated;
-  const firstTerminated = podEvents.find(
-    (e) => (e.data.containerState as { terminated?: unknown } | null)?.terminated,
-  );
+  const isTerminated = (e: PodEvent) => containerStateOf(e.data.containerState)?.kind === 'terminated';
+  const terminatedEvent = [...podEvents].reverse().find(isTerminated);
+  const terminated = terminatedEvent ? containerStateOf(terminatedEvent.data.containerState) : null;
+  const firstTerminated = podEvents.find(isTerminated);
   // Without a terminated state (a kubelet that reported `phase: Failed` with the container
   // still `waiting`), the server's own journal line "exiting with code N" is the evidence —
   // labelled as such: it is what the server meant to exit with, not what the kubelet saw.
   const journalExit = terminated
     ? undefined
-    : events.find((e) => e.source === 'server' && e.type === 'exit' && num(e.data.code) !== null);
+    : eventsOf(events, 'server', 'exit').find((e) => e.data.code !== null);
   const exit: Fields['exit'] = terminated
     ? {
         observed: true,
-        code: num(terminated.exitCode),
-        signal: (terminated.signal as number | string | undefined) ?? null,
-        reason: str(terminated.reason),
+        code: terminated.exitCode,
+        signal: terminated.signal,
+        reason: terminated.reason,
         at: firstTerminated?.at ?? terminatedEvent!.at,
         source: 'kubelet',
       }
     : journalExit
       ? {
           observed: true,
-          code: num(journalExit.data.code),
+          code: journalExit.data.code,
           signal: null,
           reason: null,
           at: journalExit.at,
@@ -156,9 +159,9 @@ export function conclude(input: ConcludeInput): Fields {
       ? {
           observed: true,
           conditions: {
-            ready: bool(fteConditions?.ready),
-            serving: bool(fteConditions?.serving),
-            terminating: bool(fteConditions?.terminating),
+            ready: fteConditions?.ready ?? null,
+            serving: fteConditions?.serving ?? null,
+            terminating: fteConditions?.terminating ?? null,
           },
           at: fte.at,
           eventId: fte.id,
@@ -185,31 +188,30 @@ export function conclude(input: ConcludeInput): Fields {
  * kubelet's final update later sets it to 0). Not the scenario's value: the API may choose
  * another (a Pod already terminating keeps its first one; a DELETE may carry its own).
  */
-function deletionGracePeriod(events: RunEvent[], podEvents: RunEvent[]): number | null {
-  const returned = events.find((e) => e.source === 'runner' && e.type === 'delete-returned');
-  const fromReturn = num(returned?.data.deletionGracePeriodSeconds);
+function deletionGracePeriod(events: ReadEvent[], podEvents: PodEvent[]): number | null {
+  const fromReturn = firstOf(events, 'runner', 'delete-returned')?.data.deletionGracePeriodSeconds ?? null;
   if (fromReturn !== null) return fromReturn;
   const deleting = podEvents.find(
-    (e) => e.data.deletionTimestamp && num(e.data.deletionGracePeriodSeconds) !== null,
+    (e) => e.data.deletionTimestamp && e.data.deletionGracePeriodSeconds !== null,
   );
-  return num(deleting?.data.deletionGracePeriodSeconds);
+  return deleting?.data.deletionGracePeriodSeconds ?? null;
 }
 
 function acceptanceGap(
-  events: RunEvent[],
-  candidates: RunEvent[],
+  events: ReadEvent[],
+  candidates: AcceptanceProof[],
   readyUid: string | null,
-  before: (e: RunEvent) => boolean,
+  before: (e: Evidence) => boolean,
   workId: string,
   incompleteReason: string | null,
 ): string {
-  if (!events.some((e) => e.source === 'client' && e.type === 'service-ready')) {
+  if (!firstOf(events, 'client', 'service-ready')) {
     // Say what actually happened: the Service was checked and never answered, or the run
     // ended before that (preparing failed, an observer's fatal error) — then nothing was sent.
-    const checked = events.some((e) => e.source === 'client' && e.type === 'service-ready-timeout');
+    const checked = firstOf(events, 'client', 'service-ready-timeout') !== undefined;
     if (checked || incompleteReason === null)
       return 'the Service path never answered GET /healthz with 200, so no work was sent';
-    const reached = events.filter((e) => e.source === 'runner' && e.type === 'phase').map((e) => e.data.name);
+    const reached = eventsOf(events, 'runner', 'phase').map((e) => e.data.name);
     const preparing = !reached.includes('service-ready');
     return `${preparing ? 'preparing the workload failed' : 'the run ended before the Service path answered GET /healthz'}, so no work was sent: ${incompleteReason}`;
   }
@@ -217,23 +219,23 @@ function acceptanceGap(
     return 'the server behind the Service reported no Pod UID, so acceptance cannot be tied to a Pod';
   const late = candidates.find((e) => !before(e));
   if (late) return `acceptance evidence (${late.type}) arrived only after the deletion request`;
-  const mismatch = candidates.find((e) => str(e.data.uid) !== readyUid);
+  const mismatch = candidates.find((e) => e.data.uid !== readyUid);
   if (mismatch)
-    return `UID mismatch: ${mismatch.type} came from ${str(mismatch.data.uid) ?? 'no UID'}, the Service answered from ${readyUid}`;
+    return `UID mismatch: ${mismatch.type} came from ${mismatch.data.uid ?? 'no UID'}, the Service answered from ${readyUid}`;
   return `no acceptance evidence: /state never showed active == 1 and the journal has no request-accepted for ${workId}`;
 }
 
 interface VerdictEvidence {
-  valid: RunEvent | undefined;
-  outcomeEvent: RunEvent | undefined;
-  deleteRequested: RunEvent | undefined;
-  fte: RunEvent | undefined;
-  terminatedEvent: RunEvent | undefined;
+  valid: Evidence | undefined;
+  outcomeEvent: Evidence | undefined;
+  deleteRequested: Evidence | undefined;
+  fte: Evidence | undefined;
+  terminatedEvent: Evidence | undefined;
 }
 
-function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEvidence): Fields['verdict'] {
+function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictEvidence): Fields['verdict'] {
   const ids = [ev.valid, ev.deleteRequested, ev.fte, ev.outcomeEvent, ev.terminatedEvent]
-    .filter((e): e is RunEvent => e !== undefined)
+    .filter((e): e is Evidence => e !== undefined)
     .map((e) => e.id);
   const inconclusive = (reason: string, evidence = ids) => ({
     kind: 'inconclusive' as VerdictKind,
@@ -243,7 +245,10 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
   });
   if (!f.acceptance.proven) {
     const gapEvent = events.find(
-      (e) => e.source === 'client' && (e.type === 'acceptance-timeout' || e.type === 'service-ready-timeout'),
+      (e) =>
+        e.known &&
+        e.source === 'client' &&
+        (e.type === 'acceptance-timeout' || e.type === 'service-ready-timeout'),
     );
     return inconclusive(f.acceptance.reason ?? 'no acceptance evidence', [
       ...(gapEvent ? [gapEvent.id] : []),
@@ -263,16 +268,7 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
   const fteText = f.firstTerminatingEndpoint.observed
     ? `the endpoint was first seen terminating at ${when(f.firstTerminatingEndpoint.at)} (ready=${String(f.firstTerminatingEndpoint.conditions?.ready)}, serving=${String(f.firstTerminatingEndpoint.conditions?.serving)})`
     : 'no terminating endpoint was observed';
-  // 137 and 143 are 128 + the signal: say which, since that is what the code means here.
-  const killedBy =
-    f.exit.code === 137
-      ? ' (SIGKILL: the grace period ran out)'
-      : f.exit.code === 143
-        ? ' (killed by SIGTERM)'
-        : '';
-  const exitText = f.exit.observed
-    ? `exit ${f.exit.code ?? '?'}${f.exit.reason ? ` ${f.exit.reason}` : ''}${killedBy}${f.exit.source === 'journal' ? ` ${JOURNAL_EXIT}` : ''}`
-    : 'exit code not observed';
+  const exitText = exitWords(f.exit) ?? 'exit code not observed';
   switch (f.request.outcome) {
     case 'completed':
       if (f.request.bodyUid !== f.acceptance.uid) {
@@ -319,8 +315,8 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: RunEvent[], ev: VerdictEv
   }
 }
 
-/** How an exit code taken from the journal is labelled wherever it is shown. */
-export const JOURNAL_EXIT = "— from the server's journal; the kubelet reported no terminated state";
+/** How an exit code taken from the journal is labelled wherever it is shown (run-view.ts). */
+export { JOURNAL_EXIT } from './run-view.js';
 
 function short(uid: string | null): string {
   return uid ? uid.slice(0, 8) : 'an unknown Pod';

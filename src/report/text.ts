@@ -1,85 +1,115 @@
 // The text report: a timeline of the evidence that matters for each run, and the side-by-side
 // comparison with one plain sentence per run. Rendered from run documents only.
 import { truncateText } from '../util/bounded-json.js';
-import type { RunDocument, RunEvent } from '../experiment/run-document.js';
-import { JOURNAL_EXIT } from '../experiment/conclude.js';
+import type { RunDocument } from '../experiment/run-document.js';
+import { endpointConditions, readEvents, type ReadEvent } from '../experiment/events.js';
+import { exitWords } from '../experiment/run-view.js';
 import { plainStyle, type Style } from './style.js';
 import { terminalSafe as safe } from '../util/terminal-text.js';
 import { conditionsText, shortUid, summarizeRun, summaryColumns, type RunSummaryRow } from './summary.js';
 
+/** A field as text; `?` where the event did not carry it. */
+const v = (x: string | number | boolean | null): string => (x === null ? '?' : String(x));
+
 /** One line per notable event; null for events that are context, not evidence. */
-function describe(e: RunEvent, doc: RunDocument): string | null {
-  const d = e.data;
-  switch (`${e.source}:${e.type}`) {
-    case 'client:service-ready':
-      return `GET /healthz through the Service answered 200 from ${shortUid(d.uid as string)} (after ${String(d.attempts)} attempts)`;
-    case 'client:work-sent':
-      return `sent GET ${String(d.path)}`;
-    case 'client:work-connected': {
-      const routed =
-        doc.request.routedTo && doc.request.localPort === d.localPort
-          ? ` -> ${doc.request.routedTo.endpoint}`
-          : '';
-      return `work connection established (local port ${String(d.localPort)}${routed})`;
-    }
-    case 'client:acceptance-proven':
-      return `GET /state: active == ${String(d.active)} from ${shortUid(d.uid as string)}: acceptance proven`;
-    case 'client:acceptance-timeout':
-      return `no acceptance evidence: ${String(d.reason)}`;
-    case 'client:work-outcome': {
-      const err = d.error as { code?: string } | null;
-      return `work request: ${String(d.outcome)}${typeof d.status === 'number' ? ` (HTTP ${d.status})` : ''}${err?.code ? ` ${err.code}` : ''}, ${String(d.bytesReceived)} body bytes`;
-    }
-    case 'server:request-accepted':
-      return d.id === doc.scenario.workId ? `journal: accepted ${String(d.id)}` : null;
-    case 'server:signal':
-      return `journal: ${String(d.name)} received`;
-    case 'server:drain-started':
-      return `journal: drain started (/healthz now 503), ${String(d.active)} active`;
-    case 'server:stopped-listening':
-      return `journal: stopped listening, ${String(d.active)} active`;
-    case 'server:request-finished':
-      return `journal: finished ${String(d.id)} after ${String(d.durationMs)} ms`;
-    case 'server:request-aborted':
-      return `journal: ${String(d.id)} aborted (connection gone)`;
-    case 'server:request-cut':
-      return `journal: drain timeout cut ${String(d.id)}`;
-    case 'server:exit':
-      return `journal: exiting with code ${String(d.code)}`;
-    case 'runner:delete-requested':
-      return `DELETE pod (grace period ${String(d.gracePeriodSeconds)} s)`;
-    case 'runner:phase-timeout':
-      return `timeout: ${String(d.message)}`;
-    case 'runner:platform-error':
-    case 'runner:observer-error':
-      return `error: ${String(d.message)}`;
-    case 'runner:interrupted':
-      return 'interrupted';
-    case 'kubelet:prestop-started':
-      return `preStop ${String(d.handler)} started`;
-    case 'kubelet:prestop-finished':
-      return `preStop finished after ${String(d.durationMs)} ms`;
-    case 'kubelet:signal-sent':
-      return `${String(d.signal)} sent to the container`;
-    case 'kubelet:container-exited':
-      return `container process exited: code ${String(d.exitCode)}${typeof d.signal === 'string' ? ` (${d.signal})` : ''}`;
-    case 'events:Killing':
+function describe(e: ReadEvent, doc: RunDocument): string | null {
+  // An event this version does not know, or with a field of the wrong type, is still shown.
+  if (!e.known) return `${e.type} (unread: ${e.problem})`;
+  switch (e.source) {
+    case 'client':
+      switch (e.type) {
+        case 'service-ready':
+          return `GET /healthz through the Service answered 200 from ${shortUid(e.data.uid)} (after ${v(e.data.attempts)} attempts)`;
+        case 'work-sent':
+          return `sent GET ${v(e.data.path)}`;
+        case 'work-connected': {
+          const routed =
+            doc.request.routedTo && e.data.localPort !== null && doc.request.localPort === e.data.localPort
+              ? ` -> ${doc.request.routedTo.endpoint}`
+              : '';
+          return `work connection established (local port ${v(e.data.localPort)}${routed})`;
+        }
+        case 'acceptance-proven':
+          return `GET /state: active == ${v(e.data.active)} from ${shortUid(e.data.uid)}: acceptance proven`;
+        case 'acceptance-timeout':
+          return `no acceptance evidence: ${v(e.data.reason)}`;
+        case 'work-outcome': {
+          const code = e.data.error?.code;
+          return `work request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}, ${v(e.data.bytesReceived)} body bytes`;
+        }
+        default:
+          return null;
+      }
+    case 'server':
+      switch (e.type) {
+        case 'request-accepted':
+          return e.data.id === doc.scenario.workId ? `journal: accepted ${e.data.id}` : null;
+        case 'signal':
+          return `journal: ${v(e.data.name)} received`;
+        case 'drain-started':
+          return `journal: drain started (/healthz now 503), ${v(e.data.active)} active`;
+        case 'stopped-listening':
+          return `journal: stopped listening, ${v(e.data.active)} active`;
+        case 'request-finished':
+          return `journal: finished ${v(e.data.id)} after ${v(e.data.durationMs)} ms`;
+        case 'request-aborted':
+          return `journal: ${v(e.data.id)} aborted (connection gone)`;
+        case 'request-cut':
+          return `journal: drain timeout cut ${v(e.data.id)}`;
+        case 'exit':
+          return `journal: exiting with code ${v(e.data.code)}`;
+        default:
+          return null;
+      }
+    case 'runner':
+      switch (e.type) {
+        case 'delete-requested':
+          return `DELETE pod (grace period ${v(e.data.gracePeriodSeconds)} s)`;
+        case 'phase-timeout':
+          return `timeout: ${v(e.data.message)}`;
+        case 'platform-error':
+        case 'observer-error':
+          return `error: ${v(e.data.message)}`;
+        case 'interrupted':
+          return 'interrupted';
+        case 'lines-not-kept':
+          return `${v(e.data.lines)} ${v(e.data.kind)} lines not kept (over the limits of what a run keeps)`;
+        default:
+          return null;
+      }
+    case 'kubelet':
+      switch (e.type) {
+        case 'prestop-started':
+          return `preStop ${v(e.data.handler)} started`;
+        case 'prestop-finished':
+          return `preStop finished after ${v(e.data.durationMs)} ms`;
+        case 'signal-sent':
+          return `${v(e.data.signal)} sent to the container`;
+        case 'container-exited':
+          return `container process exited: code ${v(e.data.exitCode)}${typeof e.data.signal === 'string' ? ` (${e.data.signal})` : ''}`;
+        default:
+          return null;
+      }
+    case 'events':
       // lastTimestamp has whole seconds: the Event happened within the second after `at`.
-      return `Event Killing${d.timePrecision === 'second' ? ' (time to the second)' : ''}: ${String(d.message)}`;
+      return e.type === 'Killing'
+        ? `Event Killing${e.data.timePrecision === 'second' ? ' (time to the second)' : ''}: ${v(e.data.message)}`
+        : null;
     default:
       return null;
   }
 }
 
-function endpointLines(doc: RunDocument): Array<{ at: number; source: string; text: string }> {
+function endpointLines(
+  doc: RunDocument,
+  events: readonly ReadEvent[],
+): Array<{ at: number; source: string; text: string }> {
   const out: Array<{ at: number; source: string; text: string }> = [];
   let last = '';
-  for (const e of doc.events) {
-    if (e.source !== 'endpointslice') continue;
-    const ep = e.data.podEndpoint as {
-      conditions?: { ready: boolean | null; serving: boolean | null; terminating: boolean | null };
-    } | null;
-    const text = ep?.conditions ? conditionsText(ep.conditions) : 'no endpoint for the Pod';
+  for (const e of events) {
+    if (!e.known || e.source !== 'endpointslice') continue;
+    const conditions = endpointConditions(e.data.podEndpoint);
+    const text = conditions ? conditionsText(conditions) : 'no endpoint for the Pod';
     if (text === last) continue;
     last = text;
     const marker = e.id === doc.firstTerminatingEndpoint.eventId ? '   <- first terminating endpoint' : '';
@@ -89,26 +119,26 @@ function endpointLines(doc: RunDocument): Array<{ at: number; source: string; te
 }
 
 function exitLines(doc: RunDocument) {
-  if (!doc.exit.observed || doc.exit.at === null) return [];
+  const words = exitWords(doc.exit);
+  if (words === null || doc.exit.at === null) return [];
+  // The same words as the verdict's explanation (run-view.ts), 137/143 explained.
   return [
     {
       at: doc.exit.at,
       source: 'pod',
-      text:
-        doc.exit.source === 'journal'
-          ? `exit ${doc.exit.code ?? '?'} ${JOURNAL_EXIT}`
-          : `container terminated: exit ${doc.exit.code ?? '?'} ${doc.exit.reason ?? ''}`.trim(),
+      text: doc.exit.source === 'journal' ? words : `container terminated: ${words}`,
     },
   ];
 }
 
 export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): string {
+  const events = readEvents(doc.events);
   const lines = [
-    ...doc.events.flatMap((e) => {
+    ...events.flatMap((e) => {
       const text = describe(e, doc);
       return text ? [{ at: e.at, source: e.source === 'endpointslice' ? 'endpoint' : e.source, text }] : [];
     }),
-    ...endpointLines(doc),
+    ...endpointLines(doc, events),
     ...exitLines(doc),
   ].sort((a, b) => a.at - b.at);
   const pid1 =

@@ -280,3 +280,25 @@ test('phase Failed with the container still waiting: the exit code comes from th
   // The kubelet's terminated state, when there is one, is the source.
   assert.equal(run(finishedRun()).exit.source, 'kubelet');
 });
+
+test('an event with a field of the wrong type (a tampered document) is not evidence', () => {
+  // An outcome no client writes: not put into the document as if it were one.
+  const forged = finishedRun().map((e) =>
+    e.type === 'work-outcome' ? { ...e, data: { ...e.data, outcome: 'exploded' } } : e,
+  );
+  const c = run(forged);
+  assert.equal(c.request.outcome, null);
+  assert.equal(c.verdict.kind, 'inconclusive');
+  // A UID that is not a string does not prove acceptance, whatever it stringifies to.
+  const objectUid = without(finishedRun(), 'request-accepted').map((e) =>
+    e.type === 'acceptance-proven' ? { ...e, data: { ...e.data, uid: { toString: UID } } } : e,
+  );
+  assert.equal(run(objectUid).acceptance.proven, false);
+  // A terminated state whose exit code is text: the exit is observed, its code is not.
+  const textCode = finishedRun().map((e) =>
+    e.source === 'pod' && e.data.containerState
+      ? { ...e, data: { ...e.data, containerState: { terminated: { exitCode: '0', reason: 'Completed' } } } }
+      : e,
+  );
+  assert.equal(run(textCode).exit.code, null);
+});

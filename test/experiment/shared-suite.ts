@@ -12,6 +12,7 @@ import type { RunDocument } from '../../src/experiment/run-document.js';
 import type { Platform } from '../../src/platform/types.js';
 import { resolveScenario, type ScenarioInput } from '../../src/workload/scenario.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
+import { readEvents } from '../../src/experiment/events.js';
 
 export const faultyServer = fileURLToPath(new URL('../fixtures/servers/faulty-server.js', import.meta.url));
 
@@ -43,6 +44,9 @@ async function experiment(target: SuiteTarget, input: ScenarioInput, pid1 = true
       plan: planRun(scenario, session.planOptions),
     });
     assertValidRunDocument(doc);
+    // Every event a real run writes is one the typed union knows, with its declared field types.
+    for (const e of readEvents(doc.events))
+      assert.ok(e.known, `${e.id} ${e.source}:${e.type} is not a known event: ${e.known ? '' : e.problem}`);
     return doc;
   } finally {
     await session.close();

@@ -1,6 +1,7 @@
 // The close-up: the moments around each run's DELETE on one shared window, where the order of
 // acceptance, deletion, first terminating endpoint, SIGTERM and the request's end is decided
 // within ~100 ms — too close to tell apart on the overview.
+import { eventsOf, firstOf, readEvents } from '../../experiment/events.js';
 import { formatMs } from './escape.js';
 import { createTimeScale } from './scale.js';
 import type { RunTimeline, TimeScale } from './types.js';
@@ -11,10 +12,10 @@ const maxAfter = 2000;
 
 /** The first SIGTERM of a run: the kubelet sending it, else the server receiving it. */
 function sigtermAt(t: RunTimeline): number | null {
+  const events = readEvents(t.doc.events);
   const e =
-    t.doc.events.find(
-      (e) => e.source === 'kubelet' && e.type === 'signal-sent' && e.data.signal === 'SIGTERM',
-    ) ?? t.doc.events.find((e) => e.source === 'server' && e.type === 'signal');
+    eventsOf(events, 'kubelet', 'signal-sent').find((e) => e.data.signal === 'SIGTERM') ??
+    firstOf(events, 'server', 'signal');
   return e ? e.at : null;
 }
 

@@ -1,6 +1,7 @@
 // Short, plain labels for events, in Kubernetes' and the journal's own words. An event type
 // this file does not know is labelled with its type: new vocabulary must still be drawn.
 import type { RunEvent } from '../../experiment/run-document.js';
+import { assertNever, containerStateOf, readEvent, type TypedEvent } from '../../experiment/events.js';
 import type { Tone } from './types.js';
 
 export interface MarkText {
@@ -17,85 +18,101 @@ export const text = (v: unknown): string | null =>
 const rec = (v: unknown): Data | null => (v !== null && typeof v === 'object' ? (v as Data) : null);
 const mark = (label: string, tone: Tone = 'neutral', priority = 1): MarkText => ({ label, tone, priority });
 
+type Known<S extends TypedEvent['source']> = Extract<TypedEvent, { source: S }>;
+
 export function describeEvent(event: RunEvent, previousPod: Data | null): MarkText {
-  switch (event.source) {
+  const e = readEvent(event);
+  // A type no producer writes is labelled with its type (the journal's words with spaces, as
+  // its known types); a known type with a field of the wrong type says it was not read (its
+  // tooltip shows the raw event).
+  if (!e.known) {
+    if (e.problem !== 'unknown type') return mark(`${e.type} (unread)`, 'warn', 1);
+    return e.source === 'server' ? mark(e.type.replace(/-/g, ' '), 'neutral', 2) : mark(e.type, 'neutral', 0);
+  }
+  switch (e.source) {
     case 'client':
-      return describeClient(event.type, event.data);
+      return describeClient(e);
     case 'server':
-      return describeServer(event.type, event.data);
+      return describeServer(e);
     case 'pod':
-      return describePod(event.type, event.data, previousPod);
+      return describePod(e, previousPod);
     case 'kubelet':
-      return describeKubelet(event.type, event.data);
+      return describeKubelet(e);
     case 'proxy':
-      return describeProxy(event.type, event.data);
+      return describeProxy(e);
     case 'runner':
-      return describeRunner(event.type, event.data);
+      return describeRunner(e);
     case 'events': {
-      const warn = ['Killing', 'Unhealthy', 'FailedKillPod', 'FailedPreStopHook'].includes(event.type);
-      return mark(`Event ${event.type}`, warn ? 'warn' : 'neutral', warn ? 2 : 0);
+      const warn = ['Killing', 'Unhealthy', 'FailedKillPod', 'FailedPreStopHook'].includes(e.type);
+      return mark(`Event ${e.type}`, warn ? 'warn' : 'neutral', warn ? 2 : 0);
     }
     default:
-      return mark(event.type, 'neutral', 0);
+      return mark(e.type, 'neutral', 0);
   }
 }
 
-function describeClient(type: string, d: Data): MarkText {
-  const error = text(rec(d.error)?.code);
-  switch (type) {
+function describeClient(e: Known<'client'>): MarkText {
+  switch (e.type) {
     case 'client-started':
       return mark('client started', 'neutral', 0);
     case 'healthz':
-      return d.status === 200
+      return e.data.status === 200
         ? mark('healthz 200', 'good', 1)
-        : mark(`healthz ${text(d.status) ?? error ?? 'failed'}`, 'warn', 1);
+        : mark(`healthz ${text(e.data.status) ?? text(e.data.error?.code) ?? 'failed'}`, 'warn', 1);
     case 'service-ready':
       return mark('Service ready', 'good', 3);
     case 'service-ready-timeout':
       return mark('Service never ready', 'bad', 5);
     case 'work-sent':
-      return mark(`work sent ${text(d.id) ?? ''}`.trim(), 'neutral', 3);
+      return mark(`work sent ${e.data.id ?? ''}`.trim(), 'neutral', 3);
     case 'work-connected':
-      return mark(`connected :${text(d.localPort) ?? '?'}`, 'neutral', 1);
+      return mark(`connected :${text(e.data.localPort) ?? '?'}`, 'neutral', 1);
     case 'state':
-      return mark(`state active=${text(d.active) ?? '?'}`, 'neutral', 1);
+      return mark(`state active=${text(e.data.active) ?? '?'}`, 'neutral', 1);
     case 'acceptance-proven':
-      return mark(`acceptance proven (${text(d.via) ?? '?'})`, 'good', 4);
+      return mark(`acceptance proven (${e.data.via ?? '?'})`, 'good', 4);
     case 'acceptance-timeout':
       return mark('acceptance not proven', 'bad', 5);
     case 'work-response-started':
-      return mark(`response ${text(d.status) ?? '?'} started`, 'neutral', 2);
+      return mark(`response ${text(e.data.status) ?? '?'} started`, 'neutral', 2);
     case 'work-outcome': {
-      const outcome = text(d.outcome) ?? 'no outcome';
-      const detail = outcome === 'completed' || outcome === 'http-error' ? text(d.status) : error;
+      const outcome = e.data.outcome ?? 'no outcome';
+      const detail =
+        outcome === 'completed' || outcome === 'http-error' ? text(e.data.status) : text(e.data.error?.code);
       return mark(`${outcome}${detail ? ` (${detail})` : ''}`, outcome === 'completed' ? 'good' : 'bad', 5);
     }
     default:
-      return mark(type, 'neutral', 0);
+      return assertNever(e);
   }
 }
 
-function describeServer(type: string, d: Data): MarkText {
-  const id = text(d.id) ?? '';
-  switch (type) {
+function describeServer(e: Known<'server'>): MarkText {
+  switch (e.type) {
     case 'request-accepted':
-      return mark(`accepted ${id}`.trim(), 'good', 4);
+      return mark(`accepted ${e.data.id ?? ''}`.trim(), 'good', 4);
     case 'request-finished':
       return mark(
-        `finished ${id}${d.durationMs === undefined ? '' : ` (${text(d.durationMs)} ms)`}`,
+        `finished ${e.data.id ?? ''}${e.data.durationMs === null ? '' : ` (${e.data.durationMs} ms)`}`,
         'good',
         4,
       );
     case 'request-aborted':
-      return mark(`aborted ${id}`.trim(), 'bad', 4);
+      return mark(`aborted ${e.data.id ?? ''}`.trim(), 'bad', 4);
     case 'request-cut':
-      return mark(`cut ${id}`.trim(), 'bad', 4);
+      return mark(`cut ${e.data.id ?? ''}`.trim(), 'bad', 4);
     case 'signal':
-      return mark(`${text(d.name) ?? 'signal'} received`, 'warn', 3);
+      return mark(`${e.data.name ?? 'signal'} received`, 'warn', 3);
     case 'exit':
-      return mark(`exit ${text(d.code) ?? '?'}`, d.code === 0 ? 'neutral' : 'bad', 3);
+      return mark(`exit ${text(e.data.code) ?? '?'}`, e.data.code === 0 ? 'neutral' : 'bad', 3);
+    case 'listening':
+      return mark('listening', 'neutral', 1);
+    case 'drain-started':
+    case 'stopped-listening':
+    case 'drain-finished':
+    case 'output':
+      return mark(e.type.replace(/-/g, ' '), 'neutral', 2);
     default:
-      return mark(type.replace(/-/g, ' '), 'neutral', type === 'listening' ? 1 : 2);
+      return assertNever(e);
   }
 }
 
@@ -109,22 +126,20 @@ export function containerStateKind(state: unknown): 'waiting' | 'running' | 'ter
   return null;
 }
 
-function describePod(type: string, d: Data, previous: Data | null): MarkText {
-  if (type === 'ADDED') return mark(`Pod ADDED (${text(d.phase) ?? '?'})`, 'neutral', 1);
-  if (type === 'DELETED') return mark('Pod DELETED', 'neutral', 3);
+function describePod(e: Known<'pod'>, previous: Data | null): MarkText {
+  const d = e.data;
+  if (e.type === 'ADDED') return mark(`Pod ADDED (${d.phase ?? '?'})`, 'neutral', 1);
+  if (e.type === 'DELETED') return mark('Pod DELETED', 'neutral', 3);
   const changes: string[] = [];
   let tone: Tone = 'neutral';
   let priority = 1;
-  const kind = containerStateKind(d.containerState);
-  if (kind && kind !== containerStateKind(previous?.containerState)) {
-    const state = rec(d.containerState)?.[kind];
-    const reason = text(rec(state)?.reason);
-    if (kind === 'terminated') {
-      const code = rec(state)?.exitCode;
-      changes.push(`terminated ${text(code) ?? '?'}${reason ? ` ${reason}` : ''}`);
-      tone = code === 0 ? 'neutral' : 'bad';
+  const state = containerStateOf(d.containerState);
+  if (state && state.kind !== containerStateKind(previous?.containerState)) {
+    if (state.kind === 'terminated') {
+      changes.push(`terminated ${text(state.exitCode) ?? '?'}${state.reason ? ` ${state.reason}` : ''}`);
+      tone = state.exitCode === 0 ? 'neutral' : 'bad';
       priority = 4;
-    } else changes.push(reason ? `${kind} (${reason})` : kind);
+    } else changes.push(state.reason ? `${state.kind} (${state.reason})` : state.kind);
   }
   if (d.deletionTimestamp && !previous?.deletionTimestamp) {
     changes.push(`deletionTimestamp set (grace ${text(d.deletionGracePeriodSeconds) ?? '?'} s)`);
@@ -132,50 +147,57 @@ function describePod(type: string, d: Data, previous: Data | null): MarkText {
   } else if (d.deletionGracePeriodSeconds === 0 && previous?.deletionGracePeriodSeconds !== 0) {
     changes.push('grace 0');
   }
-  if (d.ready !== (previous?.ready ?? null)) changes.push(`Ready=${text(d.ready) ?? 'unknown'}`);
-  if (previous && d.phase !== previous.phase) changes.push(text(d.phase) ?? 'phase ?');
+  if (d.ready !== (previous?.ready ?? null)) changes.push(`Ready=${d.ready ?? 'unknown'}`);
+  if (previous && d.phase !== (previous.phase ?? null)) changes.push(d.phase ?? 'phase ?');
   return mark(changes.join(', '), tone, priority);
 }
 
-function describeKubelet(type: string, d: Data): MarkText {
-  switch (type) {
+function describeKubelet(e: Known<'kubelet'>): MarkText {
+  switch (e.type) {
     case 'prestop-started':
       return mark('preStop started', 'warn', 2);
     case 'prestop-finished':
       return mark('preStop finished', 'neutral', 2);
     case 'signal-sent':
-      return mark(`${text(d.signal) ?? 'signal'} sent`, d.signal === 'SIGKILL' ? 'bad' : 'warn', 4);
+      return mark(`${e.data.signal ?? 'signal'} sent`, e.data.signal === 'SIGKILL' ? 'bad' : 'warn', 4);
     case 'container-exited': {
-      const signal = text(d.signal);
+      const signal = text(e.data.signal);
       return mark(
-        `container exited ${text(d.exitCode) ?? '?'}${signal ? ` (${signal})` : ''}`,
-        d.exitCode === 0 ? 'neutral' : 'bad',
+        `container exited ${text(e.data.exitCode) ?? '?'}${signal ? ` (${signal})` : ''}`,
+        e.data.exitCode === 0 ? 'neutral' : 'bad',
         3,
       );
     }
     case 'probe':
-      return mark(`probe ${text(d.result) ?? '?'}`, d.result === 'success' ? 'neutral' : 'warn', 1);
+      return mark(`probe ${e.data.result ?? '?'}`, e.data.result === 'success' ? 'neutral' : 'warn', 1);
     default:
-      return mark(type, 'neutral', 0);
+      return assertNever(e);
   }
 }
 
-function describeProxy(type: string, d: Data): MarkText {
-  if (type === 'connection-routed') {
-    // Routine routing needs no label; a fallback to a terminating endpoint is the news.
-    return d.fallback === true
-      ? mark('routed to terminating endpoint (fallback)', 'warn', 3)
-      : mark('', 'neutral', 0);
+function describeProxy(e: Known<'proxy'>): MarkText {
+  switch (e.type) {
+    case 'connection-routed':
+      // Routine routing needs no label; a fallback to a terminating endpoint is the news.
+      return e.data.fallback === true
+        ? mark('routed to terminating endpoint (fallback)', 'warn', 3)
+        : mark('', 'neutral', 0);
+    case 'service-listening':
+      return mark(e.data.accepting ? 'Service accepting' : 'Service refusing');
+    case 'proxy-sync-failed':
+      return mark('proxy sync failed', 'warn', 3);
+    case 'backend-refused':
+    case 'foreign-connections':
+      return mark(e.type, 'neutral', 0);
+    default:
+      return assertNever(e);
   }
-  if (type === 'service-listening') return mark(d.accepting ? 'Service accepting' : 'Service refusing');
-  if (type === 'proxy-sync-failed') return mark('proxy sync failed', 'warn', 3);
-  return mark(type, 'neutral', 0);
 }
 
-function describeRunner(type: string, d: Data): MarkText {
-  switch (type) {
+function describeRunner(e: Known<'runner'>): MarkText {
+  switch (e.type) {
     case 'delete-requested': {
-      const grace = text(d.gracePeriodSeconds);
+      const grace = text(e.data.gracePeriodSeconds);
       return mark(`DELETE requested${grace ? ` (grace ${grace} s)` : ''}`, 'key', 5);
     }
     case 'delete-returned':
@@ -186,12 +208,17 @@ function describeRunner(type: string, d: Data): MarkText {
       // The phase band says these; the marks stay for their tooltips.
       return mark('', 'neutral', 0);
     case 'phase-timeout':
-      return mark(`phase ${text(d.phase) ?? '?'} timed out`, 'bad', 5);
+      return mark(`phase ${e.data.phase ?? '?'} timed out`, 'bad', 5);
     case 'platform-error':
-      return mark(`platform error ${text(d.code) ?? ''}`.trim(), 'bad', 5);
+      return mark(`platform error ${e.data.code ?? ''}`.trim(), 'bad', 5);
     case 'interrupted':
-      return mark(`interrupted${text(d.signal) ? ` (${text(d.signal)})` : ''}`, 'bad', 5);
+      return mark(`interrupted${e.data.signal ? ` (${e.data.signal})` : ''}`, 'bad', 5);
+    case 'observer-error':
+    case 'cleanup-error':
+      return mark(e.type, 'neutral', 0);
+    case 'lines-not-kept':
+      return mark(`${e.data.lines ?? '?'} ${e.data.kind ?? ''} lines not kept`.replace('  ', ' '), 'warn', 2);
     default:
-      return mark(type, 'neutral', 0);
+      return assertNever(e);
   }
 }

@@ -9,7 +9,8 @@ import {
   endpointObservations,
 } from './endpoint-bands.js';
 import { stretches } from './intervals.js';
-import { containerStateKind, describeEvent, text } from './labels.js';
+import { describeEvent, text } from './labels.js';
+import { containerStateOf, eventsOf, firstOf, readEvents, type TypedEvent } from '../../experiment/events.js';
 import type { LaneName, TimelineInterval, TimelineLane, TimelineMark } from './types.js';
 
 /** The lane an event is drawn in. */
@@ -61,18 +62,22 @@ export function eventMarks(events: readonly RunEvent[], evidence: ReadonlySet<st
 }
 
 function phaseBand(events: readonly RunEvent[], end: number): TimelineInterval[] {
-  const points = events
-    .filter((e) => e.source === 'runner' && e.type === 'phase')
-    .map((e) => ({ at: e.at, state: 'phase', label: text(e.data.name) ?? '?', eventId: e.id }));
+  const points = eventsOf(readEvents(events), 'runner', 'phase').map((e) => ({
+    at: e.at,
+    state: 'phase',
+    label: e.data.name ?? '?',
+    eventId: e.id,
+  }));
   return stretches(points, end);
 }
 
 /** The work request from the client's side: sent until its outcome (or open to the run's end). */
 function workBand(doc: RunDocument, end: number): TimelineInterval[] {
-  const sent = doc.events.find((e) => e.source === 'client' && e.type === 'work-sent');
+  const events = readEvents(doc.events);
+  const sent = firstOf(events, 'client', 'work-sent');
   if (!sent) return [];
-  const outcome = doc.events.find((e) => e.source === 'client' && e.type === 'work-outcome');
-  const name = outcome && typeof outcome.data.outcome === 'string' ? outcome.data.outcome : null;
+  const outcome = firstOf(events, 'client', 'work-outcome');
+  const name = outcome?.data.outcome ?? null;
   return [
     {
       from: sent.at,
@@ -86,7 +91,9 @@ function workBand(doc: RunDocument, end: number): TimelineInterval[] {
 
 /** The accepted request from the server's side: accepted until finished, aborted, cut or exit. */
 function inFlightBand(doc: RunDocument, end: number): TimelineInterval[] {
-  const server = doc.events.filter((e) => e.source === 'server');
+  const server = readEvents(doc.events).filter(
+    (e): e is Extract<TypedEvent, { source: 'server' }> => e.known && e.source === 'server',
+  );
   const accepted = server.find((e) => e.type === 'request-accepted' && e.data.id === doc.request.id);
   if (!accepted) return [];
   const ended = server.find(
@@ -114,18 +121,17 @@ function inFlightBand(doc: RunDocument, end: number): TimelineInterval[] {
 }
 
 function containerBand(events: readonly RunEvent[], end: number): TimelineInterval[] {
-  const points = events
-    .filter((e) => e.source === 'pod')
+  const points = readEvents(events)
+    .filter((e): e is Extract<TypedEvent, { source: 'pod' }> => e.known && e.source === 'pod')
     .map((e) => {
       if (e.type === 'DELETED') return { at: e.at, state: 'deleted', label: 'Pod deleted', eventId: e.id };
-      const kind = containerStateKind(e.data.containerState) ?? 'none';
-      const code = (e.data.containerState as { terminated?: { exitCode?: unknown } } | null)?.terminated
-        ?.exitCode;
+      const state = containerStateOf(e.data.containerState);
+      const kind = state?.kind ?? 'none';
       const label =
         kind === 'none'
           ? 'no container'
           : kind === 'terminated'
-            ? `terminated, exit ${text(code) ?? '?'}`
+            ? `terminated, exit ${text(state?.exitCode) ?? '?'}`
             : kind;
       return { at: e.at, state: kind, label, eventId: e.id };
     });

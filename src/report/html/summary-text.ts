@@ -1,5 +1,6 @@
 // The run in words: what the timeline shows, as sentences a screen reader (or a printout
 // without colour) can carry on their own. Built from the document's conclusions.
+import { exitMeaning } from '../../experiment/run-view.js';
 import { formatMs } from './escape.js';
 import type { RunTimeline } from './types.js';
 
@@ -43,11 +44,13 @@ export function describeRun(timeline: RunTimeline, index: number): string {
       : 'the request had no outcome',
   );
   const exit = timeline.exit;
+  // What 137 and 143 mean, in the words of the verdict's explanation (run-view.ts).
+  const meaning = exitMeaning(exit?.code ?? null);
   parts.push(
     exit
       ? exit.source === 'journal'
         ? `the server's journal said it was exiting with code ${exit.code ?? 'unknown'} ${at(exit.at)} (the kubelet reported no terminated state)`
-        : `the container's exit code ${exit.code ?? 'unknown'}${exit.reason ? ` (${exit.reason})` : ''} was observed ${at(exit.at)}`
+        : `the container's exit code ${exit.code ?? 'unknown'}${exit.reason ? ` (${exit.reason})` : ''}${meaning ? `, ${meaning},` : ''} was observed ${at(exit.at)}`
       : 'no container exit was observed',
   );
   const incomplete = doc.complete

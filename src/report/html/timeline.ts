@@ -3,7 +3,7 @@
 import type { RunDocument, RunEvent } from '../../experiment/run-document.js';
 import { conditionsText } from '../summary.js';
 import { buildLanes, eventMarks } from './lanes.js';
-import { containerStateKind } from './labels.js';
+import { containerStateOf, eventsOf, readEvents } from '../../experiment/events.js';
 import { closeUpScale } from './close-up.js';
 import { overviewScale } from './scale.js';
 import { describeRun } from './summary-text.js';
@@ -43,9 +43,13 @@ function firstTerminating(doc: RunDocument): FirstTerminating | null {
 function exitMark(doc: RunDocument, events: readonly RunEvent[]): ExitMark | null {
   const exit = doc.exit;
   if (!exit.observed || exit.at === null) return null;
-  const carrier = events.find(
+  const read = readEvents(events);
+  const carrier = read.find(
     (e) =>
-      e.source === 'pod' && e.at === exit.at && containerStateKind(e.data.containerState) === 'terminated',
+      e.known &&
+      e.source === 'pod' &&
+      e.at === exit.at &&
+      containerStateOf(e.data.containerState)?.kind === 'terminated',
   );
   return {
     at: exit.at,
@@ -55,7 +59,7 @@ function exitMark(doc: RunDocument, events: readonly RunEvent[]): ExitMark | nul
     eventId:
       carrier?.id ??
       (exit.source === 'journal'
-        ? (events.find((e) => e.source === 'server' && e.type === 'exit' && e.at === exit.at)?.id ?? null)
+        ? (eventsOf(read, 'server', 'exit').find((e) => e.at === exit.at)?.id ?? null)
         : null),
     text: `exit ${exit.code ?? '?'}${exit.reason ? ` ${exit.reason}` : ''}${exit.source === 'journal' ? ' (journal)' : ''}`,
     source: exit.source ?? 'kubelet',
