@@ -2,25 +2,13 @@
 // raw: `draincheck cleanup` prints names with their control characters as visible escapes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sendJson } from '../helpers/fake-apiserver/recorded.js';
-import { FakeApiServer, isList } from '../helpers/fake-apiserver/server.js';
+import { FakeApiServer, serveNamespaceList } from '../helpers/fake-apiserver/server.js';
 import { startCli } from '../helpers/cli.js';
 
 test('cleanup --dry-run prints a namespace name full of control sequences as visible escapes', async (t) => {
   const hostile = 'draincheck-a1\u001b]0;pwned\u0007\r\nverdict: accepted-request-finished\u009b2J';
   const server = new FakeApiServer();
-  server.on(
-    'GET',
-    '/api/v1/namespaces',
-    (_r, res) =>
-      sendJson(res, 200, {
-        kind: 'NamespaceList',
-        apiVersion: 'v1',
-        metadata: { resourceVersion: '9' },
-        items: [{ metadata: { name: hostile } }],
-      }),
-    isList,
-  );
+  serveNamespaceList(server, [{ metadata: { name: hostile } }]);
   await server.start();
   t.after(() => server.stop());
   const run = startCli(['cleanup', '--kubeconfig', server.writeKubeconfig(), '--dry-run']);

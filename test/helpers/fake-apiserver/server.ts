@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { sendJson } from './recorded.js';
 
 export interface SeenRequest {
   method: string;
@@ -157,3 +158,14 @@ export class FakeApiServer {
 export const isWatch = (r: SeenRequest): boolean =>
   r.query.get('watch') === 'true' || r.query.get('watch') === '1';
 export const isList = (r: SeenRequest): boolean => !isWatch(r);
+
+/** GET /api/v1/namespaces answered with a NamespaceList of these items (lists only, not watches). */
+export function serveNamespaceList(server: FakeApiServer, items: unknown[], resourceVersion = '9'): void {
+  server.on(
+    'GET',
+    '/api/v1/namespaces',
+    (_r, res) =>
+      sendJson(res, 200, { kind: 'NamespaceList', apiVersion: 'v1', metadata: { resourceVersion }, items }),
+    isList,
+  );
+}

@@ -8,7 +8,11 @@ import { cleanupLeftovers } from '../../../src/platform/kube/cleanup.js';
 import { resolveScenario } from '../../../src/workload/scenario.js';
 import { fixtureJson, sendJson } from '../../helpers/fake-apiserver/recorded.js';
 import { paths } from '../../helpers/fake-apiserver/replay.js';
-import { isList, type FakeApiServer, type SeenRequest } from '../../helpers/fake-apiserver/server.js';
+import {
+  type FakeApiServer,
+  type SeenRequest,
+  serveNamespaceList,
+} from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
 import { fakeKube, readAll } from '../../helpers/kube-platform.js';
 
@@ -80,18 +84,7 @@ test('every DELETE names the UID: the experiment’s Pod deletion, the own names
       s.on('DELETE', paths.pod, (_r, res) =>
         sendJson(res, 200, fixtureJson('drain/pod-delete.response.json')),
       );
-      s.on(
-        'GET',
-        '/api/v1/namespaces',
-        (_r, res) =>
-          sendJson(res, 200, {
-            kind: 'NamespaceList',
-            apiVersion: 'v1',
-            metadata: { resourceVersion: '9' },
-            items: [{ metadata: { name: 'draincheck-old', uid: 'uid-old' } }],
-          }),
-        isList,
-      );
+      serveNamespaceList(s, [{ metadata: { name: 'draincheck-old', uid: 'uid-old' } }]);
       s.on('GET', paths.pods, (_r, res) =>
         sendJson(res, 200, {
           kind: 'PodList',

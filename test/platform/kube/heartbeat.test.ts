@@ -9,7 +9,7 @@ import { planRun } from '../../../src/experiment/plan.js';
 import { cleanupLeftovers } from '../../../src/platform/kube/cleanup.js';
 import { resolveScenario } from '../../../src/workload/scenario.js';
 import { sendJson } from '../../helpers/fake-apiserver/recorded.js';
-import { isList, type FakeApiServer } from '../../helpers/fake-apiserver/server.js';
+import { type FakeApiServer, serveNamespaceList } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
 import { fakeKube } from '../../helpers/kube-platform.js';
 import { cliPath } from '../../helpers/lab-process.js';
@@ -120,18 +120,7 @@ async function cleanupAgainst(
 ) {
   const { server, platform } = await fakeKube(t, (s) => {
     serveSetup(s);
-    s.on(
-      'GET',
-      '/api/v1/namespaces',
-      (_r, res) =>
-        sendJson(res, 200, {
-          kind: 'NamespaceList',
-          apiVersion: 'v1',
-          metadata: { resourceVersion: '9' },
-          items,
-        }),
-      isList,
-    );
+    serveNamespaceList(s, items);
   });
   const result = await cleanupLeftovers(platform.resources, { now: () => T0, ...options });
   const deleted = server.requests.filter((r) => r.method === 'DELETE').map((r) => r.path.split('/').pop());

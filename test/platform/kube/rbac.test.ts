@@ -12,7 +12,12 @@ import { cleanupLeftovers } from '../../../src/platform/kube/cleanup.js';
 import { resolveScenario } from '../../../src/workload/scenario.js';
 import { recordedRun, sendJson } from '../../helpers/fake-apiserver/recorded.js';
 import { serveRun } from '../../helpers/fake-apiserver/replay.js';
-import { isList, isWatch, type SeenRequest } from '../../helpers/fake-apiserver/server.js';
+import {
+  isList,
+  isWatch,
+  type SeenRequest,
+  serveNamespaceList,
+} from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
 import { namespaceObject } from '../../../src/platform/kube/names.js';
 import { modelErrors, modelFor } from '../../helpers/k8s-models.js';
@@ -201,18 +206,7 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
         s.on('PATCH', /^\/api\/v1\/namespaces\/[^/]+(\/services\/[^/]+)?$/, (_r, res) =>
           sendJson(res, 200, { metadata: {} }),
         );
-        s.on(
-          'GET',
-          '/api/v1/namespaces',
-          (_r, res) =>
-            sendJson(res, 200, {
-              kind: 'NamespaceList',
-              apiVersion: 'v1',
-              metadata: { resourceVersion: '900' },
-              items: [{ metadata: { name: 'draincheck-r1' } }],
-            }),
-          isList,
-        );
+        serveNamespaceList(s, [{ metadata: { name: 'draincheck-r1' } }], '900');
         s.on(
           'GET',
           /^\/api\/v1\/namespaces\/[^/]+\/services$/,
