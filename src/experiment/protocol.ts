@@ -223,7 +223,9 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     );
     if (!ready || ready.type === 'service-ready-timeout') {
       // A platform that can tell why (kube: the Pod never Ready, or the path) says so.
-      const diagnosis = (ready?.data.diagnosis as { message?: string } | undefined)?.message;
+      // From a client Pod's log: untrusted, so only a string, and bounded.
+      const said = (ready?.data.diagnosis as { message?: unknown } | null | undefined)?.message;
+      const diagnosis = typeof said === 'string' ? truncateText(said, 400) : undefined;
       throw new Incomplete(
         `the Service path never answered GET /healthz with 200 within ${plan.client.serviceReadyTimeoutMs} ms${diagnosis ? `: ${diagnosis}` : ''}`,
       );
