@@ -56,7 +56,7 @@ for (const command of ['run', 'lab']) {
   });
 }
 
-test('run --out on a place root cannot write (sysfs): exit 2 before the run, not after it', (t) => {
+test('run --out on a place root cannot write (sysfs): exit 2 before the run, not after it (skipped where sysfs is writable)', (t) => {
   const dir = '/sys/kernel';
   if (!rootCannotWrite(dir)) return t.skip(`${dir} is writable here`);
   const r = cli(['run', ...runArgs, '--out', dir], { timeoutMs });

@@ -64,7 +64,7 @@ for (const command of [
   });
 }
 
-test('--server-command with a pipeline: the shell stays PID 1 and ignores SIGTERM; SIGKILL at the end of the grace period', (t) => {
+test('--server-command with a pipeline: the shell stays PID 1 and ignores SIGTERM; SIGKILL at the end of the grace period (skipped where containers cannot be PID 1)', (t) => {
   const doc = run(`${server} --on-sigterm drain | cat`, 2);
   if (doc.platform.pid1 !== true) {
     t.skip(`containers are not PID 1 here: ${doc.platform.pid1Reason ?? ''}`);

@@ -15,17 +15,7 @@ import { plainStyle } from '../../src/report/style.js';
 import { cli } from '../helpers/cli.js';
 import { sampleRuns } from '../helpers/sample-runs.js';
 import { hostileRun, interruptedRun, runWithoutEndpointSlices } from '../helpers/sample-variants.js';
-
-// A small seeded PRNG (mulberry32): a failure names its seed and can be replayed.
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), 1 | a);
-    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from '../helpers/prng.js';
 
 const bases = (): unknown[] =>
   [...sampleRuns(), interruptedRun(), hostileRun(), runWithoutEndpointSlices()].map(
