@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// Writes schema/run.v1.schema.json from the zod schema in src/experiment/run-document.ts.
-// `npm run schema` after changing the run document; a test fails when the file is stale.
+// Writes schema/run.v1.schema.json from the zod schema in src/experiment/run-document.ts and
+// schema/lab.v1.schema.json (lab's summary.json) from src/report/lab-summary.ts.
+// `npm run schema` after changing either; a test fails when a file is stale.
 import { writeFileSync } from 'node:fs';
 import { runDocumentJsonSchema } from '../dist/src/experiment/run-document.js';
+import { labSummaryJsonSchema } from '../dist/src/report/lab-summary.js';
 
-writeFileSync(
-  new URL('../schema/run.v1.schema.json', import.meta.url),
-  `${JSON.stringify(runDocumentJsonSchema(), null, 2)}\n`,
-);
-console.log('wrote schema/run.v1.schema.json');
+for (const [file, schema] of [
+  ['run.v1.schema.json', runDocumentJsonSchema()],
+  ['lab.v1.schema.json', labSummaryJsonSchema()],
+]) {
+  writeFileSync(new URL(`../schema/${file}`, import.meta.url), `${JSON.stringify(schema, null, 2)}\n`);
+  console.log(`wrote schema/${file}`);
+}

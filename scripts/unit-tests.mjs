@@ -17,6 +17,7 @@ export const unitTests = [
   'test/experiment/place-event.test.ts',
   'test/experiment/schema-file.test.ts',
   'test/experiment/server-lines.test.ts',
+  'test/kinds/registry.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',
   'test/platform/local/endpointslice-controller.test.ts',

@@ -1,9 +1,8 @@
 // Runs one or more scenarios on one platform session — concurrently, each in its own
 // namespace — with progress, Ctrl-C handling and atomic saving of every document.
 import { join } from 'node:path';
-import { planRun } from '../experiment/plan.js';
-import { runExperiment } from '../experiment/protocol.js';
 import type { RunDocument } from '../experiment/run-document.js';
+import { runKind } from '../kinds/run.js';
 import { writeJsonAtomic, runFileName } from '../results/write.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import { onInterrupt } from './interrupt.js';
@@ -31,10 +30,10 @@ export async function runMany(
   try {
     const docs = await Promise.all(
       scenarios.map(async (scenario) => {
-        const doc = await runExperiment({
+        const doc = await runKind.run({
           platform: session.newPlatform(),
           scenario,
-          plan: planRun(scenario, session.planOptions),
+          plan: runKind.plan(scenario, session.planOptions),
           signal: interrupt.signal,
           onPhase: (phase, ms) => progress.phase(scenario.name, phase, ms),
         });

@@ -1,18 +1,21 @@
 // One row per run: the comparison table of the text report and of the HTML report. Derived
 // from the run document only.
+import { z } from 'zod';
 import type { RunDocument } from '../experiment/run-document.js';
 
-export interface RunSummaryRow {
-  scenario: string;
-  acceptedUid: string;
-  firstTerminating: string;
-  outcome: string;
-  bodyUid: string;
-  exit: string;
-  verdict: string;
-  explanation: string;
-  complete: boolean;
-}
+/** One row, as the table shows it and as `lab`'s summary.json stores it (lab-summary.ts). */
+export const RunSummaryRowSchema = z.object({
+  scenario: z.string(),
+  acceptedUid: z.string().describe('the accepted UID, shortened, or `not proven`'),
+  firstTerminating: z.string().describe('its conditions and time, or `not observed`'),
+  outcome: z.string().describe('the request outcome with its status or error code'),
+  bodyUid: z.string(),
+  exit: z.string(),
+  verdict: z.string().describe('the verdict kind, `(incomplete)` after it for an incomplete run'),
+  explanation: z.string(),
+  complete: z.boolean(),
+});
+export type RunSummaryRow = z.infer<typeof RunSummaryRowSchema>;
 
 export const summaryColumns: Array<{ key: keyof RunSummaryRow; title: string }> = [
   { key: 'scenario', title: 'scenario' },

@@ -1,12 +1,19 @@
-// Reading saved runs back (`draincheck report`): files or directories of run documents,
-// each validated against the run document schema before anything is rendered from it.
+// Reading saved runs back (`draincheck report`): files or directories of documents, each read
+// bounded (size, depth) as untrusted input, then validated against the schema of its kind
+// (src/kinds/registry.ts) before anything is rendered from it.
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DraincheckError, isDraincheckError } from '../errors.js';
 import { jsonDepthExceeds } from '../util/bounded-json.js';
-import { RunDocumentSchema, type RunDocument } from '../experiment/run-document.js';
+import type { z } from 'zod';
+import { RUN_SCHEMA, RunDocumentSchema, type RunDocument } from '../experiment/run-document.js';
 
 export function readRunDocuments(paths: string[]): RunDocument[] {
+  return documentFiles(paths).map(readOne);
+}
+
+/** The document files named by `paths`: files as given, directories' `*.json` but summary.json. */
+export function documentFiles(paths: string[]): string[] {
   const files: string[] = [];
   for (const p of paths) {
     let stat;
@@ -28,7 +35,7 @@ export function readRunDocuments(paths: string[]): RunDocument[] {
       files.push(...inDir);
     } else files.push(p);
   }
-  return files.map(readOne);
+  return files;
 }
 
 /** The largest run document read back; a real one is well under 1 MiB. */
@@ -38,6 +45,21 @@ export const RUN_DOCUMENT_MAX_DEPTH = 64;
 
 function readOne(file: string): RunDocument {
   return parseRunDocument(readBounded(file), file);
+}
+
+/** A saved document's JSON value, read within the limits; not yet validated against any kind. */
+export function readDocumentValue(file: string, expected: string): unknown {
+  return parseBoundedJson(readBounded(file), file, expected);
+}
+
+/**
+ * The kind a document says it is: its `schema` string (`draincheck.run/v1`), or null when it
+ * has none — an untrusted value, only read, bounded by the reader's limits already.
+ */
+export function documentKind(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  const schema = (value as Record<string, unknown>).schema;
+  return typeof schema === 'string' ? schema : null;
 }
 
 /**
@@ -83,26 +105,36 @@ function readBounded(file: string): string {
 
 /** A run document from its text, validated; `name` says where it came from in errors. */
 export function parseRunDocument(text: string, name: string): RunDocument {
-  // Depth first, before anything recursive (zod, the renderers, JSON.stringify) meets it.
+  return validateDocument(RunDocumentSchema, parseBoundedJson(text, name, RUN_SCHEMA), name, RUN_SCHEMA);
+}
+
+/**
+ * JSON text within the depth limit, parsed; `expected` names what the caller hoped for in the
+ * error. Depth first, before anything recursive (zod, the renderers, JSON.stringify) meets it.
+ */
+export function parseBoundedJson(text: string, name: string, expected: string): unknown {
   if (jsonDepthExceeds(text, RUN_DOCUMENT_MAX_DEPTH)) {
     throw new DraincheckError(
       'DC_INPUT_FILE',
-      `${name} is not a draincheck.run/v1 document: nested deeper than ${RUN_DOCUMENT_MAX_DEPTH} levels`,
+      `${name} is not a ${expected} document: nested deeper than ${RUN_DOCUMENT_MAX_DEPTH} levels`,
     );
   }
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch (error) {
     if (!(error instanceof SyntaxError)) throw error;
     throw new DraincheckError('DC_INPUT_FILE', `${name}: not JSON`);
   }
-  const parsed = RunDocumentSchema.safeParse(value);
+}
+
+/** A value checked against a kind's schema; one line naming the first bad field otherwise. */
+export function validateDocument<T>(schema: z.ZodType<T>, value: unknown, name: string, kind: string): T {
+  const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new DraincheckError(
       'DC_INPUT_FILE',
-      `${name} is not a draincheck.run/v1 document: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
+      `${name} is not a ${kind} document: ${issue ? `${issue.path.join('.') || '(root)'}: ${issue.message}` : 'invalid'}`,
     );
   }
   return parsed.data;

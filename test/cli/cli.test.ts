@@ -11,7 +11,8 @@ import { once } from 'node:events';
 import { cli, startCli } from '../helpers/cli.js';
 import { cliPath } from '../helpers/lab-process.js';
 import { processesWithEnv } from '../helpers/procs.js';
-import { assertValidRunDocument } from '../helpers/schema.js';
+import { assertValidLabSummary, assertValidRunDocument } from '../helpers/schema.js';
+import { sampleRuns } from '../helpers/sample-runs.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'draincheck-cli-'));
 const oneLine = (stderr: string) => {
@@ -83,6 +84,47 @@ test('report refuses a file that is not a run document, naming the field', () =>
     assert.match(r.stderr, /is not a draincheck\.run\/v1 document: schema/);
     writeFileSync(file, '{ not json');
     assert.match(cli(['report', file]).stderr, /x\.json: not JSON/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('--format text|json|html for report; --json is --format json; two formats are a usage error', () => {
+  const dir = tmp();
+  try {
+    for (const d of sampleRuns()) writeFileSync(join(dir, `${d.scenario.name}.json`), JSON.stringify(d));
+    const text = cli(['report', dir]);
+    assert.equal(text.status, 0, text.stderr);
+    assert.equal(cli(['report', '--format', 'text', dir]).stdout, text.stdout);
+    const json = cli(['report', '--format', 'json', dir]);
+    assert.equal(json.status, 0, json.stderr);
+    assert.deepEqual(
+      (JSON.parse(json.stdout) as RunDocument[]).map((d) => d.scenario.name),
+      ['default', 'drain', 'exit'],
+    );
+    assert.equal(cli(['report', '--json', dir]).stdout, json.stdout);
+    const html = cli(['report', '--format', 'html', dir]);
+    assert.equal(html.status, 0, html.stderr);
+    assert.match(html.stdout, /^<!doctype html>/i);
+    const file = join(dir, 'page.html');
+    assert.equal(
+      cli(['report', '--html', file, dir]).status,
+      0,
+      'the older --html FILE still writes the page',
+    );
+    // The same page but for the time it was made.
+    const noTime = (s: string) => s.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, 'T');
+    assert.equal(noTime(readFileSync(file, 'utf8')), noTime(html.stdout.replace(/\n$/, '')));
+    for (const args of [
+      ['--json', '--format', 'text'],
+      ['--format', 'yaml'],
+    ]) {
+      const r = cli(['report', ...args, dir]);
+      assert.equal(r.status, 2, r.stderr);
+      oneLine(r.stderr);
+    }
+    assert.match(cli(['report', '--json', '--format', 'html', dir]).stderr, /--json and --format html/);
+    for (const command of ['run', 'lab']) assert.match(cli([command, '--help']).stdout, /--format <format>/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -166,6 +208,7 @@ test('Ctrl-C in the middle of a lab: cleaned up, saved as incomplete, exit 130',
     );
   }
   assert.ok(readdirSync(dir).includes('summary.json'));
+  assertValidLabSummary(JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8')));
   assert.ok(readdirSync(dir).includes('report.html'), 'the timeline page of what was observed');
 });
 

@@ -1,17 +1,28 @@
-// Validates run documents against the shipped JSON Schema with an independent validator
-// (ajv), so the schema file — not only the zod source — is what documents are held to.
+// Validates run documents and lab summaries against the shipped JSON Schemas with an independent
+// validator (ajv), so the schema files — not only the zod source — are what documents are held to.
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
-const schema = JSON.parse(
-  readFileSync(new URL('../../../schema/run.v1.schema.json', import.meta.url), 'utf8'),
-) as object;
-const validate = new Ajv2020({ strict: false, allErrors: true }).compile(schema);
+const compile = (file: string) =>
+  new Ajv2020({ strict: false, allErrors: true }).compile(
+    JSON.parse(readFileSync(new URL(`../../../schema/${file}`, import.meta.url), 'utf8')) as object,
+  );
+const validateRun = compile('run.v1.schema.json');
+const validateLab = compile('lab.v1.schema.json');
 
 export function assertValidRunDocument(doc: unknown): void {
-  if (!validate(doc)) {
+  if (!validateRun(doc)) {
     throw new Error(
-      `run document does not match schema/run.v1.schema.json: ${JSON.stringify(validate.errors?.slice(0, 5))}`,
+      `run document does not match schema/run.v1.schema.json: ${JSON.stringify(validateRun.errors?.slice(0, 5))}`,
+    );
+  }
+}
+
+/** `draincheck lab`'s summary.json against schema/lab.v1.schema.json. */
+export function assertValidLabSummary(summary: unknown): void {
+  if (!validateLab(summary)) {
+    throw new Error(
+      `lab summary does not match schema/lab.v1.schema.json: ${JSON.stringify(validateLab.errors?.slice(0, 5))}`,
     );
   }
 }

@@ -10,24 +10,23 @@ import {
   writeFileAtomic,
   writeJsonAtomic,
 } from '../../results/write.js';
-import { renderHtmlReport } from '../../report/html/index.js';
-import { renderTextReport } from '../../report/text.js';
+import { runKind } from '../../kinds/run.js';
+import { labSummary } from '../../report/lab-summary.js';
 import { styleFor } from '../../report/style.js';
-import { summarizeRun } from '../../report/summary.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { warnLeftovers } from '../leftovers.js';
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
-import { terminalSafe, terminalSafeJson } from '../../util/terminal-text.js';
+import { terminalSafe } from '../../util/terminal-text.js';
+import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 
-interface LabFlags extends ScenarioFlags, PlatformFlags {
+interface LabFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
   out?: string;
-  json?: boolean;
   html?: boolean;
 }
 
-export const LAB_SCHEMA = 'draincheck.lab/v1';
+export { LAB_SCHEMA } from '../../report/lab-summary.js';
 export const labPolicies: ShutdownPolicy[] = ['exit', 'drain', 'default'];
 
 export function labCommand(): Command {
@@ -37,12 +36,11 @@ export function labCommand(): Command {
       'Run the experiment once per SIGTERM policy of the lab server — exit (exits at once), drain (finishes accepted requests), default (no handler: PID 1 ignores SIGTERM) — concurrently, and print the comparison: accepted UID, first terminating endpoint, request outcome, body UID, exit code, verdict, and one sentence per run.',
     );
   addScenarioFlags(command, { policy: false, graceDefault: scenarioDefaults.labGraceSeconds });
-  addPlatformFlags(command)
-    .option(
-      '--out <dir>',
-      'directory for the run documents and summary.json (default ./draincheck-results/<time>/)',
-    )
-    .option('--json', 'print the lab summary with every run document as JSON on stdout')
+  addPlatformFlags(command).option(
+    '--out <dir>',
+    'directory for the run documents and summary.json (default ./draincheck-results/<time>/)',
+  );
+  addFormatFlags(command, 'the lab (json: the summary with every run document)')
     .option('--no-html', 'do not write report.html (the timeline page) next to the run documents')
     .addHelpText(
       'after',
@@ -58,6 +56,7 @@ export function labCommand(): Command {
       ].join('\n'),
     )
     .action(async (flags: LabFlags) => {
+      const format = chosenFormat(flags);
       const input = scenarioInput(flags, scenarioDefaults.labGraceSeconds);
       // The seed's comparison first (exit vs drain), then the server with no handler at all.
       const scenarios = labPolicies.map((p) => resolveScenario({ ...input, onSigterm: p }));
@@ -65,31 +64,28 @@ export function labCommand(): Command {
       // Before anything starts: a run must never be lost to an unusable --out.
       checkOutputDirectory(outDir, '--out');
       const session = await openPlatformSession(flags);
-      const { docs, files, interrupted } = await runMany(session, scenarios, outDir, flags.json === true);
-      const summary = {
-        schema: LAB_SCHEMA,
-        createdAt: new Date().toISOString(),
-        runs: docs.map((d, i) => ({ file: files[i], ...summarizeRun(d) })),
-      };
+      const { docs, files, interrupted } = await runMany(session, scenarios, outDir, format !== 'text');
+      const summary = labSummary(docs, files, new Date().toISOString());
       writeJsonAtomic(join(outDir, 'summary.json'), summary);
-      if (flags.html !== false) {
-        writeFileAtomic(
-          join(outDir, 'report.html'),
-          renderHtmlReport(docs, { title: 'draincheck lab', generatedAt: summary.createdAt }),
-        );
-      }
-      if (flags.json)
+      const { renderers } = runKind;
+      const context = {
+        style: styleFor(process.stdout),
+        title: 'draincheck lab',
+        generatedAt: summary.createdAt,
+      };
+      const page = flags.html !== false || format === 'html' ? renderers.html(docs, context) : '';
+      if (flags.html !== false) writeFileAtomic(join(outDir, 'report.html'), page);
+      if (format === 'json')
         process.stdout.write(
-          `${terminalSafeJson(JSON.stringify({ ...summary, documents: docs }, null, 2))}\n`,
+          `${forStdout(format, JSON.stringify({ ...summary, documents: docs.map(renderers.json) }, null, 2))}\n`,
         );
+      else if (format === 'html') process.stdout.write(`${forStdout(format, page)}\n`);
       else {
         const html =
           flags.html === false
             ? ''
             : ` (open ${terminalSafe(join(outDir, 'report.html'))} for the timelines)`;
-        process.stdout.write(
-          `${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${terminalSafe(outDir)}/${html}\n`,
-        );
+        process.stdout.write(`${renderers.text(docs, context)}\n\nsaved: ${terminalSafe(outDir)}/${html}\n`);
       }
       const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
       process.exitCode = interrupted

@@ -3,18 +3,18 @@ import { Command, Option } from 'commander';
 import { ExitCode } from '../../errors.js';
 import { verdictKinds } from '../../experiment/run-document.js';
 import { checkOutputDirectory, defaultResultsDir } from '../../results/write.js';
-import { renderTextReport } from '../../report/text.js';
+import { runKind } from '../../kinds/run.js';
 import { styleFor } from '../../report/style.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { warnLeftovers } from '../leftovers.js';
-import { terminalSafe, terminalSafeJson } from '../../util/terminal-text.js';
+import { terminalSafe } from '../../util/terminal-text.js';
+import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 
-interface RunFlags extends ScenarioFlags, PlatformFlags {
+interface RunFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
   out?: string;
-  json?: boolean;
   expect?: string;
   name?: string;
 }
@@ -32,9 +32,11 @@ export function runCommand(): Command {
       'embedded runtime: run this server (speaking docs/LAB-CONTRACT.md) instead of draincheck server; run by /bin/sh -c, so any shell form works (see "Server command" below)',
     )
     .option('--name <label>', 'a name for the scenario (default: the policy)');
-  addPlatformFlags(command)
-    .option('--out <dir>', 'directory for the run document (default ./draincheck-results/<time>/)')
-    .option('--json', 'print the run document as JSON on stdout (no progress output)')
+  addPlatformFlags(command).option(
+    '--out <dir>',
+    'directory for the run document (default ./draincheck-results/<time>/)',
+  );
+  addFormatFlags(command, 'the run (json: the run document; no progress output but with text)')
     .addOption(
       new Option('--expect <verdict>', 'CI gate: exit 1 unless the verdict is this one').choices(
         verdictKinds,
@@ -51,7 +53,8 @@ export function runCommand(): Command {
         '',
         'Examples:',
         '  draincheck run --on-sigterm drain --work-ms 3000',
-        '  draincheck run --on-sigterm exit --expect accepted-request-cut --json > run.json',
+        '  draincheck run --on-sigterm exit --expect accepted-request-cut --format json > run.json',
+        '  draincheck run --format html > run.html',
         "  draincheck run --server-command 'node my-server.js' --grace-seconds 10",
         "  draincheck run --server-command 'cd app && LOG_LEVEL=debug node server.js'",
         '',
@@ -65,6 +68,7 @@ export function runCommand(): Command {
       ].join('\n'),
     )
     .action(async (flags: RunFlags) => {
+      const format = chosenFormat(flags);
       const scenario = resolveScenario({
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
         ...(flags.name ? { name: flags.name } : {}),
@@ -73,13 +77,20 @@ export function runCommand(): Command {
       // Before anything starts: a run must never be lost to an unusable --out.
       checkOutputDirectory(outDir, '--out');
       const session = await openPlatformSession(flags);
-      const { docs, files, interrupted } = await runMany(session, [scenario], outDir, flags.json === true);
+      const { docs, files, interrupted } = await runMany(session, [scenario], outDir, format !== 'text');
       const doc = docs[0]!;
-      if (flags.json) process.stdout.write(`${terminalSafeJson(JSON.stringify(doc, null, 2))}\n`);
+      const { renderers } = runKind;
+      const context = {
+        style: styleFor(process.stdout),
+        title: 'draincheck run',
+        generatedAt: doc.startedAt,
+      };
+      if (format === 'json')
+        process.stdout.write(`${forStdout(format, JSON.stringify(renderers.json(doc), null, 2))}\n`);
+      else if (format === 'html')
+        process.stdout.write(`${forStdout(format, renderers.html(docs, context))}\n`);
       else
-        process.stdout.write(
-          `${renderTextReport(docs, styleFor(process.stdout))}\n\nsaved: ${terminalSafe(files[0] ?? '')}\n`,
-        );
+        process.stdout.write(`${renderers.text(docs, context)}\n\nsaved: ${terminalSafe(files[0] ?? '')}\n`);
       const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (!doc.complete) process.exitCode = ExitCode.incomplete;
