@@ -33,5 +33,6 @@ export const unitTests = [
   'test/report/sample-runs.test.ts',
   'test/report/unread-events.test.ts',
   'test/util/bounded-json.test.ts',
+  'test/util/integer.test.ts',
   'test/util/line-splitter.test.ts',
 ];

@@ -1,7 +1,7 @@
 // The scenario flags shared by `run`, `lab` and `manifests`, with their defaults from
 // src/workload/scenario.ts (one place), and their translation into a ScenarioInput.
 import { Command, Option } from 'commander';
-import { DraincheckError, quote } from '../errors.js';
+import { DraincheckError } from '../errors.js';
 import { shutdownPolicies } from '../server/config.js';
 import {
   scenarioDefaults,
@@ -51,21 +51,14 @@ export function addScenarioFlags(
   );
 }
 
-/** A flag's text as a whole number (its range is checked by resolveScenario). */
-const integer = ({ flag }: ScenarioSetting, raw: string | undefined): number | undefined => {
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw.trim()))
-    throw new DraincheckError('DC_USAGE', `${flag} must be a whole number, got ${quote(raw)}`);
-  return Number(raw);
-};
-
+/** The flags as a ScenarioInput: integers stay text, read by resolveScenario's one validator. */
 export function scenarioInput(flags: ScenarioFlags, graceDefault: number): ScenarioInput {
   return {
     ...(flags.onSigterm ? { onSigterm: flags.onSigterm as ScenarioInput['onSigterm'] } : {}),
-    workMs: integer(scenarioSettings.workMs, flags.workMs),
-    graceSeconds: integer(scenarioSettings.graceSeconds, flags.graceSeconds) ?? graceDefault,
-    preStopSleepSeconds: integer(scenarioSettings.preStopSleepSeconds, flags.prestopSleepSeconds),
-    drainDelayMs: integer(scenarioSettings.drainDelayMs, flags.drainDelayMs),
+    workMs: flags.workMs,
+    graceSeconds: flags.graceSeconds ?? graceDefault,
+    preStopSleepSeconds: flags.prestopSleepSeconds,
+    drainDelayMs: flags.drainDelayMs,
     publishNotReadyAddresses: flags.publishNotReady === true,
     serverCommand: flags.serverCommand === undefined ? null : serverCommandArgv(flags.serverCommand),
   };

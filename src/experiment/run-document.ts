@@ -5,6 +5,7 @@
 // in step.
 import { z } from 'zod';
 import { requestOutcomes } from '../probe/client-events.js';
+import { scenarioIntegerFields } from '../workload/scenario.js';
 
 export const RUN_SCHEMA = 'draincheck.run/v1';
 
@@ -37,10 +38,9 @@ export const ScenarioSchema = z.object({
     .enum(['exit', 'default', 'drain'])
     .nullable()
     .describe('null when --server-command replaces the lab server'),
-  workMs: z.number().int().min(0),
-  terminationGracePeriodSeconds: z.number().int().min(0),
-  preStopSleepSeconds: z.number().int().min(0),
-  drainDelayMs: z.number().int().min(0),
+  // workMs, terminationGracePeriodSeconds, preStopSleepSeconds, drainDelayMs: one per row of
+  // the scenario table (src/workload/scenario.ts).
+  ...scenarioIntegerFields(),
   publishNotReadyAddresses: z.boolean(),
   serverCommand: z.array(z.string()).nullable().describe('the command run in place of draincheck server'),
   workId: z.string(),

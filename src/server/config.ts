@@ -3,6 +3,7 @@
 // drives the CLI options, `--help` and docs/LAB-CONTRACT.md, so defaults cannot drift.
 import { z } from 'zod';
 import { DraincheckError, quote } from '../errors.js';
+import { integerSchema } from '../util/integer.js';
 
 export const shutdownPolicies = ['exit', 'default', 'drain'] as const;
 export type ShutdownPolicy = (typeof shutdownPolicies)[number];
@@ -59,19 +60,7 @@ export interface ServerConfig {
   drainTimeoutMs: number;
 }
 
-const integerString = (name: string, min: number, max: number) =>
-  z.union([z.number(), z.string()]).transform((raw, ctx) => {
-    const text = String(raw).trim();
-    const n = /^\d+$/.test(text) ? Number(text) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `${name} must be an integer from ${min} to ${max}, got ${quote(raw)}`,
-      });
-      return z.NEVER;
-    }
-    return n;
-  });
+const integerString = (label: string, min: number, max: number) => integerSchema({ label, min, max });
 
 const serverConfigSchema = z.object({
   port: integerString('--port / PORT', 0, 65_535),

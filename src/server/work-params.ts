@@ -1,5 +1,6 @@
 // Validation of `GET /work?ms=N&id=R`. A bad parameter is an HTTP 400 naming it, never a
 // silent default: the runner must know the server held the request as long as asked.
+import { parseInteger } from '../util/integer.js';
 
 /** The longest a work request may be held (`ms`), for the server, the client and the scenario. */
 export const WORK_MS_MAX = 600_000;
@@ -26,15 +27,8 @@ export function parseWorkParams(
     return fail('missing-parameter', 'ms', 'ms is required: the number of milliseconds to hold the request');
   }
   if (msValues.length > 1) return fail('invalid-parameter', 'ms', 'ms must be given once');
-  const msText = msValues[0] ?? '';
-  const ms = /^\d{1,7}$/.test(msText) ? Number(msText) : Number.NaN;
-  if (!Number.isInteger(ms) || ms > WORK_MS_MAX) {
-    return fail(
-      'invalid-parameter',
-      'ms',
-      `ms must be an integer from 0 to ${WORK_MS_MAX}, got ${JSON.stringify(msText)}`,
-    );
-  }
+  const ms = parseInteger(msValues[0] ?? '', { label: 'ms', min: 0, max: WORK_MS_MAX });
+  if (!ms.ok) return fail('invalid-parameter', 'ms', ms.message);
   const idValues = query.getAll('id');
   if (idValues.length > 1) return fail('invalid-parameter', 'id', 'id must be given once');
   const id = idValues[0] ?? nextId();
@@ -45,7 +39,7 @@ export function parseWorkParams(
       `id must be 1-64 characters of A-Z a-z 0-9 . _ -, got ${JSON.stringify(id.slice(0, 80))}`,
     );
   }
-  return { ok: true, value: { ms, id } };
+  return { ok: true, value: { ms: ms.value, id } };
 }
 
 function fail(code: ParamError['code'], parameter: string, message: string) {

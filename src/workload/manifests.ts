@@ -13,7 +13,7 @@ import type {
 import { version } from '../version.js';
 import type { Workload } from './workload.js';
 import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
-import { scenarioDefaults, type ResolvedScenario } from './scenario.js';
+import { scenarioDefaults, scenarioSettingRows, type ResolvedScenario } from './scenario.js';
 import { checkImageReference, checkWorkloadNames } from './values.js';
 
 export const DEFAULT_IMAGE = `draincheck:${version}`;
@@ -88,11 +88,13 @@ export function buildWorkload(
     fieldRef('POD_IP', 'status.podIP'),
   ];
   if (scenario.onSigterm) {
-    env.push(
-      { name: 'ON_SIGTERM', value: scenario.onSigterm },
-      { name: 'DRAIN_DELAY_MS', value: String(scenario.drainDelayMs) },
-      { name: 'DRAIN_TIMEOUT_MS', value: String(drainTimeoutFor(scenario)) },
-    );
+    env.push({ name: 'ON_SIGTERM', value: scenario.onSigterm });
+    // Every scenario setting the lab server reads (the table's serverEnv), then the drain's limit.
+    for (const [, setting] of scenarioSettingRows) {
+      if ('serverEnv' in setting && setting.serverEnv)
+        env.push({ name: setting.serverEnv, value: String(scenario[setting.field]) });
+    }
+    env.push({ name: 'DRAIN_TIMEOUT_MS', value: String(drainTimeoutFor(scenario)) });
   }
   const container: V1Container = {
     name: 'server',

@@ -3,8 +3,9 @@
 import { z } from 'zod';
 import { DraincheckError } from '../errors.js';
 import { clientDefaults } from '../probe/client-defaults.js';
-import { shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
+import { serverSettings, shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
 import { WORK_MS_MAX } from '../server/work-params.js';
+import { integerSchema } from '../util/integer.js';
 
 export const scenarioDefaults = {
   onSigterm: 'drain' as ShutdownPolicy,
@@ -25,8 +26,10 @@ export const scenarioDefaults = {
   servicePort: 80,
 } as const;
 
-/** One row per integer setting of a scenario: its flag, range and meaning. */
+/** One row per integer setting of a scenario: its flag, range, meaning and where it goes. */
 export interface ScenarioSetting {
+  /** Its name in the run document's `scenario` (and in ResolvedScenario). */
+  field: string;
   flag: string;
   /** The flag's argument in `--help`. */
   arg: string;
@@ -35,75 +38,98 @@ export interface ScenarioSetting {
   help: string;
   /** Said after the default in `--help` (what the default means). */
   defaultNote?: string;
+  /** The lab server's env variable that carries it into the Pod (src/server/config.ts). */
+  serverEnv?: string;
+  /** The HTML run section shows it always, or only when it is not 0. */
+  shown: 'always' | 'when-set';
 }
 
 /**
  * The scenario's integer settings, in `--help` order. The CLI flags and their help
- * (src/cli/scenario-flags.ts) and the validation below come from this one table, as the lab
- * server's flags come from serverSettings (src/server/config.ts); the defaults are
- * scenarioDefaults.
+ * (src/cli/scenario-flags.ts), the validation below, the run document's `scenario` schema
+ * (src/experiment/run-document.ts), the server's env in the Pod (src/workload/manifests.ts) and
+ * the HTML run section's facts (src/report/html/run-section.ts) come from this one table, as the
+ * lab server's flags come from serverSettings (src/server/config.ts); the defaults are
+ * scenarioDefaults. A new setting is one row here, plus the code that uses its value.
  */
 export const scenarioSettings = {
   workMs: {
+    field: 'workMs',
     flag: '--work-ms',
     arg: '<ms>',
     min: 0,
     max: WORK_MS_MAX,
     help: 'how long the server holds the work request',
+    shown: 'always',
   },
   graceSeconds: {
+    field: 'terminationGracePeriodSeconds',
     flag: '--grace-seconds',
     arg: '<s>',
     min: 0,
     max: 3600,
     help: "the Pod's terminationGracePeriodSeconds",
+    shown: 'always',
   },
   preStopSleepSeconds: {
+    field: 'preStopSleepSeconds',
     flag: '--prestop-sleep-seconds',
     arg: '<s>',
     min: 0,
     max: 3600,
     help: 'a preStop sleep before SIGTERM',
     defaultNote: 'no preStop hook',
+    shown: 'always',
   },
   drainDelayMs: {
+    field: 'drainDelayMs',
     flag: '--drain-delay-ms',
     arg: '<ms>',
     min: 0,
     max: 3_600_000,
     help: 'drain policy: keep serving new requests this long after SIGTERM',
+    serverEnv: serverSettings.drainDelayMs.env,
+    shown: 'when-set',
   },
 } as const satisfies Record<string, ScenarioSetting>;
 export type ScenarioSettingName = keyof typeof scenarioSettings;
+/** A setting's name in the run document: `terminationGracePeriodSeconds` for graceSeconds. */
+export type ScenarioField = (typeof scenarioSettings)[ScenarioSettingName]['field'];
 
-export interface ScenarioInput {
+/** The rows of scenarioSettings with their names, in table order. */
+export const scenarioSettingRows = Object.entries(scenarioSettings) as Array<
+  [ScenarioSettingName, ScenarioSetting & { field: ScenarioField }]
+>;
+
+/** The integer fields of a run document's `scenario`, from the table (src/experiment/run-document.ts). */
+export function scenarioIntegerFields(): Record<ScenarioField, z.ZodNumber> {
+  // Only the lower bound: a document read back is not refused for a limit the CLI changed since.
+  return Object.fromEntries(
+    scenarioSettingRows.map(([, s]) => [s.field, z.number().int().min(s.min).describe(s.help)]),
+  ) as Record<ScenarioField, z.ZodNumber>;
+}
+
+/** Flags' text or numbers: each setting is read by the one integer validator (src/util/integer.ts). */
+export type ScenarioInput = {
   name?: string;
   onSigterm?: ShutdownPolicy | null;
-  workMs?: number;
-  graceSeconds?: number;
-  preStopSleepSeconds?: number;
-  drainDelayMs?: number;
   publishNotReadyAddresses?: boolean;
   serverCommand?: string[] | null;
-}
+} & { [K in ScenarioSettingName]?: number | string };
 
-export interface ResolvedScenario {
+export type ResolvedScenario = {
   name: string;
   onSigterm: ShutdownPolicy | null;
-  workMs: number;
-  terminationGracePeriodSeconds: number;
-  preStopSleepSeconds: number;
-  drainDelayMs: number;
   publishNotReadyAddresses: boolean;
   serverCommand: string[] | null;
-}
+} & Record<ScenarioField, number>;
 
-const int = ({ flag: label, min, max }: ScenarioSetting) =>
-  z
-    .number({ error: `${label} must be a number` })
-    .int({ error: `${label} must be an integer` })
-    .min(min, { error: `${label} must be at least ${min}` })
-    .max(max, { error: `${label} must be at most ${max}` });
+const settingSchemas = Object.fromEntries(
+  scenarioSettingRows.map(([name, s]) => [
+    name,
+    integerSchema({ label: s.flag, min: s.min, max: s.max }).optional(),
+  ]),
+) as Record<ScenarioSettingName, z.ZodOptional<ReturnType<typeof integerSchema>>>;
 
 const inputSchema = z.object({
   name: z
@@ -113,10 +139,7 @@ const inputSchema = z.object({
     })
     .optional(),
   onSigterm: z.enum(shutdownPolicies).nullable().optional(),
-  workMs: int(scenarioSettings.workMs).optional(),
-  graceSeconds: int(scenarioSettings.graceSeconds).optional(),
-  preStopSleepSeconds: int(scenarioSettings.preStopSleepSeconds).optional(),
-  drainDelayMs: int(scenarioSettings.drainDelayMs).optional(),
+  ...settingSchemas,
   publishNotReadyAddresses: z.boolean().optional(),
   serverCommand: z
     .array(z.string())
@@ -132,13 +155,13 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
   const v = parsed.data;
   const serverCommand = v.serverCommand ?? null;
   const onSigterm = serverCommand ? null : (v.onSigterm ?? defaults.onSigterm);
+  const integers = Object.fromEntries(
+    scenarioSettingRows.map(([name, s]) => [s.field, v[name] ?? defaults[name]]),
+  ) as Record<ScenarioField, number>;
   return {
     name: v.name ?? onSigterm ?? 'custom',
     onSigterm,
-    workMs: v.workMs ?? defaults.workMs,
-    terminationGracePeriodSeconds: v.graceSeconds ?? defaults.graceSeconds,
-    preStopSleepSeconds: v.preStopSleepSeconds ?? defaults.preStopSleepSeconds,
-    drainDelayMs: v.drainDelayMs ?? defaults.drainDelayMs,
+    ...integers,
     publishNotReadyAddresses: v.publishNotReadyAddresses ?? defaults.publishNotReadyAddresses,
     serverCommand,
   };

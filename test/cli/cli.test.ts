@@ -37,8 +37,8 @@ test('--help lists the commands and the exit codes', () => {
 for (const [args, pattern] of [
   [['nope'], /unknown command 'nope'/],
   [['run', '--bogus'], /unknown option '--bogus'/],
-  [['run', '--work-ms', 'soon'], /--work-ms must be a whole number, got "soon"/],
-  [['run', '--grace-seconds', '99999'], /--grace-seconds must be at most 3600/],
+  [['run', '--work-ms', 'soon'], /--work-ms must be an integer from 0 to 600000, got "soon"/],
+  [['run', '--grace-seconds', '99999'], /--grace-seconds must be an integer from 0 to 3600, got "99999"/],
   [['run', '--on-sigterm', 'maybe'], /argument 'maybe' is invalid/],
   [['run', '--expect', 'fine'], /argument 'fine' is invalid/],
   [['lab', '--platform', 'mars'], /argument 'mars' is invalid/],

@@ -6,7 +6,17 @@ import { test } from 'node:test';
 import { Command } from 'commander';
 import { addScenarioFlags, scenarioInput } from '../../src/cli/scenario-flags.js';
 import { isDraincheckError } from '../../src/errors.js';
-import { resolveScenario, scenarioDefaults, scenarioSettings } from '../../src/workload/scenario.js';
+import { readFileSync } from 'node:fs';
+import { ScenarioSchema } from '../../src/experiment/run-document.js';
+import { renderHtmlReport } from '../../src/report/html/index.js';
+import { buildWorkload } from '../../src/workload/manifests.js';
+import {
+  resolveScenario,
+  scenarioDefaults,
+  scenarioSettingRows,
+  scenarioSettings,
+} from '../../src/workload/scenario.js';
+import { sampleRuns } from '../helpers/sample-runs.js';
 
 const rows = Object.entries(scenarioSettings);
 
@@ -35,8 +45,53 @@ test('each range is enforced under the flag name: max accepted, max + 1 refused'
       (e: unknown) =>
         isDraincheckError(e) &&
         e.code === 'DC_USAGE' &&
-        e.message === `${setting.flag} must be at most ${setting.max}`,
+        e.message ===
+          `${setting.flag} must be an integer from ${setting.min} to ${setting.max}, got "${setting.max + 1}"`,
       setting.flag,
     );
+  }
+});
+
+test('every row of the scenario table reaches the flags, the run document schema, the Pod, the HTML facts and the docs', () => {
+  const command = addScenarioFlags(new Command('run'), { policy: true, graceDefault: 30 });
+  const shipped = JSON.parse(
+    readFileSync(new URL('../../../schema/run.v1.schema.json', import.meta.url), 'utf8'),
+  ) as { properties: { scenario: { properties: Record<string, { type?: string; description?: string }> } } };
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const runDocDocs = readFileSync(new URL('../../../docs/RUN-DOCUMENT.md', import.meta.url), 'utf8');
+  for (const [name, setting] of scenarioSettingRows) {
+    // The flag, and its value through resolveScenario into the document's field.
+    assert.ok(
+      command.options.some((o) => o.long === setting.flag),
+      setting.flag,
+    );
+    const value = Math.min(setting.max, 7);
+    const scenario = resolveScenario({ [name]: String(value) });
+    assert.equal(scenario[setting.field], value, `${setting.flag} → scenario.${setting.field}`);
+    // The run document's schema, from the row (its help as the field's description).
+    const field = ScenarioSchema.shape[setting.field];
+    assert.equal(field.description, setting.help, setting.field);
+    assert.equal(shipped.properties.scenario.properties[setting.field]?.description, setting.help);
+    assert.equal(shipped.properties.scenario.properties[setting.field]?.type, 'integer');
+    // The lab server gets it in the Pod where the row names its env variable.
+    const pod = buildWorkload(
+      { ...scenario, onSigterm: 'drain' },
+      { runId: 'r1', namespace: 'ns', name: 'work' },
+    ).pod;
+    const env = pod.spec!.containers[0]!.env ?? [];
+    if ('serverEnv' in setting) {
+      assert.deepEqual(
+        env.find((e) => e.name === setting.serverEnv),
+        { name: setting.serverEnv, value: String(value) },
+        setting.flag,
+      );
+    }
+    // The HTML run section shows it under its field name.
+    const doc = { ...sampleRuns()[0]!, scenario: { ...sampleRuns()[0]!.scenario, [setting.field]: value } };
+    const html = renderHtmlReport([doc]);
+    assert.ok(html.includes(`<dt>${setting.field}</dt><dd>${value}</dd>`), `HTML facts: ${setting.field}`);
+    // The docs: the README's flag table and the run document's scenario fields.
+    assert.ok(readme.includes(`| \`${setting.flag}`), `README: ${setting.flag}`);
+    assert.ok(runDocDocs.includes(`\`${setting.field}\``), `docs/RUN-DOCUMENT.md: ${setting.field}`);
   }
 });

@@ -8,18 +8,22 @@ import { runClient } from '../../probe/client.js';
 import { clientDefaults } from '../../probe/client-defaults.js';
 import { createNameLookup, readSystemResolverFiles } from '../../probe/resolve.js';
 import { WORK_ID_PATTERN, WORK_MS_MAX } from '../../server/work-params.js';
+import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
+
+/** A time limit or pause in ms: at least 1, at most what a Node timer can wait. */
+const timeMs = (label: string) => integerSchema({ label, min: 1, max: TIMER_MAX_MS });
 
 const flagsSchema = z.object({
   serviceUrl: z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' }),
   workId: z
     .string()
     .regex(WORK_ID_PATTERN, { error: '--work-id must be 1-64 characters of A-Z a-z 0-9 . _ -' }),
-  workMs: z.coerce.number().int().min(0).max(WORK_MS_MAX),
-  serviceReadyTimeoutMs: z.coerce.number().int().min(1),
-  acceptanceTimeoutMs: z.coerce.number().int().min(1),
-  connectTimeoutMs: z.coerce.number().int().min(1),
-  responseTimeoutMs: z.coerce.number().int().min(1),
-  pollIntervalMs: z.coerce.number().int().min(1),
+  workMs: integerSchema({ label: '--work-ms', min: 0, max: WORK_MS_MAX }),
+  serviceReadyTimeoutMs: timeMs('--service-ready-timeout-ms'),
+  acceptanceTimeoutMs: timeMs('--acceptance-timeout-ms'),
+  connectTimeoutMs: timeMs('--connect-timeout-ms'),
+  responseTimeoutMs: timeMs('--response-timeout-ms'),
+  pollIntervalMs: timeMs('--poll-interval-ms'),
 });
 
 export function clientCommand(): Command {

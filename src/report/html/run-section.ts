@@ -1,6 +1,7 @@
 // One run's section: verdict and the evidence it rests on (linked to the marks), the
 // platform and scenario it ran with, then its timeline and the timeline in words.
 import type { RunDocument } from '../../experiment/run-document.js';
+import { scenarioSettingRows } from '../../workload/scenario.js';
 import { esc, formatMs, safeId } from './escape.js';
 import { closeUpSequence } from './close-up.js';
 import { atOrigin } from './scale.js';
@@ -28,13 +29,12 @@ function facts(doc: RunDocument): string {
     items.push(['preStop action', `${p.preStopAction}${why}`]);
   }
   if (p.namespace) items.push(['namespace', p.namespace]);
-  items.push(
-    ['on SIGTERM', s.onSigterm ?? 'custom server command'],
-    ['workMs', String(s.workMs)],
-    ['terminationGracePeriodSeconds', String(s.terminationGracePeriodSeconds)],
-    ['preStopSleepSeconds', String(s.preStopSleepSeconds)],
-  );
-  if (s.drainDelayMs) items.push(['drainDelayMs', String(s.drainDelayMs)]);
+  items.push(['on SIGTERM', s.onSigterm ?? 'custom server command']);
+  // Every integer setting of the scenario table, under its name in the document.
+  for (const [, setting] of scenarioSettingRows) {
+    const value = s[setting.field];
+    if (setting.shown === 'always' || value) items.push([setting.field, String(value)]);
+  }
   if (s.publishNotReadyAddresses) items.push(['publishNotReadyAddresses', 'true']);
   if (s.serverCommand) items.push(['server command', s.serverCommand.join(' ')]);
   items.push(['Pod', `${doc.pod.namespace}/${doc.pod.name}${doc.pod.uid ? ` (UID ${doc.pod.uid})` : ''}`]);
