@@ -11,7 +11,7 @@ import {
   type EventOf,
   type ReadEvent,
 } from './events.js';
-import { exitWords } from './run-view.js';
+import { atWords, exitWords, firstTerminatingWords, outcomeWords } from './run-view.js';
 
 type Fields = Pick<
   RunDocument,
@@ -264,10 +264,10 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
     );
   }
   const uid = short(f.acceptance.uid);
-  const when = (at: number | null) => (at === null ? '?' : `+${Math.round(at)} ms`);
-  const fteText = f.firstTerminatingEndpoint.observed
-    ? `the endpoint was first seen terminating at ${when(f.firstTerminatingEndpoint.at)} (ready=${String(f.firstTerminatingEndpoint.conditions?.ready)}, serving=${String(f.firstTerminatingEndpoint.conditions?.serving)})`
-    : 'no terminating endpoint was observed';
+  // The run's facts in the words every renderer uses (run-view.ts).
+  const when = atWords;
+  const fteText = firstTerminatingWords(f.firstTerminatingEndpoint);
+  const outcomeText = outcomeWords(f.request) ?? 'no outcome';
   const exitText = exitWords(f.exit) ?? 'exit code not observed';
   switch (f.request.outcome) {
     case 'completed':
@@ -280,21 +280,17 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
         kind: 'accepted-request-finished',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid} completed at ${when(f.request.at)} with its body from the same Pod; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid} ended ${outcomeText} at ${when(f.request.at)} with its body from the same Pod; ${exitText}.`,
       };
     case 'connection-dropped':
     case 'response-timeout': {
-      const how =
-        f.request.outcome === 'connection-dropped'
-          ? `dropped (${f.request.error?.code ?? 'closed'}, ${f.request.bytesReceived} body bytes)`
-          : 'left without a response until the limit';
       const hidden =
         f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides a cut request' : '';
       return {
         kind: 'accepted-request-cut',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} was ${how} at ${when(f.request.at)}; ${fteText}; ${exitText}${hidden}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} ended ${outcomeText} at ${when(f.request.at)}; ${fteText}; ${exitText}${hidden}.`,
       };
     }
     case 'http-error':
@@ -302,7 +298,7 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
         kind: 'accepted-request-failed',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} got HTTP ${f.request.status ?? '?'} at ${when(f.request.at)} on a healthy connection; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} ended ${outcomeText} at ${when(f.request.at)} on a healthy connection; ${exitText}.`,
       };
     case 'unexpected-response':
       return inconclusive(

@@ -29,3 +29,53 @@ export function exitWords(
     exit.source === 'journal' ? ` ${JOURNAL_EXIT}` : ''
   }`;
 }
+
+/** A time on the run's clock as every sentence writes it: `+812 ms`, `?` when unknown. */
+export function atWords(ms: number | null): string {
+  return ms === null ? '?' : `+${Math.round(ms)} ms`;
+}
+
+/** An endpoint's conditions: `ready=false serving=true terminating=true`, `?` where not reported. */
+export function conditionsWords(c: {
+  ready: boolean | null;
+  serving: boolean | null;
+  terminating: boolean | null;
+}): string {
+  const f = (v: boolean | null) => (v === null ? '?' : String(v));
+  return `ready=${f(c.ready)} serving=${f(c.serving)} terminating=${f(c.terminating)}`;
+}
+
+/**
+ * The first terminating endpoint in words, e.g. `the endpoint was first seen terminating at
+ * +812 ms (ready=false serving=true terminating=true)`; said when none was observed.
+ */
+export function firstTerminatingWords(
+  fte: Pick<RunDocument['firstTerminatingEndpoint'], 'observed' | 'conditions' | 'at'>,
+): string {
+  if (!fte.observed) return 'no terminating endpoint was observed';
+  const conditions = fte.conditions ? ` (${conditionsWords(fte.conditions)})` : '';
+  return `the endpoint was first seen terminating at ${atWords(fte.at)}${conditions}`;
+}
+
+/** What a request's outcome carries: the run document's `request` or a work-outcome event's data. */
+export interface OutcomeFacts {
+  outcome: string | null;
+  status: number | null;
+  error?: { code?: unknown } | Record<string, unknown> | null;
+  bytesReceived: number | null;
+}
+
+/**
+ * A request's outcome in words, e.g. `connection-dropped (ECONNRESET, 0 body bytes)` or
+ * `completed (HTTP 200, 57 body bytes)`; null without an outcome.
+ */
+export function outcomeWords(r: OutcomeFacts): string | null {
+  if (!r.outcome) return null;
+  const code = r.error?.code;
+  const details = [
+    ...(r.status !== null ? [`HTTP ${r.status}`] : []),
+    ...(typeof code === 'string' && code ? [code] : []),
+    `${r.bytesReceived ?? '?'} body bytes`,
+  ];
+  return `${r.outcome} (${details.join(', ')})`;
+}

@@ -2,6 +2,7 @@
 // from the run document only.
 import { z } from 'zod';
 import type { RunDocument } from '../experiment/run-document.js';
+import { conditionsWords } from '../experiment/run-view.js';
 
 /** One row, as the table shows it and as `lab`'s summary.json stores it (lab-summary.ts). */
 export const RunSummaryRowSchema = z.object({
@@ -33,14 +34,8 @@ export function shortUid(uid: string | null | undefined): string {
   return uid.length > 8 ? uid.slice(0, 8) : uid;
 }
 
-export function conditionsText(c: {
-  ready: boolean | null;
-  serving: boolean | null;
-  terminating: boolean | null;
-}) {
-  const f = (v: boolean | null) => (v === null ? '?' : String(v));
-  return `ready=${f(c.ready)} serving=${f(c.serving)} terminating=${f(c.terminating)}`;
-}
+/** An endpoint's conditions in the words of every renderer (run-view.ts). */
+export const conditionsText = conditionsWords;
 
 export function summarizeRun(doc: RunDocument): RunSummaryRow {
   const fte = doc.firstTerminatingEndpoint;

@@ -3,7 +3,7 @@
 import { truncateText } from '../util/bounded-json.js';
 import type { RunDocument } from '../experiment/run-document.js';
 import { endpointConditions, readEvents, type ReadEvent } from '../experiment/events.js';
-import { exitWords } from '../experiment/run-view.js';
+import { exitWords, outcomeWords } from '../experiment/run-view.js';
 import { plainStyle, type Style } from './style.js';
 import { terminalSafe as safe } from '../util/terminal-text.js';
 import { conditionsText, shortUid, summarizeRun, summaryColumns, type RunSummaryRow } from './summary.js';
@@ -33,10 +33,9 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           return `GET /state: active == ${v(e.data.active)} from ${shortUid(e.data.uid)}: acceptance proven`;
         case 'acceptance-timeout':
           return `no acceptance evidence: ${v(e.data.reason)}`;
-        case 'work-outcome': {
-          const code = e.data.error?.code;
-          return `work request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}, ${v(e.data.bytesReceived)} body bytes`;
-        }
+        case 'work-outcome':
+          // The words of the verdict's explanation and the HTML summary (run-view.ts).
+          return `work request: ${outcomeWords(e.data) ?? '?'}`;
         default:
           return null;
       }

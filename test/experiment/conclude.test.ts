@@ -21,7 +21,8 @@ test('a request accepted, then deleted, then completed with the same UID: accept
   assert.equal(c.exit.code, 0);
   assert.equal(c.exit.at, 4000, 'the first event that carried the terminated state');
   assert.deepEqual(c.request.routedTo, { endpoint: '127.0.0.9:8080', podUid: UID, fallback: false });
-  assert.match(c.verdict.explanation, /completed at \+3205 ms/);
+  // The outcome in the words every renderer uses (run-view.ts outcomeWords).
+  assert.match(c.verdict.explanation, /ended completed \(HTTP 200, \d+ body bytes\) at \+3205 ms/);
   const ids = new Set(finishedRun().map((e) => e.id));
   for (const id of c.verdict.evidence) assert.ok(ids.has(id));
 });

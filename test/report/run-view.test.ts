@@ -1,8 +1,14 @@
 // One run, put into words three times — the verdict's explanation (stored by conclude), the
-// text report and the HTML summary — says the same facts in the same words (run-view.ts).
+// text report and the HTML summary — says the same facts in the same words (run-view.ts): the
+// exit, the first terminating endpoint and the request's outcome.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { exitWords } from '../../src/experiment/run-view.js';
+import {
+  conditionsWords,
+  exitWords,
+  firstTerminatingWords,
+  outcomeWords,
+} from '../../src/experiment/run-view.js';
 import { buildTimeline } from '../../src/report/html/timeline.js';
 import { describeRun } from '../../src/report/html/summary-text.js';
 import { renderRunTimeline } from '../../src/report/text.js';
@@ -31,4 +37,54 @@ test('exit in words: journal-sourced codes are labelled, nothing observed is nul
     'exit 143 Error (killed by SIGTERM)',
   );
   assert.equal(exitWords({ observed: false, code: null, reason: null, source: null }), null);
+});
+
+test('the endpoint and the outcome are said in the same words by the verdict, the text report and the HTML summary', () => {
+  const runs = [sampleRun('exit'), sampleRun('drain'), sampleRun('default')];
+  for (const doc of runs) {
+    const name = doc.scenario.name;
+    const outcome = outcomeWords(doc.request)!;
+    const endpoint = firstTerminatingWords(doc.firstTerminatingEndpoint);
+    assert.ok(doc.firstTerminatingEndpoint.observed && doc.request.outcome, `${name}: a full sample run`);
+    const html = describeRun(buildTimeline(doc, 0), 0);
+    // The explanation is written by the real conclude() (sample-runs.ts calls it).
+    assert.ok(doc.verdict.explanation.includes(outcome), `${name} explanation: ${outcome}`);
+    assert.ok(renderRunTimeline(doc).includes(`work request: ${outcome}`), `${name} text: ${outcome}`);
+    assert.ok(html.includes(`the request ended ${outcome}`), `${name} HTML: ${outcome}`);
+    assert.ok(doc.verdict.explanation.includes(endpoint), `${name} explanation: ${endpoint}`);
+    assert.ok(html.includes(endpoint), `${name} HTML: ${endpoint}`);
+    // The text report's endpoint line and table cell use the same conditions words.
+    const conditions = conditionsWords(doc.firstTerminatingEndpoint.conditions!);
+    assert.ok(endpoint.includes(conditions));
+    assert.ok(renderRunTimeline(doc).includes(`${conditions}   <- first terminating endpoint`), name);
+  }
+});
+
+test('outcome and endpoint in words: status, error code and bytes; nothing observed', () => {
+  assert.equal(
+    outcomeWords({
+      outcome: 'connection-dropped',
+      status: null,
+      error: { code: 'ECONNRESET' },
+      bytesReceived: 0,
+    }),
+    'connection-dropped (ECONNRESET, 0 body bytes)',
+  );
+  assert.equal(
+    outcomeWords({ outcome: 'completed', status: 200, error: null, bytesReceived: 57 }),
+    'completed (HTTP 200, 57 body bytes)',
+  );
+  assert.equal(outcomeWords({ outcome: null, status: null, error: null, bytesReceived: 0 }), null);
+  assert.equal(
+    firstTerminatingWords({
+      observed: true,
+      at: 811.6,
+      conditions: { ready: false, serving: null, terminating: true },
+    }),
+    'the endpoint was first seen terminating at +812 ms (ready=false serving=? terminating=true)',
+  );
+  assert.equal(
+    firstTerminatingWords({ observed: false, at: null, conditions: null }),
+    'no terminating endpoint was observed',
+  );
 });

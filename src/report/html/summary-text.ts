@@ -1,6 +1,6 @@
 // The run in words: what the timeline shows, as sentences a screen reader (or a printout
 // without colour) can carry on their own. Built from the document's conclusions.
-import { exitMeaning } from '../../experiment/run-view.js';
+import { exitMeaning, firstTerminatingWords, outcomeWords } from '../../experiment/run-view.js';
 import { formatMs } from './escape.js';
 import type { RunTimeline } from './types.js';
 
@@ -29,20 +29,11 @@ export function describeRun(timeline: RunTimeline, index: number): string {
       ? 'the Pod was not deleted'
       : `the Pod's deletion was requested ${at(timeline.deletionAt)}`,
   );
-  const fte = timeline.firstTerminating;
-  parts.push(
-    fte
-      ? `the first terminating endpoint was observed ${at(fte.at)} with ${fte.text.replace('first terminating: ', '')}`
-      : 'no terminating endpoint was observed',
-  );
+  // The endpoint and the outcome in the words of the verdict's explanation (run-view.ts).
+  parts.push(firstTerminatingWords(doc.firstTerminatingEndpoint));
   const r = doc.request;
-  parts.push(
-    r.outcome
-      ? `the request ended ${r.outcome}${r.status !== null ? ` with status ${r.status}` : ''}${
-          r.error?.code ? ` (${r.error.code})` : ''
-        } ${at(r.at)}`
-      : 'the request had no outcome',
-  );
+  const outcome = outcomeWords(r);
+  parts.push(outcome ? `the request ended ${outcome} ${at(r.at)}` : 'the request had no outcome');
   const exit = timeline.exit;
   // What 137 and 143 mean, in the words of the verdict's explanation (run-view.ts).
   const meaning = exitMeaning(exit?.code ?? null);
