@@ -18,14 +18,16 @@ export interface RenderContext {
   generatedAt: string;
 }
 
-export interface Renderers<Doc> {
-  /** The terminal report of some documents of this kind (untrusted text escaped). */
-  text(docs: Doc[], context: RenderContext): string;
-  /** One document as the JSON value printed for it (`--format json`). */
-  json(doc: Doc): unknown;
-  /** One self-contained HTML page of some documents of this kind. */
-  html(docs: Doc[], context: RenderContext): string;
-}
+/**
+ * One renderer per report format: `json` gives one document's JSON value (`--format json`
+ * prints them as one array); every other format renders some documents of the kind as one
+ * text — `text` the terminal report (untrusted text escaped), `html` a self-contained page. A
+ * format added to reportFormats is thus a renderer every kind must have (the compiler says
+ * which kind lacks it).
+ */
+export type Renderers<Doc> = { json(doc: Doc): unknown } & {
+  [F in Exclude<ReportFormat, 'json'>]: (docs: Doc[], context: RenderContext) => string;
+};
 
 /**
  * One experiment kind. `plan`, `run` and `conclude` keep their own signatures (a kind's inputs
