@@ -79,3 +79,17 @@ export function outcomeWords(r: OutcomeFacts): string | null {
   ];
   return `${r.outcome} (${details.join(', ')})`;
 }
+
+/**
+ * A request's outcome in brief, for a table cell or a mark on the timeline: the HTTP status
+ * for a whole response (`completed (200)`), else the error code (`connection-dropped
+ * (ECONNRESET)`), else the outcome alone; null without an outcome.
+ */
+export function outcomeBrief(r: Pick<OutcomeFacts, 'outcome' | 'status' | 'error'>): string | null {
+  if (!r.outcome) return null;
+  const code = r.error?.code;
+  const whole =
+    r.outcome === 'completed' || r.outcome === 'http-error' || r.outcome === 'unexpected-response';
+  const detail = whole ? r.status : typeof code === 'string' && code ? code : null;
+  return detail === null ? r.outcome : `${r.outcome} (${detail})`;
+}

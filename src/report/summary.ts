@@ -2,7 +2,7 @@
 // from the run document only.
 import { z } from 'zod';
 import type { RunDocument } from '../experiment/run-document.js';
-import { conditionsWords } from '../experiment/run-view.js';
+import { conditionsWords, outcomeBrief } from '../experiment/run-view.js';
 
 /** One row, as the table shows it and as `lab`'s summary.json stores it (lab-summary.ts). */
 export const RunSummaryRowSchema = z.object({
@@ -40,15 +40,7 @@ export const conditionsText = conditionsWords;
 export function summarizeRun(doc: RunDocument): RunSummaryRow {
   const fte = doc.firstTerminatingEndpoint;
   const request = doc.request;
-  const outcome = request.outcome
-    ? request.outcome === 'completed' ||
-      request.outcome === 'http-error' ||
-      request.outcome === 'unexpected-response'
-      ? `${request.outcome} (${request.status ?? '-'})`
-      : request.error?.code
-        ? `${request.outcome} (${request.error.code})`
-        : request.outcome
-    : 'not observed';
+  const outcome = outcomeBrief(request) ?? 'not observed';
   const exit = doc.exit.observed
     ? `${doc.exit.code ?? '-'}${doc.exit.reason ? ` ${doc.exit.reason}` : ''}${doc.exit.source === 'journal' ? ' (journal)' : ''}`
     : 'not observed';

@@ -7,8 +7,10 @@ import {
   conditionsWords,
   exitWords,
   firstTerminatingWords,
+  outcomeBrief,
   outcomeWords,
 } from '../../src/experiment/run-view.js';
+import { summarizeRun } from '../../src/report/summary.js';
 import { buildTimeline } from '../../src/report/html/timeline.js';
 import { describeRun } from '../../src/report/html/summary-text.js';
 import { renderRunTimeline } from '../../src/report/text.js';
@@ -87,4 +89,23 @@ test('outcome and endpoint in words: status, error code and bytes; nothing obser
     firstTerminatingWords({ observed: false, at: null, conditions: null }),
     'no terminating endpoint was observed',
   );
+});
+
+test("the outcome in brief is the comparison table's cell and the timeline's mark alike", () => {
+  for (const doc of [sampleRun('exit'), sampleRun('drain'), sampleRun('default')]) {
+    const brief = outcomeBrief(doc.request)!;
+    assert.equal(summarizeRun(doc).outcome, brief);
+    const outcomeEvent = doc.events.find((e) => e.source === 'client' && e.type === 'work-outcome')!;
+    const mark = buildTimeline(doc, 0)
+      .lanes.flatMap((l) => l.rows)
+      .flatMap((r) => (r.kind === 'marks' ? r.marks : []))
+      .find((m) => m.eventId === outcomeEvent.id);
+    assert.ok(mark?.label.endsWith(brief), `${doc.scenario.name}: ${mark?.label} ends with ${brief}`);
+  }
+  assert.equal(outcomeBrief({ outcome: 'completed', status: 200, error: null }), 'completed (200)');
+  assert.equal(
+    outcomeBrief({ outcome: 'connection-dropped', status: null, error: { code: 'ECONNRESET' } }),
+    'connection-dropped (ECONNRESET)',
+  );
+  assert.equal(outcomeBrief({ outcome: 'response-timeout', status: null, error: null }), 'response-timeout');
 });

@@ -2,6 +2,7 @@
 // this file does not know is labelled with its type: new vocabulary must still be drawn.
 import type { RunEvent } from '../../experiment/run-document.js';
 import { assertNever, containerStateOf, readEvent, type TypedEvent } from '../../experiment/events.js';
+import { outcomeBrief } from '../../experiment/run-view.js';
 import type { Tone } from './types.js';
 
 export interface MarkText {
@@ -75,12 +76,9 @@ function describeClient(e: Known<'client'>): MarkText {
       return mark('acceptance not proven', 'bad', 5);
     case 'work-response-started':
       return mark(`response ${text(e.data.status) ?? '?'} started`, 'neutral', 2);
-    case 'work-outcome': {
-      const outcome = e.data.outcome ?? 'no outcome';
-      const detail =
-        outcome === 'completed' || outcome === 'http-error' ? text(e.data.status) : text(e.data.error?.code);
-      return mark(`${outcome}${detail ? ` (${detail})` : ''}`, outcome === 'completed' ? 'good' : 'bad', 5);
-    }
+    case 'work-outcome':
+      // The comparison table's words for the outcome (run-view.ts).
+      return mark(outcomeBrief(e.data) ?? 'no outcome', e.data.outcome === 'completed' ? 'good' : 'bad', 5);
     default:
       return assertNever(e);
   }
