@@ -167,6 +167,36 @@ test('run --json prints a valid run document, saves it, and --expect gates the e
   }
 });
 
+test('run --format html prints the timeline page of the run it saved', () => {
+  const dir = tmp();
+  try {
+    const r = cli([
+      'run',
+      '--on-sigterm',
+      'drain',
+      '--work-ms',
+      '300',
+      '--grace-seconds',
+      '3',
+      '--timing',
+      'fast',
+      '--format',
+      'html',
+      '--out',
+      dir,
+    ]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stdout, /^<!doctype html>/i);
+    const saved = readdirSync(dir);
+    assert.equal(saved.length, 1);
+    const doc = JSON.parse(readFileSync(join(dir, saved[0]!), 'utf8')) as RunDocument;
+    assert.ok(r.stdout.includes(`run ${doc.runId}`), 'the page shows the saved run');
+    assert.doesNotMatch(r.stdout, /\nsaved: /, 'only the page on stdout');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('Ctrl-C in the middle of a lab: cleaned up, saved as incomplete, exit 130', async (t) => {
   const dir = tmp();
   const lab = startCli([

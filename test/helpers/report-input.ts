@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { RunDocument } from '../../src/experiment/run-document.js';
 import { cli } from './cli.js';
+import { assertValidLabSummary } from './schema.js';
 
 export interface LabOutput {
   docs: RunDocument[];
@@ -23,6 +24,8 @@ export function runRealLab(): LabOutput {
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
       runs: Array<{ file: string }>;
     };
+    // A complete lab's summary.json holds to the shipped schema/lab.v1.schema.json.
+    assertValidLabSummary(summary);
     const docs = summary.runs.map((r) => JSON.parse(readFileSync(r.file, 'utf8')) as RunDocument);
     if (docs.length !== 3 || readdirSync(out).filter((f) => f.endsWith('.json')).length !== 4) {
       throw new Error(`unexpected lab output in ${out}: ${readdirSync(out).join(', ')}`);
