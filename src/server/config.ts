@@ -18,6 +18,9 @@ export const policyHelp: Record<ShutdownPolicy, string> = {
     'listening, closes idle connections, finishes every accepted /work and exits 0 (1 if --drain-timeout-ms cuts requests)',
 };
 
+/** The longest drain delay or drain timeout (an hour), for the server and the scenario. */
+export const DRAIN_MS_MAX = 3_600_000;
+
 /** One row per setting: the flag, its env variable, its default and what it means. */
 export const serverSettings = {
   port: {
@@ -75,8 +78,8 @@ const serverConfigSchema = z.object({
     }
     return raw as ShutdownPolicy;
   }),
-  drainDelayMs: integerString('--drain-delay-ms / DRAIN_DELAY_MS', 0, 3_600_000),
-  drainTimeoutMs: integerString('--drain-timeout-ms / DRAIN_TIMEOUT_MS', 0, 3_600_000),
+  drainDelayMs: integerString('--drain-delay-ms / DRAIN_DELAY_MS', 0, DRAIN_MS_MAX),
+  drainTimeoutMs: integerString('--drain-timeout-ms / DRAIN_TIMEOUT_MS', 0, DRAIN_MS_MAX),
 });
 
 export type RawServerConfig = Partial<Record<keyof ServerConfig, string | number | undefined>>;

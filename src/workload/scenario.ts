@@ -3,7 +3,7 @@
 import { z } from 'zod';
 import { DraincheckError } from '../errors.js';
 import { clientDefaults } from '../probe/client-defaults.js';
-import { serverSettings, shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
+import { DRAIN_MS_MAX, serverSettings, shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
 import { WORK_MS_MAX } from '../server/work-params.js';
 import { integerSchema } from '../util/integer.js';
 
@@ -86,7 +86,7 @@ export const scenarioSettings = {
     flag: '--drain-delay-ms',
     arg: '<ms>',
     min: 0,
-    max: 3_600_000,
+    max: DRAIN_MS_MAX,
     help: 'drain policy: keep serving new requests this long after SIGTERM',
     serverEnv: serverSettings.drainDelayMs.env,
     shown: 'when-set',
