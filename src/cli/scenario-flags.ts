@@ -5,6 +5,7 @@ import { DraincheckError } from '../errors.js';
 import { shutdownPolicies } from '../server/config.js';
 import {
   scenarioDefaults,
+  scenarioSettingRows,
   scenarioSettings,
   type ScenarioInput,
   type ScenarioSetting,
@@ -12,6 +13,7 @@ import {
 } from '../workload/scenario.js';
 import { serverScript } from '../workload/server-command.js';
 
+/** What commander gives for the scenario flags (an integer row's attribute: flagAttribute). */
 export interface ScenarioFlags {
   onSigterm?: string;
   workMs?: string;
@@ -51,14 +53,26 @@ export function addScenarioFlags(
   );
 }
 
-/** The flags as a ScenarioInput: integers stay text, read by resolveScenario's one validator. */
+/** commander's attribute for a flag: `--prestop-sleep-seconds` → `prestopSleepSeconds`. */
+export function flagAttribute(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * The flags as a ScenarioInput: each row of the scenario table read from its flag's attribute,
+ * as text — resolveScenario reads it with the one integer validator.
+ */
 export function scenarioInput(flags: ScenarioFlags, graceDefault: number): ScenarioInput {
+  const given = flags as Record<string, unknown>;
+  const integers: ScenarioInput = {};
+  for (const [name, setting] of scenarioSettingRows) {
+    const raw = given[flagAttribute(setting.flag)];
+    if (typeof raw === 'string') integers[name] = raw;
+  }
   return {
     ...(flags.onSigterm ? { onSigterm: flags.onSigterm as ScenarioInput['onSigterm'] } : {}),
-    workMs: flags.workMs,
-    graceSeconds: flags.graceSeconds ?? graceDefault,
-    preStopSleepSeconds: flags.prestopSleepSeconds,
-    drainDelayMs: flags.drainDelayMs,
+    ...integers,
+    graceSeconds: integers.graceSeconds ?? graceDefault,
     publishNotReadyAddresses: flags.publishNotReady === true,
     serverCommand: flags.serverCommand === undefined ? null : serverCommandArgv(flags.serverCommand),
   };

@@ -59,14 +59,19 @@ test('every row of the scenario table reaches the flags, the run document schema
   ) as { properties: { scenario: { properties: Record<string, { type?: string; description?: string }> } } };
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
   const runDocDocs = readFileSync(new URL('../../../docs/RUN-DOCUMENT.md', import.meta.url), 'utf8');
-  for (const [name, setting] of scenarioSettingRows) {
-    // The flag, and its value through resolveScenario into the document's field.
+  for (const [, setting] of scenarioSettingRows) {
+    // The flag, and its value from the command line through scenarioInput and resolveScenario
+    // into the document's field.
     assert.ok(
       command.options.some((o) => o.long === setting.flag),
       setting.flag,
     );
     const value = Math.min(setting.max, 7);
-    const scenario = resolveScenario({ [name]: String(value) });
+    const parsed = addScenarioFlags(new Command('run'), { policy: true, graceDefault: 30 }).parse(
+      [setting.flag, String(value)],
+      { from: 'user' },
+    );
+    const scenario = resolveScenario(scenarioInput(parsed.opts(), 30));
     assert.equal(scenario[setting.field], value, `${setting.flag} → scenario.${setting.field}`);
     // The run document's schema, from the row (its help as the field's description).
     const field = ScenarioSchema.shape[setting.field];
