@@ -38,11 +38,10 @@ function given(spec: FlagSpec, values: FlagValues): boolean {
 }
 
 /**
- * Opens the named platform with the parsed flags. A flag of another platform that this one
- * does not take is a usage error, named with the platform it belongs to.
+ * A flag of another platform that this one does not take is a usage error, named with the
+ * platform it belongs to. A flag at its default (`--client in-cluster`, `--pid1`) was not given.
  */
-export async function openPlatform(name: string, values: FlagValues): Promise<PlatformSession> {
-  const entry = platformEntry(name);
+export function checkFlags(entry: PlatformEntry, values: FlagValues): void {
   const own = new Set(entry.flags.map((f) => f.flags));
   for (const other of platforms) {
     if (other === entry) continue;
@@ -56,5 +55,11 @@ export async function openPlatform(name: string, values: FlagValues): Promise<Pl
         { hint: other.refusedHint },
       );
   }
+}
+
+/** Opens the named platform with the parsed flags, once they are its own (checkFlags). */
+export async function openPlatform(name: string, values: FlagValues): Promise<PlatformSession> {
+  const entry = platformEntry(name);
+  checkFlags(entry, values);
   return entry.open(values);
 }
