@@ -1,4 +1,4 @@
-// The experiment protocol, written once against the Platform interface's cluster verbs. The order is the
+// The experiment protocol, written once against the Platform's cluster verbs. The order is the
 // point and is enforced: Service path ready → work sent → acceptance proven → Pod deleted →
 // observed until the request's fate, the exit code and the endpoint's removal are known.
 // Every phase has a limit; a run that cannot finish still yields a document, marked
