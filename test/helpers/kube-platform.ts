@@ -1,5 +1,7 @@
-// A KubePlatform wired to a fake API server through a real kubeconfig file, plus bounded
-// ways to read its streams. Everything started here is stopped in t.after.
+// A KubePlatform wired to a fake API server through a real kubeconfig file, bounded ways to
+// read its streams, and the protocol's steps in the platform's verbs (prepare = apply of the
+// workload's objects, the Pod and EndpointSlice watches, the client job). Everything started
+// here is stopped in t.after.
 import type { TestContext } from 'node:test';
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import type { RunPlan } from '../../src/experiment/plan.js';
