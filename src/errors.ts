@@ -72,11 +72,11 @@ export const ErrorCodes = {
   },
   DC_NOT_FOUND: {
     exit: ExitCode.incomplete,
-    summary: 'The embedded runtime has no object of that kind and name (HTTP 404).',
+    summary: 'The embedded runtime or the API server has no object of that kind and name (HTTP 404).',
   },
   DC_CONFLICT: {
     exit: ExitCode.incomplete,
-    summary: 'The embedded runtime refused an update: the object changed since it was read (HTTP 409).',
+    summary: 'The object is not the one named: another UID, or changed since it was read (HTTP 409).',
   },
   DC_OUTPUT_PATH: {
     exit: ExitCode.usage,

@@ -58,7 +58,7 @@ export function podFailedError(
   where: { namespace: string; pod: string },
   lastOutput: string | null,
   beforeWhat: string,
-  platform: 'local' | 'kube',
+  platform: string,
 ): DraincheckError {
   // The runtime's words (an exec error) and the container's own last line can both matter.
   const detail = [failure.message, lastOutput]

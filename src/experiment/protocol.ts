@@ -1,15 +1,17 @@
-// The experiment protocol, written once against the Platform interface. The order is the
+// The experiment protocol, written once against the Platform's cluster verbs. The order is the
 // point and is enforced: Service path ready → work sent → acceptance proven → Pod deleted →
 // observed until the request's fate, the exit code and the endpoint's removal are known.
 // Every phase has a limit; a run that cannot finish still yields a document, marked
 // incomplete with the reason, and the workload is always cleaned up.
 import { version } from '../version.js';
 import { isDraincheckError, type DraincheckError } from '../errors.js';
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import type { Platform } from '../platform/types.js';
 import { abortableDelay as delay } from '../util/abortable-delay.js';
 import { JOURNAL_LINE_MAX_CHARS, parseJournalLine } from '../server/journal.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
+import { SERVICE_NAME_LABEL } from '../workload/labels.js';
+import { workloadObjects } from '../workload/workload.js';
 import type { ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
 import { containerFailure, fatalObserverErrors, podFailedError } from './failures.js';
@@ -156,7 +158,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
           { namespace, pod: podName },
           lastOutputLine,
           began ? 'before the Pod was deleted' : 'before the experiment began',
-          platform.info().name,
+          platform.details().name,
         ),
       );
     });
@@ -165,29 +167,37 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   log.add('runner', 'run-started', {
     runId: plan.runId,
     scenario: scenario.name,
-    platform: platform.info().name,
+    platform: platform.details().name,
     startedAt: startedAt.toISOString(),
   });
   try {
     // Watches open before anything exists, so the Pod's whole life is seen.
-    void observe('Pod watch', platform.watchPod(namespace, podName, observing.signal), (e) => {
+    const pods = platform.watch<V1Pod>('Pod', namespace, { name: podName }, observing.signal);
+    void observe('Pod watch', pods, (e) => {
       log.add('pod', e.type, podEventData(e));
       if (e.type !== 'DELETED') onPod(e.object);
     });
     void observe(
       'EndpointSlice watch',
-      platform.watchEndpointSlices(namespace, serviceName, observing.signal),
+      platform.watch<V1EndpointSlice>(
+        'EndpointSlice',
+        namespace,
+        { labelSelector: `${SERVICE_NAME_LABEL}=${serviceName}` },
+        observing.signal,
+      ),
       (e) => log.add('endpointslice', e.type, sliceEventData(e, podName)),
     );
-    void observe('platform events', platform.platformEvents(observing.signal), (e) => {
+    void observe('platform events', platform.events(observing.signal), (e) => {
       // Kubelet Events at their own time (they arrive late); the arrival is kept beside it.
       const placed = e.source === 'events' ? placeEvent(e.data, startedAt.getTime(), log.now()) : null;
       log.add(e.source, e.type, placed ? { ...e.data, ...placed.data } : e.data, placed?.at);
     });
 
     phase('prepare');
-    await limited(platform.prepare(plan.workload, observing.signal), plan.limits.prepareMs, 'prepare');
-    journal = observe('server journal', platform.followLog(namespace, podName, observing.signal), (line) => {
+    const applied = platform.apply(workloadObjects(plan.workload), observing.signal);
+    const created = await limited(applied, plan.limits.prepareMs, 'prepare');
+    const podUid = created.find((o) => o.kind === 'Pod')?.metadata?.uid;
+    journal = observe('server journal', platform.logs(namespace, podName, observing.signal), (line) => {
       // A Pod's output is untrusted: a line longer than any journal line is kept cut, as output
       // (the reader already cut it at the journal line limit and said how much it dropped).
       const entry = line.length <= JOURNAL_LINE_MAX_CHARS ? parseJournalLine(line) : null;
@@ -208,7 +218,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     if (lastPod) onPod(lastPod);
 
     phase('service-ready');
-    void observe('client', platform.runClient(plan.client, observing.signal), (e: ClientEvent) => {
+    const job = { namespace, service: serviceName, pod: podName, plan: plan.client };
+    void observe('client', platform.runClient(job, observing.signal), (e: ClientEvent) => {
       log.add(
         'client',
         e.type,
@@ -249,7 +260,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     phase('delete');
     const grace = scenario.terminationGracePeriodSeconds;
     log.add('runner', 'delete-requested', { namespace, pod: podName, gracePeriodSeconds: grace });
-    const deleted = await limited(platform.deletePod(namespace, podName, {}), plan.limits.deleteMs, 'delete');
+    const pod = { kind: 'Pod' as const, namespace, name: podName, uid: podUid };
+    const deleted: V1Pod = await limited(platform.delete(pod, {}), plan.limits.deleteMs, 'delete');
     log.add('runner', 'delete-returned', {
       deletionTimestamp: deleted.metadata?.deletionTimestamp
         ? new Date(deleted.metadata.deletionTimestamp).toISOString()
@@ -331,7 +343,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       serverCommand: scenario.serverCommand,
       workId: plan.workId,
     },
-    platform: platform.info(),
+    platform: { ...platform.details() },
     ...fields,
     events,
   };

@@ -61,6 +61,15 @@ const conditions = z.object({
   terminating: z.boolean().nullable(),
 });
 
+/** One fact of a platform about itself (src/platform/types.ts PlatformFact). */
+export const PlatformFactSchema = z.object({
+  key: z.string(),
+  label: z.string(),
+  value: z.union([z.string(), z.number(), z.boolean()]),
+  note: z.string().optional(),
+  brief: z.boolean().optional().describe('also shown in the text report’s heading line'),
+});
+
 export const RunDocumentSchema = z.object({
   schema: z.literal(RUN_SCHEMA),
   runId: z.string(),
@@ -71,7 +80,16 @@ export const RunDocumentSchema = z.object({
   tool: z.object({ name: z.literal('draincheck'), version: z.string() }),
   scenario: ScenarioSchema,
   platform: z.looseObject({
-    name: z.enum(['local', 'kube']),
+    name: z.string().describe('the platform’s registry name (src/platform/registry.ts): local, kube'),
+    namespace: z.string().optional(),
+    details: z
+      .array(PlatformFactSchema)
+      .optional()
+      .describe(
+        'facts the platform reports about itself, printed as they are (older documents list pid1, serviceProxy, context, serverVersion… as fields of their own instead)',
+      ),
+    // The fields of documents written before `details`: read, never written any more.
+
     pid1: z.boolean().optional(),
     pid1Reason: z.string().optional(),
     serviceProxy: z
@@ -81,7 +99,6 @@ export const RunDocumentSchema = z.object({
     serviceProxyReason: z.string().optional(),
     context: z.string().optional(),
     serverVersion: z.string().optional(),
-    namespace: z.string().optional(),
   }),
   pod: z.object({
     name: z.string(),

@@ -1,13 +1,11 @@
 // The interface every platform implements — the embedded runtime (`local`) and a real
-// cluster (`kube`). The experiment protocol (src/experiment/) is written once against it and
-// never asks which platform it runs on. Objects are Kubernetes' own shapes, typed with
-// @kubernetes/client-node's models, and changes arrive as watch events, so a local and a real
-// cluster are read the same way.
-import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+// cluster (`kube`) — as the verbs of a cluster: apply, delete, watch, logs, events, and
+// running the client side of a run. The experiment protocol (src/experiment/) is written once
+// against it and never asks which platform it runs on. Objects are Kubernetes' own shapes,
+// typed with @kubernetes/client-node's models, and changes arrive as watch events, so a local
+// and a real cluster are read the same way. Platforms are listed in ./registry.ts.
+import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../probe/client-events.js';
-import type { Workload } from '../workload/workload.js';
-
-export type { Workload };
 
 /** A watch event as the API server sends it (`{type, object}` per line). */
 export interface WatchEvent<T> {
@@ -25,17 +23,26 @@ export interface PlatformEvent {
   namespace?: string;
 }
 
-/** What the platform reports about itself into the run document's `platform` field. */
-export interface PlatformInfo {
-  name: 'local' | 'kube';
-  /** Local: whether Pod processes run as PID 1 of their own PID namespace, and why (not). */
-  pid1?: boolean;
-  pid1Reason?: string;
-  /** Kube: the kubeconfig context and the API server's version. */
-  context?: string;
-  serverVersion?: string;
+/**
+ * The kinds a platform may support, in Kubernetes' own words (`kind`). Which of them one
+ * platform applies, deletes and watches is its `kinds`; any other is a DC_USAGE error.
+ */
+export type ObjectKind = 'Namespace' | 'Service' | 'Pod' | 'EndpointSlice' | 'Event' | 'Deployment';
+
+/** One object, by kind, namespace and name; `uid` makes a delete conditional on it. */
+export interface ObjectRef {
+  kind: ObjectKind;
   namespace?: string;
-  [key: string]: unknown;
+  name: string;
+  /** DeleteOptions.preconditions.uid: another object of the same name answers DC_CONFLICT. */
+  uid?: string;
+}
+
+/** The selectors of a list or watch; `name` is `fieldSelector=metadata.name=<name>`. */
+export interface Selector {
+  name?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
 }
 
 export interface DeleteOptions {
@@ -43,39 +50,89 @@ export interface DeleteOptions {
   gracePeriodSeconds?: number;
 }
 
+/** The client side of one run: its plan, and the Service (and the Pod behind it) it reaches. */
+export interface ClientJob {
+  namespace: string;
+  /** The Service the client reaches the Pod through — never the Pod directly. */
+  service: string;
+  /** The Pod behind it, for a platform that can say why the Service never answered. */
+  pod: string;
+  plan: ClientPlan;
+}
+
+/**
+ * One fact a platform reports about itself (PID 1, the Service proxy, the server version):
+ * reports print `label: value (note)` without knowing which platform wrote it. `brief` facts
+ * also go into the text report's one-line heading.
+ */
+export interface PlatformFact {
+  /** Stable, for programs reading the document (`pid1`, `serviceProxy`, `serverVersion`). */
+  key: string;
+  label: string;
+  value: string | number | boolean;
+  note?: string;
+  brief?: boolean;
+}
+
+/** What the platform reports about itself into the run document's `platform` field. */
+export interface PlatformDetails {
+  /** The platform's registry name (./registry.ts). */
+  name: string;
+  /** The namespace the run's objects are in, where known. */
+  namespace?: string;
+  details: PlatformFact[];
+}
+
 export interface Platform {
-  /** Facts about the platform; complete once `prepare` has resolved. */
-  info(): PlatformInfo;
+  /** The kinds this platform applies, deletes and watches. */
+  readonly kinds: readonly ObjectKind[];
 
-  /** Creates the namespace (if the platform needs one), the Service and the Pod. */
-  prepare(workload: Workload, signal: AbortSignal): Promise<void>;
+  /** Facts about the platform; complete once the first `apply` has resolved. */
+  details(): PlatformDetails;
 
-  /** Pod watch for one Pod by name: ADDED / MODIFIED / DELETED, from before its creation on. */
-  watchPod(namespace: string, name: string, signal: AbortSignal): AsyncIterable<WatchEvent<V1Pod>>;
+  /**
+   * Creates the objects in order and returns each as the API returned it (uid,
+   * resourceVersion, defaults). An object counts as created by this platform — and is
+   * removed by `dispose()` — only once the API said so.
+   */
+  apply(objects: KubernetesObject[], signal: AbortSignal): Promise<KubernetesObject[]>;
 
-  /** EndpointSlice watch for a Service (`kubernetes.io/service-name=<service>`). */
-  watchEndpointSlices(
+  /**
+   * `DELETE`; resolves with the object the API returned (for a Pod, with deletionTimestamp).
+   * With `ref.uid`, an object of that name with another UID is DC_CONFLICT and stays.
+   */
+  delete(ref: ObjectRef, options: DeleteOptions): Promise<KubernetesObject>;
+
+  /** List + watch of one kind in a namespace by selector: ADDED / MODIFIED / DELETED, as they happen. */
+  watch<T extends KubernetesObject>(
+    kind: ObjectKind,
     namespace: string,
-    service: string,
+    selector: Selector,
     signal: AbortSignal,
-  ): AsyncIterable<WatchEvent<V1EndpointSlice>>;
+  ): AsyncIterable<WatchEvent<T>>;
 
-  /** The Pod container's stdout, line by line, from its start (the server's journal). */
-  followLog(namespace: string, pod: string, signal: AbortSignal): AsyncIterable<string>;
+  /** A Pod container's stdout, line by line, from its start (the server's journal). */
+  logs(namespace: string, pod: string, signal: AbortSignal): AsyncIterable<string>;
 
-  /** Platform observations outside the API objects (kubelet actions, proxy routing). */
-  platformEvents(signal: AbortSignal): AsyncIterable<PlatformEvent>;
+  /** Platform observations outside the API objects (kubelet actions, proxy routing, Events). */
+  events(signal: AbortSignal): AsyncIterable<PlatformEvent>;
 
   /**
    * Runs the client side of the protocol (steps 2-4 and the work request) through the
    * Service path — in this process for the embedded runtime, in a client Pod (or locally,
    * given a Service URL) on a cluster — and yields its observations as they happen.
    */
-  runClient(plan: ClientPlan, signal: AbortSignal): AsyncIterable<ClientEvent>;
-
-  /** `DELETE pod`; resolves with the object the API returned (with deletionTimestamp). */
-  deletePod(namespace: string, name: string, options: DeleteOptions): Promise<V1Pod>;
+  runClient(job: ClientJob, signal: AbortSignal): AsyncIterable<ClientEvent>;
 
   /** Removes everything this platform created; safe to call more than once. */
   dispose(): Promise<void>;
+}
+
+/** `metadata.name=<name>` and the given field selector, as one field selector. */
+export function fieldSelectorOf(selector: Selector): string | undefined {
+  const parts = [
+    ...(selector.name !== undefined ? [`metadata.name=${selector.name}`] : []),
+    ...(selector.fieldSelector ? [selector.fieldSelector] : []),
+  ];
+  return parts.length ? parts.join(',') : undefined;
 }

@@ -1,5 +1,6 @@
 // The text report: a timeline of the evidence that matters for each run, and the side-by-side
 // comparison with one plain sentence per run. Rendered from run documents only.
+import { factValue, platformFact, platformFacts } from '../experiment/platform-facts.js';
 import { truncateText } from '../util/bounded-json.js';
 import type { RunDocument } from '../experiment/run-document.js';
 import { endpointConditions, readEvents, type ReadEvent } from '../experiment/events.js';
@@ -140,10 +141,12 @@ export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): 
     ...endpointLines(doc, events),
     ...exitLines(doc),
   ].sort((a, b) => a.at - b.at);
-  const pid1 =
-    doc.platform.name === 'local'
-      ? `, PID 1: ${doc.platform.pid1 ? 'yes' : 'no'}${doc.platform.serviceProxy ? `, Service proxy: ${doc.platform.serviceProxy}` : ''}`
-      : '';
+  // The platform's brief facts (the embedded runtime: PID 1, the Service proxy), as it states them.
+  const pid1 = platformFacts(doc.platform)
+    .filter((f) => f.brief)
+    // From a run document read back: untrusted, so no control characters and a bounded length.
+    .map((f) => safe(truncateText(`, ${f.label}: ${factValue(f)}`, 200)))
+    .join('');
   // Every string from the document goes through safe() before any style adds its own escapes.
   const head = `${style.bold(safe(doc.scenario.name))}  run ${safe(doc.runId)} on ${safe(doc.platform.name)}${pid1}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s${preStopForm(doc)}` : ''}`;
   const body = lines.map(
@@ -158,7 +161,8 @@ export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): 
 
 /** On a cluster: the form the preStop sleep took and why (` as exec: server v1.24.0 is older …`). */
 function preStopForm(doc: RunDocument): string {
-  const { preStopAction: action, preStopActionReason: reason } = doc.platform;
+  const fact = platformFact(doc.platform, 'preStopAction');
+  const [action, reason] = [fact?.value, fact?.note];
   if (action !== 'sleep' && action !== 'exec') return '';
   // From a run document read back: untrusted, so no control characters and a bounded length.
   const why = typeof reason === 'string' ? safe(truncateText(reason, 200)) : '';

@@ -17,6 +17,7 @@ import { sendJson } from '../helpers/fake-apiserver/recorded.js';
 import { FakeApiServer, isList } from '../helpers/fake-apiserver/server.js';
 import { startKubeFacade, type FacadeOptions } from '../helpers/kube-facade/facade.js';
 import { cliPath } from '../helpers/lab-process.js';
+import { platformFact } from '../../src/experiment/platform-facts.js';
 
 const pluginPath = fileURLToPath(new URL('../../src/cli/kubectl-plugin.js', import.meta.url));
 
@@ -76,8 +77,8 @@ test('draincheck lab --platform kube: the comparison on the cluster the kubeconf
   for (const d of documents) {
     assert.equal(d.complete, true, d.incompleteReason ?? '');
     assert.equal(d.platform.name, 'kube');
-    assert.equal(d.platform.context, 'facade');
-    assert.equal(d.platform.serverVersion, 'v1.30.0-draincheck-embedded');
+    assert.equal(platformFact(d.platform, 'context')?.value, 'facade');
+    assert.equal(platformFact(d.platform, 'serverVersion')?.value, 'v1.30.0-draincheck-embedded');
     assert.equal(d.platform.namespace, `draincheck-${d.runId}`);
   }
   assert.equal(by.get('drain')?.verdict.kind, 'accepted-request-finished');

@@ -13,7 +13,7 @@ import { resolveScenario } from '../../src/workload/scenario.js';
 import { sendJson } from '../helpers/fake-apiserver/recorded.js';
 import { serveSetup } from '../helpers/fake-apiserver/setup-routes.js';
 import { cli } from '../helpers/cli.js';
-import { fakeKube } from '../helpers/kube-platform.js';
+import { fakeKube, prepare } from '../helpers/kube-platform.js';
 
 const pluginPath = fileURLToPath(new URL('../../src/cli/kubectl-plugin.js', import.meta.url));
 
@@ -97,7 +97,7 @@ test('-n does-not-exist: the namespace must exist, said as such', async (t) => {
   const scenario = resolveScenario({});
   const plan = planRun(scenario, { namespace: 'does-not-exist' });
   await assert.rejects(
-    platform.prepare(plan.workload, AbortSignal.timeout(20_000)),
+    prepare(platform, plan.workload, AbortSignal.timeout(20_000)),
     (e: Error & { hint?: string }) => {
       assert.equal(e.message, 'namespace "does-not-exist" does not exist');
       assert.match(

@@ -11,6 +11,7 @@ import type { RunDocument } from '../../src/experiment/run-document.js';
 import { cli } from '../helpers/cli.js';
 import { cliPath } from '../helpers/lab-process.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
+import { platformFact } from '../../src/experiment/platform-facts.js';
 
 const server = `"${process.execPath}" "${cliPath}" server`;
 
@@ -66,8 +67,9 @@ for (const command of [
 
 test('--server-command with a pipeline: the shell stays PID 1 and ignores SIGTERM; SIGKILL at the end of the grace period (skipped where containers cannot be PID 1)', (t) => {
   const doc = run(`${server} --on-sigterm drain | cat`, 2);
-  if (doc.platform.pid1 !== true) {
-    t.skip(`containers are not PID 1 here: ${doc.platform.pid1Reason ?? ''}`);
+  const pid1 = platformFact(doc.platform, 'pid1');
+  if (pid1?.value !== true) {
+    t.skip(`containers are not PID 1 here: ${pid1?.note ?? ''}`);
     return;
   }
   assert.equal(doc.scenario.serverCommand?.[2], `${server} --on-sigterm drain | cat`, 'run as written');

@@ -14,6 +14,7 @@ import { cleanupSelector } from '../../src/platform/kube/cleanup.js';
 import { loadKubeConnection } from '../../src/platform/kube/connection.js';
 import { KubeResources } from '../../src/platform/kube/resources.js';
 import { cliPath } from '../helpers/lab-process.js';
+import { platformFact } from '../../src/experiment/platform-facts.js';
 
 const kubeconfig = process.env.DRAINCHECK_E2E_KUBECONFIG;
 const context = process.env.DRAINCHECK_E2E_CONTEXT;
@@ -53,7 +54,7 @@ test(
     for (const doc of documents) {
       assert.equal(doc.complete, true, `${doc.scenario.name}: ${doc.incompleteReason}`);
       assert.equal(doc.platform.name, 'kube');
-      assert.match(String(doc.platform.serverVersion), /^v\d+\.\d+/);
+      assert.match(String(platformFact(doc.platform, 'serverVersion')?.value), /^v\d+\.\d+/);
       assert.equal(doc.acceptance.proven, true);
       assert.equal(doc.firstTerminatingEndpoint.observed, true);
       assert.equal(doc.firstTerminatingEndpoint.conditions?.ready, false);

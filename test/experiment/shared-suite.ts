@@ -10,9 +10,11 @@ import { planRun, type PlanOptions } from '../../src/experiment/plan.js';
 import { runExperiment } from '../../src/experiment/protocol.js';
 import type { RunDocument } from '../../src/experiment/run-document.js';
 import type { Platform } from '../../src/platform/types.js';
+import { openPlatform, type FlagValues } from '../../src/platform/registry.js';
 import { resolveScenario, type ScenarioInput } from '../../src/workload/scenario.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
 import { readEvents } from '../../src/experiment/events.js';
+import { platformFact } from '../../src/experiment/platform-facts.js';
 
 export const faultyServer = fileURLToPath(new URL('../fixtures/servers/faulty-server.js', import.meta.url));
 
@@ -20,6 +22,16 @@ export interface SuiteSession {
   platform: Platform;
   planOptions?: PlanOptions;
   close(): Promise<void>;
+}
+
+/**
+ * A registered platform (src/platform/registry.ts), opened as `draincheck run` opens it from
+ * its flags: the suite meets the platform the CLI runs, and a new platform's entry is enough
+ * to run it here (docs/ARCHITECTURE.md, "Adding a platform").
+ */
+export async function openRegistered(name: string, flags: FlagValues): Promise<SuiteSession> {
+  const session = await openPlatform(name, flags);
+  return { platform: session.newPlatform(), planOptions: session.planOptions, close: () => session.close() };
 }
 
 export interface SuiteTarget {
@@ -122,7 +134,7 @@ export function defineExperimentSuite(target: SuiteTarget, which: 'core' | 'adve
       'default as an ordinary child process: SIGTERM kills it at once (143), the request is cut',
       async () => {
         const doc = await experiment(target, { onSigterm: 'default', workMs: 1500, graceSeconds: 5 }, false);
-        assert.equal(doc.platform.pid1, false);
+        assert.equal(platformFact(doc.platform, 'pid1')?.value, false);
         assert.equal(doc.verdict.kind, 'accepted-request-cut');
         assert.equal(doc.exit.code, 143);
         assert.equal(doc.request.outcome, 'connection-dropped');
@@ -134,7 +146,7 @@ export function defineExperimentSuite(target: SuiteTarget, which: 'core' | 'adve
       'default as PID 1, work shorter than the grace period: SIGTERM is ignored, the request finishes, SIGKILL at the deadline (137)',
       async () => {
         const doc = await experiment(target, { onSigterm: 'default', workMs: 1000, graceSeconds: 3 });
-        assert.equal(doc.platform.pid1, true);
+        assert.equal(platformFact(doc.platform, 'pid1')?.value, true);
         assert.equal(doc.verdict.kind, 'accepted-request-finished');
         assert.equal(doc.exit.code, 137);
         assert.equal(doc.exit.reason, 'Error');

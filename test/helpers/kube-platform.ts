@@ -1,6 +1,13 @@
-// A KubePlatform wired to a fake API server through a real kubeconfig file, plus bounded
-// ways to read its streams. Everything started here is stopped in t.after.
+// A KubePlatform wired to a fake API server through a real kubeconfig file, bounded ways to
+// read its streams, and the protocol's steps in the platform's verbs (prepare = apply of the
+// workload's objects, the Pod and EndpointSlice watches, the client job). Everything started
+// here is stopped in t.after.
 import type { TestContext } from 'node:test';
+import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+import type { RunPlan } from '../../src/experiment/plan.js';
+import type { ClientJob, Platform } from '../../src/platform/types.js';
+import { SERVICE_NAME_LABEL } from '../../src/workload/labels.js';
+import { workloadObjects, type Workload } from '../../src/workload/workload.js';
 import { KubePlatform, type KubePlatformOptions } from '../../src/platform/kube/platform.js';
 import { loadKubeConnection } from '../../src/platform/kube/connection.js';
 import { FakeApiServer } from './fake-apiserver/server.js';
@@ -71,4 +78,37 @@ export async function readUntil<T>(
 /** Reads a stream to its end, failing after `timeoutMs`. */
 export function readAll<T>(iterable: AsyncIterable<T>, what: string, timeoutMs = 10_000): Promise<T[]> {
   return readUntil(iterable, () => false, what, timeoutMs);
+}
+
+/** The protocol's steps in the platform's verbs, as src/experiment/protocol.ts takes them. */
+export function prepare(platform: Platform, workload: Workload, signal: AbortSignal) {
+  return platform.apply(workloadObjects(workload), signal);
+}
+
+export function watchPod(platform: Platform, namespace: string, name: string, signal: AbortSignal) {
+  return platform.watch<V1Pod>('Pod', namespace, { name }, signal);
+}
+
+export function watchSlices(platform: Platform, namespace: string, service: string, signal: AbortSignal) {
+  return platform.watch<V1EndpointSlice>(
+    'EndpointSlice',
+    namespace,
+    { labelSelector: `${SERVICE_NAME_LABEL}=${service}` },
+    signal,
+  );
+}
+
+/** The client job of a planned run (its Service, its Pod). */
+export function clientJob(plan: RunPlan): ClientJob {
+  return {
+    namespace: plan.workload.namespace,
+    service: plan.workload.service.metadata!.name!,
+    pod: plan.workload.pod.metadata!.name!,
+    plan: plan.client,
+  };
+}
+
+/** One fact of details() by key (`serverVersion`, `preStopAction`), or undefined. */
+export function fact(platform: Platform, key: string) {
+  return platform.details().details.find((f) => f.key === key);
 }

@@ -1,14 +1,13 @@
-// The real-cluster platform as a target of the shared experiment suite: KubePlatform and
-// @kubernetes/client-node talking HTTP to a Kubernetes API facade (./kube-facade/) whose
-// objects live in the embedded runtime — real server processes, a real proxy. The client
-// runs here against the Service's address (`--client local`, the ClusterIP), or in a client
-// Pod that LocalCluster runs as a `draincheck client` process (`--client in-cluster`).
-import { KubePlatform } from '../../src/platform/kube/platform.js';
-import { loadKubeConnection } from '../../src/platform/kube/connection.js';
+// The real-cluster platform as a target of the shared experiment suite: the registry's kube
+// entry, opened from the flags `draincheck run --platform kube` takes, with @kubernetes/client-node
+// talking HTTP to a Kubernetes API facade (./kube-facade/) whose objects live in the embedded
+// runtime — real server processes, a real proxy. The client runs here against the Service's
+// address (`--client local`, the ClusterIP), or in a client Pod that LocalCluster runs as a
+// `draincheck client` process (`--client in-cluster`).
 import { LocalCluster } from '../../src/platform/local/cluster.js';
 import { detectPid1Support } from '../../src/platform/local/container.js';
 import { fastTiming } from '../../src/platform/local/timing.js';
-import type { SuiteTarget } from '../experiment/shared-suite.js';
+import { openRegistered, type SuiteTarget } from '../experiment/shared-suite.js';
 import { startKubeFacade } from './kube-facade/facade.js';
 
 export function kubeFacadeTarget(client: 'local' | 'in-cluster'): SuiteTarget {
@@ -17,14 +16,13 @@ export function kubeFacadeTarget(client: 'local' | 'in-cluster'): SuiteTarget {
     open: async ({ pid1 }) => {
       const cluster = new LocalCluster({ timing: fastTiming, pid1 });
       const facade = await startKubeFacade(cluster);
-      const platform = new KubePlatform({
-        connection: loadKubeConnection({ kubeconfig: facade.writeKubeconfig(), env: {} }),
-        client: client === 'local' ? { mode: 'local' } : { mode: 'in-cluster' },
-      });
+      const session = await openRegistered('kube', { kubeconfig: facade.writeKubeconfig(), client });
       return {
-        platform,
+        ...session,
+        // The suite's start-up limits, not a real cluster's image pull.
+        planOptions: { ...session.planOptions, startupMs: undefined },
         close: async () => {
-          await platform.dispose();
+          await session.close();
           await facade.stop();
           await cluster.dispose();
         },

@@ -1,18 +1,14 @@
-// The embedded runtime as a target of the shared experiment suite.
-import { LocalPlatform } from '../../src/platform/local/local-platform.js';
+// The embedded runtime as a target of the shared experiment suite, opened through the
+// platform registry from the flags `draincheck run --platform local` takes.
 import { resolveServiceProxy } from '../../src/platform/local/cluster.js';
 import { detectPid1Support } from '../../src/platform/local/container.js';
 import { conntrackReadable } from '../../src/platform/local/nftables.js';
-import { fastTiming } from '../../src/platform/local/timing.js';
-import type { SuiteTarget } from '../experiment/shared-suite.js';
+import { openRegistered, type SuiteTarget } from '../experiment/shared-suite.js';
 
 export const localTarget: SuiteTarget = {
   name: 'local',
-  open: ({ pid1 }) => {
-    // Fast control-plane delays: these cases are about outcomes, not about when they show.
-    const platform = new LocalPlatform({ timing: fastTiming, pid1 });
-    return Promise.resolve({ platform, close: () => platform.dispose() });
-  },
+  // Fast control-plane delays (--timing fast): these cases are about outcomes, not about when they show.
+  open: ({ pid1 }) => openRegistered('local', { timing: 'fast', pid1 }),
   canRunPlainChildren: true,
   pid1ByDefault: detectPid1Support().pid1,
   // With kernel NAT the routes are read back from conntrack, where the kernel exposes it.
@@ -28,8 +24,5 @@ export const localUserspaceTarget: SuiteTarget = {
   ...localTarget,
   name: 'local (userspace Service proxy)',
   routesConnections: true,
-  open: ({ pid1 }) => {
-    const platform = new LocalPlatform({ timing: fastTiming, pid1, serviceProxy: 'userspace' });
-    return Promise.resolve({ platform, close: () => platform.dispose() });
-  },
+  open: ({ pid1 }) => openRegistered('local', { timing: 'fast', pid1, serviceProxy: 'userspace' }),
 };

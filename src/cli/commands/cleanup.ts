@@ -53,7 +53,7 @@ export function cleanupCommand(): Command {
         import('../../platform/kube/api.js'),
         import('../../platform/kube/cleanup.js'),
         import('../../platform/kube/resources.js'),
-        import('../kube-session.js'),
+        import('../../platform/kube/session.js'),
         import('../../platform/kube/connection.js'),
       ]);
       const connection = kubeConnectionFrom(flags);

@@ -2,6 +2,7 @@
 // limit on every non-streaming request (client-node sets none: a black-holed API server
 // would otherwise hang the run for the kernel's TCP timeout).
 import {
+  AppsV1Api,
   CoreV1Api,
   createConfiguration,
   DiscoveryV1Api,
@@ -15,6 +16,7 @@ import {
 
 export interface KubeApi {
   core: CoreV1Api;
+  apps: AppsV1Api;
   discovery: DiscoveryV1Api;
   version: VersionApi;
   /** Streaming: no time limit (a watch or a followed log lives as long as the run). */
@@ -46,6 +48,7 @@ export function createKubeApi(kubeConfig: KubeConfig, options: KubeApiOptions = 
   });
   return {
     core: new CoreV1Api(configuration),
+    apps: new AppsV1Api(configuration),
     discovery: new DiscoveryV1Api(configuration),
     version: new VersionApi(configuration),
     watch: new Watch(kubeConfig),

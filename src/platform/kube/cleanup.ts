@@ -3,7 +3,7 @@
 // namespace the user named, the labeled Pods and Services. Nothing unlabeled is touched, and
 // a run whose heartbeat is fresh (in progress, maybe someone else's) is left alone.
 import { shellCommand } from '../../util/shell-quote.js';
-import { DraincheckError } from '../../errors.js';
+import { DraincheckError, isDraincheckError } from '../../errors.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, RUN_LABEL } from '../../workload/labels.js';
 import { HEARTBEAT_EXPIRES_MS, lastSignOfLife } from './heartbeat.js';
 import type { KubeResources } from './resources.js';
@@ -143,6 +143,8 @@ export interface CreatedObjects {
   ownNamespace: CreatedObject | null;
   pods: CreatedObject[];
   services: CreatedObject[];
+  /** Deleted first (background propagation: the garbage collector removes their Pods). */
+  deployments?: CreatedObject[];
 }
 
 /** A run's own cleanup: every deletion is tried; the failures are reported together. */
@@ -163,6 +165,16 @@ export async function removeCreated(
   const own = created.ownNamespace;
   if (own) await attempt(`namespace ${ns}`, () => resources.deleteNamespace(ns, own.uid));
   else {
+    for (const deployment of created.deployments ?? [])
+      await attempt(`deployment ${deployment.name}`, () =>
+        resources
+          .delete('Deployment', ns, deployment.name, { uid: deployment.uid })
+          // Gone already, or another object took its name: not the run's to delete.
+          .catch((error: unknown) => {
+            if (!isDraincheckError(error) || !['DC_NOT_FOUND', 'DC_CONFLICT'].includes(error.code))
+              throw error;
+          }),
+      );
     for (const pod of created.pods)
       await attempt(`pod ${pod.name}`, () =>
         resources.deletePod(ns, pod.name, { gracePeriodSeconds: 0, uid: pod.uid }),

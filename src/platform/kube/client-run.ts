@@ -9,7 +9,7 @@ import { runClient } from '../../probe/client.js';
 import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
 import { AsyncQueue } from '../../util/async-queue.js';
-import type { Workload } from '../types.js';
+import type { Workload } from '../../workload/workload.js';
 import { buildClientPod, CLIENT_CONTAINER, clientEventsFromPod } from './client-pod.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { lastProbeFailure, podEventsSelector } from './kube-events.js';

@@ -4,7 +4,7 @@
 // user owns. The client Pod is named after the workload.
 import type { V1Namespace, V1Pod } from '@kubernetes/client-node';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, NAME_LABEL, RUN_LABEL } from '../../workload/labels.js';
-import type { Workload } from '../types.js';
+import type { Workload } from '../../workload/workload.js';
 
 export interface KubeNames {
   runId: string;

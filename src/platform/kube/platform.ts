@@ -1,11 +1,23 @@
-// KubePlatform: the experiment on a real cluster, through the official client. It creates
-// the workload (in a namespace of its own unless told otherwise), observes it with watches
-// and the log API, runs the client through the Service path, and deletes what it created.
-import type { V1EndpointSlice, V1Pod, V1Service } from '@kubernetes/client-node';
-import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
+// KubePlatform: the cluster verbs on a real cluster, through the official client. It applies
+// objects (in a namespace of its own unless told otherwise), watches them and reads their
+// logs, runs the client through the Service path, and deletes only what it created, by UID.
+import type { KubernetesObject, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { ClientEvent } from '../../probe/client-events.js';
 import { CLIENT_LINE_MAX_CHARS } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
-import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
+import {
+  fieldSelectorOf,
+  type ClientJob,
+  type DeleteOptions,
+  type ObjectKind,
+  type ObjectRef,
+  type Platform,
+  type PlatformDetails,
+  type PlatformEvent,
+  type PlatformFact,
+  type Selector,
+  type WatchEvent,
+} from '../types.js';
 import { createKubeApi } from './api.js';
 import { runKubeClient, type ClientMode } from './client-run.js';
 import { kubeTargetOf, type KubeConnection } from './connection.js';
@@ -13,8 +25,9 @@ import { followLog, type FollowLogOptions } from './follow-log.js';
 import { removeCreated, type CreatedObject, type CreatedObjects } from './cleanup.js';
 import { toPlatformEvent } from './kube-events.js';
 import { listWatch, type ListWatchOptions } from './list-watch.js';
-import { namesOf, namespaceObject, type KubeNames } from './names.js';
-import { podEventsWatch, podWatch, sliceWatch } from './watch-specs.js';
+import { namespaceObject } from './names.js';
+import { kindWatch, podEventsWatch } from './watch-specs.js';
+import { kubeKinds } from './kinds.js';
 import {
   clusterPid1,
   imagePullError,
@@ -27,6 +40,7 @@ import { truncateText } from '../../util/bounded-json.js';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop.js';
 import { hasPreStop, withPreStopAction } from '../../workload/manifests.js';
+import { RUN_LABEL } from '../../workload/labels.js';
 
 export type { ClientMode } from './client-run.js';
 
@@ -59,27 +73,35 @@ export interface KubePlatformOptions {
 }
 
 export class KubePlatform implements Platform {
-  /** Known once prepare() has the workload. */
-  names: KubeNames | undefined;
+  readonly kinds = Object.keys(kubeKinds) as ObjectKind[];
   readonly resources: KubeResources;
   private readonly now: () => number;
   private serverVersion: string | undefined;
-  private workload: Workload | undefined;
-  private service: V1Service | undefined;
+  /** The run's namespace and id, from the first object applied. */
+  private namespace: string | undefined;
+  private runId = '';
+  /** The objects as applied (the Pods after the preStop form was chosen), by `namespace/name`. */
+  private readonly appliedPods = new Map<string, V1Pod>();
+  /** The Services as the API created them (they carry the ClusterIP). */
+  private readonly services = new Map<string, V1Service>();
   /** Filled from the API's answers only: a 409 on create leaves the other object alone. */
-  private readonly created: Omit<CreatedObjects, 'namespace'> = {
+  private readonly created: Omit<CreatedObjects, 'namespace'> & { deployments: CreatedObject[] } = {
     ownNamespace: null,
     pods: [],
     services: [],
+    deployments: [],
   };
   private readonly internal = new AbortController();
-  private markPrepared!: () => void;
-  private readonly prepared = new Promise<void>((resolve) => (this.markPrepared = resolve));
+  /** The first Pod applied: the one whose Events `events()` follows. */
+  private firstPod: { namespace: string; name: string } | undefined;
+  private markApplied!: () => void;
+  private readonly podApplied = new Promise<void>((resolve) => (this.markApplied = resolve));
   private disposed = false;
   private pid1: Pid1Info = clusterPid1;
   private preStop: PreStopChoice | undefined;
-  /** Set in prepare(): on the namespace it creates, or with --namespace on its Service. */
+  /** Set by the first apply(): on the namespace it creates, or with --namespace on its Service. */
   heartbeat: Heartbeat | undefined;
+  private heartbeatOn: { kind: 'Namespace' | 'Service'; namespace: string; name: string } | undefined;
 
   constructor(private readonly options: KubePlatformOptions) {
     const target = kubeTargetOf(options.connection);
@@ -88,165 +110,246 @@ export class KubePlatform implements Platform {
     this.now = options.now ?? (() => performance.now());
   }
 
-  info(): PlatformInfo {
-    return {
-      name: 'kube',
-      ...this.pid1,
-      context: this.options.connection.context,
-      serverVersion: this.serverVersion,
-      namespace: this.names?.namespace ?? this.options.namespace,
-      client: this.options.client?.mode ?? 'in-cluster',
-      ...(this.preStop
-        ? { preStopAction: this.preStop.action, preStopActionReason: this.preStop.reason }
-        : {}),
-      // A heartbeat that could not be renewed lets `draincheck cleanup` take this run for an
-      // abandoned one after its window: say so in the document rather than fail silently.
-      ...(this.heartbeat?.failures
-        ? {
-            heartbeatFailures: this.heartbeat.failures,
-            heartbeatLastError: truncateText(this.heartbeat.lastError ?? '', 300),
-          }
-        : {}),
-    };
+  details(): PlatformDetails {
+    const facts: PlatformFact[] = [
+      { key: 'pid1', label: 'PID 1', value: this.pid1.pid1, note: this.pid1.pid1Reason },
+      { key: 'context', label: 'context', value: this.options.connection.context },
+    ];
+    if (this.serverVersion)
+      facts.push({ key: 'serverVersion', label: 'server version', value: this.serverVersion });
+    facts.push({ key: 'client', label: 'client', value: this.options.client?.mode ?? 'in-cluster' });
+    if (this.preStop)
+      facts.push({
+        key: 'preStopAction',
+        label: 'preStop action',
+        value: this.preStop.action,
+        note: this.preStop.reason,
+      });
+    // A heartbeat that could not be renewed lets `draincheck cleanup` take this run for an
+    // abandoned one after its window: say so in the document rather than fail silently.
+    if (this.heartbeat?.failures)
+      facts.push({
+        key: 'heartbeatFailures',
+        label: 'heartbeat renewals failed',
+        value: this.heartbeat.failures,
+        note: truncateText(this.heartbeat.lastError ?? '', 300),
+      });
+    const namespace = this.namespace ?? this.options.namespace;
+    return { name: 'kube', ...(namespace ? { namespace } : {}), details: facts };
   }
 
-  async prepare(asPlanned: Workload, signal: AbortSignal): Promise<void> {
-    let workload = asPlanned;
-    if (this.options.namespace !== undefined && workload.namespace !== this.options.namespace) {
-      throw new Error(
-        `the workload's namespace ${workload.namespace} is not --namespace ${this.options.namespace}`,
-      );
+  async apply(objects: KubernetesObject[], signal: AbortSignal): Promise<KubernetesObject[]> {
+    for (const object of objects) {
+      const namespace = object.kind === 'Namespace' ? object.metadata?.name : object.metadata?.namespace;
+      if (this.options.namespace !== undefined && namespace !== this.options.namespace) {
+        throw new Error(
+          `the workload's namespace ${namespace ?? ''} is not --namespace ${this.options.namespace}`,
+        );
+      }
     }
-    const names = namesOf(workload);
-    this.names = names;
     // The first call also proves the connection: unreachable, 401 and TLS problems show here.
-    this.serverVersion = await this.resources.serverVersion();
-    if (hasPreStop(workload.pod)) {
-      this.preStop = choosePreStopAction(this.serverVersion, this.options.preStopAction);
-      workload = { ...workload, pod: withPreStopAction(workload.pod, this.preStop.action) };
-    }
+    this.serverVersion ??= await this.resources.serverVersion();
+    const answers: KubernetesObject[] = [];
+    for (const object of objects) answers.push(await this.applyOne(object, this.signal(signal)));
+    return answers;
+  }
+
+  private async applyOne(object: KubernetesObject, signal: AbortSignal): Promise<KubernetesObject> {
     const own = this.options.namespace === undefined;
-    const serviceName = workload.service.metadata?.name ?? '';
-    const heartbeat = new Heartbeat(
+    const namespace =
+      (object.kind === 'Namespace' ? object.metadata?.name : object.metadata?.namespace) ?? '';
+    this.namespace ??= namespace;
+    this.runId ||= object.metadata?.labels?.[RUN_LABEL] ?? '';
+    const name = object.metadata?.name ?? '';
+    // The heartbeat goes on the run's namespace, or (--namespace) on its first Service.
+    const beatsHere = !this.heartbeatOn && (own ? object.kind === 'Namespace' : object.kind === 'Service');
+    const heartbeat = beatsHere
+      ? this.newHeartbeat(object.kind as 'Namespace' | 'Service', namespace, name)
+      : null;
+    const asked = heartbeat ? withAnnotations(object, heartbeat.annotations()) : object;
+    let answer: KubernetesObject;
+    switch (object.kind) {
+      case 'Namespace': {
+        // --namespace: the user's namespace, never created (nor deleted) by draincheck.
+        if (!own) return object;
+        const labelled = withLabels(
+          asked,
+          namespaceObject({ namespace, runId: this.runId, name: '', clientName: '' }),
+        );
+        answer = await this.resources.createNamespace(labelled);
+        this.created.ownNamespace = createdObject(labelled, answer);
+        break;
+      }
+      case 'Service': {
+        const service = await this.resources.createService(asked);
+        this.created.services.push(createdObject(asked, service));
+        this.services.set(`${namespace}/${name}`, service);
+        answer = service;
+        break;
+      }
+      case 'Pod': {
+        let pod = asked as V1Pod;
+        if (hasPreStop(pod)) {
+          this.preStop = choosePreStopAction(this.serverVersion ?? '', this.options.preStopAction);
+          pod = withPreStopAction(pod, this.preStop.action);
+        }
+        answer = await this.resources.createPod(pod, signal);
+        this.created.pods.push(createdObject(pod, answer));
+        this.appliedPods.set(`${namespace}/${name}`, pod);
+        if (!this.firstPod) {
+          this.firstPod = { namespace, name };
+          this.markApplied();
+        }
+        break;
+      }
+      case 'Deployment':
+        answer = await this.resources.create(asked);
+        this.created.deployments.push(createdObject(asked, answer));
+        break;
+      default:
+        throw new DraincheckError(
+          'DC_USAGE',
+          `--platform kube does not apply ${String(object.kind)} objects`,
+        );
+    }
+    if (heartbeat) {
+      // From here on the run has an object that says it is alive; dispose() stops it.
+      this.heartbeat = heartbeat;
+      heartbeat.start(this.internal.signal);
+    }
+    return answer;
+  }
+
+  private newHeartbeat(kind: 'Namespace' | 'Service', namespace: string, name: string): Heartbeat {
+    this.heartbeatOn = { kind, namespace, name };
+    return new Heartbeat(
       (annotations) =>
-        own
-          ? this.resources.annotateNamespace(names.namespace, annotations)
-          : this.resources.annotateService(names.namespace, serviceName, annotations),
+        kind === 'Namespace'
+          ? this.resources.annotateNamespace(name, annotations)
+          : this.resources.annotateService(namespace, name, annotations),
       this.options.heartbeat,
     );
-    if (own) {
-      const asked = withAnnotations(namespaceObject(names), heartbeat.annotations());
-      const namespace = await this.resources.createNamespace(asked);
-      this.created.ownNamespace = createdObject(asked, namespace);
-    }
-    const service = own ? workload.service : withAnnotations(workload.service, heartbeat.annotations());
-    this.service = await this.resources.createService(service);
-    this.created.services.push(createdObject(service, this.service));
-    // From here on the run has an object that says it is alive; dispose() stops it.
-    this.heartbeat = heartbeat;
-    heartbeat.start(this.internal.signal);
-    const pod = await this.resources.createPod(workload.pod, this.signal(signal));
-    this.created.pods.push(createdObject(workload.pod, pod));
-    this.workload = workload;
-    this.markPrepared();
   }
 
-  async *watchPod(namespace: string, name: string, signal: AbortSignal): AsyncGenerator<WatchEvent<V1Pod>> {
-    const spec = podWatch(this.resources, namespace, name);
-    for await (const event of listWatch(spec, this.watchOptions(), this.signal(signal))) {
-      this.pid1 = pid1FromAnnotation(event.object) ?? this.pid1;
-      yield event;
-      const failure = event.type === 'DELETED' ? null : imagePullFailure(event.object);
-      if (failure) throw imagePullError(event.object, failure);
-    }
+  /**
+   * Only what this platform created, by the UID the API gave it (or the caller's UID): never
+   * another object that took its name. Another UID is DC_CONFLICT, a gone object DC_NOT_FOUND.
+   */
+  async delete(ref: ObjectRef, options: DeleteOptions): Promise<KubernetesObject> {
+    const namespace = ref.namespace ?? this.namespace ?? '';
+    const uid = ref.uid ?? this.createdUid(ref.kind, ref.name);
+    if (uid === undefined)
+      throw new DraincheckError(
+        'DC_USAGE',
+        `${ref.kind} ${namespace}/${ref.name} was not created by this run: draincheck deletes only what it created`,
+      );
+    return this.resources.delete(ref.kind, namespace, ref.name, {
+      gracePeriodSeconds: options.gracePeriodSeconds,
+      uid,
+    });
   }
 
-  watchEndpointSlices(
+  private createdUid(kind: ObjectKind, name: string): string | undefined {
+    const list =
+      kind === 'Pod'
+        ? this.created.pods
+        : kind === 'Service'
+          ? this.created.services
+          : kind === 'Deployment'
+            ? this.created.deployments
+            : kind === 'Namespace' && this.created.ownNamespace
+              ? [this.created.ownNamespace]
+              : [];
+    return list.find((o) => o.name === name)?.uid;
+  }
+
+  async *watch<T extends KubernetesObject>(
+    kind: ObjectKind,
     namespace: string,
-    service: string,
+    selector: Selector,
     signal: AbortSignal,
-  ): AsyncIterable<WatchEvent<V1EndpointSlice>> {
-    return listWatch(
-      sliceWatch(this.resources, namespace, service),
-      this.watchOptions(),
-      this.signal(signal),
-    );
+  ): AsyncGenerator<WatchEvent<T>> {
+    const fieldSelector = fieldSelectorOf(selector);
+    const spec = kindWatch<T>(this.resources, kind, namespace, {
+      ...(selector.labelSelector ? { labelSelector: selector.labelSelector } : {}),
+      ...(fieldSelector ? { fieldSelector } : {}),
+    });
+    for await (const event of listWatch(spec, this.watchOptions(), this.signal(signal))) {
+      if (kind === 'Pod') {
+        const pod = event.object as V1Pod;
+        this.pid1 = pid1FromAnnotation(pod) ?? this.pid1;
+        yield event;
+        const failure = event.type === 'DELETED' ? null : imagePullFailure(pod);
+        if (failure) throw imagePullError(pod, failure);
+      } else yield event;
+    }
   }
 
-  async *followLog(namespace: string, pod: string, signal: AbortSignal): AsyncGenerator<string> {
-    const container =
-      this.workload?.pod.metadata?.name === pod
-        ? this.workload.pod.spec?.containers[0]?.name
-        : (await this.resources.readPod(namespace, pod))?.spec?.containers[0]?.name;
+  async *logs(namespace: string, pod: string, signal: AbortSignal): AsyncGenerator<string> {
+    const applied = this.appliedPods.get(`${namespace}/${pod}`);
+    const container = applied
+      ? applied.spec?.containers[0]?.name
+      : (await this.resources.readPod(namespace, pod))?.spec?.containers[0]?.name;
     if (!container) throw new DraincheckError('DC_POD_FAILED', `Pod ${namespace}/${pod} does not exist`);
     yield* followLog(this.logOptions(namespace, pod), namespace, pod, container, this.signal(signal));
   }
 
-  async *platformEvents(signal: AbortSignal): AsyncGenerator<PlatformEvent> {
+  /** The kubelet's Events about the first Pod applied, from its creation on. */
+  async *events(signal: AbortSignal): AsyncGenerator<PlatformEvent> {
     const combined = this.signal(signal);
     await Promise.race([
-      this.prepared,
+      this.podApplied,
       new Promise((resolve) => combined.addEventListener('abort', resolve)),
     ]);
-    const pod = this.workload?.pod.metadata?.name;
-    const namespace = this.names?.namespace;
-    if (combined.aborted || !pod || !namespace) return;
-    const spec = podEventsWatch(this.resources, namespace, pod);
+    const pod = this.firstPod;
+    if (combined.aborted || !pod) return;
+    const spec = podEventsWatch(this.resources, pod.namespace, pod.name);
     for await (const event of listWatch(spec, this.watchOptions(), combined)) {
       const platformEvent = toPlatformEvent(event);
       if (platformEvent) yield platformEvent;
     }
   }
 
-  runClient(plan: ClientPlan, signal: AbortSignal): AsyncIterable<ClientEvent> {
-    if (!this.workload || !this.service || !this.names) throw new Error('runClient() before prepare()');
+  runClient(job: ClientJob, signal: AbortSignal): AsyncIterable<ClientEvent> {
+    const service = this.services.get(`${job.namespace}/${job.service}`);
+    const pod = this.appliedPods.get(`${job.namespace}/${job.pod}`);
+    if (!service || !pod) throw new Error('runClient() before apply() of its Service and Pod');
     return runKubeClient(
       {
         mode: this.options.client ?? { mode: 'in-cluster' },
         serviceAddress: this.options.serviceAddress ?? 'cluster-ip',
-        names: this.names,
-        workload: this.workload,
-        service: this.service,
+        names: {
+          runId: this.runId,
+          namespace: job.namespace,
+          name: job.pod,
+          clientName: `${job.pod}-client`,
+        },
+        workload: { namespace: job.namespace, pod, service },
+        service,
         resources: this.resources,
         now: this.now,
-        onClientPod: (asked, pod) => this.created.pods.push(createdObject(asked, pod)),
-        followLog: (ns, pod, container, s) =>
+        onClientPod: (asked, created) => this.created.pods.push(createdObject(asked, created)),
+        followLog: (ns, name, container, s) =>
           followLog(
-            { ...this.logOptions(ns, pod), lineMaxChars: CLIENT_LINE_MAX_CHARS },
+            { ...this.logOptions(ns, name), lineMaxChars: CLIENT_LINE_MAX_CHARS },
             ns,
-            pod,
+            name,
             container,
             s,
           ),
       },
-      plan,
+      job.plan,
       this.signal(signal),
     );
-  }
-
-  async deletePod(namespace: string, name: string, options: DeleteOptions): Promise<V1Pod> {
-    // Only the Pod this run created, by UID: never another Pod that took its name.
-    const uid = this.created.pods.find((p) => p.name === name)?.uid;
-    const pod = await this.resources.deletePod(namespace, name, {
-      gracePeriodSeconds: options.gracePeriodSeconds,
-      uid,
-    });
-    if (!pod)
-      throw new DraincheckError('DC_POD_FAILED', `Pod ${namespace}/${name} was already gone when deleted`);
-    return pod;
   }
 
   /** Deletes what this run created (the namespace, or its own objects); `--keep` leaves them. */
   async dispose(): Promise<void> {
     this.internal.abort();
     this.heartbeat?.stop();
-    if (this.disposed || this.options.keep || !this.names) return;
+    if (this.disposed || this.options.keep || this.namespace === undefined) return;
     this.disposed = true;
-    await removeCreated(
-      this.resources,
-      { namespace: this.names.namespace, ...this.created },
-      this.names.runId,
-    );
+    await removeCreated(this.resources, { namespace: this.namespace, ...this.created }, this.runId);
   }
 
   private signal(signal: AbortSignal): AbortSignal {
@@ -265,6 +368,14 @@ export class KubePlatform implements Platform {
       readPod: () => this.resources.readPod(namespace, pod),
     };
   }
+}
+
+/** The labels every namespace draincheck creates carries (names.ts), added to the object's own. */
+function withLabels<T extends KubernetesObject>(object: T, labelled: KubernetesObject): T {
+  return {
+    ...object,
+    metadata: { ...object.metadata, labels: { ...object.metadata?.labels, ...labelled.metadata?.labels } },
+  };
 }
 
 function withAnnotations<T extends { metadata?: { annotations?: Record<string, string> } }>(

@@ -2,6 +2,7 @@
 // a user can act on, and each returning objects in the API's JSON shape (see plain()).
 import type {
   CoreV1Event,
+  KubernetesObject,
   V1DeleteOptions,
   V1EndpointSlice,
   V1Namespace,
@@ -12,6 +13,10 @@ import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { plain, type KubeApi } from './api.js';
 import { httpStatusOf, statusOf, toKubeError, type KubeAction, type KubeTarget } from './api-errors.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
+import { DraincheckError } from '../../errors.js';
+import { truncateText } from '../../util/bounded-json.js';
+import type { ObjectKind } from '../types.js';
+import { kubeKinds, type KubeKind, type Selectors } from './kinds.js';
 
 export interface Listed<T> {
   items: T[];
@@ -202,6 +207,76 @@ export class KubeResources {
       listed(await this.api.core.listNamespacedEvent({ namespace, fieldSelector }), 'v1', 'Event'),
     );
   }
+  /** One kind's collection (./kinds.ts), listed with both selectors. */
+  list(kind: ObjectKind, namespace: string, selectors: Selectors): Promise<Listed<KubernetesObject>> {
+    const k = kindOf(kind);
+    const action = { verb: 'list', resource: k.resource, group: k.group, namespace };
+    return this.call(action, async () =>
+      listed(await k.list(this.api, namespace, selectors), k.apiVersion, kind),
+    );
+  }
+
+  /** `POST` of a kind without a create of its own (Pods: createPod; Namespaces, Services: above). */
+  create(object: KubernetesObject): Promise<KubernetesObject> {
+    const k = kindOf(object.kind as ObjectKind);
+    const namespace = object.metadata?.namespace ?? '';
+    const action = {
+      verb: 'create',
+      resource: k.resource,
+      group: k.group,
+      namespace,
+      name: object.metadata?.name,
+    };
+    if (!k.create) throw new DraincheckError('DC_USAGE', `draincheck does not create ${k.resource}`);
+    const create = k.create;
+    return this.call(action, async () => plain(await create(this.api, namespace, object)));
+  }
+
+  /**
+   * The `delete` verb: with a UID precondition, another object of that name answers 409 —
+   * DC_CONFLICT, and it stays; a 404 is DC_NOT_FOUND. Resolves with the API's answer.
+   */
+  async delete(
+    kind: ObjectKind,
+    namespace: string,
+    name: string,
+    options: { gracePeriodSeconds?: number; uid?: string },
+  ): Promise<KubernetesObject> {
+    const k = kindOf(kind);
+    const action = { verb: 'delete', resource: k.resource, group: k.group, namespace, name };
+    if (!k.delete) throw new DraincheckError('DC_USAGE', `draincheck does not delete ${k.resource}`);
+    const remove = k.delete;
+    try {
+      return plain(
+        (await remove(
+          this.api,
+          namespace,
+          name,
+          deleteOptions(options.uid, options.gracePeriodSeconds),
+        )) as KubernetesObject,
+      );
+    } catch (error) {
+      const status = httpStatusOf(error);
+      const where = k.namespaced ? ` in ${namespace}` : '';
+      if (status === 404)
+        throw new DraincheckError('DC_NOT_FOUND', `${k.resource} "${name}" not found${where}`, {
+          cause: error,
+        });
+      if (status === 409)
+        throw new DraincheckError(
+          'DC_CONFLICT',
+          `cannot delete ${k.resource} "${name}"${where}: ${truncateText(statusOf(error)?.message ?? 'HTTP 409', 400)}`,
+          { cause: error },
+        );
+      throw toKubeError(error, action, this.target);
+    }
+  }
+}
+
+function kindOf(kind: ObjectKind): KubeKind {
+  const k = kubeKinds[kind];
+  if (!k) throw new DraincheckError('DC_USAGE', `--platform kube does not serve ${String(kind)} objects`);
+  return k;
 }
 
 /** The DeleteOptions body: the UID precondition, and the grace period where one is given. */

@@ -1,10 +1,14 @@
-// The three collections a run watches, each as list + watch with the same selector: the
-// Pod by name, the Service's EndpointSlices by the controller's label, the Pod's Events.
-import type { CoreV1Event, V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+// The collections a run watches, each as list + watch with the same selector: the Pod by
+// name, the Service's EndpointSlices by the controller's label, the Pod's Events — and any
+// kind of ./kinds.ts by selector (kindWatch, the `watch` verb).
+import type { CoreV1Event, KubernetesObject, V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+import { DraincheckError } from '../../errors.js';
+import type { ObjectKind } from '../types.js';
+import { kubeKinds, type Selectors } from './kinds.js';
 import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import { podEventsSelector } from './kube-events.js';
 import type { ListWatchSpec } from './list-watch.js';
-import type { KubeResources } from './resources.js';
+import type { KubeResources, Listed } from './resources.js';
 
 export function podWatch(resources: KubeResources, namespace: string, name: string): ListWatchSpec<V1Pod> {
   const fieldSelector = `metadata.name=${name}`;
@@ -41,5 +45,27 @@ export function podEventsWatch(
     fieldSelector,
     list: () => resources.listEvents(namespace, fieldSelector),
     action: { resource: 'events', namespace },
+  };
+}
+
+/** Any kind of ./kinds.ts, by namespace and selectors: the `watch` verb's list + watch. */
+export function kindWatch<T extends KubernetesObject>(
+  resources: KubeResources,
+  kind: ObjectKind,
+  namespace: string,
+  selectors: Selectors,
+): ListWatchSpec<T> {
+  const k = kubeKinds[kind];
+  if (!k) throw new DraincheckError('DC_USAGE', `--platform kube does not serve ${kind} objects`);
+  return {
+    path: k.path(namespace),
+    ...(selectors.fieldSelector ? { fieldSelector: selectors.fieldSelector } : {}),
+    ...(selectors.labelSelector ? { labelSelector: selectors.labelSelector } : {}),
+    list: () => resources.list(kind, namespace, selectors) as Promise<Listed<T>>,
+    action: {
+      resource: k.resource,
+      ...(k.group ? { group: k.group } : {}),
+      ...(k.namespaced ? { namespace } : {}),
+    },
   };
 }

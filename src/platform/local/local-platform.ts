@@ -1,23 +1,49 @@
 // The embedded runtime behind the Platform interface. Several runs (the lab's policies) can
 // share one LocalCluster, each in its own namespace; the client side of the protocol runs in
 // this process and reaches the Pod only through the Service proxy.
-import type { CoreV1Event, V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
+import { DraincheckError } from '../../errors.js';
 import { AsyncQueue } from '../../util/async-queue.js';
 import { runClient } from '../../probe/client.js';
-import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
-import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
-import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
+import type { ClientEvent } from '../../probe/client-events.js';
+import {
+  fieldSelectorOf,
+  type ClientJob,
+  type DeleteOptions,
+  type ObjectKind,
+  type ObjectRef,
+  type Platform,
+  type PlatformDetails,
+  type PlatformEvent,
+  type PlatformFact,
+  type Selector,
+  type WatchEvent,
+} from '../types.js';
 import { LocalCluster, type LocalClusterOptions } from './cluster.js';
+import type { Kind } from './store.js';
 
 export interface LocalPlatformOptions extends LocalClusterOptions {
   /** Share a cluster between runs; the platform then leaves its disposal to the owner. */
   cluster?: LocalCluster;
 }
 
+/** The store's collection of each kind the embedded runtime serves. */
+const collections: Record<ObjectKind, Kind> = {
+  Namespace: 'namespaces',
+  Service: 'services',
+  Pod: 'pods',
+  EndpointSlice: 'endpointslices',
+  Event: 'events',
+  Deployment: 'deployments',
+};
+
 export class LocalPlatform implements Platform {
+  readonly kinds: readonly ObjectKind[] = Object.keys(collections) as ObjectKind[];
   readonly cluster: LocalCluster;
   private readonly ownsCluster: boolean;
-  private workload: Workload | undefined;
+  /** What this platform created, as the runtime returned it (a shared cluster keeps the rest). */
+  private readonly created: KubernetesObject[] = [];
+  private readonly namespaces = new Set<string>();
   private perPodAddresses: boolean | undefined;
 
   constructor(options: LocalPlatformOptions = {}) {
@@ -25,75 +51,143 @@ export class LocalPlatform implements Platform {
     this.ownsCluster = options.cluster === undefined;
   }
 
-  info(): PlatformInfo {
-    return {
-      name: 'local',
-      pid1: this.cluster.pid1.pid1,
-      pid1Reason: this.cluster.pid1.reason,
-      serviceProxy: this.cluster.serviceProxy.mode,
-      serviceProxyReason: this.cluster.serviceProxy.reason,
-      ...(this.workload ? { namespace: this.workload.namespace } : {}),
-      ...(this.perPodAddresses === undefined ? {} : { perPodAddresses: this.perPodAddresses }),
-      timing: { ...this.cluster.timing },
-    };
+  details(): PlatformDetails {
+    const { pid1, serviceProxy, timing } = this.cluster;
+    const namespace = [...this.namespaces][0];
+    const facts: PlatformFact[] = [
+      { key: 'pid1', label: 'PID 1', value: pid1.pid1, note: pid1.reason, brief: true },
+      {
+        key: 'serviceProxy',
+        label: 'Service proxy',
+        value: serviceProxy.mode,
+        note: serviceProxy.reason,
+        brief: true,
+      },
+    ];
+    if (this.perPodAddresses !== undefined)
+      facts.push({
+        key: 'perPodAddresses',
+        label: 'a loopback address per Pod',
+        value: this.perPodAddresses,
+      });
+    facts.push({
+      key: 'timing',
+      label: 'control-plane delays',
+      value: Object.entries(timing)
+        .map(([k, v]) => `${k} ${String(v)}`)
+        .join(', '),
+    });
+    return { name: 'local', ...(namespace ? { namespace } : {}), details: facts };
   }
 
-  async prepare(workload: Workload): Promise<void> {
-    this.workload = workload;
-    this.perPodAddresses = (await this.cluster.addressPlan()).perPodAddresses;
-    this.cluster.createNamespace({ metadata: { name: workload.namespace } });
-    await this.cluster.createService(workload.service);
-    this.cluster.createPod(workload.pod);
+  async apply(objects: KubernetesObject[]): Promise<KubernetesObject[]> {
+    this.perPodAddresses ??= (await this.cluster.addressPlan()).perPodAddresses;
+    const answers: KubernetesObject[] = [];
+    for (const object of objects) {
+      const answer = await this.create(object);
+      this.created.push(answer);
+      if (answer.metadata?.namespace) this.namespaces.add(answer.metadata.namespace);
+      if (answer.kind === 'Namespace' && answer.metadata?.name) this.namespaces.add(answer.metadata.name);
+      answers.push(answer);
+    }
+    return answers;
   }
 
-  watchPod(namespace: string, name: string, signal: AbortSignal): AsyncIterable<WatchEvent<V1Pod>> {
-    return this.cluster.watch<V1Pod>('pods', namespace, { fieldSelector: `metadata.name=${name}` }, signal);
+  private async create(object: KubernetesObject): Promise<KubernetesObject> {
+    switch (object.kind) {
+      case 'Namespace':
+        return this.cluster.createNamespace(object);
+      case 'Service':
+        return this.cluster.createService(object);
+      case 'Pod':
+        return this.cluster.createPod(object);
+      case 'Deployment':
+        return this.cluster.createDeployment(object);
+      default:
+        throw unsupported(object.kind, 'apply');
+    }
   }
 
-  watchEndpointSlices(
+  async delete(ref: ObjectRef, options: DeleteOptions): Promise<KubernetesObject> {
+    const namespace = ref.namespace ?? 'default';
+    const current = this.read(ref.kind, namespace, ref.name);
+    if (!current)
+      throw new DraincheckError(
+        'DC_NOT_FOUND',
+        `${collections[ref.kind]} "${ref.name}" not found in ${namespace}`,
+      );
+    // DeleteOptions.preconditions.uid, worded as the API server words it.
+    if (ref.uid !== undefined && current.metadata?.uid !== ref.uid)
+      throw new DraincheckError(
+        'DC_CONFLICT',
+        `Precondition failed: UID in precondition: ${ref.uid}, UID in object meta: ${current.metadata?.uid ?? ''}`,
+      );
+    switch (ref.kind) {
+      case 'Pod':
+        return this.cluster.deletePod(namespace, ref.name, options);
+      case 'Service':
+        await this.cluster.deleteService(namespace, ref.name);
+        return current;
+      case 'Deployment':
+        this.cluster.deleteDeployment(namespace, ref.name);
+        return current;
+      default:
+        throw unsupported(ref.kind, 'delete');
+    }
+  }
+
+  private read(kind: ObjectKind, namespace: string, name: string): KubernetesObject | undefined {
+    const scope = kind === 'Namespace' ? undefined : namespace;
+    return this.cluster.list(collections[kind], scope, { fieldSelector: `metadata.name=${name}` }).items[0];
+  }
+
+  watch<T extends KubernetesObject>(
+    kind: ObjectKind,
     namespace: string,
-    service: string,
+    selector: Selector,
     signal: AbortSignal,
-  ): AsyncIterable<WatchEvent<V1EndpointSlice>> {
-    return this.cluster.watch<V1EndpointSlice>(
-      'endpointslices',
-      namespace,
-      { labelSelector: `${SERVICE_NAME_LABEL}=${service}` },
+  ): AsyncIterable<WatchEvent<T>> {
+    const fieldSelector = fieldSelectorOf(selector);
+    return this.cluster.watch<T>(
+      collections[kind],
+      kind === 'Namespace' ? undefined : namespace,
+      {
+        ...(selector.labelSelector ? { labelSelector: selector.labelSelector } : {}),
+        ...(fieldSelector ? { fieldSelector } : {}),
+      },
       signal,
     );
   }
 
-  followLog(namespace: string, pod: string, signal: AbortSignal): AsyncIterable<string> {
+  logs(namespace: string, pod: string, signal: AbortSignal): AsyncIterable<string> {
     return this.cluster.logs(namespace, pod, { follow: true }, signal);
   }
 
-  async *platformEvents(signal: AbortSignal): AsyncIterable<PlatformEvent> {
+  async *events(signal: AbortSignal): AsyncIterable<PlatformEvent> {
     // A shared cluster reports every run's observations; this run wants its own.
     for await (const event of this.cluster.platformEvents(signal)) {
-      if (!this.workload || event.namespace === this.workload.namespace) yield event;
+      if (this.namespaces.size === 0 || (event.namespace && this.namespaces.has(event.namespace)))
+        yield event;
     }
   }
 
-  runClient(plan: ClientPlan, signal: AbortSignal): AsyncIterable<ClientEvent> {
-    const workload = this.workload;
-    const address =
-      workload && this.cluster.serviceAddress(workload.namespace, workload.service.metadata!.name!);
+  runClient(job: ClientJob, signal: AbortSignal): AsyncIterable<ClientEvent> {
+    const address = this.cluster.serviceAddress(job.namespace, job.service);
     const queue = new AsyncQueue<ClientEvent>();
     if (!address) {
-      queue.fail(new Error('runClient before prepare: no Service address'));
+      queue.fail(new Error(`runClient: no Service ${job.namespace}/${job.service}`));
       return queue;
     }
     const start = performance.now();
-    const service = workload.service.metadata!.name!;
     const emit = (e: ClientEvent) => {
-      queue.push(e.type === 'service-ready-timeout' ? this.explainNotReady(e, workload) : e);
+      queue.push(e.type === 'service-ready-timeout' ? this.explainNotReady(e, job) : e);
       // With kernel NAT no proxy sees the connections: read each one's route back from
       // conntrack (the entry exists from the SYN on, and for a while after the close).
       if (typeof e.data.localPort === 'number' && e.data.localPort > 0)
-        void this.cluster.recordRoute(workload.namespace, service, e.data.localPort).catch(() => undefined);
+        void this.cluster.recordRoute(job.namespace, job.service, e.data.localPort).catch(() => undefined);
     };
     runClient(
-      { ...plan, serviceUrl: `http://${address.host}:${address.port}` },
+      { ...job.plan, serviceUrl: `http://${address.host}:${address.port}` },
       { now: () => performance.now() - start, emit, signal },
     ).then(
       () => queue.end(),
@@ -107,14 +201,13 @@ export class LocalPlatform implements Platform {
    * never became Ready carries its readiness probe's last failure (its `Unhealthy` Event,
    * worded as the kubelet words it), like the cluster platform's diagnosis.
    */
-  private explainNotReady(event: ClientEvent, workload: Workload): ClientEvent {
-    const name = workload.pod.metadata!.name!;
-    const pod = this.cluster.readPod(workload.namespace, name);
+  private explainNotReady(event: ClientEvent, job: ClientJob): ClientEvent {
+    const pod = this.cluster.readPod(job.namespace, job.pod);
     const ready = pod?.status?.conditions?.find((c) => c.type === 'Ready')?.status === 'True';
     if (!pod || ready) return event;
     const failures = this.cluster
-      .list<CoreV1Event>('events', workload.namespace, {
-        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${name}`,
+      .list<CoreV1Event>('events', job.namespace, {
+        fieldSelector: `involvedObject.kind=Pod,involvedObject.name=${job.pod}`,
       })
       .items.filter((e) => e.reason === 'Unhealthy' && /readiness/i.test(e.message ?? ''));
     const last = failures.at(-1)?.message;
@@ -132,21 +225,30 @@ export class LocalPlatform implements Platform {
     };
   }
 
-  deletePod(namespace: string, name: string, options: DeleteOptions): Promise<V1Pod> {
-    return Promise.resolve(this.cluster.deletePod(namespace, name, options));
-  }
-
   async dispose(): Promise<void> {
     if (this.ownsCluster) {
       await this.cluster.dispose();
       return;
     }
-    // A shared cluster: remove only this run's objects; the owner disposes the cluster.
-    if (!this.workload) return;
-    const { namespace, pod, service } = this.workload;
-    if (this.cluster.readPod(namespace, pod.metadata!.name!)) {
-      this.cluster.deletePod(namespace, pod.metadata!.name!, { gracePeriodSeconds: 0 });
+    // A shared cluster: remove only this run's objects, newest first, each by its UID; the
+    // owner disposes the cluster (and its namespaces).
+    for (const object of [...this.created].reverse()) {
+      const { kind, metadata } = object;
+      if (kind !== 'Pod' && kind !== 'Service' && kind !== 'Deployment') continue;
+      const ref: ObjectRef = {
+        kind,
+        namespace: metadata?.namespace,
+        name: metadata?.name ?? '',
+        uid: metadata?.uid,
+      };
+      await this.delete(ref, { gracePeriodSeconds: 0 }).catch(() => undefined);
     }
-    await this.cluster.deleteService(namespace, service.metadata!.name!);
   }
+}
+
+function unsupported(kind: string | undefined, verb: string): DraincheckError {
+  return new DraincheckError(
+    'DC_USAGE',
+    `the embedded runtime cannot ${verb} a ${kind ?? 'object without a kind'}`,
+  );
 }

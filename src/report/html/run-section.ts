@@ -1,6 +1,7 @@
 // One run's section: verdict and the evidence it rests on (linked to the marks), the
 // platform and scenario it ran with, then its timeline and the timeline in words.
 import type { RunDocument } from '../../experiment/run-document.js';
+import { factValue, platformFacts } from '../../experiment/platform-facts.js';
 import { scenarioSettingRows } from '../../workload/scenario.js';
 import { esc, formatMs, safeId } from './escape.js';
 import { closeUpSequence } from './close-up.js';
@@ -13,21 +14,8 @@ function facts(doc: RunDocument): string {
   const p = doc.platform;
   const s = doc.scenario;
   const items: Array<[string, string]> = [['platform', p.name]];
-  if (p.name === 'local' && p.pid1 !== undefined) {
-    items.push(['PID 1', `${p.pid1 ? 'yes' : 'no'}${p.pid1Reason ? ` (${p.pid1Reason})` : ''}`]);
-  }
-  if (p.name === 'local' && p.serviceProxy) {
-    items.push([
-      'Service proxy',
-      `${p.serviceProxy}${p.serviceProxyReason ? ` (${p.serviceProxyReason})` : ''}`,
-    ]);
-  }
-  if (p.context) items.push(['context', p.context]);
-  if (p.serverVersion) items.push(['server version', p.serverVersion]);
-  if (typeof p.preStopAction === 'string') {
-    const why = typeof p.preStopActionReason === 'string' ? ` (${p.preStopActionReason})` : '';
-    items.push(['preStop action', `${p.preStopAction}${why}`]);
-  }
+  // The platform's own facts, as it states them: no report knows which platform wrote them.
+  for (const f of platformFacts(p)) items.push([f.label, `${factValue(f)}${f.note ? ` (${f.note})` : ''}`]);
   if (p.namespace) items.push(['namespace', p.namespace]);
   items.push(['on SIGTERM', s.onSigterm ?? 'custom server command']);
   // Every integer setting of the scenario table, under its name in the document.

@@ -42,7 +42,7 @@ const notFound = (resource: string, name: string) =>
   status(404, 'NotFound', `${resource} "${name}" not found`);
 
 const PATH =
-  /^\/(?:api\/v1|apis\/discovery\.k8s\.io\/v1)\/namespaces(?:\/([^/]+)(?:\/(pods|services|events|endpointslices)(?:\/([^/]+)(?:\/(log))?)?)?)?$/;
+  /^\/(?:api\/v1|apis\/discovery\.k8s\.io\/v1|apis\/apps\/v1)\/namespaces(?:\/([^/]+)(?:\/(pods|services|events|endpointslices|deployments)(?:\/([^/]+)(?:\/(log))?)?)?)?$/;
 
 /** Namespaces deleted through the facade: LocalCluster keeps the object, the API would not. */
 export type DeletedNamespaces = Set<string>;
@@ -90,6 +90,14 @@ export async function route(
       cluster.deletePod(namespace, name, grace === null ? {} : { gracePeriodSeconds: Number(grace) }),
     );
   }
+  if (kind === 'deployments' && req.method === 'DELETE') {
+    const found = cluster.readDeployment(namespace, name);
+    if (!found) return notFound('deployments.apps', name);
+    const conflict = preconditionFailed(req.body, found);
+    if (conflict) return conflict;
+    cluster.deleteDeployment(namespace, name);
+    return json(200, found);
+  }
   if (kind === 'services' && req.method === 'PATCH') {
     const found = cluster.list<V1Service>('services', namespace, { fieldSelector: `metadata.name=${name}` })
       .items[0];
@@ -116,6 +124,7 @@ async function create(cluster: LocalCluster, kind: Kind, namespace: string, body
   const withNs = { ...object, metadata: { ...object.metadata, namespace } };
   if (kind === 'pods') return json(201, cluster.createPod(withNs));
   if (kind === 'services') return json(201, await cluster.createService(withNs));
+  if (kind === 'deployments') return json(201, cluster.createDeployment(withNs));
   return status(405, 'MethodNotAllowed', `POST ${kind}`);
 }
 

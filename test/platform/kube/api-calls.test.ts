@@ -18,7 +18,7 @@ import {
 import { paths } from '../../helpers/fake-apiserver/replay.js';
 import { FakeApiServer } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
-import { fakeKube } from '../../helpers/kube-platform.js';
+import { fakeKube, prepare } from '../../helpers/kube-platform.js';
 
 /** The workload of run r1 inside the user's namespace `lab`. */
 const labWorkload = () => planRun(resolveScenario({}), { runId: 'r1', namespace: 'lab' }).workload;
@@ -33,16 +33,23 @@ test('prepare() in a namespace of its own: version, Namespace, Service, Pod (wai
     watch: { backoffMs: () => 1, delay: () => Promise.resolve() },
   });
   const workload = planRun(resolveScenario({}), { runId: 'r1' }).workload;
-  await platform.prepare(workload, signal);
+  await prepare(platform, workload, signal);
 
-  assert.deepEqual(platform.info(), {
+  // The platform's facts are its own details now (pid1, context, … were fields of their own).
+  assert.deepEqual(platform.details(), {
     name: 'kube',
-    pid1: true,
-    pid1Reason: 'on a cluster the container’s main process is PID 1 of its own PID namespace',
-    context: 'fake',
-    serverVersion: 'v1.24.0-alpha.1',
     namespace: 'draincheck-r1',
-    client: 'in-cluster',
+    details: [
+      {
+        key: 'pid1',
+        label: 'PID 1',
+        value: true,
+        note: 'on a cluster the container’s main process is PID 1 of its own PID namespace',
+      },
+      { key: 'context', label: 'context', value: 'fake' },
+      { key: 'serverVersion', label: 'server version', value: 'v1.24.0-alpha.1' },
+      { key: 'client', label: 'client', value: 'in-cluster' },
+    ],
   });
   const posts = server.requests.filter((r) => r.method === 'POST');
   assert.deepEqual(
@@ -75,7 +82,7 @@ test('prepare() in a namespace of its own: version, Namespace, Service, Pod (wai
 
 test('with --namespace, dispose() deletes only its own Pods and Service; --keep deletes nothing', async (t) => {
   const { server, platform, signal } = await fakeKube(t, (s) => serveSetup(s), { keep: false });
-  await platform.prepare(labWorkload(), signal);
+  await prepare(platform, labWorkload(), signal);
   server.on('DELETE', paths.pod, (_r, res) => send(res, recordedError('get-missing-pod.404')));
   await platform.dispose();
   assert.deepEqual(
@@ -84,20 +91,24 @@ test('with --namespace, dispose() deletes only its own Pods and Service; --keep 
   );
 
   const kept = await fakeKube(t, (s) => serveSetup(s), { keep: true });
-  await kept.platform.prepare(labWorkload(), kept.signal);
+  await prepare(kept.platform, labWorkload(), kept.signal);
   await kept.platform.dispose();
   assert.equal(kept.server.requests.filter((r) => r.method === 'DELETE').length, 0);
 });
 
-test('deletePod sends gracePeriodSeconds and returns the recorded Pod with deletionTimestamp, as JSON', async (t) => {
+test('delete(Pod) sends gracePeriodSeconds and the UID precondition and returns the recorded Pod with deletionTimestamp, as JSON', async (t) => {
   const { server, platform } = await fakeKube(t, (s) =>
     s.on('DELETE', paths.pod, (_r, res) => sendJson(res, 200, fixture('drain/pod-delete.response.json'))),
   );
-  const pod = await platform.deletePod('lab', 'work', { gracePeriodSeconds: 7 });
+  const pod = await platform.delete(
+    { kind: 'Pod', namespace: 'lab', name: 'work', uid: 'u1' },
+    { gracePeriodSeconds: 7 },
+  );
   const deletionTimestamp: unknown = pod.metadata?.deletionTimestamp;
   const request = await server.waitForRequest((r) => r.method === 'DELETE', 'DELETE pod');
   assert.equal(request.path, '/api/v1/namespaces/lab/pods/work');
   assert.equal(request.query.get('gracePeriodSeconds'), '7');
+  assert.deepEqual(JSON.parse(request.body), { gracePeriodSeconds: 7, preconditions: { uid: 'u1' } });
   assert.deepEqual(
     pod,
     fixtureJson('drain/pod-delete.response.json'),
@@ -110,7 +121,7 @@ test('recorded 403 on DELETE: DC_KUBE_FORBIDDEN names the user, verb, resource a
   const { platform } = await fakeKube(t, (s) =>
     s.on('DELETE', paths.pod, (_r, res) => send(res, recordedError('delete-pod.403'))),
   );
-  const error = await platform.deletePod('lab', 'work', {}).then(
+  const error = await platform.delete({ kind: 'Pod', namespace: 'lab', name: 'work', uid: 'u1' }, {}).then(
     () => assert.fail('expected a 403'),
     (e: unknown) => e as Error & { code: string; oneLine(): string },
   );
@@ -159,7 +170,7 @@ test('an API server that is not there is DC_KUBE_UNREACHABLE naming the server a
   const controller = new AbortController();
   t.after(() => controller.abort());
   await assert.rejects(
-    platform.prepare(planRun(resolveScenario({}), { runId: 'r1' }).workload, controller.signal),
+    prepare(platform, planRun(resolveScenario({}), { runId: 'r1' }).workload, controller.signal),
     withCode(
       'DC_KUBE_UNREACHABLE',
       new RegExp(`cannot reach the API server ${server.url} of context "fake".*ECONNREFUSED`),
@@ -187,7 +198,7 @@ test('a 403 from admission (Pod Security), not RBAC, says what the API server sa
     serveSetup(s);
   });
   await assert.rejects(
-    platform.prepare(labWorkload(), signal),
+    prepare(platform, labWorkload(), signal),
     (e: Error & { code?: string; hint?: string }) => {
       assert.equal(e.code, 'DC_KUBE_FORBIDDEN');
       assert.match(

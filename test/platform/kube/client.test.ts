@@ -13,7 +13,7 @@ import { fixtureJson, recordedRun, sendJson, stream } from '../../helpers/fake-a
 import { paths } from '../../helpers/fake-apiserver/replay.js';
 import { isList, type FakeApiServer, type SeenRequest } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
-import { fakeKube, readAll } from '../../helpers/kube-platform.js';
+import { fakeKube, readAll, prepare, clientJob } from '../../helpers/kube-platform.js';
 import { startLabProcess } from '../../helpers/lab-process.js';
 
 const plan = planRun(resolveScenario({ workMs: 50 }), { runId: 'r1', namespace: 'lab' });
@@ -168,8 +168,8 @@ test('--client in-cluster: a client Pod on the ClusterIP; its log lines become C
     t,
     clientCluster({ log: clientLog(completeRun), exitCode: 0 }),
   );
-  await platform.prepare(plan.workload, signal);
-  const events = await readAll(platform.runClient(plan.client, signal), 'client events');
+  await prepare(platform, plan.workload, signal);
+  const events = await readAll(platform.runClient(clientJob(plan), signal), 'client events');
   assert.deepEqual(
     events.map((e) => e.type),
     completeRun,
@@ -197,9 +197,9 @@ test('--client in-cluster: a client Pod on the ClusterIP; its log lines become C
 test('a client Pod that exits non-zero is DC_POD_FAILED with its last output line', async (t) => {
   const log = Buffer.from('draincheck: --work-id: must be 1-64 characters (see --help)\n');
   const { platform, signal } = await fakeKube(t, clientCluster({ log, exitCode: 2 }));
-  await platform.prepare(plan.workload, signal);
+  await prepare(platform, plan.workload, signal);
   await assert.rejects(
-    readAll(platform.runClient(plan.client, signal), 'client events'),
+    readAll(platform.runClient(clientJob(plan), signal), 'client events'),
     (e: Error & { code?: string }) =>
       e.code === 'DC_POD_FAILED' && /exited with code 2: draincheck: --work-id/.test(e.message),
   );
@@ -218,12 +218,12 @@ test('service-ready-timeout while the Pod is not Ready: DC_POD_NOT_READY with th
       events: [unhealthy],
     }),
   );
-  await platform.prepare(plan.workload, signal);
+  await prepare(platform, plan.workload, signal);
   const seen: string[] = [];
   let diagnosis: unknown;
   await assert.rejects(
     (async () => {
-      for await (const e of platform.runClient(plan.client, signal)) {
+      for await (const e of platform.runClient(clientJob(plan), signal)) {
         seen.push(e.type);
         if (e.type === 'service-ready-timeout') diagnosis = e.data.diagnosis;
       }
@@ -254,9 +254,9 @@ test('service-ready-timeout while the Pod is Ready: DC_SERVICE_UNREACHABLE, the 
       workloadPod: ready,
     }),
   );
-  await platform.prepare(plan.workload, signal);
+  await prepare(platform, plan.workload, signal);
   await assert.rejects(
-    readAll(platform.runClient(plan.client, signal), 'client'),
+    readAll(platform.runClient(clientJob(plan), signal), 'client'),
     (e: Error & { code?: string }) =>
       e.code === 'DC_SERVICE_UNREACHABLE' &&
       /is Ready, but GET \/healthz through the Service at http:\/\/10\.96\.251\.252:80 never answered 200 \(last: - ETIMEDOUT\)/.test(
@@ -272,8 +272,8 @@ test('--client local: the client runs here against the given Service URL (a real
   const { platform, signal } = await fakeKube(t, (s) => serveSetup(s), {
     client: { mode: 'local', serviceUrl },
   });
-  await platform.prepare(plan.workload, signal);
-  const events = await readAll(platform.runClient(plan.client, signal), 'client events');
+  await prepare(platform, plan.workload, signal);
+  const events = await readAll(platform.runClient(clientJob(plan), signal), 'client events');
   const outcome = events.find((e) => e.type === 'work-outcome');
   assert.equal(outcome?.data.outcome, 'completed');
   assert.equal(events.find((e) => e.type === 'client-started')?.data.serviceUrl, serviceUrl);

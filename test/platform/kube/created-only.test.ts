@@ -14,7 +14,7 @@ import {
   serveNamespaceList,
 } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
-import { fakeKube, readAll } from '../../helpers/kube-platform.js';
+import { fakeKube, readAll, prepare, clientJob } from '../../helpers/kube-platform.js';
 
 const podUid = fixtureJson<{ metadata: { uid: string } }>('drain/pod-create.response.json').metadata.uid;
 const serviceUid = fixtureJson<{ metadata: { uid: string } }>('drain/service.get.json').metadata.uid;
@@ -47,7 +47,7 @@ test('-n: a 409 on creating the Pod leaves the existing Pod of that name alone',
     },
     { keep: false },
   );
-  await assert.rejects(platform.prepare(labPlan().workload, signal), /already exists/);
+  await assert.rejects(prepare(platform, labPlan().workload, signal), /already exists/);
   await platform.dispose();
   assert.deepEqual(deletes(server), [{ path: '/api/v1/namespaces/lab/services/work-r1', uid: serviceUid }]);
 });
@@ -67,8 +67,8 @@ test('-n: a 409 on creating the client Pod leaves that Pod alone; the run’s ow
     { keep: false },
   );
   const plan = labPlan();
-  await platform.prepare(plan.workload, signal);
-  await assert.rejects(readAll(platform.runClient(plan.client, signal), 'client'), /already exists/);
+  await prepare(platform, plan.workload, signal);
+  await assert.rejects(readAll(platform.runClient(clientJob(plan), signal), 'client'), /already exists/);
   await platform.dispose();
   assert.deepEqual(deletes(server), [
     { path: '/api/v1/namespaces/lab/pods/work-r1', uid: podUid },
@@ -104,8 +104,8 @@ test('every DELETE names the UID: the experiment’s Pod deletion, the own names
     },
     { namespace: undefined, keep: false },
   );
-  await platform.prepare(planRun(resolveScenario({}), { runId: 'r1' }).workload, signal);
-  await platform.deletePod('draincheck-r1', 'work', { gracePeriodSeconds: 3 });
+  await prepare(platform, planRun(resolveScenario({}), { runId: 'r1' }).workload, signal);
+  await platform.delete({ kind: 'Pod', namespace: 'draincheck-r1', name: 'work' }, { gracePeriodSeconds: 3 });
   await platform.dispose();
   await cleanupLeftovers(platform.resources, {});
   await cleanupLeftovers(platform.resources, { namespace: 'lab' });
@@ -138,7 +138,7 @@ test('a failed UID precondition (409) on a run’s cleanup is "not ours": left a
     },
     { keep: false },
   );
-  await platform.prepare(labPlan().workload, signal);
+  await prepare(platform, labPlan().workload, signal);
   await platform.dispose();
   assert.equal(deletes(server).length, 2);
 });

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { recordedRun, lines, sendJson, stream } from '../../helpers/fake-apiserver/recorded.js';
 import { paths, serveRun } from '../../helpers/fake-apiserver/replay.js';
 import { isWatch, type SeenRequest } from '../../helpers/fake-apiserver/server.js';
-import { fakeKube, readAll } from '../../helpers/kube-platform.js';
+import { fakeKube, readAll, watchPod } from '../../helpers/kube-platform.js';
 
 const withLogs = [
   'drain',
@@ -27,7 +27,7 @@ for (const name of withLogs) {
     const run = recordedRun(name);
     assert.ok(run.log);
     const { platform, server, signal } = await fakeKube(t, (s) => void serveRun(s, run));
-    const got = await readAll(platform.followLog('lab', 'work', signal), `${name} log`);
+    const got = await readAll(platform.logs('lab', 'work', signal), `${name} log`);
     assert.deepEqual(got, lines(run.log).map(text));
     const endsWithNewline = run.log.at(-1) === 10;
     if (!endsWithNewline) assert.match(got.at(-1) ?? '', /^rpc error: code = NotFound/);
@@ -60,7 +60,7 @@ test('a log stream that ends while the container runs is reopened, skipping the 
     });
     podRoutes('drain', () => follows >= 2)(s);
   });
-  const got = await readAll(platform.followLog('lab', 'work', signal), 'log');
+  const got = await readAll(platform.logs('lab', 'work', signal), 'log');
   assert.deepEqual(got, all.map(text));
   assert.equal(server.requests.filter(isFollow).length, 2);
 });
@@ -97,7 +97,7 @@ test('a silent stream that a one-shot read proves stale is replaced', async (t) 
     },
     { log: { staleCheckMs: 20 } },
   );
-  const got = await readAll(platform.followLog('lab', 'work', signal), 'log');
+  const got = await readAll(platform.logs('lab', 'work', signal), 'log');
   assert.deepEqual(got, all.map(text));
   await firstClosed;
   assert.equal(server.requests.filter(isFollow).length, 2);
@@ -122,7 +122,7 @@ test('the log is opened once the container has started; an image that cannot be 
     }),
   );
   await assert.rejects(
-    readAll(platform.followLog('lab', 'work', signal), 'log'),
+    readAll(platform.logs('lab', 'work', signal), 'log'),
     (e: Error & { code?: string; hint?: string }) => {
       assert.equal(e.code, 'DC_IMAGE_PULL');
       assert.match(e.message, /cannot get image "bb:1" for Pod lab\/work \(ErrImagePull: rpc error/);
@@ -152,7 +152,7 @@ test('watchPod stops with DC_IMAGE_PULL after the event that shows ImagePullBack
   const seen: string[] = [];
   await assert.rejects(
     (async () => {
-      for await (const e of platform.watchPod('lab', 'work', signal))
+      for await (const e of watchPod(platform, 'lab', 'work', signal))
         seen.push(e.object.metadata?.resourceVersion ?? '');
     })(),
     (e: Error & { code?: string }) => e.code === 'DC_IMAGE_PULL' && /ImagePullBackOff/.test(e.message),

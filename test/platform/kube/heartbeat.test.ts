@@ -11,7 +11,7 @@ import { resolveScenario } from '../../../src/workload/scenario.js';
 import { sendJson } from '../../helpers/fake-apiserver/recorded.js';
 import { type FakeApiServer, serveNamespaceList } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
-import { fakeKube } from '../../helpers/kube-platform.js';
+import { fakeKube, prepare, fact } from '../../helpers/kube-platform.js';
 import { cliPath } from '../../helpers/lab-process.js';
 
 const HB = 'draincheck.dev/heartbeat';
@@ -41,7 +41,7 @@ for (const mode of ['own namespace', '--namespace'] as const) {
       },
     );
     const plan = planRun(resolveScenario({}), own ? { runId: 'r1' } : { runId: 'r1', namespace: 'lab' });
-    await platform.prepare(plan.workload, signal);
+    await prepare(platform, plan.workload, signal);
     const carrier = own
       ? { create: '/api/v1/namespaces', patch: '/api/v1/namespaces/draincheck-r1' }
       : { create: '/api/v1/namespaces/lab/services', patch: '/api/v1/namespaces/lab/services/work-r1' };
@@ -67,7 +67,7 @@ for (const mode of ['own namespace', '--namespace'] as const) {
 
     await platform.dispose();
     assert.equal(platform.heartbeat?.running, false, 'stopped when the run ends');
-    assert.equal(platform.info().heartbeatFailures, undefined);
+    assert.equal(fact(platform, 'heartbeatFailures'), undefined);
   });
 }
 
@@ -90,15 +90,15 @@ test('a heartbeat the API refuses (403) is reported in the run document, not dro
     { namespace: undefined, keep: false, heartbeat: { intervalMs: 10 } },
   );
   const plan = planRun(resolveScenario({}), { runId: 'r1' });
-  await platform.prepare(plan.workload, signal);
+  await prepare(platform, plan.workload, signal);
   await server.waitForRequest((r) => r.method === 'PATCH', 'a heartbeat renewal');
   const deadline = Date.now() + 5000;
-  while (!platform.info().heartbeatFailures && Date.now() < deadline) {
+  while (!fact(platform, 'heartbeatFailures') && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 10));
   }
-  const info = platform.info();
-  assert.ok(Number(info.heartbeatFailures) >= 1, 'the failed renewal is counted');
-  assert.match(String(info.heartbeatLastError), /forbidden|403/i);
+  const failures = fact(platform, 'heartbeatFailures');
+  assert.ok(Number(failures?.value) >= 1, 'the failed renewal is counted');
+  assert.match(String(failures?.note), /forbidden|403/i);
   await platform.dispose();
 });
 

@@ -9,7 +9,7 @@ import { planRun } from '../../../src/experiment/plan.js';
 import { buildClientPod } from '../../../src/platform/kube/client-pod.js';
 import { resolveScenario } from '../../../src/workload/scenario.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
-import { fakeKube } from '../../helpers/kube-platform.js';
+import { fakeKube, prepare } from '../../helpers/kube-platform.js';
 import { quotaRefusal, restrictedViolations } from '../../helpers/pod-security.js';
 
 const plan = (action: 'sleep' | 'exec') =>
@@ -70,7 +70,7 @@ test('neither Pod mounts a service-account token; both have a read-only root fil
 
 test('in a namespace with a ResourceQuota, the API server accepts both Pods', async (t) => {
   const { platform, server, signal } = await fakeKube(t, (s) => serveSetup(s, { quota: true }));
-  await platform.prepare(plan('sleep').workload, signal);
+  await prepare(platform, plan('sleep').workload, signal);
   await platform.resources.createPod(clientPod(), signal);
   const created = server.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pods'));
   assert.equal(created.length, 2);

@@ -14,7 +14,7 @@ import { sendJson } from '../../helpers/fake-apiserver/recorded.js';
 import { paths } from '../../helpers/fake-apiserver/replay.js';
 import type { FakeApiServer } from '../../helpers/fake-apiserver/server.js';
 import { recordedVersion, serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
-import { fakeKube } from '../../helpers/kube-platform.js';
+import { fakeKube, prepare, fact } from '../../helpers/kube-platform.js';
 import { sampleRun } from '../../helpers/sample-runs.js';
 
 const workload = () =>
@@ -70,21 +70,21 @@ const postedPreStop = (s: FakeApiServer) => {
 
 test('on a v1.24 server, the preStop sleep is `exec sleep 5`, and the run document says why', async (t) => {
   const { server, platform, signal } = await fakeKube(t, (s) => serveServer(s));
-  await platform.prepare(workload(), signal);
+  await prepare(platform, workload(), signal);
   assert.deepEqual(postedPreStop(server), { exec: { command: ['sleep', '5'] } });
-  const info = platform.info();
-  assert.equal(info.preStopAction, 'exec');
+  const action = fact(platform, 'preStopAction');
+  assert.equal(action?.value, 'exec');
   assert.match(
-    String(info.preStopActionReason),
+    String(action?.note),
     /server v1\.24\.0-alpha\.1 is older than 1\.30, where the preStop sleep action is on by default/,
   );
 });
 
 test('on a v1.30 server, the built-in sleep action', async (t) => {
   const { server, platform, signal } = await fakeKube(t, (s) => serveServer(s, 'v1.30.2+k3s1'));
-  await platform.prepare(workload(), signal);
+  await prepare(platform, workload(), signal);
   assert.deepEqual(postedPreStop(server), { sleep: { seconds: 5 } });
-  assert.equal(platform.info().preStopAction, 'sleep');
+  assert.equal(fact(platform, 'preStopAction')?.value, 'sleep');
 });
 
 for (const [forced, version, expected] of [
@@ -95,16 +95,16 @@ for (const [forced, version, expected] of [
     const { server, platform, signal } = await fakeKube(t, (s) => serveServer(s, version), {
       preStopAction: forced,
     });
-    await platform.prepare(workload(), signal);
+    await prepare(platform, workload(), signal);
     assert.deepEqual(postedPreStop(server), expected);
-    assert.equal(platform.info().preStopActionReason, `--prestop-action ${forced}`);
+    assert.equal(fact(platform, 'preStopAction')?.note, `--prestop-action ${forced}`);
   });
 }
 
 test('--prestop-action sleep on a v1.24 server: the 422 is one line naming the field and the way out', async (t) => {
   const { platform, signal } = await fakeKube(t, (s) => serveServer(s), { preStopAction: 'sleep' });
   await assert.rejects(
-    platform.prepare(workload(), signal),
+    prepare(platform, workload(), signal),
     (e: Error & { code?: string; oneLine?: () => string }) => {
       assert.equal(e.code, 'DC_KUBE_INVALID');
       const line = e.oneLine?.() ?? '';
@@ -120,8 +120,8 @@ test('--prestop-action sleep on a v1.24 server: the 422 is one line naming the f
 
 test('no preStop sleep: nothing chosen, nothing said', async (t) => {
   const { platform, signal } = await fakeKube(t, (s) => serveServer(s));
-  await platform.prepare(planRun(resolveScenario({}), { runId: 'r1', namespace: 'lab' }).workload, signal);
-  assert.equal(platform.info().preStopAction, undefined);
+  await prepare(platform, planRun(resolveScenario({}), { runId: 'r1', namespace: 'lab' }).workload, signal);
+  assert.equal(fact(platform, 'preStopAction'), undefined);
 });
 
 test('version parsing: unknown versions take exec, which works everywhere', () => {

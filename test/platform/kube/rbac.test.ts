@@ -21,7 +21,15 @@ import {
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
 import { namespaceObject } from '../../../src/platform/kube/names.js';
 import { modelErrors, modelFor } from '../../helpers/k8s-models.js';
-import { fakeKube, readAll, readUntil } from '../../helpers/kube-platform.js';
+import {
+  fakeKube,
+  readAll,
+  readUntil,
+  prepare,
+  watchPod,
+  watchSlices,
+  clientJob,
+} from '../../helpers/kube-platform.js';
 
 interface Rule {
   apiGroups: string[];
@@ -222,25 +230,29 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
       },
       { namespace: runNamespace, keep: false, heartbeat: { intervalMs: 10 } },
     );
-    const workload = planRun(
+    const workloadPlan = planRun(
       resolveScenario({}),
       own ? { runId: 'r1' } : { runId: 'r1', namespace: runNamespace },
-    ).workload;
+    );
+    const { workload } = workloadPlan;
     const { namespace } = workload;
-    await platform.prepare(workload, signal);
+    await prepare(platform, workload, signal);
     await server.waitForRequest((r) => r.method === 'PATCH', 'a heartbeat');
-    await readUntil(platform.watchPod(namespace, 'work', signal), (e) => e.type === 'DELETED', 'pods');
+    await readUntil(watchPod(platform, namespace, 'work', signal), (e) => e.type === 'DELETED', 'pods');
     await readUntil(
-      platform.watchEndpointSlices(namespace, 'work', signal),
+      watchSlices(platform, namespace, 'work', signal),
       (_e, all) => all.length === 2,
       'slices',
     );
-    await readUntil(platform.platformEvents(signal), (_e, all) => all.length === 2, 'events');
+    await readUntil(platform.events(signal), (_e, all) => all.length === 2, 'events');
     // The recorded Pod's container is `work`, not the workload's `server`: follow it by a name
     // that is not the workload's, so the container name is read from the Pod.
-    await readAll(platform.followLog(namespace, 'recorded-work', signal), 'log');
-    await platform.deletePod(namespace, 'work', { gracePeriodSeconds: 5 });
-    await readAll(platform.runClient(planRun(resolveScenario({}), { runId: 'r1' }).client, signal), 'client');
+    await readAll(platform.logs(namespace, 'recorded-work', signal), 'log');
+    await platform.delete(
+      { kind: 'Pod', namespace, name: workload.pod.metadata!.name! },
+      { gracePeriodSeconds: 5 },
+    );
+    await readAll(platform.runClient(clientJob(workloadPlan), signal), 'client');
     await platform.dispose();
     await cleanupLeftovers(platform.resources, own ? {} : { namespace });
 

@@ -11,7 +11,7 @@ import type { WatchEvent } from '../../../src/platform/types.js';
 import { expectedSlices, firstTerminating, recordedEvents } from '../../helpers/fake-apiserver/expected.js';
 import { recordedRun, runsOf, scenarios, type Scenario } from '../../helpers/fake-apiserver/recorded.js';
 import { serveRun } from '../../helpers/fake-apiserver/replay.js';
-import { fakeKube, readUntil } from '../../helpers/kube-platform.js';
+import { fakeKube, readUntil, watchPod, watchSlices } from '../../helpers/kube-platform.js';
 
 const expectedExit: Record<Scenario, { exitCode: number; reason: string }> = {
   drain: { exitCode: 0, reason: 'Completed' },
@@ -29,9 +29,9 @@ for (const scenario of scenarios) {
       const wantSlices = expectedSlices(run);
 
       const [pods, slices] = await Promise.all([
-        readUntil(platform.watchPod('lab', 'work', signal), (e) => e.type === 'DELETED', `${name} pods`),
+        readUntil(watchPod(platform, 'lab', 'work', signal), (e) => e.type === 'DELETED', `${name} pods`),
         readUntil(
-          platform.watchEndpointSlices('lab', 'work', signal),
+          watchSlices(platform, 'lab', 'work', signal),
           (_e, all) => all.length === wantSlices.length,
           `${name} slices`,
         ),

@@ -8,7 +8,7 @@ import type { WatchEvent } from '../../../src/platform/types.js';
 import { recordedError, recordedRun, send } from '../../helpers/fake-apiserver/recorded.js';
 import { paths, serveRun } from '../../helpers/fake-apiserver/replay.js';
 import { isWatch, type FakeApiServer } from '../../helpers/fake-apiserver/server.js';
-import { fakeKube, readUntil } from '../../helpers/kube-platform.js';
+import { fakeKube, readUntil, watchPod, watchSlices } from '../../helpers/kube-platform.js';
 import { expectedSlices, recordedEvents } from '../../helpers/fake-apiserver/expected.js';
 
 const watchesOf = (server: FakeApiServer, path: RegExp) =>
@@ -23,7 +23,7 @@ for (const midLine of [false, true]) {
       (s) => void serveRun(s, run, { cut: { pods: 4 }, cutMidLine: midLine }),
     );
     const pods = await readUntil(
-      platform.watchPod('lab', 'work', signal),
+      watchPod(platform, 'lab', 'work', signal),
       (e) => e.type === 'DELETED',
       'pods',
     );
@@ -47,7 +47,7 @@ test('an EndpointSlice watch cut after its terminating event resumes without a g
   );
   const want = expectedSlices(run);
   const slices = await readUntil(
-    platform.watchEndpointSlices('lab', 'work', signal),
+    watchSlices(platform, 'lab', 'work', signal),
     (_e, all) => all.length === want.length,
     'slices',
   );
@@ -70,7 +70,11 @@ test('a Pod watch that expires (HTTP 200, ERROR 410) relists and goes on with sy
     t,
     (s) => void serveRun(s, run, { cut: { pods: 5 }, expire: { pods: 2 }, relist: { pods: relist } }),
   );
-  const pods = await readUntil(platform.watchPod('lab', 'work', signal), (e) => e.type === 'DELETED', 'pods');
+  const pods = await readUntil(
+    watchPod(platform, 'lab', 'work', signal),
+    (e) => e.type === 'DELETED',
+    'pods',
+  );
   const recorded = recordedEvents(run.pods);
   // Events 1-5 as recorded; 6 was never seen (it happened while the watch was expired);
   // 7 arrives from the relist as a synthetic MODIFIED; 8 and 9 from the new watch.
@@ -95,7 +99,7 @@ test('a relist after expiry reports an object that vanished as DELETED with its 
       void serveRun(s, run, { cut: { slices: 2 }, expire: { slices: 2 }, relist: { slices: emptyList } }),
   );
   const slices = await readUntil(
-    platform.watchEndpointSlices('lab', 'work', signal),
+    watchSlices(platform, 'lab', 'work', signal),
     (e) => e.type === 'DELETED',
     'slices',
   );
@@ -125,7 +129,7 @@ test('a watch that keeps closing without events gives up with DC_KUBE_API', asyn
     { watch: { backoffMs: () => 1, maxAttempts: 3 } },
   );
   await assert.rejects(
-    readUntil(platform.watchPod('lab', 'work', signal), () => false, 'pods'),
+    readUntil(watchPod(platform, 'lab', 'work', signal), () => false, 'pods'),
     (e: Error & { code?: string }) => e.code === 'DC_KUBE_API' && /again and again/.test(e.message),
   );
 });
@@ -136,7 +140,7 @@ test('a 403 on the watch names the verb and the resource', async (t) => {
     serveRun(s, recordedRun('drain'));
   });
   await assert.rejects(
-    readUntil(platform.watchPod('lab', 'work', signal), () => false, 'pods'),
+    readUntil(watchPod(platform, 'lab', 'work', signal), () => false, 'pods'),
     (e: Error & { code?: string }) =>
       e.code === 'DC_KUBE_FORBIDDEN' &&
       /cannot watch pods in namespace "lab"/.test(e.message) &&

@@ -1,0 +1,55 @@
+// The embedded runtime's registration (src/platform/registry.ts): its flags and one
+// LocalCluster per session, shared by the runs of a lab, each in its own namespace.
+import { preStopActionFlag, preStopActionOf, type PlatformEntry } from '../entry.js';
+import { LocalCluster, type ServiceProxyMode } from './cluster.js';
+import { LocalPlatform } from './local-platform.js';
+import { calibratedTiming, fastTiming } from './timing.js';
+
+export const localEntry: PlatformEntry = {
+  name: 'local',
+  description: 'local (the embedded runtime)',
+  named: 'the embedded runtime (--platform local)',
+  refusedHint: 'on a real cluster the cluster decides these; leave them out',
+  flags: [
+    {
+      flags: '--timing <profile>',
+      attribute: 'timing',
+      description: 'embedded runtime delays: calibrated (from a real control plane; the default) or fast',
+      choices: ['calibrated', 'fast'],
+    },
+    {
+      flags: '--service-proxy <mode>',
+      attribute: 'serviceProxy',
+      description:
+        'embedded runtime: how Service connections reach the Pod — nftables (kernel NAT rules, as ' +
+        "kube-proxy's iptables/nftables modes; Linux as root with nft), userspace (a TCP proxy), " +
+        'or auto (nftables where it works, else userspace; the default)',
+      choices: ['auto', 'nftables', 'userspace'],
+    },
+    {
+      flags: '--no-pid1',
+      attribute: 'pid1',
+      description: 'embedded runtime: run containers as ordinary child processes, not as PID 1',
+      default: true,
+    },
+    // The embedded kubelet runs either preStop form (prestop.ts: exec runs the command with the
+    // container's environment), so --prestop-action applies here too.
+    preStopActionFlag,
+  ],
+  open(values) {
+    const cluster = new LocalCluster({
+      timing: values.timing === 'fast' ? fastTiming : calibratedTiming,
+      ...(values.pid1 === false ? { pid1: false } : {}),
+      ...(typeof values.serviceProxy === 'string'
+        ? { serviceProxy: values.serviceProxy as ServiceProxyMode }
+        : {}),
+    });
+    const preStopAction = preStopActionOf(values.prestopAction);
+    return Promise.resolve({
+      name: 'local',
+      newPlatform: () => new LocalPlatform({ cluster }),
+      planOptions: preStopAction ? { manifest: { preStopAction } } : {},
+      close: () => cluster.dispose(),
+    });
+  },
+};

@@ -1,0 +1,91 @@
+// The platform registry drives the CLI: `--platform` offers every registered platform, `run`
+// and `lab` take every platform's flags, and a flag of one platform is refused on each other
+// one, with the words of the platform it belongs to — for every entry, not only today's two.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Command } from 'commander';
+import { buildProgram } from '../../src/cli/program.js';
+import {
+  allPlatformFlags,
+  checkFlags,
+  platformEntry,
+  platforms,
+  type FlagSpec,
+} from '../../src/platform/registry.js';
+
+const command = (name: string): Command => {
+  const found = buildProgram().commands.find((c) => c.name() === name);
+  assert.ok(found, `command ${name}`);
+  return found;
+};
+
+/** A value that counts as given: a choice other than the default, true, or false for --no-x. */
+const given = (spec: FlagSpec): unknown =>
+  spec.flags.startsWith('--no-')
+    ? false
+    : !spec.flags.includes('<')
+      ? true
+      : (spec.choices?.find((c) => c !== spec.default) ?? 'x');
+
+const bare = (spec: FlagSpec) => spec.flags.replace(/^-\w, /, '').replace(/ <.*$/, '');
+
+for (const name of ['run', 'lab']) {
+  test(`${name}: --platform offers every registered platform, and every platform's flags are options`, () => {
+    const options = command(name).options;
+    const platform = options.find((o) => o.long === '--platform');
+    assert.deepEqual(
+      platform?.argChoices,
+      platforms.map((p) => p.name),
+    );
+    const longs = new Set(options.map((o) => o.long));
+    for (const entry of platforms)
+      for (const spec of entry.flags) assert.ok(longs.has(bare(spec)), `${entry.name}: ${spec.flags}`);
+    const help = command(name).helpInformation();
+    for (const spec of allPlatformFlags()) assert.ok(help.includes(spec.flags), `--help shows ${spec.flags}`);
+  });
+}
+
+test('allPlatformFlags lists a flag two platforms share once', () => {
+  const flags = allPlatformFlags().map((f) => f.flags);
+  assert.deepEqual(flags, [...new Set(flags)]);
+  assert.ok(flags.includes('--prestop-action <kind>'));
+});
+
+test("every platform refuses each other platform's own flags, naming the platform they belong to", () => {
+  let refusals = 0;
+  for (const entry of platforms) {
+    const own = new Set(entry.flags.map((f) => f.flags));
+    for (const other of platforms.filter((p) => p !== entry))
+      for (const spec of other.flags.filter((f) => !own.has(f.flags))) {
+        assert.throws(
+          () => checkFlags(entry, { [spec.attribute]: given(spec) }),
+          (e: Error & { code?: string; hint?: string }) =>
+            e.code === 'DC_USAGE' &&
+            e.message === `${bare(spec)} applies only to ${other.named}` &&
+            e.hint === other.refusedHint,
+          `${spec.flags} on ${entry.name}`,
+        );
+        refusals++;
+      }
+  }
+  assert.ok(refusals >= 10, `refusals checked: ${refusals}`);
+});
+
+test('a flag at its default, or one both platforms take, is not refused', () => {
+  for (const entry of platforms) {
+    const defaults = Object.fromEntries(
+      allPlatformFlags()
+        .filter((f) => f.default !== undefined)
+        .map((f) => [f.attribute, f.default]),
+    );
+    checkFlags(entry, { ...defaults, prestopAction: 'exec' });
+  }
+});
+
+test('an unknown platform name is a usage error listing the registered ones', () => {
+  assert.throws(
+    () => platformEntry('mars'),
+    (e: Error & { code?: string; hint?: string }) =>
+      e.code === 'DC_USAGE' && e.hint === `--platform takes ${platforms.map((p) => p.name).join(' or ')}`,
+  );
+});
