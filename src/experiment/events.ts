@@ -143,6 +143,20 @@ export const eventSpecs = {
       bytesReceived: 'number',
       localPort: 'number',
     },
+    'new-request-sent': { ...clientClock, id: 'string', ms: 'number', path: 'string', afterMs: 'number' },
+    'new-request-connected': { ...clientClock, id: 'string', localPort: 'number' },
+    'new-request-outcome': {
+      ...clientClock,
+      id: 'string',
+      outcome: requestOutcomes,
+      status: 'number',
+      body: 'unknown',
+      bodyNote: 'string',
+      bodyUid: 'string',
+      error: 'object',
+      bytesReceived: 'number',
+      localPort: 'number',
+    },
   },
   server: {
     listening: {

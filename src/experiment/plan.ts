@@ -35,6 +35,8 @@ export interface PlanOptions {
   /** Slower platforms (a real cluster pulling an image) need longer start-up limits. */
   startupMs?: number;
   runId?: string;
+  /** A scenario's extra client step: a new request this long after acceptance (client-events.ts). */
+  newRequest?: { afterMs: number; workMs: number };
 }
 
 export function newRunId(): string {
@@ -61,6 +63,9 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
       connectTimeoutMs: clientDefaults.connectTimeoutMs,
       responseTimeoutMs: scenario.workMs + terminationMs + 10_000,
       pollIntervalMs: clientDefaults.pollIntervalMs,
+      ...(options.newRequest
+        ? { newRequestAfterMs: options.newRequest.afterMs, newRequestMs: options.newRequest.workMs }
+        : {}),
     },
     limits: {
       prepareMs: startupMs,

@@ -5,7 +5,7 @@
 // then wait for the work request's fate. It runs in the runner (embedded runtime) or in a
 // client Pod (`draincheck client`), and reports the same events either way.
 import type { LookupFunction } from 'node:net';
-import type { ClientEvent, ClientEventType, ClientPlan } from './client-events.js';
+import { newRequestId, type ClientEvent, type ClientEventType, type ClientPlan } from './client-events.js';
 import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
 import { classifyWork } from './outcome.js';
@@ -85,6 +85,29 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     return result;
   });
 
+  // A scenario's extra step: a new request on a fresh connection, a set time after acceptance
+  // was proven (the runner deletes the Pod then) — where does a *new* connection go while the
+  // Pod terminates, and is it served?
+  let newRequest: Promise<void> = Promise.resolve();
+  const sendNewRequest = async () => {
+    if (plan.newRequestAfterMs === undefined) return;
+    await abortableDelay(plan.newRequestAfterMs, signal);
+    if (signal.aborted) return;
+    const id = newRequestId(plan.workId);
+    const ms = plan.newRequestMs ?? 0;
+    const newPath = `/work?ms=${ms}&id=${encodeURIComponent(id)}`;
+    emit('new-request-sent', { id, ms, path: newPath, afterMs: plan.newRequestAfterMs });
+    const r = await exchange(url(newPath), {
+      connectTimeoutMs: plan.connectTimeoutMs,
+      responseTimeoutMs: plan.responseTimeoutMs,
+      signal,
+      lookup: deps.lookup,
+      onConnect: (localPort) => emit('new-request-connected', { id, localPort }),
+    });
+    if (signal.aborted && r.error?.code === 'ABORT_ERR') return;
+    emit('new-request-outcome', { id, ...classifyWork(r, id) });
+  };
+
   // Step 4: acceptance evidence through the Service, on other connections, while the work runs.
   let workDone = false;
   const workResult = work.then((r) => {
@@ -112,6 +135,7 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     }
     if (active === 1 && uid !== null && uid === readyUid) {
       emit('acceptance-proven', { via: 'state', active, uid, polls });
+      newRequest = sendNewRequest();
       break;
     }
     if (now() >= acceptanceDeadline) {
@@ -143,6 +167,7 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   if (signal.aborted && result.error?.code === 'ABORT_ERR') return;
   const outcome = classifyWork(result, plan.workId);
   emit('work-outcome', { id: plan.workId, ...outcome });
+  await newRequest;
 }
 
 /** /healthz and /state bodies are small: anything larger or deeper than a kept body is not read. */

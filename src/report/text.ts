@@ -37,6 +37,12 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           const code = e.data.error?.code;
           return `work request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}, ${v(e.data.bytesReceived)} body bytes`;
         }
+        case 'new-request-sent':
+          return `new request ${v(e.data.id)} sent on a fresh connection`;
+        case 'new-request-outcome': {
+          const code = e.data.error?.code;
+          return `new request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}${e.data.bodyUid ? ` from ${shortUid(e.data.bodyUid)}` : ''}`;
+        }
         default:
           return null;
       }

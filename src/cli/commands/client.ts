@@ -20,6 +20,8 @@ const flagsSchema = z.object({
   connectTimeoutMs: z.coerce.number().int().min(1),
   responseTimeoutMs: z.coerce.number().int().min(1),
   pollIntervalMs: z.coerce.number().int().min(1),
+  newRequestAfterMs: z.coerce.number().int().min(0).max(3_600_000).optional(),
+  newRequestMs: z.coerce.number().int().min(0).max(WORK_MS_MAX).optional(),
 });
 
 export function clientCommand(): Command {
@@ -61,6 +63,11 @@ export function clientCommand(): Command {
         String(clientDefaults.pollIntervalMs),
       ),
     )
+    .option(
+      '--new-request-after-ms <ms>',
+      'also send a new GET /work (id <work-id>-new) on a fresh connection this long after acceptance',
+    )
+    .option('--new-request-ms <ms>', 'how long the server holds that new request (default 0)')
     .action(async (flags: Record<string, string>) => {
       const parsed = flagsSchema.safeParse(flags);
       if (!parsed.success) {

@@ -81,6 +81,16 @@ function describeClient(e: Known<'client'>): MarkText {
         outcome === 'completed' || outcome === 'http-error' ? text(e.data.status) : text(e.data.error?.code);
       return mark(`${outcome}${detail ? ` (${detail})` : ''}`, outcome === 'completed' ? 'good' : 'bad', 5);
     }
+    case 'new-request-sent':
+      return mark(`new request sent ${e.data.id ?? ''}`.trim(), 'neutral', 3);
+    case 'new-request-connected':
+      return mark(`new request connected :${text(e.data.localPort) ?? '?'}`, 'neutral', 1);
+    case 'new-request-outcome': {
+      const outcome = e.data.outcome ?? 'no outcome';
+      const detail =
+        outcome === 'completed' || outcome === 'http-error' ? text(e.data.status) : text(e.data.error?.code);
+      return mark(`new request: ${outcome}${detail ? ` (${detail})` : ''}`, outcome === 'completed' ? 'good' : 'bad', 4);
+    }
     default:
       return assertNever(e);
   }
