@@ -47,7 +47,6 @@ export interface LocalClusterOptions {
   rulesOff?: readonly RuntimeRule[];
 }
 
-
 export type ServiceProxyMode = 'auto' | 'nftables' | 'userspace';
 
 /**

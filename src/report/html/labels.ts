@@ -89,7 +89,11 @@ function describeClient(e: Known<'client'>): MarkText {
       const outcome = e.data.outcome ?? 'no outcome';
       const detail =
         outcome === 'completed' || outcome === 'http-error' ? text(e.data.status) : text(e.data.error?.code);
-      return mark(`new request: ${outcome}${detail ? ` (${detail})` : ''}`, outcome === 'completed' ? 'good' : 'bad', 4);
+      return mark(
+        `new request: ${outcome}${detail ? ` (${detail})` : ''}`,
+        outcome === 'completed' ? 'good' : 'bad',
+        4,
+      );
     }
     default:
       return assertNever(e);
