@@ -195,7 +195,6 @@ export function laterNotServing(): Expectation {
   };
 }
 
-
 function newRequestOf(events: ReadEvent[]) {
   const sent = firstOf(events, 'client', 'new-request-sent');
   const outcome = firstOf(events, 'client', 'new-request-outcome');

@@ -1,7 +1,7 @@
 // The lab's matrix: every termination rule a request meets, as named scenarios. A scenario
 // is data — workload settings, the client's extra steps, the manifest's few knobs — plus the
-// expectations over its concluded run; the platforms never see its name. Each rule and its
-// source: docs/SCENARIOS.md and /docs/kubernetes-termination.md (the notes it cites).
+// expectations over its concluded run; the platforms never see its name. Each rule, its
+// source and what it means in production: docs/SCENARIOS.md.
 import type { ScenarioInput } from '../../workload/scenario.js';
 import type { ManifestOptions } from '../../workload/manifests.js';
 import {
@@ -113,7 +113,7 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     rule: 'serving = the Pod is Ready; readiness probes keep running while the Pod terminates, so serving turns false only after the probe fails.',
     source: `${endpointslice}; kubernetes/kubernetes#110309`,
     docs: docs('serving-later'),
-    input: { onSigterm: 'drain', workMs: 3000, graceSeconds: 10 },
+    input: { onSigterm: 'drain', workMs: 2500, graceSeconds: 10 },
     expect: [
       firstTerminatingEndpoint(
         { ready: false, serving: true, terminating: true },
