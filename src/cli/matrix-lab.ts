@@ -73,6 +73,7 @@ export async function runMatrixLab(flags: MatrixFlags): Promise<void> {
   const { docs, files, interrupted } = await runMany(session, resolved, outDir, flags.json === true, (i) => ({
     ...(runnable[i]!.newRequest ? { newRequest: runnable[i]!.newRequest } : {}),
     ...(runnable[i]!.manifest ? { manifest: runnable[i]!.manifest } : {}),
+    ...(runnable[i]!.reuseAfterMs === undefined ? {} : { reuseAfterMs: runnable[i]!.reuseAfterMs }),
   }));
   const matched = new Map(runnable.map((s, i) => [s.name, matchScenario(s, docs[i]!)]));
   const rows = scenarios.map((s) => notRun.get(s.name) ?? matched.get(s.name)!);

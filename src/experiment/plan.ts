@@ -37,6 +37,8 @@ export interface PlanOptions {
   runId?: string;
   /** A scenario's extra client step: a new request this long after acceptance (client-events.ts). */
   newRequest?: { afterMs: number; workMs: number };
+  /** Another: a pooled keep-alive connection, reused this long after acceptance. */
+  reuseAfterMs?: number;
 }
 
 export function newRunId(): string {
@@ -66,6 +68,7 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
       ...(options.newRequest
         ? { newRequestAfterMs: options.newRequest.afterMs, newRequestMs: options.newRequest.workMs }
         : {}),
+      ...(options.reuseAfterMs === undefined ? {} : { reuseAfterMs: options.reuseAfterMs }),
     },
     limits: {
       prepareMs: startupMs,

@@ -264,11 +264,13 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     const gone = await wait('observe', left(), (e) => e.source === 'pod' && e.type === 'DELETED');
     // A scenario's new request (plan.client.newRequestAfterMs) has a fate to know as well.
     const newOutcome =
-      plan.client.newRequestAfterMs === undefined ||
-      (await wait('observe', left(), (e) => e.source === 'client' && e.type === 'new-request-outcome'));
+      (plan.client.newRequestAfterMs === undefined ||
+        (await wait('observe', left(), (e) => e.source === 'client' && e.type === 'new-request-outcome'))) &&
+      (plan.client.reuseAfterMs === undefined ||
+        (await wait('observe', left(), (e) => e.source === 'client' && e.type === 'reused-request-outcome')));
     if (!outcome || !gone || !newOutcome) {
       throw new Incomplete(
-        `${!outcome ? 'the work request' : !gone ? 'the Pod' : 'the new request'} did not end within ${plan.limits.observeMs} ms of the deletion request`,
+        `${!outcome ? 'the work request' : !gone ? 'the Pod' : 'a request of the scenario'} did not end within ${plan.limits.observeMs} ms of the deletion request`,
       );
     }
     // The endpoint leaves the slice close to the Pod's removal; a real controller may retry ~1 s later.

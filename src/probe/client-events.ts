@@ -25,7 +25,16 @@ export interface ClientPlan {
   newRequestAfterMs?: number;
   /** How long the server holds the new request (default 0). */
   newRequestMs?: number;
+  /**
+   * Another step: a keep-alive connection opened and used (GET /healthz) right after the
+   * Service answered — before the deletion — then, idle, reused this long after acceptance
+   * was proven for GET /work?ms=0&id=<workId>-reuse. Absent: no pooled connection.
+   */
+  reuseAfterMs?: number;
 }
+
+/** The id of the request sent on the pooled connection (reuseAfterMs). */
+export const reusedRequestId = (workId: string): string => `${workId}-reuse`;
 
 /** The id of the new request of a plan (newRequestAfterMs). */
 export const newRequestId = (workId: string): string => `${workId}-new`;
@@ -52,6 +61,9 @@ export const clientEventTypes = [
   'new-request-sent',
   'new-request-connected',
   'new-request-outcome',
+  'pooled-request',
+  'reused-request-sent',
+  'reused-request-outcome',
 ] as const;
 export type ClientEventType = (typeof clientEventTypes)[number];
 

@@ -43,6 +43,8 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           const code = e.data.error?.code;
           return `new request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}${e.data.bodyUid ? ` from ${shortUid(e.data.bodyUid)}` : ''}`;
         }
+        case 'reused-request-outcome':
+          return `request on the pooled connection: ${v(e.data.outcome)}${e.data.reusedSocket ? ' (same connection)' : ' (a new connection)'}`;
         default:
           return null;
       }

@@ -33,6 +33,7 @@ async function runOnKube(name: string, rulesOff: RuntimeRule[] = []): Promise<Ma
       plan: planRun(resolved, {
         ...(s.newRequest ? { newRequest: s.newRequest } : {}),
         ...(s.manifest ? { manifest: s.manifest } : {}),
+        ...(s.reuseAfterMs === undefined ? {} : { reuseAfterMs: s.reuseAfterMs }),
       }),
     });
     assertValidRunDocument(doc);

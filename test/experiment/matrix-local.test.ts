@@ -28,6 +28,7 @@ async function runRow(s: MatrixScenario, rulesOff: RuntimeRule[] = []): Promise<
     plan: planRun(resolved, {
       ...(s.newRequest ? { newRequest: s.newRequest } : {}),
       ...(s.manifest ? { manifest: s.manifest } : {}),
+      ...(s.reuseAfterMs === undefined ? {} : { reuseAfterMs: s.reuseAfterMs }),
     }),
   });
   assertValidRunDocument(doc);
@@ -94,4 +95,18 @@ void test('default matches (137 as PID 1, 143 as a plain child); a draining serv
   ]);
   assert.equal(on.result, 'match', explain(on));
   assert.equal(off.result, 'mismatch', explain(off));
+});
+
+void test('keep-alive-reuse matches (same connection, served); a server that exits closes it: MISMATCH', async () => {
+  // The rule (an established flow is not re-routed) holds either way; what decides the reuse's
+  // fate is the server — one that exits at SIGTERM closes the pooled connection.
+  const s = scenario('keep-alive-reuse');
+  const [on, off] = await Promise.all([
+    runRow(s),
+    runRow({ ...s, input: { ...s.input, onSigterm: 'exit', drainDelayMs: 0 } }),
+  ]);
+  assert.equal(on.result, 'match', explain(on));
+  assert.match(on.observed.join('\n'), /reuse on the same connection: completed/);
+  assert.equal(off.result, 'mismatch', explain(off));
+  assert.match(off.sentence, /reuse on a new connection/);
 });

@@ -22,6 +22,7 @@ const flagsSchema = z.object({
   pollIntervalMs: z.coerce.number().int().min(1),
   newRequestAfterMs: z.coerce.number().int().min(0).max(3_600_000).optional(),
   newRequestMs: z.coerce.number().int().min(0).max(WORK_MS_MAX).optional(),
+  reuseAfterMs: z.coerce.number().int().min(0).max(3_600_000).optional(),
 });
 
 export function clientCommand(): Command {
@@ -68,6 +69,10 @@ export function clientCommand(): Command {
       'also send a new GET /work (id <work-id>-new) on a fresh connection this long after acceptance',
     )
     .option('--new-request-ms <ms>', 'how long the server holds that new request (default 0)')
+    .option(
+      '--reuse-after-ms <ms>',
+      'open a keep-alive connection before the work, reuse it this long after acceptance (id <work-id>-reuse)',
+    )
     .action(async (flags: Record<string, string>) => {
       const parsed = flagsSchema.safeParse(flags);
       if (!parsed.success) {

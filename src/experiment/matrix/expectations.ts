@@ -287,3 +287,39 @@ export function newRequestRoute(wanted: 'fallback' | 'ready'): Expectation {
     },
   };
 }
+
+/**
+ * The request sent on the keep-alive connection pooled before the deletion: served on that
+ * same connection (not re-routed: conntrack keeps an established flow) by the deleted Pod.
+ */
+export function reusedOnPooledConnection(): Expectation {
+  return {
+    expected:
+      'the pooled connection (opened before the deletion) still carries a request, served by the deleted Pod',
+    check: ({ doc, events }) => {
+      const pooled = firstOf(events, 'client', 'pooled-request');
+      const outcome = firstOf(events, 'client', 'reused-request-outcome');
+      const deleted = firstOf(events, 'runner', 'delete-requested');
+      if (!pooled || !outcome || !deleted || !outcome.data.outcome)
+        return {
+          result: 'no-evidence',
+          observed: 'no pooled connection or no outcome of its reuse',
+          evidence: ids(pooled, outcome),
+        };
+      const o = outcome.data;
+      const same = o.reusedSocket === true && o.localPort !== null && o.localPort === pooled.data.localPort;
+      const served = o.outcome === 'completed' && o.bodyUid !== null && o.bodyUid === doc.pod.uid;
+      const code = o.error?.code;
+      const observed =
+        `pooled :${String(pooled.data.localPort)} at ${ms(pooled.at)} (deleted at ${ms(deleted.at)}); ` +
+        `reuse ${same ? 'on the same connection' : `on a new connection :${String(o.localPort)}`}: ${o.outcome}` +
+        `${typeof code === 'string' ? ` (${code})` : ''}${o.bodyUid ? ` from ${short(o.bodyUid)}` : ''}` +
+        `${o.connectionHeader ? `, Connection: ${o.connectionHeader}` : ''}`;
+      return {
+        result: pooled.at < deleted.at && same && served ? 'match' : 'mismatch',
+        observed,
+        evidence: ids(pooled, deleted, outcome),
+      };
+    },
+  };
+}

@@ -11,6 +11,7 @@ import {
   newRequestOutcome,
   newRequestRoute,
   newRequestWhileTerminating,
+  reusedOnPooledConnection,
   sigkillSent,
   sigtermAfterEndpointLeft,
   workOutcome,
@@ -32,6 +33,8 @@ export interface MatrixScenario {
   input: ScenarioInput;
   /** Extra client steps (src/probe/client.ts): a new request this long after acceptance. */
   newRequest?: { afterMs: number; workMs: number };
+  /** A keep-alive connection pooled before the deletion, reused this long after acceptance. */
+  reuseAfterMs?: number;
   manifest?: Pick<ManifestOptions, 'readinessFailureThreshold' | 'drainTimeoutMs'>;
   expect: Expectation[];
   /** Why the scenario cannot run on a platform (it then is reported, not run). */
@@ -175,6 +178,16 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     manifest: { readinessFailureThreshold: 3 },
     newRequest: { afterMs: 1000, workMs: 0 },
     expect: [newRequestWhileTerminating(), newRequestOutcome('refused', 'the new request is refused')],
+  },
+  {
+    name: 'keep-alive-reuse',
+    question: 'A keep-alive connection opened before the deletion, reused after SIGTERM: where does it go?',
+    rule: 'An established connection is not a new one: endpoint changes do not re-route it (conntrack keeps the flow); its fate is the server’s.',
+    source: 'kubernetes-termination.md §4; kubernetes/kubernetes#57841',
+    docs: docs('keep-alive-reuse'),
+    input: { onSigterm: 'drain', workMs: 1000, graceSeconds: 10, drainDelayMs: 2000 },
+    reuseAfterMs: 1000,
+    expect: [reusedOnPooledConnection()],
   },
 ];
 

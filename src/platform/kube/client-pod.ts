@@ -33,6 +33,7 @@ const clientFlags = [
   ['pollIntervalMs', '--poll-interval-ms'],
   ['newRequestAfterMs', '--new-request-after-ms'],
   ['newRequestMs', '--new-request-ms'],
+  ['reuseAfterMs', '--reuse-after-ms'],
 ] as const satisfies ReadonlyArray<readonly [keyof ClientPlan, string]>;
 
 /**

@@ -95,6 +95,15 @@ function describeClient(e: Known<'client'>): MarkText {
         4,
       );
     }
+    case 'pooled-request':
+      return mark(`pooled connection :${text(e.data.localPort) ?? '?'} opened`, 'neutral', 2);
+    case 'reused-request-sent':
+      return mark('pooled connection reused', 'neutral', 3);
+    case 'reused-request-outcome': {
+      const outcome = e.data.outcome ?? 'no outcome';
+      const how = e.data.reusedSocket ? 'on the pooled connection' : 'on a new connection';
+      return mark(`reused: ${outcome} ${how}`, outcome === 'completed' ? 'good' : 'bad', 4);
+    }
     default:
       return assertNever(e);
   }
