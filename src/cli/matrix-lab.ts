@@ -8,6 +8,7 @@ import {
   cannotRunOn,
   matchScenario,
   notRunRow,
+  platformNotes,
   selectScenarios,
   type MatrixRow,
 } from '../experiment/matrix/match.js';
@@ -77,10 +78,12 @@ export async function runMatrixLab(flags: MatrixFlags): Promise<void> {
   }));
   const matched = new Map(runnable.map((s, i) => [s.name, matchScenario(s, docs[i]!)]));
   const rows = scenarios.map((s) => notRun.get(s.name) ?? matched.get(s.name)!);
+  const notes = platformNotes(session.name, docs);
   const summary = {
     schema: MATRIX_SCHEMA,
     createdAt: new Date().toISOString(),
     platform: session.name,
+    notes,
     matrix: rows,
     runs: docs.map((d, i) => ({ file: files[i], ...summarizeRun(d) })),
   };
@@ -101,7 +104,7 @@ export async function runMatrixLab(flags: MatrixFlags): Promise<void> {
     const html =
       flags.html === false ? '' : ` (open ${terminalSafe(join(outDir, 'report.html'))} for the timelines)`;
     process.stdout.write(
-      `${renderMatrixText(rows, styleFor(process.stdout))}\n\nsaved: ${terminalSafe(outDir)}/${html}\n`,
+      `${renderMatrixText(rows, styleFor(process.stdout))}\n${notes.map((n) => `note: ${terminalSafe(n)}\n`).join('')}\nsaved: ${terminalSafe(outDir)}/${html}\n`,
     );
   }
   const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));

@@ -49,6 +49,7 @@ test('lab --scenarios prestop,new-request-terminating: the matrix table, sentenc
     assert.match(r.stdout, /by the terminating fallback|new request completed/);
     assert.match(r.stdout, /\nprestop: as the rule says — SIGTERM \d+ ms after the deletion/);
     assert.match(r.stdout, /2 of 2 scenarios show their rule/);
+    assert.match(r.stdout, /\nnote: embedded runtime: Service data plane (nftables|userspace)/);
     const summary = JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')) as {
       schema: string;
       matrix: Array<{ scenario: string; result: string; evidence: string[] }>;

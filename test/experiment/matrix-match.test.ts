@@ -9,6 +9,7 @@ import {
   cannotRunOn,
   matchScenario,
   notRunRow,
+  platformNotes,
   selectScenarios,
 } from '../../src/experiment/matrix/match.js';
 import { matrixScenarioNames, matrixScenarios } from '../../src/experiment/matrix/scenarios.js';
@@ -118,4 +119,14 @@ test('the matrix table escapes what came from a Pod: no raw control characters, 
   // Above the timelines.
   assert.ok(html.indexOf('id="matrix-h"') < html.indexOf('id="tl-h"'));
   assert.ok(html.indexOf('id="matrix-h"') < html.indexOf('id="cmp-h"'));
+});
+
+test('the platform notes say what a real cluster does not show, instead of guessing it', () => {
+  const kube = clone(sampleRun('drain'));
+  kube.platform = { name: 'kube', serverVersion: 'v1.31.2' };
+  const notes = platformNotes('kube', [kube]).join('\n');
+  assert.match(notes, /API server v1\.31\.2/);
+  assert.match(notes, /the proxy mode \(iptables, nftables, IPVS\) and the CNI are not observed/);
+  assert.match(notes, /terminating fallback \(before 1\.26\) or a CNI that drops/);
+  assert.match(platformNotes('local', [sampleRun('drain')]).join(''), /^embedded runtime: /);
 });

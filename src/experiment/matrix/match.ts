@@ -107,3 +107,24 @@ function head(s: MatrixScenario) {
 /** Whether every row shows its rule (the command's exit code). */
 export const allMatch = (rows: readonly MatrixRow[]): boolean =>
   rows.every((r) => r.result === 'match' || r.result === 'not-run');
+
+/**
+ * What the matrix cannot know about the platform it ran on, said rather than guessed: on a
+ * real cluster the proxy mode and the CNI are not observed, and the expectations that need the
+ * embedded runtime's own records are left out.
+ */
+export function platformNotes(platform: MatrixPlatform, docs: readonly RunDocument[]): string[] {
+  if (platform === 'local') {
+    const info = docs[0]?.platform;
+    if (!info) return [];
+    const proxy = typeof info.serviceProxy === 'string' ? info.serviceProxy : 'unknown';
+    return [
+      `embedded runtime: Service data plane ${proxy}; containers ${info.pid1 === false ? 'as plain child processes' : 'as PID 1'}.`,
+    ];
+  }
+  const version = docs.map((d) => d.platform.serverVersion).find((v) => typeof v === 'string');
+  return [
+    `real cluster${typeof version === 'string' ? ` (API server ${version})` : ''}: the proxy mode (iptables, nftables, IPVS) and the CNI are not observed; the proxy's routes and the kubelet's signals are not recorded, so those expectations are left out and the body's Pod UID and the exit code are the evidence.`,
+    'a MISMATCH in new-request-terminating may be a proxy without the terminating fallback (before 1.26) or a CNI that drops instead of refusing; the run documents show which outcome was seen.',
+  ];
+}
