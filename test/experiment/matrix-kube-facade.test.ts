@@ -61,8 +61,15 @@ void test('kube: new-request-terminating matches through a client Pod; without t
   assert.match(off.sentence, /new request connect-refused/);
 });
 
-void test('kube: prestop and grace-short match from the journal and the exit code', async () => {
-  const [prestop, grace] = await Promise.all([runOnKube('prestop'), runOnKube('grace-short')]);
+void test('kube: prestop, grace-short and keep-alive-reuse match from the journal, the exit code and the client Pod', async () => {
+  const [prestop, grace, reuse] = await Promise.all([
+    runOnKube('prestop'),
+    runOnKube('grace-short'),
+    runOnKube('keep-alive-reuse'),
+  ]);
+  // The client Pod ran `draincheck client --reuse-after-ms`: the pooled connection was reused.
+  assert.equal(reuse.result, 'match', explain(reuse));
+  assert.match(reuse.observed.join('\n'), /reuse on the same connection: completed/);
   assert.equal(prestop.result, 'match', explain(prestop));
   assert.match(prestop.observed.join('\n'), /SIGTERM \d+ ms after the deletion \(server's journal\)/);
   assert.equal(grace.result, 'match', explain(grace));
