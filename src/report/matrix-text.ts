@@ -22,6 +22,8 @@ export function renderMatrixText(unsafe: readonly MatrixRow[], style: Style): st
     ...r,
     scenario: t(r.scenario),
     question: t(r.question),
+    rule: t(r.rule),
+    docs: t(r.docs),
     expected: r.expected.map(t),
     observed: r.observed.map(t),
     evidence: r.evidence.map(t),
@@ -50,6 +52,7 @@ export function renderMatrixText(unsafe: readonly MatrixRow[], style: Style): st
     out.push(
       `${pad('', nameWidth)}  ${pad('', 10)}  ${style.dim(`evidence: run ${r.runId ?? '-'} ${r.evidence.join(' ') || '-'}`)}`,
     );
+    out.push(`${pad('', nameWidth)}  ${pad('', 10)}  ${style.dim(`rule: ${r.rule} (${r.docs})`)}`);
   }
   out.push('');
   for (const r of rows) out.push(colour(r.result, r.sentence));
