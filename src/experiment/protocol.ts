@@ -262,7 +262,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     const left = () => Math.max(0, observeDeadline - log.now());
     const outcome = await wait('observe', left(), (e) => e.source === 'client' && e.type === 'work-outcome');
     const gone = await wait('observe', left(), (e) => e.source === 'pod' && e.type === 'DELETED');
-    // A scenario's new request (plan.client.newRequestAfterMs) has a fate to know as well.
+    // A scenario's extra requests (plan.client.newRequestAfterMs, reuseAfterMs) have a fate to
+    // know as well.
     const newOutcome =
       (plan.client.newRequestAfterMs === undefined ||
         (await wait('observe', left(), (e) => e.source === 'client' && e.type === 'new-request-outcome'))) &&

@@ -75,6 +75,8 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   // A scenario's pooled connection: opened and used now, before the deletion, then left idle.
   const pool =
     plan.reuseAfterMs === undefined ? undefined : new http.Agent({ keepAlive: true, maxSockets: 1 });
+  // However the client ends (Ctrl-C included), the pooled socket does not outlive it.
+  if (pool) signal.addEventListener('abort', () => pool.destroy(), { once: true });
   let pooledPort: number | null = null;
   if (pool) {
     const r = await exchange(url('/healthz'), { ...shortLimits, agent: pool });
