@@ -15,6 +15,7 @@ export const unitTests = [
   'test/cli/scenario-flags.test.ts',
   'test/experiment/conclude.test.ts',
   'test/experiment/events.test.ts',
+  'test/experiment/matrix-match.test.ts',
   'test/experiment/outcome.test.ts',
   'test/experiment/place-event.test.ts',
   'test/experiment/schema-file.test.ts',

@@ -1,6 +1,7 @@
 // Runs one or more scenarios on one platform session — concurrently, each in its own
 // namespace — with progress, Ctrl-C handling and atomic saving of every document.
 import { join } from 'node:path';
+import type { PlanOptions } from '../experiment/plan.js';
 import type { RunDocument } from '../experiment/run-document.js';
 import { runKind } from '../kinds/run.js';
 import { writeJsonAtomic, runFileName } from '../results/write.js';
@@ -20,6 +21,8 @@ export async function runMany(
   scenarios: ResolvedScenario[],
   outDir: string,
   json: boolean,
+  /** A scenario's own plan options (the matrix's extra steps), over the session's. */
+  planOptionsOf?: (index: number) => PlanOptions,
 ): Promise<RunManyResult> {
   const interrupt = onInterrupt((m) => process.stderr.write(`${m}\n`));
   const progress = createProgress(
@@ -29,11 +32,16 @@ export async function runMany(
   );
   try {
     const docs = await Promise.all(
-      scenarios.map(async (scenario) => {
+      scenarios.map(async (scenario, i) => {
+        const own = planOptionsOf?.(i) ?? {};
         const doc = await runKind.run({
           platform: session.newPlatform(),
           scenario,
-          plan: runKind.plan(scenario, session.planOptions),
+          plan: runKind.plan(scenario, {
+            ...session.planOptions,
+            ...own,
+            manifest: { ...session.planOptions.manifest, ...own.manifest },
+          }),
           signal: interrupt.signal,
           onPhase: (phase, ms) => progress.phase(scenario.name, phase, ms),
         });

@@ -35,6 +35,10 @@ export interface PlanOptions {
   /** Slower platforms (a real cluster pulling an image) need longer start-up limits. */
   startupMs?: number;
   runId?: string;
+  /** A scenario's extra client step: a new request this long after acceptance (client-events.ts). */
+  newRequest?: { afterMs: number; workMs: number };
+  /** Another: a pooled keep-alive connection, reused this long after acceptance. */
+  reuseAfterMs?: number;
 }
 
 export function newRunId(): string {
@@ -61,6 +65,10 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
       connectTimeoutMs: clientDefaults.connectTimeoutMs,
       responseTimeoutMs: scenario.workMs + terminationMs + 10_000,
       pollIntervalMs: clientDefaults.pollIntervalMs,
+      ...(options.newRequest
+        ? { newRequestAfterMs: options.newRequest.afterMs, newRequestMs: options.newRequest.workMs }
+        : {}),
+      ...(options.reuseAfterMs === undefined ? {} : { reuseAfterMs: options.reuseAfterMs }),
     },
     limits: {
       prepareMs: startupMs,

@@ -274,9 +274,16 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     const left = () => Math.max(0, observeDeadline - log.now());
     const outcome = await wait('observe', left(), (e) => e.source === 'client' && e.type === 'work-outcome');
     const gone = await wait('observe', left(), (e) => e.source === 'pod' && e.type === 'DELETED');
-    if (!outcome || !gone) {
+    // A scenario's extra requests (plan.client.newRequestAfterMs, reuseAfterMs) have a fate to
+    // know as well.
+    const newOutcome =
+      (plan.client.newRequestAfterMs === undefined ||
+        (await wait('observe', left(), (e) => e.source === 'client' && e.type === 'new-request-outcome'))) &&
+      (plan.client.reuseAfterMs === undefined ||
+        (await wait('observe', left(), (e) => e.source === 'client' && e.type === 'reused-request-outcome')));
+    if (!outcome || !gone || !newOutcome) {
       throw new Incomplete(
-        `${!outcome ? 'the work request' : 'the Pod'} did not end within ${plan.limits.observeMs} ms of the deletion request`,
+        `${!outcome ? 'the work request' : !gone ? 'the Pod' : 'a request of the scenario'} did not end within ${plan.limits.observeMs} ms of the deletion request`,
       );
     }
     // The endpoint leaves the slice close to the Pod's removal; a real controller may retry ~1 s later.

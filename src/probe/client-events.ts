@@ -16,7 +16,28 @@ export interface ClientPlan {
   responseTimeoutMs: number;
   /** Pause between polls of /healthz and /state. */
   pollIntervalMs: number;
+  /**
+   * A step some scenarios add (src/experiment/matrix/): a second, *new* request
+   * (GET /work?ms=newRequestMs&id=<workId>-new) on a fresh connection this long after
+   * acceptance was proven — the runner deletes the Pod right then, so it meets the Pod
+   * terminating. Absent: no second request.
+   */
+  newRequestAfterMs?: number;
+  /** How long the server holds the new request (default 0). */
+  newRequestMs?: number;
+  /**
+   * Another step: a keep-alive connection opened and used (GET /healthz) right after the
+   * Service answered — before the deletion — then, idle, reused this long after acceptance
+   * was proven for GET /work?ms=0&id=<workId>-reuse. Absent: no pooled connection.
+   */
+  reuseAfterMs?: number;
 }
+
+/** The id of the request sent on the pooled connection (reuseAfterMs). */
+export const reusedRequestId = (workId: string): string => `${workId}-reuse`;
+
+/** The id of the new request of a plan (newRequestAfterMs). */
+export const newRequestId = (workId: string): string => `${workId}-new`;
 
 /**
  * How long a line of the client Pod's log may be before a reader cuts it. The client's own
@@ -37,6 +58,12 @@ export const clientEventTypes = [
   'acceptance-timeout',
   'work-response-started',
   'work-outcome',
+  'new-request-sent',
+  'new-request-connected',
+  'new-request-outcome',
+  'pooled-request',
+  'reused-request-sent',
+  'reused-request-outcome',
 ] as const;
 export type ClientEventType = (typeof clientEventTypes)[number];
 

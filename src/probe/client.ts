@@ -4,8 +4,15 @@
 //   4. GET /state on other connections until active == 1 with the same UID;
 // then wait for the work request's fate. It runs in the runner (embedded runtime) or in a
 // client Pod (`draincheck client`), and reports the same events either way.
+import http from 'node:http';
 import type { LookupFunction } from 'node:net';
-import type { ClientEvent, ClientEventType, ClientPlan } from './client-events.js';
+import {
+  newRequestId,
+  reusedRequestId,
+  type ClientEvent,
+  type ClientEventType,
+  type ClientPlan,
+} from './client-events.js';
 import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
 import { classifyWork } from './outcome.js';
@@ -65,6 +72,42 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     await abortableDelay(plan.pollIntervalMs, signal);
   }
 
+  // A scenario's pooled connection: opened and used now, before the deletion, then left idle.
+  const pool =
+    plan.reuseAfterMs === undefined ? undefined : new http.Agent({ keepAlive: true, maxSockets: 1 });
+  // However the client ends (Ctrl-C included), the pooled socket does not outlive it.
+  if (pool) signal.addEventListener('abort', () => pool.destroy(), { once: true });
+  let pooledPort: number | null = null;
+  if (pool) {
+    const r = await exchange(url('/healthz'), { ...shortLimits, agent: pool });
+    pooledPort = r.localPort;
+    emit('pooled-request', { status: r.status, localPort: r.localPort, error: r.error });
+  }
+  const sendReused = async () => {
+    if (!pool || plan.reuseAfterMs === undefined) return;
+    await abortableDelay(plan.reuseAfterMs, signal);
+    if (signal.aborted) return;
+    const id = reusedRequestId(plan.workId);
+    const reusePath = `/work?ms=0&id=${encodeURIComponent(id)}`;
+    emit('reused-request-sent', { id, path: reusePath, afterMs: plan.reuseAfterMs, pooledPort });
+    const r = await exchange(url(reusePath), {
+      connectTimeoutMs: plan.connectTimeoutMs,
+      responseTimeoutMs: plan.responseTimeoutMs,
+      signal,
+      lookup: deps.lookup,
+      agent: pool,
+    });
+    if (signal.aborted && r.error?.code === 'ABORT_ERR') return;
+    const connection = r.headers?.connection;
+    emit('reused-request-outcome', {
+      id,
+      ...classifyWork(r, id),
+      reusedSocket: r.reusedSocket === true,
+      pooledPort,
+      connectionHeader: typeof connection === 'string' ? connection.slice(0, 64) : null,
+    });
+  };
+
   // Step 3: the work request, on a connection of its own.
   const path = `/work?ms=${plan.workMs}&id=${encodeURIComponent(plan.workId)}`;
   emit('work-sent', { id: plan.workId, ms: plan.workMs, path });
@@ -84,6 +127,29 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     connected();
     return result;
   });
+
+  // A scenario's extra step: a new request on a fresh connection, a set time after acceptance
+  // was proven (the runner deletes the Pod then) — where does a *new* connection go while the
+  // Pod terminates, and is it served?
+  let newRequest: Promise<void> = Promise.resolve();
+  const sendNewRequest = async () => {
+    if (plan.newRequestAfterMs === undefined) return;
+    await abortableDelay(plan.newRequestAfterMs, signal);
+    if (signal.aborted) return;
+    const id = newRequestId(plan.workId);
+    const ms = plan.newRequestMs ?? 0;
+    const newPath = `/work?ms=${ms}&id=${encodeURIComponent(id)}`;
+    emit('new-request-sent', { id, ms, path: newPath, afterMs: plan.newRequestAfterMs });
+    const r = await exchange(url(newPath), {
+      connectTimeoutMs: plan.connectTimeoutMs,
+      responseTimeoutMs: plan.responseTimeoutMs,
+      signal,
+      lookup: deps.lookup,
+      onConnect: (localPort) => emit('new-request-connected', { id, localPort }),
+    });
+    if (signal.aborted && r.error?.code === 'ABORT_ERR') return;
+    emit('new-request-outcome', { id, ...classifyWork(r, id) });
+  };
 
   // Step 4: acceptance evidence through the Service, on other connections, while the work runs.
   let workDone = false;
@@ -112,6 +178,7 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     }
     if (active === 1 && uid !== null && uid === readyUid) {
       emit('acceptance-proven', { via: 'state', active, uid, polls });
+      newRequest = Promise.all([sendNewRequest(), sendReused()]).then(() => undefined);
       break;
     }
     if (now() >= acceptanceDeadline) {
@@ -143,6 +210,8 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   if (signal.aborted && result.error?.code === 'ABORT_ERR') return;
   const outcome = classifyWork(result, plan.workId);
   emit('work-outcome', { id: plan.workId, ...outcome });
+  await newRequest;
+  pool?.destroy();
 }
 
 /** /healthz and /state bodies are small: anything larger or deeper than a kept body is not read. */

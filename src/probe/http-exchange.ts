@@ -19,6 +19,11 @@ export interface ExchangeOptions {
    * Pod uses ./resolve.ts).
    */
   lookup?: LookupFunction;
+  /**
+   * A keep-alive pool to send on (a scenario's pooled connection); default none: a fresh
+   * connection that closes after the response.
+   */
+  agent?: http.Agent;
 }
 
 export interface ExchangeResult {
@@ -39,6 +44,8 @@ export interface ExchangeResult {
   timedOut: 'connect' | 'response' | null;
   /** The host name never resolved (a getaddrinfo error, or no answer within the connect limit). */
   dnsFailed: boolean;
+  /** With an agent: the request went on a connection the pool already had open. */
+  reusedSocket?: boolean;
 }
 
 export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeResult> {
@@ -84,8 +91,8 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
       url,
       {
         method: 'GET',
-        agent: false,
-        headers: { connection: 'close' },
+        agent: options.agent ?? false,
+        headers: { connection: options.agent ? 'keep-alive' : 'close' },
         ...(options.lookup ? { lookup: options.lookup } : {}),
       },
       (res) => {
@@ -135,6 +142,7 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
     }, options.connectTimeoutMs);
 
     req.on('socket', (socket) => {
+      if (options.agent) result.reusedSocket = req.reusedSocket;
       socket.once('lookup', (error: Error | null) => {
         if (!error) resolved = true;
       });

@@ -37,6 +37,14 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
         case 'work-outcome':
           // The words of the verdict's explanation and the HTML summary (run-view.ts).
           return `work request: ${outcomeWords(e.data) ?? '?'}`;
+        case 'new-request-sent':
+          return `new request ${v(e.data.id)} sent on a fresh connection`;
+        case 'new-request-outcome': {
+          const code = e.data.error?.code;
+          return `new request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}${e.data.bodyUid ? ` from ${shortUid(e.data.bodyUid)}` : ''}`;
+        }
+        case 'reused-request-outcome':
+          return `request on the pooled connection: ${v(e.data.outcome)}${e.data.reusedSocket ? ' (same connection)' : ' (a new connection)'}`;
         default:
           return null;
       }

@@ -56,6 +56,13 @@ export interface ManifestOptions {
   preStopAction?: 'sleep' | 'exec';
   containerPort?: number;
   servicePort?: number;
+  /**
+   * The readiness probe's failureThreshold (default scenarioDefaults.probeFailureThreshold);
+   * Kubernetes' own default is 3. A scenario sets it where `serving` must stay true a while.
+   */
+  readinessFailureThreshold?: number;
+  /** The drain server's own deadline (default drainTimeoutFor: 1 s before the SIGKILL). */
+  drainTimeoutMs?: number;
 }
 
 /** The drain gives up one second before the kubelet's SIGKILL would, so it can journal the cut. */
@@ -94,7 +101,10 @@ export function buildWorkload(
       if ('serverEnv' in setting && setting.serverEnv)
         env.push({ name: setting.serverEnv, value: String(scenario[setting.field]) });
     }
-    env.push({ name: 'DRAIN_TIMEOUT_MS', value: String(drainTimeoutFor(scenario)) });
+    env.push({
+      name: 'DRAIN_TIMEOUT_MS',
+      value: String(options.drainTimeoutMs ?? drainTimeoutFor(scenario)),
+    });
   }
   const container: V1Container = {
     name: 'server',
@@ -106,7 +116,7 @@ export function buildWorkload(
     readinessProbe: {
       httpGet: { path: '/healthz', port: 'http', scheme: 'HTTP' },
       periodSeconds: scenarioDefaults.probePeriodSeconds,
-      failureThreshold: scenarioDefaults.probeFailureThreshold,
+      failureThreshold: options.readinessFailureThreshold ?? scenarioDefaults.probeFailureThreshold,
       successThreshold: 1,
       timeoutSeconds: scenarioDefaults.probeTimeoutSeconds,
     },

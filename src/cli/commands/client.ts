@@ -24,6 +24,9 @@ const flagsSchema = z.object({
   connectTimeoutMs: timeMs('--connect-timeout-ms'),
   responseTimeoutMs: timeMs('--response-timeout-ms'),
   pollIntervalMs: timeMs('--poll-interval-ms'),
+  newRequestAfterMs: integerSchema({ label: '--new-request-after-ms', min: 0, max: 3_600_000 }).optional(),
+  newRequestMs: integerSchema({ label: '--new-request-ms', min: 0, max: WORK_MS_MAX }).optional(),
+  reuseAfterMs: integerSchema({ label: '--reuse-after-ms', min: 0, max: 3_600_000 }).optional(),
 });
 
 export function clientCommand(): Command {
@@ -64,6 +67,15 @@ export function clientCommand(): Command {
       new Option('--poll-interval-ms <ms>', 'pause between polls').default(
         String(clientDefaults.pollIntervalMs),
       ),
+    )
+    .option(
+      '--new-request-after-ms <ms>',
+      'also send a new GET /work (id <work-id>-new) on a fresh connection this long after acceptance',
+    )
+    .option('--new-request-ms <ms>', 'how long the server holds that new request (default 0)')
+    .option(
+      '--reuse-after-ms <ms>',
+      'open a keep-alive connection before the work, reuse it this long after acceptance (id <work-id>-reuse)',
     )
     .action(async (flags: Record<string, string>) => {
       const parsed = flagsSchema.safeParse(flags);

@@ -17,11 +17,15 @@ import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { warnLeftovers } from '../leftovers.js';
 import { runMany } from '../run-many.js';
+import { runMatrixLab } from '../matrix-lab.js';
+import { matrixScenarioNames } from '../../experiment/matrix/scenarios.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 
 interface LabFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
+  matrix?: boolean;
+  scenarios?: string;
   out?: string;
   html?: boolean;
 }
@@ -42,21 +46,37 @@ export function labCommand(): Command {
   );
   addFormatFlags(command, 'the lab (json: the summary with every run document)')
     .option('--no-html', 'do not write report.html (the timeline page) next to the run documents')
+    .option(
+      '--matrix',
+      'run every named scenario (docs/SCENARIOS.md) and match each against the rule it shows',
+    )
+    .option(
+      '--scenarios <names>',
+      `run these named scenarios (comma-separated): ${matrixScenarioNames.join(', ')}`,
+    )
     .addHelpText(
       'after',
       [
         '',
         `Defaults keep it short: work ${scenarioDefaults.workMs} ms, grace ${scenarioDefaults.labGraceSeconds} s (so the default policy's SIGKILL comes soon).`,
-        'Exit codes: 0 every run completed, 2 usage error, 3 a run could not complete,',
-        '            4 the runs ran but left objects behind (see stderr), 130 interrupted.',
+        'Exit codes: 0 every run completed (--matrix: and every scenario matched),',
+        '            1 --matrix: a scenario did not show its rule (MISMATCH), 2 usage error,',
+        '            3 a run could not complete, 4 the runs ran but left objects behind (see stderr),',
+        '            130 interrupted.',
         '',
         'Examples:',
         '  draincheck lab',
         '  draincheck lab --work-ms 2000 --grace-seconds 5 --out results/',
+        '  draincheck lab --matrix',
+        '  draincheck lab --scenarios prestop,new-request-terminating',
       ].join('\n'),
     )
     .action(async (flags: LabFlags) => {
       const format = chosenFormat(flags);
+      if (flags.matrix === true || flags.scenarios !== undefined) {
+        await runMatrixLab(flags, format);
+        return;
+      }
       const input = scenarioInput(flags, scenarioDefaults.labGraceSeconds);
       // The seed's comparison first (exit vs drain), then the server with no handler at all.
       const scenarios = labPolicies.map((p) => resolveScenario({ ...input, onSigterm: p }));

@@ -31,6 +31,9 @@ const clientFlags = [
   ['connectTimeoutMs', '--connect-timeout-ms'],
   ['responseTimeoutMs', '--response-timeout-ms'],
   ['pollIntervalMs', '--poll-interval-ms'],
+  ['newRequestAfterMs', '--new-request-after-ms'],
+  ['newRequestMs', '--new-request-ms'],
+  ['reuseAfterMs', '--reuse-after-ms'],
 ] as const satisfies ReadonlyArray<readonly [keyof ClientPlan, string]>;
 
 /**

@@ -27,6 +27,7 @@ import { controllerOf, ReplicaSetController } from './replicaset-controller.js';
 import { ServiceProxy } from './service-proxy.js';
 import { ObjectStore, type Kind, type ListOptions, type WatchOptions } from './store.js';
 import { calibratedTiming, type RuntimeTiming } from './timing.js';
+import type { RuntimeRule } from './rules-off.js';
 
 export interface LocalClusterOptions {
   timing?: Partial<RuntimeTiming>;
@@ -38,6 +39,12 @@ export interface LocalClusterOptions {
    * or the first of these that works here (`auto`, the default).
    */
   serviceProxy?: ServiceProxyMode;
+  /**
+   * Test-only: switch off one of the Kubernetes rules this runtime models, so a test can prove
+   * that the scenario showing the rule (src/experiment/matrix/) notices its absence. Never set
+   * by the CLI.
+   */
+  rulesOff?: readonly RuntimeRule[];
 }
 
 export type ServiceProxyMode = 'auto' | 'nftables' | 'userspace';
@@ -68,6 +75,7 @@ export class LocalCluster {
   readonly timing: RuntimeTiming;
   readonly pid1: Pid1Support;
   readonly serviceProxy: ServiceProxySupport;
+  private readonly rulesOff: ReadonlySet<RuntimeRule>;
   private nftables: NftablesTable | undefined;
   private readonly store = new ObjectStore();
   private readonly recorder = new Recorder(this.store);
@@ -86,6 +94,7 @@ export class LocalCluster {
 
   constructor(options: LocalClusterOptions = {}) {
     this.timing = { ...calibratedTiming, ...options.timing };
+    this.rulesOff = new Set(options.rulesOff ?? []);
     const support = detectPid1Support();
     this.pid1 =
       options.pid1 === false
@@ -95,7 +104,11 @@ export class LocalCluster {
           }
         : support;
     this.serviceProxy = resolveServiceProxy(options.serviceProxy);
-    this.controller = new EndpointSliceController(this.store, this.timing.endpointsDelayMs);
+    this.controller = new EndpointSliceController(
+      this.store,
+      this.timing.endpointsDelayMs,
+      !this.rulesOff.has('publish-not-ready-addresses'),
+    );
     // The controller and the proxies follow the store like their real counterparts follow the API.
     void this.follow<V1Pod>('pods', () => this.controller.trigger());
     void this.follow<V1EndpointSlice>('endpointslices', (event) => {
@@ -216,6 +229,7 @@ export class LocalCluster {
         portName: port?.name,
         syncDelayMs: this.timing.proxySyncDelayMs,
         recorder: this.recorder,
+        terminatingFallback: !this.rulesOff.has('terminating-fallback'),
       }),
     );
     this.controller.serviceCreated(created);
@@ -267,6 +281,7 @@ export class LocalCluster {
       allocator: () => this.addresses(),
       timing: this.timing,
       pid1: this.pid1.pid1,
+      rulesOff: this.rulesOff,
     });
     for (const w of this.liveWorkers) if (w.finished) this.liveWorkers.delete(w);
     this.workers.set(`${ns}/${name}`, worker);

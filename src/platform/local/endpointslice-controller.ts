@@ -20,6 +20,8 @@ export class EndpointSliceController {
   constructor(
     private readonly store: ObjectStore,
     private readonly delayMs: number,
+    /** Test-only off switch (LocalClusterOptions.rulesOff): ignore publishNotReadyAddresses. */
+    private readonly honourPublishNotReady = true,
   ) {}
 
   /** Something changed: sync after the delay (changes within the delay share one sync). */
@@ -55,7 +57,9 @@ export class EndpointSliceController {
       .items.filter((p) => labelsMatch(service.spec?.selector, p.metadata?.labels));
     const endpoints = pods
       .filter((p) => p.status?.podIP && p.status.phase !== 'Succeeded' && p.status.phase !== 'Failed')
-      .map((p) => endpointFor(p, service.spec?.publishNotReadyAddresses === true))
+      .map((p) =>
+        endpointFor(p, this.honourPublishNotReady && service.spec?.publishNotReadyAddresses === true),
+      )
       .sort((a, b) => a.addresses[0]!.localeCompare(b.addresses[0]!));
     const ports = endpoints.length === 0 ? null : slicePorts(service, pods);
     const existingName = this.sliceNames.get(key);

@@ -17,6 +17,7 @@ import { ReadinessProber } from './prober.js';
 import type { Recorder } from './recorder.js';
 import type { ObjectStore } from './store.js';
 import type { RuntimeTiming } from './timing.js';
+import type { RuntimeRule } from './rules-off.js';
 
 /** The kubelet's minimum shutdown window (minimumGracePeriodInSeconds in kuberuntime). */
 const MINIMUM_GRACE_SECONDS = 2;
@@ -27,6 +28,8 @@ export interface KubeletDeps {
   allocator: () => Promise<AddressAllocator>;
   timing: RuntimeTiming;
   pid1: boolean;
+  /** Test-only (LocalClusterOptions.rulesOff): Kubernetes rules this kubelet skips. */
+  rulesOff?: ReadonlySet<RuntimeRule>;
 }
 
 export class PodWorker {
@@ -252,6 +255,8 @@ export class PodWorker {
    */
   terminate(gracePeriodSeconds: number): void {
     if (!this.transition('terminate')) return;
+    // Test-only: a kubelet that stops probing at the deletion leaves `serving` as it was.
+    if (this.deps.rulesOff?.has('readiness-during-termination')) this.prober?.stop();
     this.after(this.deps.timing.kubeletDelayMs, () => void this.kill(gracePeriodSeconds));
   }
 
@@ -276,7 +281,7 @@ export class PodWorker {
     this.deps.recorder.podEvent(pod, 'Normal', 'Killing', 'Stopping container server');
     let grace = gracePeriodSeconds;
     const preStop = this.spec.lifecycle?.preStop;
-    if (preStop && grace > 0) {
+    if (preStop && grace > 0 && !this.deps.rulesOff?.has('prestop')) {
       const started = Date.now();
       this.deps.recorder.emit({
         namespace: this.namespace,
@@ -324,7 +329,7 @@ export class PodWorker {
       data: { signal: 'SIGTERM', delivered: sent, pid1: container.pid1 },
     });
     this.killTimer = this.after(grace * 1000, () => {
-      if (this.exit) return;
+      if (this.exit || this.deps.rulesOff?.has('grace-period-kill')) return;
       const killed = container.signal('SIGKILL');
       this.deps.recorder.emit({
         namespace: this.namespace,

@@ -22,7 +22,11 @@ export interface Target {
  * the `serving && terminating` ones (pkg/proxy/topology.go); otherwise none (REJECT). A nil
  * condition reads as true for ready/serving and false for terminating (discovery/v1 API docs).
  */
-export function routeTargets(slice: V1EndpointSlice | undefined, portName: string | undefined): Target[] {
+export function routeTargets(
+  slice: V1EndpointSlice | undefined,
+  portName: string | undefined,
+  terminatingFallback = true,
+): Target[] {
   const port = slice?.ports?.find((p) => p.name === portName)?.port ?? slice?.ports?.[0]?.port;
   if (port === undefined) return [];
   const endpoints = slice?.endpoints ?? [];
@@ -33,7 +37,7 @@ export function routeTargets(slice: V1EndpointSlice | undefined, portName: strin
     fallback,
   });
   const ready = endpoints.filter((e) => e.conditions?.ready !== false).map(toTarget(false));
-  if (ready.length > 0) return ready;
+  if (ready.length > 0 || !terminatingFallback) return ready;
   return endpoints
     .filter((e) => e.conditions?.serving !== false && e.conditions?.terminating === true)
     .map(toTarget(true));
@@ -48,6 +52,8 @@ export interface ServiceProxyOptions {
   portName: string | undefined;
   syncDelayMs: number;
   recorder: Recorder;
+  /** Test-only off switch (LocalClusterOptions.rulesOff): no KEP-1669 fallback. Default true. */
+  terminatingFallback?: boolean;
   /** How new connections reach the targets; a userspace TCP proxy unless given. */
   dataplane?: Dataplane;
   /**
@@ -120,7 +126,7 @@ export class ServiceProxy {
   }
 
   private apply(slice: V1EndpointSlice | undefined) {
-    const targets = routeTargets(slice, this.options.portName);
+    const targets = routeTargets(slice, this.options.portName, this.options.terminatingFallback !== false);
     this.stateChange = this.stateChange.then(async () => {
       if (this.disposed) return;
       try {

@@ -79,6 +79,25 @@ function describeClient(e: Known<'client'>): MarkText {
     case 'work-outcome':
       // The comparison table's words for the outcome (run-view.ts).
       return mark(outcomeBrief(e.data) ?? 'no outcome', e.data.outcome === 'completed' ? 'good' : 'bad', 5);
+    case 'new-request-sent':
+      return mark(`new request sent ${e.data.id ?? ''}`.trim(), 'neutral', 3);
+    case 'new-request-connected':
+      return mark(`new request connected :${text(e.data.localPort) ?? '?'}`, 'neutral', 1);
+    case 'new-request-outcome':
+      return mark(
+        `new request: ${outcomeBrief(e.data) ?? 'no outcome'}`,
+        e.data.outcome === 'completed' ? 'good' : 'bad',
+        4,
+      );
+    case 'pooled-request':
+      return mark(`pooled connection :${text(e.data.localPort) ?? '?'} opened`, 'neutral', 2);
+    case 'reused-request-sent':
+      return mark('pooled connection reused', 'neutral', 3);
+    case 'reused-request-outcome': {
+      const outcome = e.data.outcome ?? 'no outcome';
+      const how = e.data.reusedSocket ? 'on the pooled connection' : 'on a new connection';
+      return mark(`reused: ${outcome} ${how}`, outcome === 'completed' ? 'good' : 'bad', 4);
+    }
     default:
       return assertNever(e);
   }

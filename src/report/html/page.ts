@@ -4,6 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { RunDocument } from '../../experiment/run-document.js';
 import { renderComparisonSvg } from './comparison.js';
+import { renderMatrixSection } from './matrix.js';
+import type { MatrixRow } from '../../experiment/matrix/match.js';
 import { esc, formatMs } from './escape.js';
 import { renderLegend } from './legend.js';
 import { renderRunSection } from './run-section.js';
@@ -18,6 +20,8 @@ export interface RenderHtmlReportOptions {
   title?: string;
   /** When the report was made (shown as given); omitted when not given, so output is reproducible. */
   generatedAt?: string;
+  /** `lab --matrix`: the matrix rows, shown above the comparison and the timelines. */
+  matrix?: readonly MatrixRow[];
 }
 
 const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
@@ -40,8 +44,9 @@ export function renderPage(docs: readonly RunDocument[], options: RenderHtmlRepo
     versions,
     options.generatedAt ? `generated ${options.generatedAt}` : '',
   ].filter(Boolean);
+  const matrix = options.matrix?.length ? renderMatrixSection(options.matrix) : '';
   const body = docs.length
-    ? `<section aria-labelledby="cmp-h"><h2 id="cmp-h">Comparison</h2>${renderComparisonTable(docs)}` +
+    ? `${matrix}<section aria-labelledby="cmp-h"><h2 id="cmp-h">Comparison</h2>${renderComparisonTable(docs)}` +
       `<h3>What each run shows</h3>${renderExplanations(docs)}` +
       `<figure class="stacked"><figcaption id="cmp-fig"><strong>All runs on one time axis</strong> ` +
       `(ms since each run began): the request, the endpoint's conditions and the container; ` +

@@ -69,3 +69,17 @@ test('routing: the Service port picks the slice port by name, else the first; no
   assert.equal(routeTargets(s, 'other')[0]?.port, 9090);
   assert.deepEqual(routeTargets(slice([endpoint('10.0.0.1', { ready: true })], []), 'http'), []);
 });
+
+test('routing: the test-only switch without the KEP-1669 fallback leaves only ready endpoints', () => {
+  const s = slice([
+    endpoint('10.0.0.1', { ready: true, serving: true, terminating: false }),
+    endpoint('10.0.0.2', { ready: false, serving: true, terminating: true }),
+  ]);
+  assert.deepEqual(
+    routeTargets(s, 'http', false).map((t) => t.ip),
+    ['10.0.0.1'],
+  );
+  const terminatingOnly = slice([endpoint('10.0.0.2', { ready: false, serving: true, terminating: true })]);
+  assert.deepEqual(routeTargets(terminatingOnly, 'http', false), [], 'no fallback: REJECT');
+  assert.equal(routeTargets(terminatingOnly, 'http').length, 1, 'by default the fallback applies');
+});

@@ -1,0 +1,325 @@
+// The expectations a matrix scenario states, each checked against one concluded run: what
+// should be seen (in words), what was seen, and the ids of the events that show it. They read
+// only the run document (its concluded fields and its typed events), so a saved run can be
+// checked again; where the evidence is missing they say so rather than guess.
+import type { RunDocument } from '../run-document.js';
+import {
+  endpointConditions,
+  eventsOf,
+  firstOf,
+  readEvents,
+  type Conditions,
+  type EventOf,
+  type ReadEvent,
+} from '../events.js';
+import type { RequestOutcome } from '../../probe/client-events.js';
+
+export type CheckResult = 'match' | 'mismatch' | 'no-evidence';
+
+export interface Check {
+  result: CheckResult;
+  observed: string;
+  evidence: string[];
+}
+
+/** One concluded run as the expectations read it. */
+export interface MatrixRun {
+  doc: RunDocument;
+  events: ReadEvent[];
+}
+
+export interface Expectation {
+  /** What should be seen, in words (the table's "expected"). */
+  expected: string;
+  /** null: nothing to say on this run (e.g. the data plane records no routes). */
+  check(run: MatrixRun): Check | null;
+}
+
+export function matrixRun(doc: RunDocument): MatrixRun {
+  return { doc, events: readEvents(doc.events) };
+}
+
+const ms = (at: number | null | undefined) => (typeof at === 'number' ? `+${Math.round(at)} ms` : '?');
+const short = (uid: string | null | undefined) => (uid ? uid.slice(0, 8) : 'no UID');
+const ids = (...events: Array<{ id: string } | null | undefined>) =>
+  events.filter((e): e is { id: string } => Boolean(e)).map((e) => e.id);
+const cond = (c: Conditions | null) =>
+  c ? `ready=${String(c.ready)}, serving=${String(c.serving)}, terminating=${String(c.terminating)}` : '-';
+
+/** The accepted work request's outcome; `completed` also needs its body from the accepted Pod. */
+export function workOutcome(wanted: RequestOutcome, words: string): Expectation {
+  return {
+    expected: words,
+    check: ({ doc, events }) => {
+      const e = firstOf(events, 'client', 'work-outcome');
+      const outcome = doc.request.outcome;
+      if (!e || outcome === null) return { result: 'no-evidence', observed: 'no work outcome', evidence: [] };
+      let ok = outcome === wanted;
+      let observed = `work request ${outcome}${doc.request.error?.code ? ` (${doc.request.error.code})` : ''}`;
+      if (wanted === 'completed' && ok) {
+        ok = doc.request.bodyUid !== null && doc.request.bodyUid === doc.acceptance.uid;
+        observed += ` with its body from ${short(doc.request.bodyUid)} (accepted by ${short(doc.acceptance.uid)})`;
+      }
+      return { result: ok ? 'match' : 'mismatch', observed, evidence: ids(e) };
+    },
+  };
+}
+
+/** The container's exit code as the kubelet reported it (or the journal, labelled). */
+export function exitCode(wanted: (run: MatrixRun) => number, words: string): Expectation {
+  return {
+    expected: words,
+    check: (run) => {
+      const { exit } = run.doc;
+      if (!exit.observed || exit.code === null)
+        return { result: 'no-evidence', observed: 'exit code not observed', evidence: [] };
+      const podEvent = [...eventsOf(run.events, 'pod', 'MODIFIED'), ...eventsOf(run.events, 'pod', 'DELETED')]
+        .filter((e) => e.at === exit.at)
+        .at(0);
+      const journal = exit.source === 'journal' ? firstOf(run.events, 'server', 'exit') : undefined;
+      return {
+        result: exit.code === wanted(run) ? 'match' : 'mismatch',
+        observed: `exit ${exit.code}${exit.source === 'journal' ? ' (journal)' : ''}`,
+        evidence: ids(podEvent ?? journal),
+      };
+    },
+  };
+}
+
+/** When SIGTERM reached the container: the kubelet's record where it has one, else the journal. */
+function sigtermOf(events: ReadEvent[]) {
+  const kubelet = eventsOf(events, 'kubelet', 'signal-sent').find((e) => e.data.signal === 'SIGTERM');
+  if (kubelet) return { at: kubelet.at, event: kubelet, by: 'kubelet' };
+  const journal = eventsOf(events, 'server', 'signal').find((e) => e.data.name === 'SIGTERM');
+  return journal ? { at: journal.at, event: journal, by: "server's journal" } : null;
+}
+
+/**
+ * SIGTERM at least `afterMs` after the deletion request (a preStop hook ran first) and after
+ * the endpoint was first seen terminating: new connections had left before the signal came.
+ * A 250 ms allowance covers the clocks of the sources (the preStop itself is exact).
+ */
+export function sigtermAfterEndpointLeft(afterMs: number): Expectation {
+  return {
+    expected: `SIGTERM ≥ ${afterMs} ms after the deletion, after the endpoint turned terminating`,
+    check: ({ doc, events }) => {
+      const deleted = firstOf(events, 'runner', 'delete-requested');
+      const sigterm = sigtermOf(events);
+      const fte = doc.firstTerminatingEndpoint;
+      if (!deleted || !sigterm || !fte.observed || fte.at === null)
+        return {
+          result: 'no-evidence',
+          observed: !sigterm ? 'no SIGTERM recorded' : 'no terminating endpoint recorded',
+          evidence: ids(deleted, sigterm?.event),
+        };
+      const delay = sigterm.at - deleted.at;
+      const ok = delay >= afterMs - 250 && sigterm.at > fte.at;
+      return {
+        result: ok ? 'match' : 'mismatch',
+        observed: `SIGTERM ${Math.round(delay)} ms after the deletion (${sigterm.by}); endpoint terminating at ${ms(fte.at)}, SIGTERM at ${ms(sigterm.at)}`,
+        evidence: [...ids(deleted), ...(fte.eventId ? [fte.eventId] : []), sigterm.event.id],
+      };
+    },
+  };
+}
+
+/** The kubelet's SIGKILL at the end of the grace period (the embedded runtime records it). */
+export function sigkillSent(): Expectation {
+  return {
+    expected: 'SIGKILL when the grace period ends',
+    check: ({ events }) => {
+      const kill = eventsOf(events, 'kubelet', 'signal-sent').find((e) => e.data.signal === 'SIGKILL');
+      if (kill)
+        return {
+          result: 'match',
+          observed: `SIGKILL after ${String(kill.data.afterSeconds)} s`,
+          evidence: ids(kill),
+        };
+      // A cluster's kubelet records no signal event: the exit code (137) is the evidence there.
+      if (eventsOf(events, 'kubelet', 'signal-sent').length === 0) return null;
+      return { result: 'mismatch', observed: 'no SIGKILL was sent', evidence: [] };
+    },
+  };
+}
+
+/** The first terminating endpoint's conditions. */
+export function firstTerminatingEndpoint(wanted: Partial<Conditions>, words: string): Expectation {
+  return {
+    expected: words,
+    check: ({ doc }) => {
+      const fte = doc.firstTerminatingEndpoint;
+      if (!fte.observed || !fte.conditions)
+        return { result: 'no-evidence', observed: 'no terminating endpoint recorded', evidence: [] };
+      const c = fte.conditions;
+      const ok = (Object.keys(wanted) as Array<keyof Conditions>).every((k) => c[k] === wanted[k]);
+      return {
+        result: ok ? 'match' : 'mismatch',
+        observed: `first terminating endpoint ${cond(c)} at ${ms(fte.at)}`,
+        evidence: fte.eventId ? [fte.eventId] : [],
+      };
+    },
+  };
+}
+
+/** A later state of the terminating endpoint: serving=false after the readiness probe failed. */
+export function laterNotServing(): Expectation {
+  return {
+    expected: 'later, a separate state: serving=false, terminating=true (the readiness probe failed)',
+    check: ({ doc, events }) => {
+      const fteAt = doc.firstTerminatingEndpoint.at;
+      if (fteAt === null)
+        return { result: 'no-evidence', observed: 'no terminating endpoint recorded', evidence: [] };
+      const slices = events.filter(
+        (e): e is EventOf<'endpointslice', 'MODIFIED'> =>
+          e.known && e.source === 'endpointslice' && e.type === 'MODIFIED',
+      );
+      const later = slices.find((e) => {
+        const c = endpointConditions(e.data.podEndpoint);
+        return e.at > fteAt && c?.terminating === true && c.serving === false;
+      });
+      const probe = eventsOf(events, 'kubelet', 'probe').find(
+        (e) => e.data.result === 'failure' && e.at > (doc.deletion.at ?? 0),
+      );
+      if (!later)
+        return {
+          result: 'mismatch',
+          observed: 'the terminating endpoint never turned serving=false before it left the slice',
+          evidence: ids(probe),
+        };
+      return {
+        result: 'match',
+        observed: `serving=false, terminating=true at ${ms(later.at)} (${Math.round(later.at - fteAt)} ms after the first terminating state)`,
+        evidence: [...ids(probe), later.id],
+      };
+    },
+  };
+}
+
+function newRequestOf(events: ReadEvent[]) {
+  const sent = firstOf(events, 'client', 'new-request-sent');
+  const outcome = firstOf(events, 'client', 'new-request-outcome');
+  return { sent, outcome };
+}
+
+/**
+ * The new request was sent after the deletion, while the endpoint was already seen
+ * terminating — else it says nothing about a terminating endpoint.
+ */
+export function newRequestWhileTerminating(): Expectation {
+  return {
+    expected: 'a new request sent after the deletion, once the endpoint was seen terminating',
+    check: ({ doc, events }) => {
+      const { sent } = newRequestOf(events);
+      const deleted = firstOf(events, 'runner', 'delete-requested');
+      const fteAt = doc.firstTerminatingEndpoint.at;
+      if (!sent || !deleted || fteAt === null)
+        return {
+          result: 'no-evidence',
+          observed: 'no new request or no terminating endpoint',
+          evidence: ids(sent),
+        };
+      const ok = sent.at > deleted.at && sent.at > fteAt;
+      return {
+        result: ok ? 'match' : 'mismatch',
+        observed: `new request sent at ${ms(sent.at)}; deleted at ${ms(deleted.at)}, endpoint terminating at ${ms(fteAt)}`,
+        evidence: [
+          deleted.id,
+          ...(doc.firstTerminatingEndpoint.eventId ? [doc.firstTerminatingEndpoint.eventId] : []),
+          sent.id,
+        ],
+      };
+    },
+  };
+}
+
+/** The new request's fate: served by the deleted Pod, or refused. */
+export function newRequestOutcome(wanted: 'served-by-deleted-pod' | 'refused', words: string): Expectation {
+  return {
+    expected: words,
+    check: ({ doc, events }) => {
+      const { outcome } = newRequestOf(events);
+      if (!outcome || !outcome.data.outcome)
+        return { result: 'no-evidence', observed: 'no outcome of the new request', evidence: [] };
+      const o = outcome.data;
+      const code = o.error?.code;
+      const observed = `new request ${o.outcome}${o.status !== null ? ` (HTTP ${o.status})` : ''}${typeof code === 'string' ? ` (${code})` : ''}${o.bodyUid ? ` from ${short(o.bodyUid)}` : ''}`;
+      // The userspace data plane accepts first and then resets the client when the backend
+      // refuses (it reports `backend-refused`): the same refusal, one hop later.
+      const backendRefused = eventsOf(events, 'proxy', 'backend-refused').find(
+        (e) => e.data.clientPort !== null && e.data.clientPort === o.localPort,
+      );
+      const ok =
+        wanted === 'refused'
+          ? o.outcome === 'connect-refused' ||
+            (o.outcome === 'connection-dropped' && backendRefused !== undefined)
+          : o.outcome === 'completed' && o.bodyUid !== null && o.bodyUid === doc.pod.uid;
+      return { result: ok ? 'match' : 'mismatch', observed, evidence: ids(outcome, backendRefused) };
+    },
+  };
+}
+
+/**
+ * Where the Service proxy sent the new request's connection (the embedded runtime records it):
+ * by the KEP-1669 fallback to a serving+terminating endpoint, or to a `ready` one.
+ */
+export function newRequestRoute(wanted: 'fallback' | 'ready'): Expectation {
+  return {
+    expected:
+      wanted === 'fallback'
+        ? 'routed by the fallback to the serving, terminating endpoint (no ready one left)'
+        : 'routed to the terminating endpoint as a ready one (no fallback needed)',
+    check: ({ events }) => {
+      const { sent, outcome } = newRequestOf(events);
+      const port =
+        outcome?.data.localPort ??
+        eventsOf(events, 'client', 'new-request-connected').find((e) => sent && e.at >= sent.at)?.data
+          .localPort;
+      if (typeof port !== 'number') return null;
+      const routed = eventsOf(events, 'proxy', 'connection-routed').find((e) => e.data.clientPort === port);
+      // A data plane that cannot read routes back (no conntrack) says nothing here.
+      if (!routed) return null;
+      const fallback = routed.data.fallback === true;
+      return {
+        result: fallback === (wanted === 'fallback') ? 'match' : 'mismatch',
+        observed: `proxy routed :${port} to ${String(routed.data.endpoint)}${fallback ? ' by the terminating fallback' : ' as a ready endpoint'}`,
+        evidence: ids(routed),
+      };
+    },
+  };
+}
+
+/**
+ * The request sent on the keep-alive connection pooled before the deletion: served on that
+ * same connection (not re-routed: conntrack keeps an established flow) by the deleted Pod.
+ */
+export function reusedOnPooledConnection(): Expectation {
+  return {
+    expected:
+      'the pooled connection (opened before the deletion) still carries a request, served by the deleted Pod',
+    check: ({ doc, events }) => {
+      const pooled = firstOf(events, 'client', 'pooled-request');
+      const outcome = firstOf(events, 'client', 'reused-request-outcome');
+      const deleted = firstOf(events, 'runner', 'delete-requested');
+      if (!pooled || !outcome || !deleted || !outcome.data.outcome)
+        return {
+          result: 'no-evidence',
+          observed: 'no pooled connection or no outcome of its reuse',
+          evidence: ids(pooled, outcome),
+        };
+      const o = outcome.data;
+      const same = o.reusedSocket === true && o.localPort !== null && o.localPort === pooled.data.localPort;
+      const served = o.outcome === 'completed' && o.bodyUid !== null && o.bodyUid === doc.pod.uid;
+      const code = o.error?.code;
+      const observed =
+        `pooled :${String(pooled.data.localPort)} at ${ms(pooled.at)} (deleted at ${ms(deleted.at)}); ` +
+        `reuse ${same ? 'on the same connection' : `on a new connection :${String(o.localPort)}`}: ${o.outcome}` +
+        `${typeof code === 'string' ? ` (${code})` : ''}${o.bodyUid ? ` from ${short(o.bodyUid)}` : ''}` +
+        `${o.connectionHeader ? `, Connection: ${o.connectionHeader}` : ''}`;
+      return {
+        result: pooled.at < deleted.at && same && served ? 'match' : 'mismatch',
+        observed,
+        evidence: ids(pooled, deleted, outcome),
+      };
+    },
+  };
+}

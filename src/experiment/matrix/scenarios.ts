@@ -1,0 +1,195 @@
+// The lab's matrix: every termination rule a request meets, as named scenarios. A scenario
+// is data — workload settings, the client's extra steps, the manifest's few knobs — plus the
+// expectations over its concluded run; the platforms never see its name. Each rule, its
+// source and what it means in production: docs/SCENARIOS.md.
+import type { ScenarioInput } from '../../workload/scenario.js';
+import type { ManifestOptions } from '../../workload/manifests.js';
+import {
+  exitCode,
+  firstTerminatingEndpoint,
+  laterNotServing,
+  newRequestOutcome,
+  newRequestRoute,
+  newRequestWhileTerminating,
+  reusedOnPooledConnection,
+  sigkillSent,
+  sigtermAfterEndpointLeft,
+  workOutcome,
+  type Expectation,
+} from './expectations.js';
+
+/** A platform's registered name (src/platform/registry.ts): `local`, `kube`, or one added later. */
+export type MatrixPlatform = string;
+
+export interface MatrixScenario {
+  name: string;
+  /** The one-line question the scenario answers. */
+  question: string;
+  /** The Kubernetes rule it shows, in Kubernetes' words. */
+  rule: string;
+  /** Where the rule is written down (upstream source or docs page). */
+  source: string;
+  /** Its explanation: docs/SCENARIOS.md#<name>. */
+  docs: string;
+  input: ScenarioInput;
+  /** Extra client steps (src/probe/client.ts): a new request this long after acceptance. */
+  newRequest?: { afterMs: number; workMs: number };
+  /** A keep-alive connection pooled before the deletion, reused this long after acceptance. */
+  reuseAfterMs?: number;
+  manifest?: Pick<ManifestOptions, 'readinessFailureThreshold' | 'drainTimeoutMs'>;
+  expect: Expectation[];
+  /** Why the scenario cannot run on a platform (it then is reported, not run). */
+  cannotRun?: Partial<Record<MatrixPlatform, string>>;
+}
+
+const docs = (name: string) => `docs/SCENARIOS.md#${name}`;
+const lifecycle = 'kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination';
+const endpointslice = 'kubernetes/kubernetes staging/src/k8s.io/endpointslice/utils.go (podToEndpoint)';
+const kep1669 = 'KEP-1669; kubernetes/kubernetes pkg/proxy/topology.go';
+
+export const matrixScenarios: readonly MatrixScenario[] = [
+  {
+    name: 'exit',
+    question: 'A server that exits at once on SIGTERM: what happens to the request it accepted?',
+    rule: 'The kubelet sends SIGTERM; an established connection depends only on the server process.',
+    source: lifecycle,
+    docs: docs('exit'),
+    input: { onSigterm: 'exit', workMs: 1500, graceSeconds: 5 },
+    expect: [
+      workOutcome('connection-dropped', 'the accepted request is cut'),
+      exitCode(() => 0, 'exit 0 (a clean code that hides the cut)'),
+    ],
+  },
+  {
+    name: 'drain',
+    question: 'A server that drains on SIGTERM: does the accepted request finish?',
+    rule: 'SIGTERM starts a grace period; a server that finishes its work within it loses nothing.',
+    source: lifecycle,
+    docs: docs('drain'),
+    input: { onSigterm: 'drain', workMs: 1500, graceSeconds: 5 },
+    expect: [
+      workOutcome('completed', 'the accepted request completes, its body from the same Pod'),
+      exitCode(() => 0, 'exit 0'),
+    ],
+  },
+  {
+    name: 'default',
+    question: 'A server with no SIGTERM handler: what happens?',
+    rule: 'PID 1 does not get the default action for SIGTERM: it is SIGKILLed when the grace period ends (137); an ordinary child process dies at once (143).',
+    source: 'GoogleContainerTools/distroless#550; godaddy/terminus#156',
+    docs: docs('default'),
+    input: { onSigterm: 'default', workMs: 4000, graceSeconds: 2 },
+    expect: [
+      workOutcome('connection-dropped', 'the accepted request is cut'),
+      exitCode(
+        ({ doc }) => (doc.platform.pid1 === false ? 143 : 137),
+        'exit 137 as PID 1 (SIGKILL at the deadline), 143 as a plain child',
+      ),
+    ],
+  },
+  {
+    name: 'prestop',
+    question: 'With a preStop sleep, does SIGTERM come only after the endpoint left the ready set?',
+    rule: 'The kubelet runs the preStop hook before SIGTERM; the endpoint turns terminating at the deletion.',
+    source: lifecycle,
+    docs: docs('prestop'),
+    input: { onSigterm: 'drain', workMs: 1000, graceSeconds: 5, preStopSleepSeconds: 2 },
+    expect: [sigtermAfterEndpointLeft(2000), workOutcome('completed', 'the accepted request completes')],
+  },
+  {
+    name: 'grace-short',
+    question: 'A grace period shorter than the work: does draining help?',
+    rule: 'When the grace period expires the kubelet sends SIGKILL (137), whatever the server does.',
+    source: lifecycle,
+    docs: docs('grace-short'),
+    input: { onSigterm: 'drain', workMs: 6000, graceSeconds: 2 },
+    // A drain with no deadline of its own, as most servers' `server.close()`: only SIGKILL ends it.
+    manifest: { drainTimeoutMs: 3_600_000 },
+    expect: [
+      workOutcome('connection-dropped', 'the accepted request is cut'),
+      exitCode(() => 137, 'exit 137 (SIGKILL)'),
+      sigkillSent(),
+    ],
+  },
+  {
+    name: 'serving-later',
+    question: 'Is the terminating endpoint one state, or does `serving` change later?',
+    rule: 'serving = the Pod is Ready; readiness probes keep running while the Pod terminates, so serving turns false only after the probe fails.',
+    source: `${endpointslice}; kubernetes/kubernetes#110309`,
+    docs: docs('serving-later'),
+    input: { onSigterm: 'drain', workMs: 2500, graceSeconds: 10 },
+    expect: [
+      firstTerminatingEndpoint(
+        { ready: false, serving: true, terminating: true },
+        'first terminating endpoint: ready=false, serving=true, terminating=true',
+      ),
+      laterNotServing(),
+    ],
+  },
+  {
+    name: 'publish-not-ready',
+    question: 'With publishNotReadyAddresses, what do new requests meet while the Pod terminates?',
+    rule: 'ready = publishNotReadyAddresses || (serving && !terminating): the endpoint stays ready, and new connections keep coming.',
+    source: endpointslice,
+    docs: docs('publish-not-ready'),
+    input: {
+      onSigterm: 'drain',
+      workMs: 1000,
+      graceSeconds: 10,
+      drainDelayMs: 2000,
+      publishNotReadyAddresses: true,
+    },
+    newRequest: { afterMs: 1000, workMs: 0 },
+    expect: [
+      firstTerminatingEndpoint(
+        { ready: true, terminating: true },
+        'the terminating endpoint stays ready=true',
+      ),
+      newRequestOutcome('served-by-deleted-pod', 'a new request is served by the deleted Pod'),
+      newRequestRoute('ready'),
+    ],
+  },
+  {
+    name: 'new-request-terminating',
+    question: 'A new request after the deletion, while the only endpoint is terminating: where does it go?',
+    rule: 'With no ready endpoint, kube-proxy sends new connections to serving, terminating ones (GA 1.28); a draining server still serves them.',
+    source: kep1669,
+    docs: docs('new-request-terminating'),
+    input: { onSigterm: 'drain', workMs: 1000, graceSeconds: 10, drainDelayMs: 2000 },
+    // Kubernetes' default failureThreshold (3): `serving` stays true for ~3 s after /healthz turns 503.
+    manifest: { readinessFailureThreshold: 3 },
+    newRequest: { afterMs: 1000, workMs: 0 },
+    expect: [
+      newRequestWhileTerminating(),
+      firstTerminatingEndpoint(
+        { ready: false, serving: true },
+        'no ready endpoint left (ready=false, serving=true)',
+      ),
+      newRequestOutcome('served-by-deleted-pod', 'the new request is served by the terminating Pod'),
+      newRequestRoute('fallback'),
+    ],
+  },
+  {
+    name: 'new-request-after-exit',
+    question: 'The same new request, when the server exited on SIGTERM?',
+    rule: 'A connection sent to a terminating endpoint whose process is gone is refused; with no usable endpoint kube-proxy REJECTs.',
+    source: `${kep1669}; kubernetes/kubernetes#101607, #126130`,
+    docs: docs('new-request-after-exit'),
+    input: { onSigterm: 'exit', workMs: 1000, graceSeconds: 10 },
+    manifest: { readinessFailureThreshold: 3 },
+    newRequest: { afterMs: 1000, workMs: 0 },
+    expect: [newRequestWhileTerminating(), newRequestOutcome('refused', 'the new request is refused')],
+  },
+  {
+    name: 'keep-alive-reuse',
+    question: 'A keep-alive connection opened before the deletion, reused after SIGTERM: where does it go?',
+    rule: 'An established connection is not a new one: endpoint changes do not re-route it (conntrack keeps the flow); its fate is the server’s.',
+    source: 'kube-proxy iptables/nftables modes keep conntrack flows; kubernetes/kubernetes#57841',
+    docs: docs('keep-alive-reuse'),
+    input: { onSigterm: 'drain', workMs: 1000, graceSeconds: 10, drainDelayMs: 2000 },
+    reuseAfterMs: 1000,
+    expect: [reusedOnPooledConnection()],
+  },
+];
+
+export const matrixScenarioNames = matrixScenarios.map((s) => s.name);

@@ -1,0 +1,18 @@
+// Test-only: the Kubernetes rules of the embedded runtime a test can switch off
+// (LocalClusterOptions.rulesOff), to prove that the scenario showing a rule
+// (src/experiment/matrix/) notices when it is missing. The CLI never sets them.
+
+/** The rules `rulesOff` can switch off, each named after what Kubernetes does. */
+export const runtimeRules = [
+  /** kube-proxy's fallback to serving+terminating endpoints when none is ready (KEP-1669). */
+  'terminating-fallback',
+  /** The kubelet runs the preStop hook before SIGTERM. */
+  'prestop',
+  /** The kubelet sends SIGKILL when the grace period ends. */
+  'grace-period-kill',
+  /** Readiness probes keep running while the Pod terminates. */
+  'readiness-during-termination',
+  /** The EndpointSlice controller's `ready = publishNotReadyAddresses || ...`. */
+  'publish-not-ready-addresses',
+] as const;
+export type RuntimeRule = (typeof runtimeRules)[number];
