@@ -256,10 +256,13 @@ export function startLoad(options: LoadOptions): LoadRun {
       req.destroy();
     }, connectTimeoutMs);
     req.on('socket', (socket: Socket) => {
+      // Reused: the socket carried an earlier request of ours. Not `req.reusedSocket`: Node
+      // sets that only for a socket taken from the free pool, not for one handed straight to
+      // a request the agent had queued.
       let id = connIds.get(socket);
+      record.reused = id !== undefined;
       if (id === undefined) connIds.set(socket, (id = ++connSeq));
       const conn = id;
-      record.reused = req.reusedSocket;
       const onConnect = () => {
         record.conn = conn;
         result.connected = true;
