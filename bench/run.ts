@@ -2,6 +2,7 @@
 // bench/results/<name>.json. Targets are reported, not asserted: a MISS is information.
 import { printTable, writeResult, type BenchResult } from './lib/report.js';
 import { benchLab } from './lab.js';
+import { benchLoadMemory, benchLoadRecording, benchLoadVsAutocannon } from './load.js';
 import { benchProxy } from './runtime.js';
 import { benchDrainExitLag, benchServerThroughput } from './server.js';
 
@@ -10,6 +11,9 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   'drain-exit-lag': () => benchDrainExitLag(),
   'proxy-vs-direct': () => benchProxy(),
   'lab-end-to-end': () => Promise.resolve(benchLab()),
+  'load-vs-autocannon': () => benchLoadVsAutocannon(),
+  'load-recording': () => benchLoadRecording(),
+  'load-memory': () => benchLoadMemory(),
 };
 
 const wanted = process.argv.slice(2);

@@ -60,8 +60,8 @@ export class LoadAggregate {
       const outcome = record.outcome ?? 'none';
       t.outcomes[outcome] = (t.outcomes[outcome] ?? 0) + 1;
       if (record.failure) t.failures[record.failure] = (t.failures[record.failure] ?? 0) + 1;
-      if (record.outcome === 'completed') t.latency.record((record.endMs - record.intendedMs) * 1000);
-      if (record.sentMs !== null) t.sendLag.record((record.sentMs - record.intendedMs) * 1000);
+      if (record.outcome === 'completed') t.latency.record(record.endUs - record.intendedUs);
+      if (record.sentUs !== null) t.sendLag.record(record.sentUs - record.intendedUs);
     }
   }
 

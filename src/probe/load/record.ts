@@ -35,7 +35,7 @@ export type FailureClass = (typeof failureClasses)[number];
 export const serverFates = ['finished', 'aborted', 'cut', 'accepted', 'never-seen'] as const;
 export type ServerFate = (typeof serverFates)[number];
 
-/** Times are milliseconds since the run's origin (the header's `startedAt`), 3 decimals. */
+/** Times are integer microseconds since the run's origin (the header's `startedAt`). */
 export interface LoadRecord {
   /** 0, 1, 2... in intended order. */
   seq: number;
@@ -45,13 +45,13 @@ export interface LoadRecord {
   window: string;
   /** The work time asked for (`ms=`). */
   workMs: number;
-  intendedMs: number;
+  intendedUs: number;
   /** When the request was handed to a connection (later than intended when the pool was busy). */
-  sentMs: number | null;
+  sentUs: number | null;
   /** When the response head arrived. */
-  firstByteMs: number | null;
+  firstByteUs: number | null;
   /** When the exchange ended (response end or error). */
-  endMs: number;
+  endUs: number;
   /** Body bytes received. */
   bytes: number;
   status: number | null;

@@ -59,14 +59,14 @@ test('the rate holds when the server is slow: intended times on schedule, latenc
     assert.equal(pooled.length, 30);
     assert.ok(pooled.every((r) => r.outcome === 'completed' && r.podUid === UID));
     for (const r of pooled)
-      assert.ok(Math.abs(r.intendedMs - pooled[0]!.intendedMs - r.seq * 10) < 0.01, `seq ${r.seq}`);
+      assert.ok(Math.abs(r.intendedUs - pooled[0]!.intendedUs - r.seq * 10_000) <= 1, `seq ${r.seq}`);
     assert.ok(new Set(pooled.map((r) => r.conn)).size === 2, 'two connections');
     assert.equal(pooled.filter((r) => r.reused).length, 28, 'all but the first two reuse a connection');
     // A closed-loop client would show ~200 ms for every request; from the intended time the
     // last one waited for 14 turns of a busy connection.
     const last = pooled.at(-1)!;
-    assert.ok(last.endMs - last.intendedMs > 2_500, `last latency ${last.endMs - last.intendedMs} ms`);
-    assert.ok(last.sentMs! - last.intendedMs > 2_000, 'sent late because both connections were busy');
+    assert.ok(last.endUs - last.intendedUs > 2_500_000, `last latency ${last.endUs - last.intendedUs} µs`);
+    assert.ok(last.sentUs! - last.intendedUs > 2_000_000, 'sent late because both connections were busy');
 
     // A new connection per request: nothing waits, every request goes out at its time although
     // each takes 300 ms.
@@ -78,7 +78,7 @@ test('the rate holds when the server is slow: intended times on schedule, latenc
       workMs: { kind: 'fixed', ms: 300 },
     });
     assert.ok(fresh.every((r) => r.outcome === 'completed' && !r.reused));
-    const lags = fresh.map((r) => r.sentMs! - r.intendedMs).sort((a, b) => a - b);
+    const lags = fresh.map((r) => (r.sentUs! - r.intendedUs) / 1000).sort((a, b) => a - b);
     assert.ok(lags[50]! < 15, `median send lag ${lags[50]} ms`);
     assert.ok(lags.at(-1)! < 250, `max send lag ${lags.at(-1)} ms`);
     assert.equal(new Set(fresh.map((r) => r.localPort)).size, 100, 'a local port per request');
@@ -157,7 +157,7 @@ test('refused connection: nothing listens on the port', async () => {
   await close(server);
   const records = await run({ target, rate: 50, count: 3, connections: 2, workMs: { kind: 'fixed', ms: 0 } });
   assert.deepEqual(
-    records.map((r) => [r.outcome, r.failure, r.conn, r.sentMs !== null]),
+    records.map((r) => [r.outcome, r.failure, r.conn, r.sentUs !== null]),
     Array(3).fill(['connect-refused', 'connect-failed', null, true]),
   );
 });
@@ -291,7 +291,7 @@ test('client timeout: connected, no whole response within the limit', async () =
       records.map((r) => [r.outcome, r.failure]),
       Array(2).fill(['response-timeout', 'client-timeout']),
     );
-    assert.ok(records.every((r) => r.endMs - r.sentMs! >= 199 && r.endMs - r.sentMs! < 2_000));
+    assert.ok(records.every((r) => r.endUs - r.sentUs! >= 199_000 && r.endUs - r.sentUs! < 2_000_000));
     // The server saw the client go away.
     for (const r of records)
       await lab.waitFor((l) => l.event === 'request-aborted' && l.id === r.id, `${r.id} aborted`);

@@ -10,6 +10,7 @@ import {
   RECORD_FILE_KIND,
   RecordWriter,
   readRecordFile,
+  recordLine,
   type RecordFileItem,
 } from '../../../src/probe/load/record-file.js';
 
@@ -21,10 +22,10 @@ const rec = (seq: number): LoadRecord => ({
   id: `L${seq}`,
   window: seq < 500 ? 'before' : 'during',
   workMs: seq % 100,
-  intendedMs: seq * 5,
-  sentMs: seq * 5 + 0.25,
-  firstByteMs: seq % 7 === 0 ? null : seq * 5 + 3.5,
-  endMs: seq * 5 + 4,
+  intendedUs: seq * 5000,
+  sentUs: seq * 5000 + 250,
+  firstByteUs: seq % 7 === 0 ? null : seq * 5000 + 3500,
+  endUs: seq * 5000 + 4000,
   bytes: 230,
   status: seq % 7 === 0 ? null : 200,
   outcome: seq % 7 === 0 ? 'connection-dropped' : 'completed',
@@ -34,6 +35,21 @@ const rec = (seq: number): LoadRecord => ({
   reused: seq >= 4,
   localPort: 40000 + (seq % 4),
   podUid: seq % 7 === 0 ? null : '00000000-0000-4000-8000-000000000001',
+});
+
+test('a record line is exactly JSON.stringify of the record, hostile strings included', () => {
+  const hostile = ['"', '\\', '\n', '\u0000', '\u2028', '</script>', 'é', '\ud800', ''];
+  for (let i = 0; i < 50; i++) {
+    const r: LoadRecord = {
+      ...rec(i),
+      podUid: hostile[i % hostile.length]!,
+      window: hostile[(i + 3) % hostile.length]!,
+    };
+    if (i % 2) r.fate = 'finished';
+    if (i % 3 === 0) r.errorCode = 'ECONNRESET';
+    assert.equal(recordLine(r), JSON.stringify(r));
+  }
+  assert.equal(recordLine(rec(7)), JSON.stringify(rec(7)));
 });
 
 async function readAll(path: string, maxLineChars?: number): Promise<RecordFileItem[]> {
