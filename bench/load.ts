@@ -20,6 +20,7 @@ import { spawnServer } from './lib/spawn-server.js';
 
 const cli = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const child = fileURLToPath(new URL('./lib/load-child.js', import.meta.url));
+const closedLoop = fileURLToPath(new URL('./lib/http-closed-loop.js', import.meta.url));
 const env = { POD_UID: '00000000-0000-4000-8000-00000000bench', POD_NAME: 'bench' };
 
 interface ChildResult {
@@ -34,9 +35,9 @@ interface ChildResult {
   fileBytes: number;
 }
 
-function runChild(args: string[]): Promise<ChildResult> {
+function runChild<T = ChildResult>(args: string[], script = child): Promise<T> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, [child, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     p.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -45,7 +46,7 @@ function runChild(args: string[]): Promise<ChildResult> {
     p.on('exit', (code) => {
       if (code !== 0) return reject(new Error(`load-child exited ${code}: ${err.slice(0, 500)}`));
       try {
-        resolve(JSON.parse(out) as ChildResult);
+        resolve(JSON.parse(out) as T);
       } catch (e) {
         reject(new Error(`no JSON from load-child: ${(e as Error).message}: ${out.slice(0, 200)}`));
       }
@@ -73,12 +74,20 @@ export async function benchLoadVsAutocannon(seconds = 5, connections = 10): Prom
       ]);
       return { rps: (r.completed / r.spanUs) * 1e6, result: r };
     };
-    await cannon(); // warm-up, both
+    const bare = async () => {
+      const r = await runChild<{ completed: number; spanUs: number }>(
+        [base, String(connections), String(seconds)],
+        closedLoop,
+      );
+      return (r.completed / r.spanUs) * 1e6;
+    };
+    await cannon(); // warm-up
     const rounds = 4;
     const cannonRps: number[] = [];
     const oursRps: number[] = [];
     const ratios: number[] = [];
     const notSent: number[] = [];
+    const bareRps: number[] = [];
     for (let round = 0; round < rounds; round++) {
       let a: number;
       let b: Awaited<ReturnType<typeof ours>>;
@@ -94,6 +103,7 @@ export async function benchLoadVsAutocannon(seconds = 5, connections = 10): Prom
       oursRps.push(b.rps);
       ratios.push(b.rps / a);
       notSent.push(b.result.outcomes.none ?? 0);
+      bareRps.push(await bare());
     }
     const ratio = median(ratios);
     return {
@@ -102,6 +112,12 @@ export async function benchLoadVsAutocannon(seconds = 5, connections = 10): Prom
       metrics: [
         { name: 'draincheck load (recording on)', value: median(oursRps), unit: 'req/s' },
         { name: 'autocannon', value: median(cannonRps), unit: 'req/s' },
+        { name: 'node:http closed loop, nothing recorded', value: median(bareRps), unit: 'req/s' },
+        {
+          name: 'ratio node:http/autocannon (median)',
+          value: median(bareRps.map((b, i) => b / cannonRps[i]!)),
+          unit: '',
+        },
         {
           name: 'ratio ours/autocannon (median)',
           value: ratio,
@@ -117,6 +133,7 @@ export async function benchLoadVsAutocannon(seconds = 5, connections = 10): Prom
         rounds,
         cannonRps,
         oursRps,
+        bareRps,
         ratios,
         notSentOfOffered: notSent,
       },

@@ -5,8 +5,6 @@ import { DraincheckError, quote } from '../../errors.js';
 export type WorkMsDistribution =
   { kind: 'fixed'; ms: number } | { kind: 'uniform'; min: number; max: number };
 
-/** The lab server holds a request at most this long (src/server/work-params.ts, WORK_MS_MAX). */
-const WORK_MS_LIMIT = 600_000;
 /** Above this, a timer tick cannot even hand requests to sockets on this runtime. */
 export const RATE_MAX = 100_000;
 
@@ -17,22 +15,25 @@ export const loadDefaults = {
   responseTimeoutMs: 30_000,
 } as const;
 
-/** `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed). */
-export function parseWorkMs(text: string): WorkMsDistribution {
+/**
+ * `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed), up to `maxMs` — the caller passes
+ * the lab server's limit (WORK_MS_MAX in src/server/work-params.ts, a layer above this one).
+ */
+export function parseWorkMs(text: string, maxMs: number): WorkMsDistribution {
   const bad = () =>
     new DraincheckError(
       'DC_USAGE',
-      `--work-ms must be a number of ms or a range MIN..MAX from 0 to ${WORK_MS_LIMIT}, got ${quote(text)}`,
+      `--work-ms must be a number of ms or a range MIN..MAX from 0 to ${maxMs}, got ${quote(text)}`,
     );
   const range = /^\s*(\d{1,7})\s*\.\.\s*(\d{1,7})\s*$/.exec(text);
   if (range) {
     const min = Number(range[1]);
     const max = Number(range[2]);
-    if (min > max || max > WORK_MS_LIMIT) throw bad();
+    if (min > max || max > maxMs) throw bad();
     return min === max ? { kind: 'fixed', ms: min } : { kind: 'uniform', min, max };
   }
   const fixed = /^\s*(\d{1,7})\s*$/.exec(text);
-  if (!fixed || Number(fixed[1]) > WORK_MS_LIMIT) throw bad();
+  if (!fixed || Number(fixed[1]) > maxMs) throw bad();
   return { kind: 'fixed', ms: Number(fixed[1]) };
 }
 

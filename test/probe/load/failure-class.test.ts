@@ -10,6 +10,7 @@ import {
   validateConnections,
 } from '../../../src/probe/load/options.js';
 import { DraincheckError } from '../../../src/errors.js';
+import { WORK_MS_MAX } from '../../../src/server/work-params.js';
 
 test('client-side classes: each outcome to its cause', () => {
   const f = (outcome: Parameters<typeof classifyFailure>[0]['outcome'], extra = {}) =>
@@ -107,12 +108,12 @@ test('fates from journal lines: the strongest wins in any order; hostile lines a
 });
 
 test('--work-ms: fixed or MIN..MAX; bad values are one DC_USAGE line', () => {
-  assert.deepEqual(parseWorkMs('300'), { kind: 'fixed', ms: 300 });
-  assert.deepEqual(parseWorkMs('50..2000'), { kind: 'uniform', min: 50, max: 2000 });
-  assert.deepEqual(parseWorkMs('7..7'), { kind: 'fixed', ms: 7 });
+  assert.deepEqual(parseWorkMs('300', WORK_MS_MAX), { kind: 'fixed', ms: 300 });
+  assert.deepEqual(parseWorkMs('50..2000', WORK_MS_MAX), { kind: 'uniform', min: 50, max: 2000 });
+  assert.deepEqual(parseWorkMs('7..7', WORK_MS_MAX), { kind: 'fixed', ms: 7 });
   for (const bad of ['', '-1', '2000..50', '1..700000', 'abc', '1.5', '1..']) {
     assert.throws(
-      () => parseWorkMs(bad),
+      () => parseWorkMs(bad, WORK_MS_MAX),
       (e: unknown) => e instanceof DraincheckError && e.code === 'DC_USAGE',
       bad,
     );
