@@ -18,7 +18,17 @@ const aggregate = new LoadAggregate();
 let first = Infinity;
 let last = 0;
 const rss: number[] = [];
-const sampler = setInterval(() => rss.push(process.memoryUsage().rss), 1000);
+const heap: number[] = [];
+// With --expose-gc (load-memory), the heap is also sampled right after a full collection: what
+// is still reachable, without GC timing's noise.
+const gc = (globalThis as { gc?: () => void }).gc;
+const sampler = setInterval(() => {
+  rss.push(process.memoryUsage().rss);
+  if (gc) {
+    gc();
+    heap.push(process.memoryUsage().heapUsed);
+  }
+}, 1000);
 const cpu0 = process.cpuUsage();
 const run = startLoad({
   target: new URL(url!),
@@ -51,6 +61,7 @@ process.stdout.write(
     durationMs: result.durationMs,
     cpuUs: cpu.user + cpu.system,
     rss,
+    heap,
     written,
     fileBytes: statSync(file!).size,
     latency: summary.latency,
