@@ -58,6 +58,8 @@ export interface LoadResult {
   intended: number;
   /** Requests abandoned in flight or in the queue by stop({ abandon: true }). */
   abandoned: number;
+  /** Records whose `onRecord` threw: counted here, so a failing sink is never silent. */
+  sinkErrors: number;
   durationMs: number;
 }
 
@@ -107,6 +109,7 @@ export function startLoad(options: LoadOptions): LoadRun {
   let next = 0;
   let inFlight = 0;
   let abandoned = 0;
+  let sinkErrors = 0;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const queue: LoadRecord[] = [];
@@ -119,7 +122,8 @@ export function startLoad(options: LoadOptions): LoadRun {
     try {
       options.onRecord(record);
     } catch {
-      // The sink's own failure must not stop the load or lose the count; the sink reports it.
+      // The sink's own failure must not stop the load; it is counted in the result.
+      sinkErrors += 1;
     }
   };
 
@@ -132,7 +136,7 @@ export function startLoad(options: LoadOptions): LoadRun {
     if ((next < total && !stopped) || inFlight > 0 || queue.length - queueHead > 0) return;
     clearTimeout(timer);
     if (agent) agent.destroy();
-    resolveDone({ intended: next, abandoned, durationMs: performance.now() - startAt });
+    resolveDone({ intended: next, abandoned, sinkErrors, durationMs: performance.now() - startAt });
   };
 
   const unsent = (record: LoadRecord, code: string) => {

@@ -166,6 +166,25 @@ test('refused connection: nothing listens on the port', async () => {
   );
 });
 
+test('a sink that throws stops nothing and is counted', async () => {
+  const server = net.createServer();
+  const target = await listen(server);
+  await close(server);
+  const load = startLoad({
+    target,
+    rate: 100,
+    count: 4,
+    connections: 1,
+    workMs: { kind: 'fixed', ms: 0 },
+    onRecord: () => {
+      throw new Error('the disk is full');
+    },
+  });
+  const result = await load.done;
+  assert.equal(result.intended, 4);
+  assert.equal(result.sinkErrors, 4);
+});
+
 test("HTTP 5xx: a draining server's 503", async () => {
   const server = http.createServer((_req, res) => {
     res.writeHead(503, { 'content-type': 'application/json', connection: 'close' });
@@ -361,6 +380,7 @@ test('stop({ abandon }) ends a run in bounded time and records what was in fligh
     assert.equal(records.length, result.intended);
     assert.ok(result.intended < 1_000);
     assert.equal(result.abandoned, result.intended);
+    assert.equal(result.sinkErrors, 0);
     assert.ok(records.every((r) => r.outcome === null && r.failure === null && r.errorCode === 'ABORT_ERR'));
   });
 });
