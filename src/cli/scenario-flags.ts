@@ -20,6 +20,7 @@ export interface ScenarioFlags {
   drainDelayMs?: string;
   publishNotReady?: boolean;
   serverCommand?: string;
+  port?: string;
 }
 
 export function addScenarioFlags(
@@ -66,6 +67,7 @@ export function scenarioInput(flags: ScenarioFlags, graceDefault: number): Scena
     graceSeconds: integer(scenarioSettings.graceSeconds, flags.graceSeconds) ?? graceDefault,
     preStopSleepSeconds: integer(scenarioSettings.preStopSleepSeconds, flags.prestopSleepSeconds),
     drainDelayMs: integer(scenarioSettings.drainDelayMs, flags.drainDelayMs),
+    containerPort: integer(scenarioSettings.containerPort, flags.port),
     publishNotReadyAddresses: flags.publishNotReady === true,
     serverCommand: flags.serverCommand === undefined ? null : serverCommandArgv(flags.serverCommand),
   };

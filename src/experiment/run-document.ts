@@ -5,6 +5,7 @@
 // in step.
 import { z } from 'zod';
 import { requestOutcomes } from '../probe/client-events.js';
+import { acceptanceGrades } from '../workload/target.js';
 
 export const RUN_SCHEMA = 'draincheck.run/v1';
 
@@ -44,6 +45,26 @@ export const ScenarioSchema = z.object({
   publishNotReadyAddresses: z.boolean(),
   serverCommand: z.array(z.string()).nullable().describe('the command run in place of draincheck server'),
   workId: z.string(),
+  containerPort: z
+    .number()
+    .int()
+    .optional()
+    .describe('the port the server listens on (--port); absent before 0.x'),
+  target: z
+    .looseObject({
+      lab: z.boolean(),
+      healthPath: z.string(),
+      work: z.looseObject({ method: z.string(), path: z.string() }),
+      expectStatus: z.string(),
+      acceptedLog: z.string().nullable(),
+      minEvidence: z.enum(acceptanceGrades).nullable(),
+      inFlightMs: z.number(),
+    })
+    .nullable()
+    .optional()
+    .describe(
+      "the user's own service as described by --work, --health-path ...; absent or null: the lab contract",
+    ),
 });
 export type Scenario = z.infer<typeof ScenarioSchema>;
 
@@ -96,12 +117,33 @@ export const RunDocumentSchema = z.object({
   }),
   acceptance: z.object({
     proven: z.boolean(),
-    via: z.enum(['state', 'journal']).nullable(),
+    via: z.enum(['state', 'journal', 'log', 'socket', 'in-flight']).nullable(),
     active: z.number().nullable(),
     uid: z.string().nullable(),
     at: z.number().nullable(),
     reason: z.string().nullable().describe('why acceptance is not proven'),
+    grade: z
+      .enum(acceptanceGrades)
+      .nullable()
+      .optional()
+      .describe('how strong the acceptance evidence is (docs/YOUR-SERVICE.md); absent in older documents'),
+    evidence: z.array(z.string()).optional().describe('ids of the events the grade rests on'),
+    words: z.string().optional().describe('the grade in words, as the reports say it'),
+    unansweredMs: z
+      .number()
+      .optional()
+      .describe('in-flight: how long the request was written and unanswered before the deletion'),
   }),
+  identity: z
+    .object({
+      kind: z.enum(['uid', 'route']).nullable(),
+      evidence: z.array(z.string()),
+      reason: z.string().nullable(),
+    })
+    .optional()
+    .describe(
+      'which Pod took the work connection: its UID in a response, or the recorded route; absent in older documents',
+    ),
   deletion: z.object({
     requested: z.boolean(),
     at: z.number().nullable(),

@@ -1,5 +1,6 @@
 // What the client side of the protocol reports. The same shapes come from the in-process
 // client (embedded runtime) and from `draincheck client` in a client Pod (JSON lines).
+import type { TargetPlan } from './work-template.js';
 
 export interface ClientPlan {
   /** Service base URL, e.g. http://127.0.0.9:80 or http://work.lab.svc:80. Set by the platform. */
@@ -16,6 +17,8 @@ export interface ClientPlan {
   responseTimeoutMs: number;
   /** Pause between polls of /healthz and /state. */
   pollIntervalMs: number;
+  /** The service checked; absent: the lab server's contract (docs/LAB-CONTRACT.md). */
+  target?: TargetPlan;
 }
 
 /**
@@ -32,6 +35,8 @@ export const clientEventTypes = [
   'service-ready-timeout',
   'work-sent',
   'work-connected',
+  'work-written',
+  'server-socket',
   'state',
   'acceptance-proven',
   'acceptance-timeout',

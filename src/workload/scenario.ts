@@ -5,6 +5,7 @@ import { DraincheckError } from '../errors.js';
 import { clientDefaults } from '../probe/client-defaults.js';
 import { shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
 import { WORK_MS_MAX } from '../server/work-params.js';
+import type { ServiceTarget } from './target.js';
 
 export const scenarioDefaults = {
   onSigterm: 'drain' as ShutdownPolicy,
@@ -73,6 +74,13 @@ export const scenarioSettings = {
     max: 3_600_000,
     help: 'drain policy: keep serving new requests this long after SIGTERM',
   },
+  containerPort: {
+    flag: '--port',
+    arg: '<port>',
+    min: 1,
+    max: 65535,
+    help: "the port the server listens on (the container's containerPort; it gets it as PORT)",
+  },
 } as const satisfies Record<string, ScenarioSetting>;
 export type ScenarioSettingName = keyof typeof scenarioSettings;
 
@@ -85,6 +93,9 @@ export interface ScenarioInput {
   drainDelayMs?: number;
   publishNotReadyAddresses?: boolean;
   serverCommand?: string[] | null;
+  containerPort?: number;
+  /** The user's own service, described (src/workload/target.ts); absent: the lab contract. */
+  target?: ServiceTarget | null;
 }
 
 export interface ResolvedScenario {
@@ -96,6 +107,8 @@ export interface ResolvedScenario {
   drainDelayMs: number;
   publishNotReadyAddresses: boolean;
   serverCommand: string[] | null;
+  containerPort: number;
+  target: ServiceTarget | null;
 }
 
 const int = ({ flag: label, min, max }: ScenarioSetting) =>
@@ -123,10 +136,12 @@ const inputSchema = z.object({
     .min(1, { error: '--server-command must not be empty' })
     .nullable()
     .optional(),
+  containerPort: int(scenarioSettings.containerPort).optional(),
 });
 
 export function resolveScenario(input: ScenarioInput, defaults = scenarioDefaults): ResolvedScenario {
-  const parsed = inputSchema.safeParse(input);
+  const { target, ...rest } = input;
+  const parsed = inputSchema.safeParse(rest);
   if (!parsed.success)
     throw new DraincheckError('DC_USAGE', parsed.error.issues[0]?.message ?? 'bad scenario');
   const v = parsed.data;
@@ -141,5 +156,7 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
     drainDelayMs: v.drainDelayMs ?? defaults.drainDelayMs,
     publishNotReadyAddresses: v.publishNotReadyAddresses ?? defaults.publishNotReadyAddresses,
     serverCommand,
+    containerPort: v.containerPort ?? defaults.containerPort,
+    target: target ?? null,
   };
 }

@@ -1,6 +1,6 @@
 // `draincheck run`: one experiment — one Pod, one accepted request, one deletion.
 import { Command, Option } from 'commander';
-import { ExitCode } from '../../errors.js';
+import { DraincheckError, ExitCode } from '../../errors.js';
 import { verdictKinds } from '../../experiment/run-document.js';
 import { checkOutputDirectory, defaultResultsDir } from '../../results/write.js';
 import { renderTextReport } from '../../report/text.js';
@@ -10,9 +10,10 @@ import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../pl
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { warnLeftovers } from '../leftovers.js';
+import { addTargetFlags, targetFromFlags, type TargetFlags } from '../target-flags.js';
 import { terminalSafe, terminalSafeJson } from '../../util/terminal-text.js';
 
-interface RunFlags extends ScenarioFlags, PlatformFlags {
+interface RunFlags extends ScenarioFlags, PlatformFlags, TargetFlags {
   out?: string;
   json?: boolean;
   expect?: string;
@@ -29,9 +30,10 @@ export function runCommand(): Command {
   command
     .option(
       '--server-command <command>',
-      'embedded runtime: run this server (speaking docs/LAB-CONTRACT.md) instead of draincheck server; run by /bin/sh -c, so any shell form works (see "Server command" below)',
+      'embedded runtime: run this server instead of draincheck server (describe it with --work, --health-path ...; without --work it must speak docs/LAB-CONTRACT.md); run by /bin/sh -c, so any shell form works (see "Server command" below)',
     )
     .option('--name <label>', 'a name for the scenario (default: the policy)');
+  addTargetFlags(command);
   addPlatformFlags(command)
     .option('--out <dir>', 'directory for the run document (default ./draincheck-results/<time>/)')
     .option('--json', 'print the run document as JSON on stdout (no progress output)')
@@ -54,6 +56,8 @@ export function runCommand(): Command {
         '  draincheck run --on-sigterm exit --expect accepted-request-cut --json > run.json',
         "  draincheck run --server-command 'node my-server.js' --grace-seconds 10",
         "  draincheck run --server-command 'cd app && LOG_LEVEL=debug node server.js'",
+        "  draincheck run --server-command 'node server.js' --health-path /health \\",
+        "      --work 'GET /slow?ms={ms}&id={id}' --work-ms 500 --min-evidence socket",
         '',
         'Server command: /bin/sh -c runs it, with exec put before the command it runs last when that',
         'keeps the meaning — a simple command (PORT=9 node s.js -> PORT=9 exec node s.js) or the last',
@@ -65,8 +69,16 @@ export function runCommand(): Command {
       ].join('\n'),
     )
     .action(async (flags: RunFlags) => {
+      const target = targetFromFlags(flags);
+      // The client Pod of a real cluster speaks only the lab contract so far.
+      if (target && flags.platform === 'kube')
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--work, --health-path, --uid-from, --accepted-log and the like apply only to the embedded runtime (--platform local) so far',
+        );
       const scenario = resolveScenario({
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
+        target,
         ...(flags.name ? { name: flags.name } : {}),
       });
       const outDir = flags.out ?? defaultResultsDir();

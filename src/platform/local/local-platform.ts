@@ -4,6 +4,7 @@
 import type { CoreV1Event, V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import { AsyncQueue } from '../../util/async-queue.js';
 import { runClient } from '../../probe/client.js';
+import { readServerSocket } from '../../probe/server-socket.js';
 import type { ClientEvent, ClientPlan } from '../../probe/client-events.js';
 import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import type { DeleteOptions, Platform, PlatformEvent, PlatformInfo, WatchEvent, Workload } from '../types.js';
@@ -94,7 +95,8 @@ export class LocalPlatform implements Platform {
     };
     runClient(
       { ...plan, serviceUrl: `http://${address.host}:${address.port}` },
-      { now: () => performance.now() - start, emit, signal },
+      // The Pods share this host's network: the server's end of a connection is readable here.
+      { now: () => performance.now() - start, emit, signal, serverSocket: readServerSocket },
     ).then(
       () => queue.end(),
       (error: unknown) => queue.fail(error),
