@@ -127,7 +127,7 @@ export function conclude(input: ConcludeInput): Fields {
       at: null,
       reason:
         target && !target.lab && firstOf(events, 'client', 'service-ready')
-          ? gradedGap(events, target, routedEndpoint)
+          ? gradedGap(events, target, routedEndpoint, deleteRequested?.at ?? null)
           : acceptanceGap(
               events,
               candidates,

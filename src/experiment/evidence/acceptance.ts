@@ -53,7 +53,19 @@ export function gradedAcceptance(
 }
 
 /** Why none of the graded kinds is there, for the inconclusive reason. */
-export function gradedGap(events: ReadEvent[], target: ServiceTarget, routedEndpoint: string | null): string {
+export function gradedGap(
+  events: ReadEvent[],
+  target: ServiceTarget,
+  routedEndpoint: string | null,
+  deleteAt: number | null,
+): string {
+  // A request answered before the deletion (a work path that answers at once) is no question.
+  const outcome = firstOf(events, 'client', 'work-outcome');
+  if (outcome && (deleteAt === null || outcome.at <= deleteAt))
+    return `the work request ended (${outcome.data.outcome ?? 'no outcome'}) before the Pod was deleted, so it says nothing about the deletion`;
+  const response = firstOf(events, 'client', 'work-response-started');
+  if (response && (deleteAt === null || response.at <= deleteAt))
+    return `the server answered the work request (HTTP ${response.data.status ?? '?'}) before the Pod was deleted, so it says nothing about the deletion`;
   const parts = [
     target.acceptedLog === null
       ? 'no --accepted-log was given'
