@@ -15,6 +15,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import type { RunDocument } from '../../src/experiment/run-document.js';
+import { renderHtmlReport } from '../../src/report/html/index.js';
 import { cli } from '../helpers/cli.js';
 import { processesWithMarker } from '../helpers/processes.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
@@ -82,7 +83,7 @@ const SHORT_MS = 300;
 const longMs = (s: Service) => (s.drainMs ?? s.graceSeconds * 1000) + 1500;
 const shell = (argv: string[]) => argv.map((a) => `"${a}"`).join(' ');
 
-function draincheck(s: Service, workMs: number, marker: string): RunDocument {
+function draincheck(s: Service, workMs: number, marker: string): { doc: RunDocument; stdout: string } {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-own-service-'));
   try {
     const r = cli(
@@ -110,7 +111,7 @@ function draincheck(s: Service, workMs: number, marker: string): RunDocument {
     assert.ok(file, `${s.name}: no run document saved`);
     const doc = JSON.parse(readFileSync(join(dir, file), 'utf8')) as RunDocument;
     assertValidRunDocument(doc);
-    return doc;
+    return { doc, stdout: r.stdout };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -125,7 +126,7 @@ async function direct(s: Service, workMs: number): Promise<'completed' | 'droppe
     env: { PATH: process.env.PATH ?? '', HOST: '127.0.0.1', PORT: '0' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  const lines = createInterface({ input: child.stdout! });
+  const lines = createInterface({ input: child.stdout });
   const waitLine = (re: RegExp) =>
     new Promise<RegExpExecArray>((resolve, reject) => {
       const timer = setTimeout(
@@ -181,7 +182,7 @@ for (const s of services) {
   ] as const) {
     test(`${s.name}, ${label}: ${verdict}, as a plain client sees it, with the grade stated`, async () => {
       const marker = `DRAINCHECK_OWN_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
-      const doc = draincheck(s, workMs, marker);
+      const { doc, stdout } = draincheck(s, workMs, marker);
       assert.equal(doc.complete, true, doc.incompleteReason ?? '');
       assert.equal(doc.verdict.kind, verdict, doc.verdict.reason ?? doc.verdict.explanation);
       assert.equal(doc.service.readyUid, null, 'the health answer carries no UID');
@@ -190,7 +191,12 @@ for (const s of services) {
         doc.acceptance.grade === 'socket' || doc.acceptance.grade === 'in-flight',
         `grade ${String(doc.acceptance.grade)}`,
       );
-      assert.ok(doc.acceptance.words && doc.verdict.explanation.includes(doc.acceptance.words));
+      // The grade in words: in the verdict's sentence, the text report and the HTML report.
+      const words = doc.acceptance.words ?? '';
+      assert.match(words, /accepted — /);
+      assert.ok(doc.verdict.explanation.includes(words), doc.verdict.explanation);
+      assert.ok(stdout.includes(words), 'the text report says the grade');
+      assert.ok(renderHtmlReport([doc]).includes(words), 'the HTML report says the grade');
       if (verdict === 'accepted-request-cut')
         assert.equal(
           doc.exit.code === 137,
