@@ -22,7 +22,11 @@ export interface ClientDeps {
   /** Name lookup for every request (default: dns.lookup; `draincheck client` passes ./resolve.ts). */
   lookup?: LookupFunction;
   /** Where the server's end of a connection can be read from the kernel (embedded runtime). */
-  serverSocket?: (clientPort: number, signal: AbortSignal) => Promise<ServerSocket | null>;
+  serverSocket?: (
+    clientPort: number,
+    signal: AbortSignal,
+    excludeLocal: string,
+  ) => Promise<ServerSocket | null>;
 }
 
 /** Pause between reads of the server's socket. */
@@ -184,9 +188,12 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   async function watchServerSocket(): Promise<void> {
     const deadline = now() + plan.acceptanceTimeoutMs;
     let lastSummary = '';
+    // A userspace Service proxy's own end of this connection has the same peer port: it is
+    // the Service address, never the Pod's, and is not the server's socket.
+    const serviceAddress = `${base.hostname}:${base.port || '80'}`;
     while (!workDone && !signal.aborted && now() < deadline) {
       const sent = written;
-      const socket = await deps.serverSocket!(workPort, signal);
+      const socket = await deps.serverSocket!(workPort, signal, serviceAddress);
       const accepted =
         sent !== null &&
         socket !== null &&

@@ -16,12 +16,16 @@ export interface ServerSocket {
   bytesSent: number;
 }
 
-/** Parses `ss -tinH state established` output (two lines per socket). */
-export function parseSs(text: string, peerPort: number): ServerSocket | null {
+/**
+ * Parses `ss -tinH state established` output (two lines per socket): the first socket whose
+ * peer port is `peerPort` and whose own address is not `excludeLocal` (a userspace Service
+ * proxy's end of the same connection, on the Service address).
+ */
+export function parseSs(text: string, peerPort: number, excludeLocal?: string): ServerSocket | null {
   const lines = text.split('\n');
   for (let i = 0; i < lines.length; i += 1) {
     const m = /^(\d+)\s+(\d+)\s+(\S+)\s+(\S+)\s*$/.exec(lines[i]!.trim());
-    if (!m || !m[4]!.endsWith(`:${peerPort}`)) continue;
+    if (!m || !m[4]!.endsWith(`:${peerPort}`) || m[3] === excludeLocal) continue;
     const info = lines[i + 1] ?? '';
     const num = (key: string) => Number(new RegExp(`\\b${key}:(\\d+)`).exec(info)?.[1] ?? 0);
     return {
@@ -36,13 +40,17 @@ export function parseSs(text: string, peerPort: number): ServerSocket | null {
 }
 
 /** The server's end of the connection from local port `clientPort`, or null (not found, no `ss`). */
-export function readServerSocket(clientPort: number, signal?: AbortSignal): Promise<ServerSocket | null> {
+export function readServerSocket(
+  clientPort: number,
+  signal?: AbortSignal,
+  excludeLocal?: string,
+): Promise<ServerSocket | null> {
   return new Promise((resolve) => {
     execFile(
       'ss',
       ['-tinH', 'state', 'established', 'dport', '=', `:${clientPort}`],
       { timeout: 2000, maxBuffer: 1024 * 1024, ...(signal ? { signal } : {}) },
-      (error, stdout) => resolve(error ? null : parseSs(stdout, clientPort)),
+      (error, stdout) => resolve(error ? null : parseSs(stdout, clientPort, excludeLocal)),
     );
   });
 }

@@ -79,4 +79,12 @@ test('ss output: the socket whose peer port is the client port, with its queues 
   assert.equal(parseSs(out, 55369)?.bytesSent, 10);
   assert.equal(parseSs(out, 55369)?.recvQ, 5);
   assert.equal(parseSs(out, 1), null);
+  // A userspace proxy's own end (on the Service address) is skipped for the server's.
+  const proxied = [
+    '0 0 127.0.0.9:80 127.0.0.1:5000',
+    '\t bytes_received:9',
+    '0 0 127.0.0.8:8080 127.0.0.1:5000',
+    '\t x',
+  ].join('\n');
+  assert.equal(parseSs(proxied, 5000, '127.0.0.9:80')?.local, '127.0.0.8:8080');
 });
