@@ -11,6 +11,7 @@ export const unitTests = [
   'test/architecture/unit-tests.test.ts',
   'test/cli/errors-documented.test.ts',
   'test/cli/scenario-flags.test.ts',
+  'test/experiment/advice.test.ts',
   'test/experiment/conclude.test.ts',
   'test/experiment/events.test.ts',
   'test/experiment/graded-evidence.test.ts',

@@ -15,6 +15,7 @@ import { exitWords } from './run-view.js';
 import type { ServiceTarget } from '../workload/target.js';
 import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acceptance.js';
 import { identityOf, type Identity } from './evidence/identity.js';
+import { adviceOf } from './evidence/advice.js';
 
 type Fields = Pick<
   RunDocument,
@@ -27,6 +28,7 @@ type Fields = Pick<
   | 'request'
   | 'exit'
   | 'verdict'
+  | 'advice'
 >;
 
 export interface ConcludeInput {
@@ -39,6 +41,8 @@ export interface ConcludeInput {
   incompleteReason?: string | null;
   /** The user's own service as described (scenario.target); absent: the lab contract. */
   target?: ServiceTarget | null;
+  /** What the advice needs of the scenario: the request's own time and the preStop sleep. */
+  scenario?: { workMs: number; preStopSleepSeconds: number };
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -230,16 +234,28 @@ export function conclude(input: ConcludeInput): Fields {
     request,
     exit,
   };
+  const verdict = verdictOf(fields, events, target, {
+    valid: valid ?? (graded ? { id: graded.evidence[0]!, at: graded.at } : undefined),
+    identity,
+    outcomeEvent,
+    deleteRequested,
+    fte,
+    terminatedEvent: firstTerminated ?? journalExit,
+  });
+  // The smallest change the events support, only for a cut request (and only where the
+  // kubelet's signals were recorded); the verdict's sentence ends with it.
+  const advice =
+    verdict.kind === 'accepted-request-cut' && input.scenario
+      ? adviceOf(events, {
+          cutAt: request.at,
+          workMs: input.scenario.workMs,
+          preStopSeconds: input.scenario.preStopSleepSeconds,
+        })
+      : null;
   return {
     ...fields,
-    verdict: verdictOf(fields, events, target, {
-      valid: valid ?? (graded ? { id: graded.evidence[0]!, at: graded.at } : undefined),
-      identity,
-      outcomeEvent,
-      deleteRequested,
-      fte,
-      terminatedEvent: firstTerminated ?? journalExit,
-    }),
+    verdict: advice ? { ...verdict, explanation: `${verdict.explanation} ${advice.sentence}` } : verdict,
+    advice,
   };
 }
 

@@ -337,6 +337,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     workId: plan.workId,
     incompleteReason,
     target: scenario.target,
+    scenario: { workMs: scenario.workMs, preStopSleepSeconds: scenario.preStopSleepSeconds },
   });
   return {
     schema: RUN_SCHEMA,

@@ -68,6 +68,9 @@ export const ScenarioSchema = z.object({
 });
 export type Scenario = z.infer<typeof ScenarioSchema>;
 
+/** What the advice of a cut run may say (src/experiment/evidence/advice.ts). */
+export const adviceCodes = ['raise-grace-period', 'handle-sigterm', 'raise-drain-timeout'] as const;
+
 export const verdictKinds = [
   'accepted-request-finished',
   'accepted-request-cut',
@@ -199,6 +202,17 @@ export const RunDocumentSchema = z.object({
     reason: z.string().nullable().describe('for inconclusive: which evidence is missing or contradicts'),
     explanation: z.string().describe('one plain sentence of what the evidence shows'),
   }),
+  advice: z
+    .object({
+      code: z.enum(adviceCodes),
+      figures: z.record(z.string(), z.number()),
+      sentence: z.string(),
+    })
+    .nullable()
+    .optional()
+    .describe(
+      'for a cut request: the smallest change the recorded events support, as a code with its figures and a sentence; absent in older documents',
+    ),
   events: z.array(RunEventSchema),
 });
 export type RunDocument = z.infer<typeof RunDocumentSchema>;

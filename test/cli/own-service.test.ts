@@ -205,6 +205,10 @@ for (const s of services) {
       assert.ok(doc.verdict.explanation.includes(words), doc.verdict.explanation);
       assert.ok(stdout.includes(words), 'the text report says the grade');
       assert.ok(renderHtmlReport([doc]).includes(words), 'the HTML report says the grade');
+      // The smallest change the events support: the library's drain timeout, or the grace period.
+      if (verdict === 'accepted-request-cut')
+        assert.equal(doc.advice?.code, s.drainMs === null ? 'raise-grace-period' : 'raise-drain-timeout');
+      else assert.equal(doc.advice, null);
       if (verdict === 'accepted-request-cut')
         assert.equal(
           doc.exit.code === 137,
