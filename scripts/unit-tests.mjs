@@ -27,6 +27,7 @@ export const unitTests = [
   'test/platform/local/service-proxy-routing.test.ts',
   'test/platform/local/store.test.ts',
   'test/probe/body.test.ts',
+  'test/probe/own-client.test.ts',
   'test/probe/resolv-conf.test.ts',
   'test/probe/work-template.test.ts',
   'test/report/html-page.test.ts',

@@ -259,3 +259,10 @@ test('userspace Service proxy: no socket evidence, in-flight only; --min-evidenc
   assert.match(gated.verdict.reason ?? '', /in-flight .* weaker than --min-evidence socket/);
   assert.deepEqual(processesWithMarker(marker), []);
 });
+
+test('the target flags on a real cluster: one usage line, exit 2 (embedded runtime only so far)', () => {
+  const r = cli(['run', '--platform', 'kube', '--work', 'GET /slow?ms={ms}']);
+  assert.equal(r.status, 2);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.match(r.stderr, /apply only to the embedded runtime/);
+});

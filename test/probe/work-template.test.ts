@@ -88,3 +88,16 @@ test('ss output: the socket whose peer port is the client port, with its queues 
   ].join('\n');
   assert.equal(parseSs(proxied, 5000, '127.0.0.9:80')?.local, '127.0.0.8:8080');
 });
+
+test('--port and --health-path reach the Pod: its containerPort, PORT and readiness probe', async () => {
+  const { planRun } = await import('../../src/experiment/plan.js');
+  const { resolveScenario } = await import('../../src/workload/scenario.js');
+  const scenario = resolveScenario({
+    containerPort: 9090,
+    target: resolveTarget({ healthPath: '/health', work: 'GET /slow?ms={ms}' }),
+  });
+  const container = planRun(scenario, { runId: 'r1' }).workload.pod.spec!.containers[0]!;
+  assert.equal(container.ports?.[0]?.containerPort, 9090);
+  assert.equal(container.env?.find((e) => e.name === 'PORT')?.value, '9090');
+  assert.equal(container.readinessProbe?.httpGet?.path, '/health');
+});
