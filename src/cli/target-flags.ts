@@ -53,8 +53,18 @@ function collect(value: string, previous: string[] | undefined): string[] {
 }
 
 export function targetFromFlags(flags: TargetFlags): ServiceTarget | null {
-  const { bodyFile, ...rest } = flags;
-  return resolveTarget({ ...rest, ...(bodyFile !== undefined ? { bodyFile: readBodyFile(bodyFile) } : {}) });
+  // Only the target's own flags: the command's others (platform, scenario) are not a target.
+  return resolveTarget({
+    healthPath: flags.healthPath,
+    work: flags.work,
+    header: flags.header,
+    body: flags.body,
+    bodyFile: flags.bodyFile === undefined ? undefined : readBodyFile(flags.bodyFile),
+    expectStatus: flags.expectStatus,
+    uidFrom: flags.uidFrom,
+    acceptedLog: flags.acceptedLog,
+    minEvidence: flags.minEvidence,
+  });
 }
 
 function readBodyFile(path: string): string {

@@ -246,8 +246,9 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
           (e.source === 'server' &&
             e.type === 'request-accepted' &&
             e.data.id === plan.workId &&
-            readyUid !== null &&
-            e.data.uid === readyUid),
+            // A health answer without a UID: the journal's own UID is checked against the
+            // Pod's by conclude().
+            (readyUid === null ? typeof e.data.uid === 'string' : e.data.uid === readyUid)),
       );
 
     if (ownService) {

@@ -17,6 +17,7 @@ import { test } from 'node:test';
 import type { RunDocument } from '../../src/experiment/run-document.js';
 import { renderHtmlReport } from '../../src/report/html/index.js';
 import { cli } from '../helpers/cli.js';
+import { cliPath } from '../helpers/lab-process.js';
 import { processesWithMarker } from '../helpers/processes.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
 
@@ -35,6 +36,8 @@ interface Service {
   /** The library's own drain timeout (ms); null: it waits for every request (SIGKILL ends it). */
   drainMs: number | null;
   graceSeconds: number;
+  /** The work request (default `GET /slow?ms={ms}&id={id}`). */
+  work?: string;
 }
 
 const services: Service[] = [
@@ -99,7 +102,7 @@ function draincheck(
         '--health-path',
         s.healthPath,
         '--work',
-        'GET /slow?ms={ms}&id={id}',
+        s.work ?? 'GET /slow?ms={ms}&id={id}',
         '--work-ms',
         String(workMs),
         '--grace-seconds',
@@ -265,4 +268,21 @@ test('the target flags on a real cluster: one usage line, exit 2 (embedded runti
   assert.equal(r.status, 2);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
   assert.match(r.stderr, /apply only to the embedded runtime/);
+});
+
+test('--uid-from json:uid: the Pod UID in the work response is the identity (uid), the route beside it', () => {
+  const lab: Service = {
+    name: 'draincheck server',
+    argv: [process.execPath, cliPath, 'server', '--on-sigterm', 'drain'],
+    healthPath: '/healthz',
+    drainMs: null,
+    graceSeconds: 5,
+    work: 'GET /work?ms={ms}&id={id}',
+  };
+  const marker = `DRAINCHECK_OWN_${process.pid}_uid`;
+  const { doc } = draincheck(lab, SHORT_MS, marker, ['--uid-from', 'json:uid']);
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+  assert.equal(doc.identity?.kind, 'uid');
+  assert.equal(doc.request.bodyUid, doc.pod.uid);
+  assert.deepEqual(processesWithMarker(marker), []);
 });
