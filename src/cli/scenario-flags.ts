@@ -22,6 +22,7 @@ export interface ScenarioFlags {
   drainDelayMs?: string;
   publishNotReady?: boolean;
   serverCommand?: string;
+  port?: string;
 }
 
 export function addScenarioFlags(

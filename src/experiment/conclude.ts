@@ -12,10 +12,23 @@ import {
   type ReadEvent,
 } from './events.js';
 import { atWords, exitWords, firstTerminatingWords, outcomeWords } from './run-view.js';
+import type { ServiceTarget } from '../workload/target.js';
+import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acceptance.js';
+import { identityOf, type Identity } from './evidence/identity.js';
+import { adviceOf } from './evidence/advice.js';
 
 type Fields = Pick<
   RunDocument,
-  'pod' | 'service' | 'acceptance' | 'deletion' | 'firstTerminatingEndpoint' | 'request' | 'exit' | 'verdict'
+  | 'pod'
+  | 'service'
+  | 'acceptance'
+  | 'identity'
+  | 'deletion'
+  | 'firstTerminatingEndpoint'
+  | 'request'
+  | 'exit'
+  | 'verdict'
+  | 'advice'
 >;
 
 export interface ConcludeInput {
@@ -26,6 +39,10 @@ export interface ConcludeInput {
   workId: string;
   /** Why the run ended early (the document's incompleteReason); null for a complete run. */
   incompleteReason?: string | null;
+  /** The user's own service as described (scenario.target); absent: the lab contract. */
+  target?: ServiceTarget | null;
+  /** What the advice needs of the scenario: the request's own time and the preStop sleep. */
+  scenario?: { workMs: number; preStopSleepSeconds: number };
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
@@ -48,17 +65,39 @@ export function conclude(input: ConcludeInput): Fields {
   const readyUid = ready?.data.uid ?? null;
   const deleteRequested = firstOf(events, 'runner', 'delete-requested');
 
+  const target = input.target ?? null;
+  const outcomeEvent = firstOf(events, 'client', 'work-outcome');
+  const o = outcomeEvent?.data;
+  const localPort = o?.localPort ?? firstOf(events, 'client', 'work-connected')?.data.localPort ?? null;
+  const routed =
+    localPort === null
+      ? undefined
+      : eventsOf(events, 'proxy', 'connection-routed').find((e) => e.data.clientPort === localPort);
+
   // Acceptance: /state (active == 1 with the ready UID) or the journal's request-accepted
-  // for this id with the ready UID — and only before the deletion request.
+  // for this id with the ready UID — and only before the deletion request. A health answer
+  // without a UID does not stop a proof that names the Pod's own UID.
   const before = (e: Evidence) => !deleteRequested || e.at <= deleteRequested.at;
+  const sameUid = (uid: string | null) =>
+    uid !== null && (readyUid !== null ? uid === readyUid : podUid !== null && uid === podUid);
   const stateProof = firstOf(events, 'client', 'acceptance-proven');
   const journalProof = eventsOf(events, 'server', 'request-accepted').find((e) => e.data.id === workId);
   const candidates = [stateProof, journalProof]
     .filter((e): e is AcceptanceProof => e !== undefined)
     .sort((a, b) => a.at - b.at);
-  const valid = candidates.find((e) => before(e) && readyUid !== null && e.data.uid === readyUid);
+  const valid = candidates.find((e) => before(e) && sameUid(e.data.uid));
+  const routedEndpoint =
+    routed && routed.data.podUid !== null && routed.data.podUid === podUid && routed.data.endpoint !== null
+      ? String(routed.data.endpoint)
+      : null;
+  // The user's own service: the graded kinds the lab contract does not give.
+  const graded =
+    !valid && target && !target.lab
+      ? gradedAcceptance(events, { workId, target, deleteAt: deleteRequested?.at ?? null, routedEndpoint })
+      : null;
   let acceptance: Fields['acceptance'];
   if (valid) {
+    const grade = valid.source === 'client' ? 'counter' : 'log';
     acceptance = {
       proven: true,
       via: valid.source === 'client' ? 'state' : 'journal',
@@ -66,6 +105,22 @@ export function conclude(input: ConcludeInput): Fields {
       uid: valid.data.uid,
       at: valid.at,
       reason: null,
+      grade,
+      evidence: [valid.id],
+      words: gradeWords(grade),
+    };
+  } else if (graded) {
+    acceptance = {
+      proven: true,
+      via: graded.via,
+      active: null,
+      uid: null,
+      at: graded.at,
+      reason: null,
+      grade: graded.grade,
+      evidence: graded.evidence,
+      words: gradeWords(graded.grade, graded.unansweredMs),
+      ...(graded.unansweredMs !== null ? { unansweredMs: Math.round(graded.unansweredMs) } : {}),
     };
   } else {
     acceptance = {
@@ -74,9 +129,24 @@ export function conclude(input: ConcludeInput): Fields {
       active: null,
       uid: null,
       at: null,
-      reason: acceptanceGap(events, candidates, readyUid, before, workId, input.incompleteReason ?? null),
+      reason:
+        target && !target.lab && firstOf(events, 'client', 'service-ready')
+          ? gradedGap(events, target, routedEndpoint, deleteRequested?.at ?? null)
+          : acceptanceGap(
+              events,
+              candidates,
+              readyUid,
+              before,
+              workId,
+              input.incompleteReason ?? null,
+              target,
+            ),
+      grade: null,
+      evidence: [],
+      words: gradeWords(null),
     };
   }
+  const identity = identityOf(events, { podUid, localPort, acceptanceUid: acceptance.uid });
 
   const sliceEvents = events.filter(
     (e): e is Extract<ReadEvent, { known: true; source: 'endpointslice' }> =>
@@ -85,14 +155,7 @@ export function conclude(input: ConcludeInput): Fields {
   const fte = sliceEvents.find((e) => endpointConditions(e.data.podEndpoint)?.terminating === true);
   const fteConditions = fte ? endpointConditions(fte.data.podEndpoint) : null;
 
-  const outcomeEvent = firstOf(events, 'client', 'work-outcome');
   const sent = firstOf(events, 'client', 'work-sent');
-  const o = outcomeEvent?.data;
-  const localPort = o?.localPort ?? firstOf(events, 'client', 'work-connected')?.data.localPort ?? null;
-  const routed =
-    localPort === null
-      ? undefined
-      : eventsOf(events, 'proxy', 'connection-routed').find((e) => e.data.clientPort === localPort);
   const error = o?.error;
   const request: Fields['request'] = {
     id: workId,
@@ -150,6 +213,7 @@ export function conclude(input: ConcludeInput): Fields {
     pod: { name: input.podName, namespace: input.namespace, uid: podUid, ip: podIP },
     service: { name: input.serviceName, readyAt: ready?.at ?? null, readyUid },
     acceptance,
+    identity,
     deletion: {
       requested: deleteRequested !== undefined,
       at: deleteRequested?.at ?? null,
@@ -170,15 +234,28 @@ export function conclude(input: ConcludeInput): Fields {
     request,
     exit,
   };
+  const verdict = verdictOf(fields, events, target, {
+    valid: valid ?? (graded ? { id: graded.evidence[0]!, at: graded.at } : undefined),
+    identity,
+    outcomeEvent,
+    deleteRequested,
+    fte,
+    terminatedEvent: firstTerminated ?? journalExit,
+  });
+  // The smallest change the events support, only for a cut request (and only where the
+  // kubelet's signals were recorded); the verdict's sentence ends with it.
+  const advice =
+    verdict.kind === 'accepted-request-cut' && input.scenario
+      ? adviceOf(events, {
+          cutAt: request.at,
+          workMs: input.scenario.workMs,
+          preStopSeconds: input.scenario.preStopSleepSeconds,
+        })
+      : null;
   return {
     ...fields,
-    verdict: verdictOf(fields, events, {
-      valid,
-      outcomeEvent,
-      deleteRequested,
-      fte,
-      terminatedEvent: firstTerminated ?? journalExit,
-    }),
+    verdict: advice ? { ...verdict, explanation: `${verdict.explanation} ${advice.sentence}` } : verdict,
+    advice,
   };
 }
 
@@ -204,16 +281,18 @@ function acceptanceGap(
   before: (e: Evidence) => boolean,
   workId: string,
   incompleteReason: string | null,
+  target: ServiceTarget | null,
 ): string {
+  const health = `GET ${target?.healthPath ?? '/healthz'}`;
   if (!firstOf(events, 'client', 'service-ready')) {
     // Say what actually happened: the Service was checked and never answered, or the run
     // ended before that (preparing failed, an observer's fatal error) — then nothing was sent.
     const checked = firstOf(events, 'client', 'service-ready-timeout') !== undefined;
     if (checked || incompleteReason === null)
-      return 'the Service path never answered GET /healthz with 200, so no work was sent';
+      return `the Service path never answered ${health} with ${target && !target.lab ? '2xx' : '200'}, so no work was sent`;
     const reached = eventsOf(events, 'runner', 'phase').map((e) => e.data.name);
     const preparing = !reached.includes('service-ready');
-    return `${preparing ? 'preparing the workload failed' : 'the run ended before the Service path answered GET /healthz'}, so no work was sent: ${incompleteReason}`;
+    return `${preparing ? 'preparing the workload failed' : `the run ended before the Service path answered ${health}`}, so no work was sent: ${incompleteReason}`;
   }
   if (readyUid === null)
     return 'the server behind the Service reported no Pod UID, so acceptance cannot be tied to a Pod';
@@ -231,12 +310,23 @@ interface VerdictEvidence {
   deleteRequested: Evidence | undefined;
   fte: Evidence | undefined;
   terminatedEvent: Evidence | undefined;
+  identity: Identity;
 }
 
-function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictEvidence): Fields['verdict'] {
-  const ids = [ev.valid, ev.deleteRequested, ev.fte, ev.outcomeEvent, ev.terminatedEvent]
-    .filter((e): e is Evidence => e !== undefined)
-    .map((e) => e.id);
+function verdictOf(
+  f: Omit<Fields, 'verdict'>,
+  events: ReadEvent[],
+  target: ServiceTarget | null,
+  ev: VerdictEvidence,
+): Fields['verdict'] {
+  const ids = [
+    ...new Set(
+      [ev.valid, ev.deleteRequested, ev.fte, ev.outcomeEvent, ev.terminatedEvent]
+        .filter((e): e is Evidence => e !== undefined)
+        .map((e) => e.id)
+        .concat(f.acceptance.evidence ?? [], ev.identity.evidence),
+    ),
+  ];
   const inconclusive = (reason: string, evidence = ids) => ({
     kind: 'inconclusive' as VerdictKind,
     evidence,
@@ -255,6 +345,13 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
       ...ids,
     ]);
   }
+  const grade = f.acceptance.grade ?? null;
+  if (target?.minEvidence && grade && !atLeast(grade, target.minEvidence))
+    return inconclusive(
+      `the acceptance evidence is ${grade} (${f.acceptance.words ?? ''}), weaker than --min-evidence ${target.minEvidence}`,
+    );
+  if (target && !target.lab && ev.identity.kind === null)
+    return inconclusive(ev.identity.reason ?? 'no evidence of which Pod took the work connection');
   if (!f.request.outcome || !ev.outcomeEvent)
     return inconclusive('the run ended before the work request did');
   if (!ev.deleteRequested) return inconclusive('the Pod was never deleted');
@@ -263,7 +360,9 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
       `the work request ended (${f.request.outcome}) before the Pod was deleted, so it says nothing about the deletion`,
     );
   }
-  const uid = short(f.acceptance.uid);
+  const uid = short(f.acceptance.uid ?? (ev.identity.kind ? f.pod.uid : null));
+  // The grades in words, so the sentence says how strong its evidence is.
+  const graded = target && !target.lab ? ` (${f.acceptance.words ?? ''}; ${identityWords(ev.identity)})` : '';
   // The run's facts in the words every renderer uses (run-view.ts).
   const when = atWords;
   const fteText = firstTerminatingWords(f.firstTerminatingEndpoint);
@@ -271,7 +370,11 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
   const exitText = exitWords(f.exit) ?? 'exit code not observed';
   switch (f.request.outcome) {
     case 'completed':
-      if (f.request.bodyUid !== f.acceptance.uid) {
+      if (
+        f.acceptance.uid !== null
+          ? f.request.bodyUid !== f.acceptance.uid
+          : f.request.bodyUid !== null && f.pod.uid !== null && f.request.bodyUid !== f.pod.uid
+      ) {
         return inconclusive(
           `UID mismatch: accepted by ${f.acceptance.uid}, the completion body came from ${f.request.bodyUid ?? 'no UID'}`,
         );
@@ -280,7 +383,7 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
         kind: 'accepted-request-finished',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid} ended ${outcomeText} at ${when(f.request.at)} with its body from the same Pod; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}; ${exitText}.`,
       };
     case 'connection-dropped':
     case 'response-timeout': {
@@ -290,7 +393,7 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
         kind: 'accepted-request-cut',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} ended ${outcomeText} at ${when(f.request.at)}; ${fteText}; ${exitText}${hidden}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}; ${fteText}; ${exitText}${hidden}.`,
       };
     }
     case 'http-error':
@@ -298,7 +401,7 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
         kind: 'accepted-request-failed',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid} ended ${outcomeText} at ${when(f.request.at)} on a healthy connection; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)} on a healthy connection; ${exitText}.`,
       };
     case 'unexpected-response':
       return inconclusive(
@@ -313,6 +416,14 @@ function verdictOf(f: Omit<Fields, 'verdict'>, events: ReadEvent[], ev: VerdictE
 
 /** How an exit code taken from the journal is labelled wherever it is shown (run-view.ts). */
 export { JOURNAL_EXIT } from './run-view.js';
+
+function identityWords(identity: Identity): string {
+  return identity.kind === 'uid'
+    ? 'the Pod named by the UID in its response'
+    : identity.kind === 'route'
+      ? "the Pod named by the connection's recorded route"
+      : 'no Pod named';
+}
 
 function short(uid: string | null): string {
   return uid ? uid.slice(0, 8) : 'an unknown Pod';

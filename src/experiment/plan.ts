@@ -6,6 +6,8 @@ import { buildWorkload, type ManifestOptions } from '../workload/manifests.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import type { ClientPlan } from '../probe/client-events.js';
 import { clientDefaults } from '../probe/client-defaults.js';
+import type { TargetPlan } from '../probe/work-template.js';
+import type { ServiceTarget } from '../workload/target.js';
 
 export interface PhaseLimits {
   prepareMs: number;
@@ -69,6 +71,7 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
         ? { newRequestAfterMs: options.newRequest.afterMs, newRequestMs: options.newRequest.workMs }
         : {}),
       ...(options.reuseAfterMs === undefined ? {} : { reuseAfterMs: options.reuseAfterMs }),
+      ...(scenario.target ? { target: clientTarget(scenario.target) } : {}),
     },
     limits: {
       prepareMs: startupMs,
@@ -78,5 +81,16 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
       observeMs: Math.max(scenario.workMs, terminationMs) + 20_000,
       endpointGoneMs: 3000,
     },
+  };
+}
+
+/** What the client needs of the target: the runner keeps the rest (evidence, gates). */
+function clientTarget(t: ServiceTarget): TargetPlan {
+  return {
+    lab: t.lab,
+    healthPath: t.healthPath,
+    work: t.work,
+    expectStatus: t.expectStatus,
+    uidFrom: t.uidFrom,
   };
 }

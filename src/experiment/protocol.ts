@@ -22,6 +22,7 @@ import { RUN_SCHEMA, type RunDocument } from './run-document.js';
 import { truncateText } from '../util/bounded-json.js';
 import { cutNote, splitCutLine } from '../util/line-splitter.js';
 import { ServerLines } from './server-lines.js';
+import { gradedEvidenceArrived } from './evidence/waiting.js';
 
 /** What is kept of one line of the server's other output. */
 const LOG_LINE_KEEP_CHARS = 4096;
@@ -238,24 +239,42 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       const said = (ready?.data.diagnosis as { message?: unknown } | null | undefined)?.message;
       const diagnosis = typeof said === 'string' ? truncateText(said, 400) : undefined;
       throw new Incomplete(
-        `the Service path never answered GET /healthz with 200 within ${plan.client.serviceReadyTimeoutMs} ms${diagnosis ? `: ${diagnosis}` : ''}`,
+        `the Service path never answered GET ${scenario.target?.healthPath ?? '/healthz'} with ${scenario.target && !scenario.target.lab ? '2xx' : '200'} within ${plan.client.serviceReadyTimeoutMs} ms${diagnosis ? `: ${diagnosis}` : ''}`,
       );
     }
     const readyUid = typeof ready.data.uid === 'string' ? ready.data.uid : null;
 
     phase('acceptance');
-    await wait(
-      'acceptance',
-      plan.limits.acceptanceMs,
-      (e) =>
-        (e.source === 'client' &&
-          ['acceptance-proven', 'acceptance-timeout', 'work-outcome'].includes(e.type)) ||
-        (e.source === 'server' &&
-          e.type === 'request-accepted' &&
-          e.data.id === plan.workId &&
-          readyUid !== null &&
-          e.data.uid === readyUid),
-    );
+    const target = scenario.target;
+    const ownService = target !== null && !target.lab;
+    if (!ownService)
+      await wait(
+        'acceptance',
+        plan.limits.acceptanceMs,
+        (e) =>
+          (e.source === 'client' &&
+            ['acceptance-proven', 'acceptance-timeout', 'work-outcome'].includes(e.type)) ||
+          (e.source === 'server' &&
+            e.type === 'request-accepted' &&
+            e.data.id === plan.workId &&
+            // A health answer without a UID: the journal's own UID is checked against the
+            // Pod's by conclude().
+            (readyUid === null ? typeof e.data.uid === 'string' : e.data.uid === readyUid)),
+      );
+
+    if (ownService) {
+      // The user's own service: once the request is written, the graded evidence (a log line,
+      // the server's socket) or, without it, the in-flight window before the deletion.
+      const written = await wait(
+        'acceptance',
+        plan.limits.acceptanceMs,
+        (e) => e.source === 'client' && (e.type === 'work-written' || e.type === 'work-outcome'),
+      );
+      if (written?.type === 'work-written')
+        await log.waitFor(gradedEvidenceArrived(target, plan.workId), target.inFlightMs + 100, waiting);
+      const reason = ended();
+      if (reason) throw reason;
+    }
 
     phase('delete');
     const grace = scenario.terminationGracePeriodSeconds;
@@ -330,7 +349,16 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
 
   const events = log.finalize();
-  const fields = conclude({ events, podName, namespace, serviceName, workId: plan.workId, incompleteReason });
+  const fields = conclude({
+    events,
+    podName,
+    namespace,
+    serviceName,
+    workId: plan.workId,
+    incompleteReason,
+    target: scenario.target,
+    scenario: { workMs: scenario.workMs, preStopSleepSeconds: scenario.preStopSleepSeconds },
+  });
   return {
     schema: RUN_SCHEMA,
     runId: plan.runId,
@@ -349,6 +377,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       publishNotReadyAddresses: scenario.publishNotReadyAddresses,
       serverCommand: scenario.serverCommand,
       workId: plan.workId,
+      containerPort: scenario.containerPort,
+      ...(scenario.target ? { target: { ...scenario.target } } : {}),
     },
     platform: { ...platform.details() },
     ...fields,

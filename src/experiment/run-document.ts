@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { requestOutcomes } from '../probe/client-events.js';
 import { scenarioIntegerFields } from '../workload/scenario.js';
+import { acceptanceGrades } from '../workload/target.js';
 
 export const RUN_SCHEMA = 'draincheck.run/v1';
 
@@ -38,14 +39,32 @@ export const ScenarioSchema = z.object({
     .enum(['exit', 'default', 'drain'])
     .nullable()
     .describe('null when --server-command replaces the lab server'),
-  // workMs, terminationGracePeriodSeconds, preStopSleepSeconds, drainDelayMs: one per row of
-  // the scenario table (src/workload/scenario.ts).
+  // workMs, terminationGracePeriodSeconds, preStopSleepSeconds, drainDelayMs, containerPort:
+  // one per row of the scenario table (src/workload/scenario.ts).
   ...scenarioIntegerFields(),
   publishNotReadyAddresses: z.boolean(),
   serverCommand: z.array(z.string()).nullable().describe('the command run in place of draincheck server'),
   workId: z.string(),
+  target: z
+    .looseObject({
+      lab: z.boolean(),
+      healthPath: z.string(),
+      work: z.looseObject({ method: z.string(), path: z.string() }),
+      expectStatus: z.string(),
+      acceptedLog: z.string().nullable(),
+      minEvidence: z.enum(acceptanceGrades).nullable(),
+      inFlightMs: z.number(),
+    })
+    .nullable()
+    .optional()
+    .describe(
+      "the user's own service as described by --work, --health-path ...; absent or null: the lab contract",
+    ),
 });
 export type Scenario = z.infer<typeof ScenarioSchema>;
+
+/** What the advice of a cut run may say (src/experiment/evidence/advice.ts). */
+export const adviceCodes = ['raise-grace-period', 'handle-sigterm', 'raise-drain-timeout'] as const;
 
 export const verdictKinds = [
   'accepted-request-finished',
@@ -113,12 +132,33 @@ export const RunDocumentSchema = z.object({
   }),
   acceptance: z.object({
     proven: z.boolean(),
-    via: z.enum(['state', 'journal']).nullable(),
+    via: z.enum(['state', 'journal', 'log', 'socket', 'in-flight']).nullable(),
     active: z.number().nullable(),
     uid: z.string().nullable(),
     at: z.number().nullable(),
     reason: z.string().nullable().describe('why acceptance is not proven'),
+    grade: z
+      .enum(acceptanceGrades)
+      .nullable()
+      .optional()
+      .describe('how strong the acceptance evidence is (docs/YOUR-SERVICE.md); absent in older documents'),
+    evidence: z.array(z.string()).optional().describe('ids of the events the grade rests on'),
+    words: z.string().optional().describe('the grade in words, as the reports say it'),
+    unansweredMs: z
+      .number()
+      .optional()
+      .describe('in-flight: how long the request was written and unanswered before the deletion'),
   }),
+  identity: z
+    .object({
+      kind: z.enum(['uid', 'route']).nullable(),
+      evidence: z.array(z.string()),
+      reason: z.string().nullable(),
+    })
+    .optional()
+    .describe(
+      'which Pod took the work connection: its UID in a response, or the recorded route; absent in older documents',
+    ),
   deletion: z.object({
     requested: z.boolean(),
     at: z.number().nullable(),
@@ -174,6 +214,17 @@ export const RunDocumentSchema = z.object({
     reason: z.string().nullable().describe('for inconclusive: which evidence is missing or contradicts'),
     explanation: z.string().describe('one plain sentence of what the evidence shows'),
   }),
+  advice: z
+    .object({
+      code: z.enum(adviceCodes),
+      figures: z.record(z.string(), z.number()),
+      sentence: z.string(),
+    })
+    .nullable()
+    .optional()
+    .describe(
+      'for a cut request: the smallest change the recorded events support, as a code with its figures and a sentence; absent in older documents',
+    ),
   events: z.array(RunEventSchema),
 });
 export type RunDocument = z.infer<typeof RunDocumentSchema>;

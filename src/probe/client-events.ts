@@ -1,5 +1,6 @@
 // What the client side of the protocol reports. The same shapes come from the in-process
 // client (embedded runtime) and from `draincheck client` in a client Pod (JSON lines).
+import type { TargetPlan } from './work-template.js';
 
 export interface ClientPlan {
   /** Service base URL, e.g. http://127.0.0.9:80 or http://work.lab.svc:80. Set by the platform. */
@@ -31,6 +32,8 @@ export interface ClientPlan {
    * was proven for GET /work?ms=0&id=<workId>-reuse. Absent: no pooled connection.
    */
   reuseAfterMs?: number;
+  /** The service checked; absent: the lab server's contract (docs/LAB-CONTRACT.md). */
+  target?: TargetPlan;
 }
 
 /** The id of the request sent on the pooled connection (reuseAfterMs). */
@@ -53,6 +56,8 @@ export const clientEventTypes = [
   'service-ready-timeout',
   'work-sent',
   'work-connected',
+  'work-written',
+  'server-socket',
   'state',
   'acceptance-proven',
   'acceptance-timeout',

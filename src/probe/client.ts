@@ -18,6 +18,8 @@ import { exchange } from './http-exchange.js';
 import { classifyWork } from './outcome.js';
 import { bodyLimits } from './body.js';
 import { parseJsonBounded } from '../util/bounded-json.js';
+import { labTarget, render, uidIn } from './work-template.js';
+import type { ServerSocket } from './server-socket.js';
 
 export interface ClientDeps {
   /** Monotonic milliseconds; the embedded runtime passes the runner's own clock. */
@@ -26,10 +28,20 @@ export interface ClientDeps {
   signal: AbortSignal;
   /** Name lookup for every request (default: dns.lookup; `draincheck client` passes ./resolve.ts). */
   lookup?: LookupFunction;
+  /** Where the server's end of a connection can be read from the kernel (embedded runtime). */
+  serverSocket?: (
+    clientPort: number,
+    signal: AbortSignal,
+    excludeLocal: string,
+  ) => Promise<ServerSocket | null>;
 }
+
+/** Pause between reads of the server's socket. */
+const SOCKET_POLL_MS = 50;
 
 export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps: ClientDeps): Promise<void> {
   const { now, signal } = deps;
+  const target = plan.target ?? labTarget;
   const emit = (type: ClientEventType, data: Record<string, unknown>) =>
     deps.emit({ type, data, clientMs: now(), time: new Date().toISOString() });
   const base = new URL(plan.serviceUrl);
@@ -52,15 +64,17 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   while (readyUid === undefined) {
     if (signal.aborted) return;
     attempts += 1;
-    const r = await exchange(url('/healthz'), shortLimits);
+    const r = await exchange(url(target.healthPath), shortLimits);
     const body = r.body ? safeJson(r.body) : null;
-    const uid = body && typeof body.uid === 'string' ? body.uid : null;
+    const uid = uidIn(target.lab ? null : target.uidFrom, body, r.headers);
     const summary = `${r.status ?? '-'} ${r.error?.code ?? ''}`;
     if (summary !== last) {
       emit('healthz', { attempt: attempts, status: r.status, uid, localPort: r.localPort, error: r.error });
       last = summary;
     }
-    if (r.status === 200 && r.responseComplete) {
+    // The lab contract answers 200; the user's own health path any 2xx.
+    const healthy = target.lab ? r.status === 200 : r.status !== null && r.status >= 200 && r.status < 300;
+    if (healthy && r.responseComplete) {
       readyUid = uid;
       emit('service-ready', { uid, attempts, localPort: r.localPort });
       break;
@@ -109,8 +123,16 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   };
 
   // Step 3: the work request, on a connection of its own.
-  const path = `/work?ms=${plan.workMs}&id=${encodeURIComponent(plan.workId)}`;
-  emit('work-sent', { id: plan.workId, ms: plan.workMs, path });
+  const values = { ms: plan.workMs, id: plan.workId };
+  const path = render(target.work.path, values, true);
+  const request = {
+    method: target.work.method,
+    headers: target.work.headers.map(([k, v]): [string, string] => [k, render(v, values, false)]),
+    body: target.work.body === null ? null : render(target.work.body, values, false),
+  };
+  emit('work-sent', { id: plan.workId, ms: plan.workMs, path, method: request.method });
+  let written: { localPort: number; bytes: number } | null = null;
+  let workPort = 0;
   let connected!: () => void;
   const connectedOrDone = new Promise<void>((resolve) => (connected = resolve));
   const work = exchange(url(path), {
@@ -118,7 +140,13 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     responseTimeoutMs: plan.responseTimeoutMs,
     signal,
     lookup: deps.lookup,
+    request,
+    onWritten: (bytes) => {
+      written = { localPort: workPort, bytes };
+      emit('work-written', { id: plan.workId, localPort: workPort, bytes });
+    },
     onConnect: (localPort) => {
+      workPort = localPort;
       emit('work-connected', { id: plan.workId, localPort });
       connected();
     },
@@ -158,6 +186,15 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     return r;
   });
   await connectedOrDone;
+  if (!target.lab) {
+    // The user's own service has no /state: what the kernel shows of the server's end of
+    // this very connection is the evidence, where it can be read (embedded runtime).
+    if (deps.serverSocket) await watchServerSocket();
+    const result = await workResult;
+    if (signal.aborted && result.error?.code === 'ABORT_ERR') return;
+    emit('work-outcome', { id: plan.workId, ...classifyWork(result, plan.workId, target) });
+    return;
+  }
   const acceptanceDeadline = now() + plan.acceptanceTimeoutMs;
   let polls = 0;
   let lastState: Record<string, unknown> | null = null;
@@ -212,6 +249,42 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   emit('work-outcome', { id: plan.workId, ...outcome });
   await newRequest;
   pool?.destroy();
+
+  /**
+   * Reads the server's end of the work connection until it shows the whole request read and
+   * nothing sent (`accepted`), the work ends, or the acceptance limit passes; records changes.
+   */
+  async function watchServerSocket(): Promise<void> {
+    const deadline = now() + plan.acceptanceTimeoutMs;
+    let lastSummary = '';
+    // A userspace Service proxy's own end of this connection has the same peer port: it is
+    // the Service address, never the Pod's, and is not the server's socket.
+    const serviceAddress = `${base.hostname}:${base.port || '80'}`;
+    while (!workDone && !signal.aborted && now() < deadline) {
+      const sent = written;
+      const socket = await deps.serverSocket!(workPort, signal, serviceAddress);
+      const accepted =
+        sent !== null &&
+        socket !== null &&
+        socket.recvQ === 0 &&
+        socket.bytesReceived >= sent.bytes &&
+        socket.bytesSent === 0;
+      const summary = JSON.stringify([socket, accepted]);
+      if (summary !== lastSummary && !workDone) {
+        emit('server-socket', {
+          id: plan.workId,
+          localPort: workPort,
+          found: socket !== null,
+          ...(socket ?? {}),
+          requestBytes: sent?.bytes ?? null,
+          accepted,
+        });
+        lastSummary = summary;
+      }
+      if (accepted) return;
+      await abortableDelay(SOCKET_POLL_MS, signal);
+    }
+  }
 }
 
 /** /healthz and /state bodies are small: anything larger or deeper than a kept body is not read. */

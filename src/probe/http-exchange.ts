@@ -14,6 +14,10 @@ export interface ExchangeOptions {
   /** Called when the status line and headers have arrived. */
   onResponse?: (status: number) => void;
   signal?: AbortSignal;
+  /** The request (default: GET, no body). */
+  request?: { method: string; headers: Array<[string, string]>; body: string | null };
+  /** Called once the whole request has been handed to the kernel, with the bytes written. */
+  onWritten?: (bytes: number) => void;
   /**
    * Name resolution, as http.request takes it (default: dns.lookup, getaddrinfo; the client
    * Pod uses ./resolve.ts).
@@ -90,9 +94,12 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
     const req = http.request(
       url,
       {
-        method: 'GET',
+        method: options.request?.method ?? 'GET',
         agent: options.agent ?? false,
-        headers: { connection: options.agent ? 'keep-alive' : 'close' },
+        headers: {
+          ...Object.fromEntries(options.request?.headers ?? []),
+          connection: options.agent ? 'keep-alive' : 'close',
+        },
         ...(options.lookup ? { lookup: options.lookup } : {}),
       },
       (res) => {
@@ -169,6 +176,7 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
       // Destroyed by a timer (no 'error' event in that case) or closed without a response.
       if (!settled && !result.responseComplete && result.error) finish();
     });
-    req.end();
+    const body = options.request?.body ?? undefined;
+    req.end(body, () => options.onWritten?.(req.socket?.bytesWritten ?? 0));
   });
 }

@@ -5,6 +5,7 @@ import type { RequestOutcome } from './client-events.js';
 import type { ExchangeResult } from './http-exchange.js';
 import { readBody } from './body.js';
 import { truncateText } from '../util/bounded-json.js';
+import { statusExpected, uidIn, type TargetPlan } from './work-template.js';
 
 const UID_KEEP_CHARS = 128;
 
@@ -24,7 +25,7 @@ export interface WorkOutcome {
   problem: string | null;
 }
 
-export function classifyWork(result: ExchangeResult, workId: string): WorkOutcome {
+export function classifyWork(result: ExchangeResult, workId: string, target?: TargetPlan): WorkOutcome {
   const base = {
     status: result.status,
     error: result.error,
@@ -48,6 +49,16 @@ export function classifyWork(result: ExchangeResult, workId: string): WorkOutcom
   // The run document keeps a bounded body; the classification reads the whole (bounded) one.
   const kept = { body: read.kept, ...(read.note ? { bodyNote: read.note } : {}) };
   const status = result.status ?? 0;
+  if (target && !target.lab) {
+    // The user's own service: finished is the status it is expected to answer with, and its
+    // UID (if any) is where --uid-from says; its body is its own business.
+    const bodyUid = uidIn(target.uidFrom, read.value, result.headers);
+    if (statusExpected(target.expectStatus, status))
+      return { ...base, outcome: 'completed', ...kept, bodyUid, problem: null };
+    if (status >= 400) return { ...base, outcome: 'http-error', ...kept, bodyUid, problem: null };
+    const problem = `status ${status} is not the expected ${target.expectStatus}`;
+    return { ...base, outcome: 'unexpected-response', ...kept, bodyUid, problem };
+  }
   if (status >= 400) {
     return { ...base, outcome: 'http-error', ...kept, bodyUid: uidOf(read.value), problem: null };
   }

@@ -46,7 +46,12 @@ export function summarizeRun(doc: RunDocument): RunSummaryRow {
     : 'not observed';
   return {
     scenario: doc.scenario.name,
-    acceptedUid: doc.acceptance.proven ? shortUid(doc.acceptance.uid) : 'not proven',
+    acceptedUid: !doc.acceptance.proven
+      ? 'not proven'
+      : doc.scenario.target && !doc.scenario.target.lab
+        ? // The user's own service: the Pod its identity names, and how strong the acceptance is.
+          `${doc.identity?.kind ? shortUid(doc.pod.uid) : '?'} (${doc.acceptance.grade ?? '?'})`
+        : shortUid(doc.acceptance.uid),
     firstTerminating:
       fte.observed && fte.conditions
         ? `${conditionsText(fte.conditions)} @${Math.round(fte.at ?? 0)}ms`

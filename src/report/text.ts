@@ -12,6 +12,9 @@ import { conditionsText, shortUid, summarizeRun, summaryColumns, type RunSummary
 /** A field as text; `?` where the event did not carry it. */
 const v = (x: string | number | boolean | null): string => (x === null ? '?' : String(x));
 
+/** The run checked the user's own service (--work), not the lab contract. */
+const ownService = (doc: RunDocument): boolean => doc.scenario.target != null && !doc.scenario.target.lab;
+
 /** One line per notable event; null for events that are context, not evidence. */
 function describe(e: ReadEvent, doc: RunDocument): string | null {
   // An event this version does not know, or with a field of the wrong type, is still shown.
@@ -20,9 +23,15 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
     case 'client':
       switch (e.type) {
         case 'service-ready':
-          return `GET /healthz through the Service answered 200 from ${shortUid(e.data.uid)} (after ${v(e.data.attempts)} attempts)`;
+          return `GET ${doc.scenario.target?.healthPath ?? '/healthz'} through the Service answered ${ownService(doc) ? '2xx' : '200'}${e.data.uid !== null || !ownService(doc) ? ` from ${shortUid(e.data.uid)}` : ''} (after ${v(e.data.attempts)} attempts)`;
         case 'work-sent':
-          return `sent GET ${v(e.data.path)}`;
+          return `sent ${e.data.method ?? 'GET'} ${v(e.data.path)}`;
+        case 'work-written':
+          return `request written whole (${v(e.data.bytes)} bytes)`;
+        case 'server-socket':
+          return e.data.accepted === true
+            ? `kernel: the server's end (${v(e.data.local)}) had read all ${v(e.data.bytesReceived)} bytes and sent none`
+            : null;
         case 'work-connected': {
           const routed =
             doc.request.routedTo && e.data.localPort !== null && doc.request.localPort === e.data.localPort

@@ -85,7 +85,7 @@ export function buildWorkload(
 ): Workload {
   checkWorkloadNames(names);
   if (options.image !== undefined) checkImageReference(options.image);
-  const containerPort = options.containerPort ?? scenarioDefaults.containerPort;
+  const containerPort = options.containerPort ?? scenario.containerPort;
   const labels = { ...managedLabels(names.runId, 'lab-server'), [SCENARIO_LABEL]: scenario.name };
   const env: V1EnvVar[] = [
     { name: 'PORT', value: String(containerPort) },
@@ -114,7 +114,7 @@ export function buildWorkload(
     ports: [{ name: 'http', containerPort, protocol: 'TCP' }],
     env,
     readinessProbe: {
-      httpGet: { path: '/healthz', port: 'http', scheme: 'HTTP' },
+      httpGet: { path: scenario.target?.healthPath ?? '/healthz', port: 'http', scheme: 'HTTP' },
       periodSeconds: scenarioDefaults.probePeriodSeconds,
       failureThreshold: options.readinessFailureThreshold ?? scenarioDefaults.probeFailureThreshold,
       successThreshold: 1,

@@ -6,6 +6,7 @@ import { clientDefaults } from '../probe/client-defaults.js';
 import { DRAIN_MS_MAX, serverSettings, shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
 import { WORK_MS_MAX } from '../server/work-params.js';
 import { integerSchema } from '../util/integer.js';
+import type { ServiceTarget } from './target.js';
 
 export const scenarioDefaults = {
   onSigterm: 'drain' as ShutdownPolicy,
@@ -42,6 +43,8 @@ export interface ScenarioSetting {
   serverEnv?: string;
   /** The HTML run section shows it always, or only when it is not 0. */
   shown: 'always' | 'when-set';
+  /** Added after draincheck.run/v1 was first written: documents read back may lack it. */
+  optionalInDocument?: true;
 }
 
 /**
@@ -91,6 +94,17 @@ export const scenarioSettings = {
     serverEnv: serverSettings.drainDelayMs.env,
     shown: 'when-set',
   },
+  containerPort: {
+    field: 'containerPort',
+    flag: '--port',
+    arg: '<port>',
+    min: 1,
+    max: 65535,
+    help: "the port the server listens on (the container's containerPort; it gets it as PORT)",
+    shown: 'always',
+    // Documents written before --port existed do not carry it.
+    optionalInDocument: true,
+  },
 } as const satisfies Record<string, ScenarioSetting>;
 export type ScenarioSettingName = keyof typeof scenarioSettings;
 /** A setting's name in the run document: `terminationGracePeriodSeconds` for graceSeconds. */
@@ -102,11 +116,24 @@ export const scenarioSettingRows = Object.entries(scenarioSettings) as Array<
 >;
 
 /** The integer fields of a run document's `scenario`, from the table (src/experiment/run-document.ts). */
-export function scenarioIntegerFields(): Record<ScenarioField, z.ZodNumber> {
+/** Fields of the table that documents written before them lack. */
+type OptionalDocumentField = {
+  [K in ScenarioSettingName]: (typeof scenarioSettings)[K] extends { optionalInDocument: true }
+    ? (typeof scenarioSettings)[K]['field']
+    : never;
+}[ScenarioSettingName];
+
+/** The integer fields of a run document's `scenario`, from the table (src/experiment/run-document.ts). */
+export function scenarioIntegerFields(): Record<Exclude<ScenarioField, OptionalDocumentField>, z.ZodNumber> &
+  Record<OptionalDocumentField, z.ZodOptional<z.ZodNumber>> {
   // Only the lower bound: a document read back is not refused for a limit the CLI changed since.
   return Object.fromEntries(
-    scenarioSettingRows.map(([, s]) => [s.field, z.number().int().min(s.min).describe(s.help)]),
-  ) as Record<ScenarioField, z.ZodNumber>;
+    scenarioSettingRows.map(([, s]) => {
+      const field = z.number().int().min(s.min);
+      return [s.field, (s.optionalInDocument ? field.optional() : field).describe(s.help)];
+    }),
+  ) as Record<Exclude<ScenarioField, OptionalDocumentField>, z.ZodNumber> &
+    Record<OptionalDocumentField, z.ZodOptional<z.ZodNumber>>;
 }
 
 /** Flags' text or numbers: each setting is read by the one integer validator (src/util/integer.ts). */
@@ -115,13 +142,17 @@ export type ScenarioInput = {
   onSigterm?: ShutdownPolicy | null;
   publishNotReadyAddresses?: boolean;
   serverCommand?: string[] | null;
-} & { [K in ScenarioSettingName]?: number | string };
+} & { [K in ScenarioSettingName]?: number | string } & {
+  /** The user's own service, described (src/workload/target.ts); absent: the lab contract. */
+  target?: ServiceTarget | null;
+};
 
 export type ResolvedScenario = {
   name: string;
   onSigterm: ShutdownPolicy | null;
   publishNotReadyAddresses: boolean;
   serverCommand: string[] | null;
+  target: ServiceTarget | null;
 } & Record<ScenarioField, number>;
 
 const settingSchemas = Object.fromEntries(
@@ -149,7 +180,8 @@ const inputSchema = z.object({
 });
 
 export function resolveScenario(input: ScenarioInput, defaults = scenarioDefaults): ResolvedScenario {
-  const parsed = inputSchema.safeParse(input);
+  const { target, ...rest } = input;
+  const parsed = inputSchema.safeParse(rest);
   if (!parsed.success)
     throw new DraincheckError('DC_USAGE', parsed.error.issues[0]?.message ?? 'bad scenario');
   const v = parsed.data;
@@ -164,5 +196,6 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
     ...integers,
     publishNotReadyAddresses: v.publishNotReadyAddresses ?? defaults.publishNotReadyAddresses,
     serverCommand,
+    target: target ?? null,
   };
 }

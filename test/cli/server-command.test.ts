@@ -57,6 +57,8 @@ for (const command of [
     assert.equal(doc.complete, true, doc.incompleteReason ?? '');
     assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
     assert.deepEqual(doc.scenario.serverCommand?.slice(0, 2), ['/bin/sh', '-c']);
+    // Without --work and its kin the server speaks the lab contract: no target is recorded.
+    assert.equal(doc.scenario.target, undefined);
     assert.match(doc.scenario.serverCommand?.[2] ?? '', /exec "/);
     // The server handled SIGTERM itself (drain): it was the process the signal went to.
     assert.equal(journal(doc, 'signal').length, 1, 'the server journaled the SIGTERM');

@@ -1,6 +1,6 @@
 // `draincheck run`: one experiment — one Pod, one accepted request, one deletion.
 import { Command, Option } from 'commander';
-import { ExitCode } from '../../errors.js';
+import { DraincheckError, ExitCode } from '../../errors.js';
 import { verdictKinds } from '../../experiment/run-document.js';
 import { checkOutputDirectory, defaultResultsDir } from '../../results/write.js';
 import { runKind } from '../../kinds/run.js';
@@ -12,8 +12,9 @@ import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario
 import { warnLeftovers } from '../leftovers.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
+import { addTargetFlags, targetFromFlags, type TargetFlags } from '../target-flags.js';
 
-interface RunFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
+interface RunFlags extends ScenarioFlags, PlatformFlags, FormatFlags, TargetFlags {
   out?: string;
   expect?: string;
   name?: string;
@@ -29,9 +30,10 @@ export function runCommand(): Command {
   command
     .option(
       '--server-command <command>',
-      'embedded runtime: run this server (speaking docs/LAB-CONTRACT.md) instead of draincheck server; run by /bin/sh -c, so any shell form works (see "Server command" below)',
+      'embedded runtime: run this server instead of draincheck server (describe it with --work, --health-path ...; without --work it must speak docs/LAB-CONTRACT.md); run by /bin/sh -c, so any shell form works (see "Server command" below)',
     )
     .option('--name <label>', 'a name for the scenario (default: the policy)');
+  addTargetFlags(command);
   addPlatformFlags(command).option(
     '--out <dir>',
     'directory for the run document (default ./draincheck-results/<time>/)',
@@ -57,6 +59,8 @@ export function runCommand(): Command {
         '  draincheck run --format html > run.html',
         "  draincheck run --server-command 'node my-server.js' --grace-seconds 10",
         "  draincheck run --server-command 'cd app && LOG_LEVEL=debug node server.js'",
+        "  draincheck run --server-command 'node server.js' --health-path /health \\",
+        "      --work 'GET /slow?ms={ms}&id={id}' --work-ms 500 --min-evidence socket",
         '',
         'Server command: /bin/sh -c runs it, with exec put before the command it runs last when that',
         'keeps the meaning — a simple command (PORT=9 node s.js -> PORT=9 exec node s.js) or the last',
@@ -69,8 +73,16 @@ export function runCommand(): Command {
     )
     .action(async (flags: RunFlags) => {
       const format = chosenFormat(flags);
+      const target = targetFromFlags(flags);
+      // The client Pod of a real cluster speaks only the lab contract so far.
+      if (target && flags.platform === 'kube')
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--work, --health-path, --uid-from, --accepted-log and the like apply only to the embedded runtime (--platform local) so far',
+        );
       const scenario = resolveScenario({
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
+        target,
         ...(flags.name ? { name: flags.name } : {}),
       });
       const outDir = flags.out ?? defaultResultsDir();

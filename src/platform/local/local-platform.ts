@@ -5,6 +5,7 @@ import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
 import { AsyncQueue } from '../../util/async-queue.js';
 import { runClient } from '../../probe/client.js';
+import { readServerSocket } from '../../probe/server-socket.js';
 import type { ClientEvent } from '../../probe/client-events.js';
 import {
   fieldSelectorOf,
@@ -188,7 +189,8 @@ export class LocalPlatform implements Platform {
     };
     runClient(
       { ...job.plan, serviceUrl: `http://${address.host}:${address.port}` },
-      { now: () => performance.now() - start, emit, signal },
+      // The Pods share this host's network: the server's end of a connection is readable here.
+      { now: () => performance.now() - start, emit, signal, serverSocket: readServerSocket },
     ).then(
       () => queue.end(),
       (error: unknown) => queue.fail(error),

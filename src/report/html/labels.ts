@@ -68,6 +68,12 @@ function describeClient(e: Known<'client'>): MarkText {
       return mark(`work sent ${e.data.id ?? ''}`.trim(), 'neutral', 3);
     case 'work-connected':
       return mark(`connected :${text(e.data.localPort) ?? '?'}`, 'neutral', 1);
+    case 'work-written':
+      return mark(`request written (${text(e.data.bytes) ?? '?'} B)`, 'neutral', 1);
+    case 'server-socket':
+      return e.data.accepted
+        ? mark('server read it, sent nothing (kernel)', 'good', 4)
+        : mark(`server socket ${e.data.found ? 'seen' : 'not found'}`, 'neutral', 1);
     case 'state':
       return mark(`state active=${text(e.data.active) ?? '?'}`, 'neutral', 1);
     case 'acceptance-proven':

@@ -21,7 +21,9 @@ export function describeRun(timeline: RunTimeline, index: number): string {
   );
   parts.push(
     doc.acceptance.proven
-      ? `acceptance was proven via ${doc.acceptance.via ?? '?'} ${at(doc.acceptance.at)}`
+      ? doc.scenario.target && !doc.scenario.target.lab && doc.acceptance.words
+        ? `${doc.acceptance.words} ${at(doc.acceptance.at)}`
+        : `acceptance was proven via ${doc.acceptance.via ?? '?'} ${at(doc.acceptance.at)}`
       : `acceptance was not proven (${doc.acceptance.reason ?? 'no reason recorded'})`,
   );
   parts.push(

@@ -1,0 +1,100 @@
+// The user's own service as the target of a run: what the lab contract gives for free —
+// a health path, a work request, a Pod UID, an `active` counter — said in flags instead, and
+// how strong the acceptance evidence must be. Null means the lab server's contract.
+import { DraincheckError, quote } from '../errors.js';
+import {
+  checkPlaceholders,
+  labWork,
+  parseExpectStatus,
+  parseHeader,
+  parseUidFrom,
+  parseWork,
+  type TargetPlan,
+} from '../probe/work-template.js';
+
+/** Acceptance evidence, strongest first (docs/YOUR-SERVICE.md says what each proves). */
+export const acceptanceGrades = ['counter', 'log', 'socket', 'in-flight'] as const;
+export type AcceptanceGrade = (typeof acceptanceGrades)[number];
+
+/** Written and unanswered this long before the deletion counts as `in-flight` acceptance. */
+export const IN_FLIGHT_MS = 1000;
+
+export interface ServiceTarget extends TargetPlan {
+  /** A regular expression (with {id}) a server output line matches when it took the request. */
+  acceptedLog: string | null;
+  /** A weaker acceptance grade than this makes the verdict inconclusive (CI gates). */
+  minEvidence: AcceptanceGrade | null;
+  /** How long written-and-unanswered must last before the deletion for `in-flight`. */
+  inFlightMs: number;
+}
+
+export interface TargetInput {
+  healthPath?: string;
+  work?: string;
+  header?: string[];
+  body?: string;
+  /** The body's text, already read from --body-file. */
+  bodyFile?: string;
+  expectStatus?: string;
+  uidFrom?: string;
+  acceptedLog?: string;
+  minEvidence?: string;
+}
+
+/** The described target, or null when no flag describes one (the lab server's contract). */
+export function resolveTarget(input: TargetInput): ServiceTarget | null {
+  if (Object.values(input).every((v) => v === undefined)) return null;
+  if (input.body !== undefined && input.bodyFile !== undefined)
+    throw new DraincheckError('DC_USAGE', '--body and --body-file cannot be used together');
+  const lab = input.work === undefined;
+  if (lab && (input.header || input.body !== undefined || input.bodyFile !== undefined))
+    throw new DraincheckError('DC_USAGE', '--header, --body and --body-file need --work');
+  const healthPath = input.healthPath ?? '/healthz';
+  if (!/^\/\S*$/.test(healthPath))
+    throw new DraincheckError('DC_USAGE', `--health-path must start with /, got ${quote(healthPath)}`);
+  const body = input.body ?? input.bodyFile ?? null;
+  if (body !== null) checkPlaceholders(input.body !== undefined ? '--body' : '--body-file', body);
+  const minEvidence = input.minEvidence ?? null;
+  if (minEvidence !== null && !(acceptanceGrades as readonly string[]).includes(minEvidence))
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--min-evidence must be one of ${acceptanceGrades.join(', ')}, got ${quote(minEvidence)}`,
+    );
+  return {
+    lab,
+    healthPath,
+    work: input.work
+      ? { ...parseWork(input.work), headers: (input.header ?? []).map(parseHeader), body }
+      : labWork,
+    expectStatus: parseExpectStatus(input.expectStatus ?? '2xx'),
+    uidFrom: input.uidFrom === undefined ? null : parseUidFrom(input.uidFrom),
+    acceptedLog: input.acceptedLog === undefined ? null : checkAcceptedLog(input.acceptedLog),
+    minEvidence: minEvidence as AcceptanceGrade | null,
+    inFlightMs: IN_FLIGHT_MS,
+  };
+}
+
+/** The --accepted-log pattern for one work id: {id} is the id, matched literally. */
+export function acceptedLogPattern(pattern: string, workId: string): RegExp {
+  const escaped = workId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(pattern.replace(/\{id\}/g, escaped));
+}
+
+function checkAcceptedLog(pattern: string): string {
+  for (const m of pattern.matchAll(/\{([a-z]+)\}/g)) {
+    if (m[1] !== 'id')
+      throw new DraincheckError(
+        'DC_USAGE',
+        `--accepted-log: unknown placeholder {${m[1]!}} in ${quote(pattern)}; use {id}`,
+      );
+  }
+  try {
+    acceptedLogPattern(pattern, 'work-0');
+  } catch (error) {
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--accepted-log is not a regular expression: ${(error as Error).message}`,
+    );
+  }
+  return pattern;
+}
