@@ -2,7 +2,7 @@
 // `runner/cleanup-error` event in its document) is named on stderr with the `draincheck
 // cleanup` command that removes what it left, and the command exits with ExitCode.leftBehind.
 import type { RunDocument } from '../experiment/run-document.js';
-import { shellCommand } from '../util/shell-quote.js';
+import { platforms } from '../platform/registry.js';
 import { terminalSafe } from '../util/terminal-text.js';
 import type { KubeConnectionFlags } from './kube-flags.js';
 
@@ -23,30 +23,14 @@ export function warnLeftovers(
   const left = leftovers(docs);
   for (const { doc, message } of left) {
     const where = doc.platform.namespace ? ` in namespace ${doc.platform.namespace}` : '';
+    // The platform that ran it says what removes its leftovers (src/platform/*/entry.ts).
     const hint =
-      doc.platform.name === 'kube'
-        ? `remove them with: ${cleanupCommand(doc.runId, flags)}`
-        : 'the embedded runtime could not release them; see the cleanup-error event in the run document';
+      platforms
+        .find((p) => p.name === doc.platform.name)
+        ?.leftoversHint(doc.runId, flags as Record<string, unknown>) ??
+      'see the cleanup-error event in the run document';
     // The message is the API server's and the names are the cluster's: never raw on a terminal.
     write(terminalSafe(`draincheck: run ${doc.runId} left objects behind${where}: ${message} (${hint})`));
   }
   return left.length > 0;
-}
-
-/**
- * `draincheck cleanup` for one run, with the connection flags the user gave, shell-quoted to be
- * pasted. `--force`: the run has ended, but its heartbeat is still fresh for a while and cleanup
- * would otherwise keep it; `--run` limits the force to this one run.
- */
-export function cleanupCommand(runId: string, flags: KubeConnectionFlags): string {
-  return shellCommand([
-    'draincheck',
-    'cleanup',
-    ...(flags.kubeconfig ? ['--kubeconfig', flags.kubeconfig] : []),
-    ...(flags.context ? ['--context', flags.context] : []),
-    ...(flags.namespace ? ['-n', flags.namespace] : []),
-    '--run',
-    runId,
-    '--force',
-  ]);
 }

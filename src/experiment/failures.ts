@@ -2,6 +2,7 @@
 // observer error that waiting cannot cure, or a workload container that ended (or could not
 // start) before the Pod was deleted. Both end the run at once with the reason a user can act
 // on, instead of waiting out a phase limit.
+import { platforms } from '../platform/registry.js';
 import type { V1Pod } from '@kubernetes/client-node';
 import { DraincheckError, type ErrorCode } from '../errors.js';
 
@@ -70,10 +71,10 @@ export function podFailedError(
       ? `the container could not start (${failure.reason ?? 'no reason given'})`
       : `the container exited (code ${failure.exitCode}${failure.reason ? ` ${failure.reason}` : ''})`;
   return new DraincheckError('DC_POD_FAILED', `${what} ${beforeWhat}${detail ? `: ${detail}` : ''}`, {
+    // The platform says where a container's output is kept (src/platform/*/entry.ts).
     hint:
-      platform === 'kube'
-        ? `its whole output: kubectl -n ${where.namespace} logs ${where.pod}`
-        : 'its whole output is in the run document (server output events)',
+      platforms.find((p) => p.name === platform)?.outputHint(where) ??
+      'its whole output is in the run document (server output events)',
   });
 }
 

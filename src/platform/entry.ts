@@ -55,6 +55,13 @@ export interface PlatformEntry {
    * platform whose client library is slow to load imports it here, with `await import()`.
    */
   open(values: FlagValues): Promise<PlatformSession>;
+  /** Where a container's whole output can be read when it failed (DC_POD_FAILED's hint). */
+  outputHint(where: { namespace: string; pod: string }): string;
+  /**
+   * What removes the objects a run left behind (a failed cleanup), given the flag values the
+   * user ran with — said on stderr with exit code 4 (src/cli/leftovers.ts).
+   */
+  leftoversHint(runId: string, values: FlagValues): string;
 }
 
 /** Shared by the platforms that run the preStop hook in either form (local and kube). */

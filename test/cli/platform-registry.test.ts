@@ -89,3 +89,37 @@ test('an unknown platform name is a usage error listing the registered ones', ()
       e.code === 'DC_USAGE' && e.hint === `--platform takes ${platforms.map((p) => p.name).join(' or ')}`,
   );
 });
+
+test('what a failed container and a failed cleanup mean is said by the platform that ran them, not by name checks elsewhere', async () => {
+  const { warnLeftovers } = await import('../../src/cli/leftovers.js');
+  const { podFailedError } = await import('../../src/experiment/failures.js');
+  const failure = { exitCode: 1, reason: 'Error', message: null };
+  const where = { namespace: 'ns-1', pod: 'work' };
+  for (const entry of platforms) {
+    assert.equal(
+      podFailedError(failure, where, null, 'before the experiment began', entry.name).hint,
+      entry.outputHint(where),
+      entry.name,
+    );
+    const lines: string[] = [];
+    const doc = {
+      runId: 'r1',
+      platform: { name: entry.name, details: [] },
+      events: [{ id: 1, at: 0, source: 'runner', type: 'cleanup-error', data: { message: 'boom' } }],
+    } as unknown as Parameters<typeof warnLeftovers>[0][number];
+    assert.equal(
+      warnLeftovers([doc], { kubeconfig: '/k' }, (l) => lines.push(l)),
+      true,
+    );
+    assert.ok(lines[0]?.endsWith(`(${entry.leftoversHint('r1', { kubeconfig: '/k' })})`), lines[0]);
+  }
+  // A document from a platform this build does not know still gets a line, with the generic hint.
+  const lines: string[] = [];
+  const foreign = {
+    runId: 'r2',
+    platform: { name: 'elsewhere', details: [] },
+    events: [{ id: 1, at: 0, source: 'runner', type: 'cleanup-error', data: { message: 'boom' } }],
+  } as unknown as Parameters<typeof warnLeftovers>[0][number];
+  warnLeftovers([foreign], {}, (l) => lines.push(l));
+  assert.match(lines[0] ?? '', /see the cleanup-error event in the run document\)$/);
+});

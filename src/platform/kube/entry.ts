@@ -3,6 +3,7 @@
 // does, only when a cluster is opened), so the embedded runtime's commands start fast.
 import { preStopActionFlag, type FlagSpec, type PlatformEntry } from '../entry.js';
 import { DEFAULT_IMAGE } from '../../workload/manifests.js';
+import { shellCommand } from '../../util/shell-quote.js';
 
 /** What -n/--namespace means for `run` and `lab`; `cleanup` gives it its own words. */
 const RUN_NAMESPACE_HELP =
@@ -59,4 +60,31 @@ export const kubeEntry: PlatformEntry = {
     const { openKubeSession } = await import('./session.js');
     return openKubeSession(values);
   },
+  outputHint: (where) =>
+    `its whole output: ${shellCommand(['kubectl', '-n', where.namespace, 'logs', where.pod])}`,
+  leftoversHint: (runId, values) => `remove them with: ${cleanupCommand(runId, values)}`,
 };
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined;
+
+/**
+ * `draincheck cleanup` for one run, with the connection flags the user gave, shell-quoted to be
+ * pasted. `--force`: the run has ended, but its heartbeat is still fresh for a while and cleanup
+ * would otherwise keep it; `--run` limits the force to this one run.
+ */
+export function cleanupCommand(runId: string, values: Record<string, unknown>): string {
+  const kubeconfig = text(values.kubeconfig);
+  const context = text(values.context);
+  const namespace = text(values.namespace);
+  return shellCommand([
+    'draincheck',
+    'cleanup',
+    ...(kubeconfig ? ['--kubeconfig', kubeconfig] : []),
+    ...(context ? ['--context', context] : []),
+    ...(namespace ? ['-n', namespace] : []),
+    '--run',
+    runId,
+    '--force',
+  ]);
+}

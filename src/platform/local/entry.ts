@@ -52,4 +52,7 @@ export const localEntry: PlatformEntry = {
       close: () => cluster.dispose(),
     });
   },
+  outputHint: () => 'its whole output is in the run document (server output events)',
+  leftoversHint: () =>
+    'the embedded runtime could not release them; see the cleanup-error event in the run document',
 };
