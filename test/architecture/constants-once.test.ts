@@ -33,3 +33,20 @@ for (const [what, pattern, home] of constants) {
     assert.deepEqual(places, [home]);
   });
 }
+
+test('platform facts are read through src/experiment/platform-facts.ts, never as the old document fields', () => {
+  // New documents carry a platform's facts in `platform.details`; the old fields (`pid1`,
+  // `serviceProxy`, …) exist only in documents written before, and only platformFacts() knows
+  // both. Reading `doc.platform.serviceProxy` directly compiles (the schema keeps the old fields
+  // for old documents) but is always undefined on a new run — a test and a matrix scenario did.
+  const old =
+    /\bplatform\??\.(pid1|pid1Reason|serviceProxy|serviceProxyReason|context|serverVersion|preStopAction)\b/g;
+  const tests = sources(join(repo, 'test')).map((p) => ({
+    path: relative(repo, p),
+    code: readFileSync(p, 'utf8').replace(/\/\*[\s\S]*?\*\/|(?<![:'"`\\/])\/\/.*$/gm, ''),
+  }));
+  const places = [...files, ...tests]
+    .filter((f) => f.path !== join('src', 'experiment', 'platform-facts.ts'))
+    .flatMap((f) => [...f.code.matchAll(old)].map((m) => `${f.path}: ${m[0]}`));
+  assert.deepEqual(places, []);
+});

@@ -5,6 +5,7 @@
 // longer than the library's own drain timeout (cut), and each verdict matches what a plain
 // HTTP client sent straight to the same server sees when it gets SIGTERM (and SIGKILL at the
 // end of the grace period).
+import { platformFact } from '../../src/experiment/platform-facts.js';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -199,7 +200,7 @@ for (const s of services) {
       // Behind kernel NAT the server's end of the connection is found by the client's port.
       assert.equal(
         doc.acceptance.grade,
-        doc.platform.serviceProxy === 'nftables' ? 'socket' : 'in-flight',
+        platformFact(doc.platform, 'serviceProxy')?.value === 'nftables' ? 'socket' : 'in-flight',
         `grade ${String(doc.acceptance.grade)}`,
       );
       // The grade in words: in the verdict's sentence, the text report and the HTML report.

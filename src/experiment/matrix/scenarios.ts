@@ -2,6 +2,7 @@
 // is data — workload settings, the client's extra steps, the manifest's few knobs — plus the
 // expectations over its concluded run; the platforms never see its name. Each rule, its
 // source and what it means in production: docs/SCENARIOS.md.
+import { platformFact } from '../platform-facts.js';
 import type { ScenarioInput } from '../../workload/scenario.js';
 import type { ManifestOptions } from '../../workload/manifests.js';
 import {
@@ -82,7 +83,7 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     expect: [
       workOutcome('connection-dropped', 'the accepted request is cut'),
       exitCode(
-        ({ doc }) => (doc.platform.pid1 === false ? 143 : 137),
+        ({ doc }) => (platformFact(doc.platform, 'pid1')?.value === false ? 143 : 137),
         'exit 137 as PID 1 (SIGKILL at the deadline), 143 as a plain child',
       ),
     ],
