@@ -2,7 +2,8 @@
 // phase limits — all derived from the scenario, in one place.
 import { randomBytes } from 'node:crypto';
 import type { Workload } from '../workload/workload.js';
-import { buildWorkload, type ManifestOptions } from '../workload/manifests.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { buildWorkload, replacementPod, type ManifestOptions } from '../workload/manifests.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import type { ClientPlan } from '../probe/client-events.js';
 import { clientDefaults } from '../probe/client-defaults.js';
@@ -24,6 +25,11 @@ export interface RunPlan {
   workload: Workload;
   client: ClientPlan;
   limits: PhaseLimits;
+  /**
+   * A scenario's second Pod of the same Service, applied once acceptance is proven; the Pod
+   * is deleted once the second one's endpoint is ready, or when `readyWithinMs` has passed.
+   */
+  replacement?: { pod: V1Pod; readyWithinMs: number };
 }
 
 export interface PlanOptions {
@@ -39,6 +45,8 @@ export interface PlanOptions {
   newRequest?: { afterMs: number; workMs: number };
   /** Another: a pooled keep-alive connection, reused this long after acceptance. */
   reuseAfterMs?: number;
+  /** Another: a second Pod of the Service, ready before the deletion (RunPlan.replacement). */
+  replacement?: { readyWithinMs: number };
 }
 
 export function newRunId(): string {
@@ -69,6 +77,7 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
         ? { newRequestAfterMs: options.newRequest.afterMs, newRequestMs: options.newRequest.workMs }
         : {}),
       ...(options.reuseAfterMs === undefined ? {} : { reuseAfterMs: options.reuseAfterMs }),
+      ...(options.replacement ? { replacementWaitMs: options.replacement.readyWithinMs } : {}),
     },
     limits: {
       prepareMs: startupMs,
@@ -78,5 +87,13 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
       observeMs: Math.max(scenario.workMs, terminationMs) + 20_000,
       endpointGoneMs: 3000,
     },
+    ...(options.replacement
+      ? {
+          replacement: {
+            pod: replacementPod(workload.pod, `${name}-2`),
+            readyWithinMs: options.replacement.readyWithinMs,
+          },
+        }
+      : {}),
   };
 }

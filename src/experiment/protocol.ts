@@ -164,6 +164,34 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     });
   };
 
+  const startReplacement = async ({ pod, readyWithinMs }: NonNullable<RunPlan['replacement']>) => {
+    const name = pod.metadata!.name!;
+    const [applied] = await limited(
+      platform.apply([pod], observing.signal),
+      plan.limits.prepareMs,
+      'prepare',
+    );
+    const uid = applied?.metadata?.uid ?? null;
+    log.add('runner', 'replacement-applied', { pod: name, uid });
+    type Endpoint = { targetRef?: { name?: string }; conditions?: { ready?: boolean } };
+    const endpointOf = (e: RecordedEvent) =>
+      e.source === 'endpointslice' && Array.isArray(e.data.endpoints)
+        ? (e.data.endpoints as Endpoint[]).find((ep) => ep.targetRef?.name === name)
+        : undefined;
+    const ready = await log.waitFor((e) => endpointOf(e)?.conditions?.ready === true, readyWithinMs, waiting);
+    const reason = ended();
+    if (reason) throw reason;
+    if (ready)
+      log.add('runner', 'replacement-ready', { pod: name, uid, endpoint: endpointOf(ready) ?? null });
+    else
+      // The deletion goes ahead: what new requests meet without a ready second Pod is an observation too.
+      log.add('runner', 'replacement-timeout', {
+        pod: name,
+        limitMs: readyWithinMs,
+        message: `the second Pod's endpoint was not ready within ${readyWithinMs} ms`,
+      });
+  };
+
   log.add('runner', 'run-started', {
     runId: plan.runId,
     scenario: scenario.name,
@@ -256,6 +284,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
           readyUid !== null &&
           e.data.uid === readyUid),
     );
+
+    // A scenario's second Pod of the same Service: applied only now — two endpoints from the
+    // start would let /healthz and /state answer from different Pods, and acceptance is tied to
+    // one UID — and the Pod is deleted once the second one's endpoint is ready.
+    if (plan.replacement) await startReplacement(plan.replacement);
 
     phase('delete');
     const grace = scenario.terminationGracePeriodSeconds;

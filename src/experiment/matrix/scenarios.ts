@@ -11,6 +11,7 @@ import {
   newRequestOutcome,
   newRequestRoute,
   newRequestWhileTerminating,
+  replacementReadyBeforeDeletion,
   reusedOnPooledConnection,
   sigkillSent,
   sigtermAfterEndpointLeft,
@@ -36,6 +37,11 @@ export interface MatrixScenario {
   newRequest?: { afterMs: number; workMs: number };
   /** A keep-alive connection pooled before the deletion, reused this long after acceptance. */
   reuseAfterMs?: number;
+  /**
+   * A second Pod of the same Service, applied once acceptance is proven; the Pod is deleted
+   * once its endpoint is ready (or after `readyWithinMs`), and the new request waits for it.
+   */
+  replacement?: { readyWithinMs: number };
   manifest?: Pick<ManifestOptions, 'readinessFailureThreshold' | 'drainTimeoutMs'>;
   expect: Expectation[];
   /** Why the scenario cannot run on a platform (it then is reported, not run). */
@@ -179,6 +185,25 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     manifest: { readinessFailureThreshold: 3 },
     newRequest: { afterMs: 1000, workMs: 0 },
     expect: [newRequestWhileTerminating(), newRequestOutcome('refused', 'the new request is refused')],
+  },
+  {
+    name: 'replacement-ready',
+    question: 'A second Pod of the Service, ready before the deletion: where do new requests go?',
+    rule: 'kube-proxy sends new connections to the ready endpoints; the deleted Pod’s endpoint is no longer ready, while the connection it accepted stays with it.',
+    source: `${kep1669}; ${endpointslice}`,
+    docs: docs('replacement-ready'),
+    // A drain delay: the deleted Pod would still serve a new request — only routing keeps it away.
+    input: { onSigterm: 'drain', workMs: 4000, graceSeconds: 10, drainDelayMs: 2000 },
+    // As new-request-terminating: the deleted Pod stays `serving` for ~3 s (Kubernetes' default).
+    manifest: { readinessFailureThreshold: 3 },
+    replacement: { readyWithinMs: 10_000 },
+    newRequest: { afterMs: 1000, workMs: 0 },
+    expect: [
+      replacementReadyBeforeDeletion(),
+      newRequestWhileTerminating(),
+      newRequestOutcome('served-by-replacement', 'the new request is served by the second Pod (its UID)'),
+      workOutcome('completed', 'the deleted Pod finishes the request it accepted (its own UID)'),
+    ],
   },
   {
     name: 'keep-alive-reuse',
