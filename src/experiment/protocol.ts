@@ -169,7 +169,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     const [applied] = await limited(
       platform.apply([pod], observing.signal),
       plan.limits.prepareMs,
-      'prepare',
+      'applying the second Pod',
     );
     const uid = applied?.metadata?.uid ?? null;
     log.add('runner', 'replacement-applied', { pod: name, uid });

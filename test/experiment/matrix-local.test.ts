@@ -127,8 +127,10 @@ void test('replacement-ready matches (new request to the second Pod, the accepte
   const [on, off] = await Promise.all([runRow(s), runRow(s, [], neverReady)]);
   assert.equal(on.result, 'match', explain(on));
   assert.match(on.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the second Pod\)/);
+  assert.match(on.observed.join('\n'), /proxy routed :\d+ to [\d.:]+ as a ready endpoint \(the second Pod\)/);
   assert.match(on.observed.join('\n'), /work request completed with its body from (\w+) \(accepted by \1\)/);
   assert.equal(off.result, 'mismatch', explain(off));
   assert.match(off.sentence, /not ready within 3000 ms/);
   assert.match(off.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the deleted Pod\)/);
+  assert.match(off.observed.join('\n'), /by the terminating fallback \(not the second Pod\)/);
 });

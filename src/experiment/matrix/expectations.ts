@@ -279,12 +279,14 @@ export function newRequestOutcome(
  * Where the Service proxy sent the new request's connection (the embedded runtime records it):
  * by the KEP-1669 fallback to a serving+terminating endpoint, or to a `ready` one.
  */
-export function newRequestRoute(wanted: 'fallback' | 'ready'): Expectation {
+export function newRequestRoute(wanted: 'fallback' | 'ready' | 'replacement'): Expectation {
   return {
     expected:
       wanted === 'fallback'
         ? 'routed by the fallback to the serving, terminating endpoint (no ready one left)'
-        : 'routed to the terminating endpoint as a ready one (no fallback needed)',
+        : wanted === 'ready'
+          ? 'routed to the terminating endpoint as a ready one (no fallback needed)'
+          : 'routed to the second Pod’s endpoint as a ready one',
     check: ({ events }) => {
       const { sent, outcome } = newRequestOf(events);
       const port =
@@ -296,9 +298,12 @@ export function newRequestRoute(wanted: 'fallback' | 'ready'): Expectation {
       // A data plane that cannot read routes back (no conntrack) says nothing here.
       if (!routed) return null;
       const fallback = routed.data.fallback === true;
+      const replacement = firstOf(events, 'runner', 'replacement-applied');
+      const toReplacement = routed.data.podUid !== null && routed.data.podUid === replacement?.data.uid;
+      const ok = wanted === 'replacement' ? !fallback && toReplacement : fallback === (wanted === 'fallback');
       return {
-        result: fallback === (wanted === 'fallback') ? 'match' : 'mismatch',
-        observed: `proxy routed :${port} to ${String(routed.data.endpoint)}${fallback ? ' by the terminating fallback' : ' as a ready endpoint'}`,
+        result: ok ? 'match' : 'mismatch',
+        observed: `proxy routed :${port} to ${String(routed.data.endpoint)}${fallback ? ' by the terminating fallback' : ' as a ready endpoint'}${wanted === 'replacement' ? (toReplacement ? ' (the second Pod)' : ' (not the second Pod)') : ''}`,
         evidence: ids(routed),
       };
     },

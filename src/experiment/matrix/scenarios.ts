@@ -202,6 +202,7 @@ export const matrixScenarios: readonly MatrixScenario[] = [
       replacementReadyBeforeDeletion(),
       newRequestWhileTerminating(),
       newRequestOutcome('served-by-replacement', 'the new request is served by the second Pod (its UID)'),
+      newRequestRoute('replacement'),
       workOutcome('completed', 'the deleted Pod finishes the request it accepted (its own UID)'),
     ],
   },
