@@ -30,6 +30,8 @@ export interface RunPlan {
    * is deleted once the second one's endpoint is ready, or when `readyWithinMs` has passed.
    */
   replacement?: { pod: V1Pod; readyWithinMs: number };
+  /** The client reaches the Service through an L7 reverse proxy (ClientJob.frontProxy). */
+  frontProxy?: { keepalive: number };
 }
 
 export interface PlanOptions {
@@ -45,8 +47,14 @@ export interface PlanOptions {
   newRequest?: { afterMs: number; workMs: number };
   /** Another: a pooled keep-alive connection, reused this long after acceptance. */
   reuseAfterMs?: number;
-  /** Another: a second Pod of the Service, ready before the deletion (RunPlan.replacement). */
-  replacement?: { readyWithinMs: number };
+  /**
+   * Another: a second Pod of the Service, ready before the deletion (RunPlan.replacement);
+   * `newRequestWaits: false`: the new request does not wait for it to answer (through a proxy
+   * with pooled connections, /healthz keeps answering from the first Pod).
+   */
+  replacement?: { readyWithinMs: number; newRequestWaits?: boolean };
+  /** Another: an L7 reverse proxy in front of the Service (RunPlan.frontProxy). */
+  frontProxy?: { keepalive: number };
 }
 
 export function newRunId(): string {
@@ -77,7 +85,9 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
         ? { newRequestAfterMs: options.newRequest.afterMs, newRequestMs: options.newRequest.workMs }
         : {}),
       ...(options.reuseAfterMs === undefined ? {} : { reuseAfterMs: options.reuseAfterMs }),
-      ...(options.replacement ? { replacementWaitMs: options.replacement.readyWithinMs } : {}),
+      ...(options.replacement && options.replacement.newRequestWaits !== false
+        ? { replacementWaitMs: options.replacement.readyWithinMs }
+        : {}),
     },
     limits: {
       prepareMs: startupMs,
@@ -95,5 +105,6 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
           },
         }
       : {}),
+    ...(options.frontProxy ? { frontProxy: options.frontProxy } : {}),
   };
 }

@@ -246,7 +246,13 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     if (lastPod) onPod(lastPod);
 
     phase('service-ready');
-    const job = { namespace, service: serviceName, pod: podName, plan: plan.client };
+    const job = {
+      namespace,
+      service: serviceName,
+      pod: podName,
+      plan: plan.client,
+      ...(plan.frontProxy ? { frontProxy: plan.frontProxy } : {}),
+    };
     void observe('client', platform.runClient(job, observing.signal), (e: ClientEvent) => {
       log.add(
         'client',

@@ -4,7 +4,7 @@
 // match is the rule's doing, not the expectation's leniency.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { matchScenario, type MatrixRow } from '../../src/experiment/matrix/match.js';
+import { cannotRunOn, matchScenario, type MatrixRow } from '../../src/experiment/matrix/match.js';
 import { matrixScenarios, type MatrixScenario } from '../../src/experiment/matrix/scenarios.js';
 import { planRun, type RunPlan } from '../../src/experiment/plan.js';
 import { runExperiment } from '../../src/experiment/protocol.js';
@@ -31,6 +31,7 @@ async function runRow(
     ...(s.manifest ? { manifest: s.manifest } : {}),
     ...(s.reuseAfterMs === undefined ? {} : { reuseAfterMs: s.reuseAfterMs }),
     ...(s.replacement ? { replacement: s.replacement } : {}),
+    ...(s.frontProxy ? { frontProxy: s.frontProxy } : {}),
   });
   change?.(plan);
   const doc = await runExperiment({ platform, scenario: resolved, plan });
@@ -133,4 +134,17 @@ void test('replacement-ready matches (new request to the second Pod, the accepte
   assert.match(off.sentence, /not ready within 3000 ms/);
   assert.match(off.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the deleted Pod\)/);
   assert.match(off.observed.join('\n'), /by the terminating fallback \(not the second Pod\)/);
+});
+
+void test('behind-a-proxy (nginx) matches: its pooled upstream connection carries the new request to the deleted Pod; without pooling it MISMATCHES', async (t) => {
+  const s = scenario('behind-a-proxy');
+  const why = cannotRunOn(s, 'local');
+  if (why) return t.skip(why);
+  // The switch: nginx without `keepalive` opens a new upstream connection per request, which
+  // kube-proxy's rules send to the ready second Pod.
+  const [on, off] = await Promise.all([runRow(s), runRow({ ...s, frontProxy: { keepalive: 0 } })]);
+  assert.equal(on.result, 'match', explain(on));
+  assert.match(on.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the deleted Pod\)/);
+  assert.equal(off.result, 'mismatch', explain(off));
+  assert.match(off.sentence, /new request completed \(HTTP 200\) from \w+ \(the second Pod\)/);
 });

@@ -258,9 +258,10 @@ export function newRequestOutcome(
           ? o.outcome === 'connect-refused' ||
             (o.outcome === 'connection-dropped' && backendRefused !== undefined)
           : o.outcome === 'completed' && o.bodyUid !== null && o.bodyUid === servedBy;
+      // With a second Pod in the run, which of the two answered.
       const whose =
-        wanted === 'served-by-replacement' && o.bodyUid
-          ? o.bodyUid === replacement?.data.uid
+        replacement && o.bodyUid
+          ? o.bodyUid === replacement.data.uid
             ? ' (the second Pod)'
             : o.bodyUid === doc.pod.uid
               ? ' (the deleted Pod)'
