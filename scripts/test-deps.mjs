@@ -34,6 +34,11 @@ export const requirements = [
   { pkg: 'procps', why: 'ps', present: (env) => onPath('ps', env) },
   { pkg: 'iproute2', why: 'ip', present: (env) => onPath('ip', env) },
   { pkg: 'nftables', why: 'nft: Services as kernel NAT rules', present: (env) => onPath('nft', env) },
+  {
+    pkg: 'nginx-light',
+    why: 'nginx: the L7 proxy of the behind-a-proxy scenario',
+    present: (env) => onPath('nginx', env),
+  },
 ];
 
 export function missingPackages(env = process.env) {

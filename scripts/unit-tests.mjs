@@ -7,6 +7,7 @@ export const unitTests = [
   'test/architecture/constants-once.test.ts',
   'test/architecture/errors-thrown.test.ts',
   'test/architecture/layers.test.ts',
+  'test/architecture/lazy-commands.test.ts',
   'test/architecture/lazy-kube.test.ts',
   'test/architecture/paths-exist.test.ts',
   'test/architecture/unit-tests.test.ts',

@@ -76,6 +76,8 @@ export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Pr
     ...(runnable[i]!.newRequest ? { newRequest: runnable[i]!.newRequest } : {}),
     ...(runnable[i]!.manifest ? { manifest: runnable[i]!.manifest } : {}),
     ...(runnable[i]!.reuseAfterMs === undefined ? {} : { reuseAfterMs: runnable[i]!.reuseAfterMs }),
+    ...(runnable[i]!.replacement ? { replacement: runnable[i]!.replacement } : {}),
+    ...(runnable[i]!.frontProxy ? { frontProxy: runnable[i]!.frontProxy } : {}),
   }));
   const matched = new Map(runnable.map((s, i) => [s.name, matchScenario(s, docs[i]!)]));
   const rows = scenarios.map((s) => notRun.get(s.name) ?? matched.get(s.name)!);

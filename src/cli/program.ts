@@ -2,17 +2,36 @@
 // stderr and a documented exit code; only a bug shows a stack trace.
 import { Command, CommanderError } from 'commander';
 import { ExitCode, isDraincheckError } from '../errors.js';
-import { cleanupCommand } from './commands/cleanup.js';
-import { clientCommand } from './commands/client.js';
-import { labCommand } from './commands/lab.js';
-import { manifestsCommand } from './commands/manifests.js';
-import { reportCommand } from './commands/report.js';
-import { runCommand } from './commands/run.js';
-import { serverCommand } from './commands/server.js';
 import { version } from '../version.js';
 import { terminalSafe } from '../util/terminal-text.js';
 
-export function buildProgram(name = 'draincheck'): Command {
+/**
+ * Every command, in `--help` order, with its module loaded only when needed: a Pod starts
+ * `draincheck server` and should not pay for the lab, the reports and the kube platform
+ * (about half of a start's CPU time). Commander lists a command only once it is built, so
+ * `--help`, `help` and an unknown command load them all.
+ */
+const commands: ReadonlyArray<readonly [name: string, load: () => Promise<Command>]> = [
+  ['lab', async () => (await import('./commands/lab.js')).labCommand()],
+  ['run', async () => (await import('./commands/run.js')).runCommand()],
+  ['report', async () => (await import('./commands/report.js')).reportCommand()],
+  ['manifests', async () => (await import('./commands/manifests.js')).manifestsCommand()],
+  ['cleanup', async () => (await import('./commands/cleanup.js')).cleanupCommand()],
+  ['server', async () => (await import('./commands/server.js')).serverCommand()],
+  ['client', async () => (await import('./commands/client.js')).clientCommand()],
+];
+
+/**
+ * The one command `argv` runs — `<command> ...` or `help <command>` — or undefined when
+ * anything else comes first (`--help lab` shows the program's help, so it needs them all).
+ */
+export function commandToRun(argv: readonly string[]): string | undefined {
+  const name = argv[0] === 'help' ? argv[1] : argv[0];
+  return commands.some(([n]) => n === name) ? name : undefined;
+}
+
+/** The command tree; with `only`, just that command (the others' modules are not loaded). */
+export async function buildProgram(name = 'draincheck', only?: string): Promise<Command> {
   const program = new Command(name)
     .description(
       'Follow one HTTP request a Pod has already accepted through that Pod’s deletion, and answer three ' +
@@ -25,13 +44,8 @@ export function buildProgram(name = 'draincheck'): Command {
       'after',
       '\nExit codes: 0 ok, 1 verdict differs from --expect, 2 usage error, 3 run incomplete, 4 ran but left objects on the cluster, 5 server cannot listen, 130 interrupted (see docs/ERRORS.md).',
     );
-  program.addCommand(labCommand());
-  program.addCommand(runCommand());
-  program.addCommand(reportCommand());
-  program.addCommand(manifestsCommand());
-  program.addCommand(cleanupCommand());
-  program.addCommand(serverCommand());
-  program.addCommand(clientCommand());
+  const chosen = commands.filter(([n]) => only === undefined || n === only);
+  for (const command of await Promise.all(chosen.map(([, load]) => load()))) program.addCommand(command);
   applyErrorDiscipline(program, name);
   return program;
 }
@@ -77,7 +91,7 @@ function quietOnClosedPipe(stream: NodeJS.WriteStream) {
 export async function runCli(argv: string[], name = 'draincheck'): Promise<number | undefined> {
   quietOnClosedPipe(process.stdout);
   quietOnClosedPipe(process.stderr);
-  const program = buildProgram(name);
+  const program = await buildProgram(name, commandToRun(argv));
   try {
     await program.parseAsync(argv, { from: 'user' });
     return undefined;

@@ -77,6 +77,9 @@ export const eventSpecs = {
     phase: { name: 'string' },
     'observer-error': { observer: 'string', message: 'string', code: 'string' },
     'phase-timeout': { phase: 'string', limitMs: 'number', message: 'string' },
+    'replacement-applied': { pod: 'string', uid: 'string' },
+    'replacement-ready': { pod: 'string', uid: 'string', endpoint: 'object' },
+    'replacement-timeout': { pod: 'string', limitMs: 'number', message: 'string' },
     'delete-requested': { namespace: 'string', pod: 'string', gracePeriodSeconds: 'number' },
     'delete-returned': { deletionTimestamp: 'string', deletionGracePeriodSeconds: 'number' },
     'platform-error': { code: 'string', message: 'string' },
@@ -157,6 +160,8 @@ export const eventSpecs = {
       bytesReceived: 'number',
       localPort: 'number',
     },
+    'replacement-answered': { ...clientClock, uid: 'string', polls: 'number', localPort: 'number' },
+    'replacement-wait-timeout': { ...clientClock, polls: 'number', limitMs: 'number' },
     'new-request-sent': { ...clientClock, id: 'string', ms: 'number', path: 'string', afterMs: 'number' },
     'new-request-connected': { ...clientClock, id: 'string', localPort: 'number' },
     'new-request-outcome': {

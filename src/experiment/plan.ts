@@ -2,7 +2,8 @@
 // phase limits — all derived from the scenario, in one place.
 import { randomBytes } from 'node:crypto';
 import type { Workload } from '../workload/workload.js';
-import { buildWorkload, type ManifestOptions } from '../workload/manifests.js';
+import type { V1Pod } from '@kubernetes/client-node';
+import { buildWorkload, replacementPod, type ManifestOptions } from '../workload/manifests.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import type { ClientPlan } from '../probe/client-events.js';
 import { clientDefaults } from '../probe/client-defaults.js';
@@ -26,6 +27,13 @@ export interface RunPlan {
   workload: Workload;
   client: ClientPlan;
   limits: PhaseLimits;
+  /**
+   * A scenario's second Pod of the same Service, applied once acceptance is proven; the Pod
+   * is deleted once the second one's endpoint is ready, or when `readyWithinMs` has passed.
+   */
+  replacement?: { pod: V1Pod; readyWithinMs: number };
+  /** The client reaches the Service through an L7 reverse proxy (ClientJob.frontProxy). */
+  frontProxy?: { keepalive: number };
 }
 
 export interface PlanOptions {
@@ -41,6 +49,14 @@ export interface PlanOptions {
   newRequest?: { afterMs: number; workMs: number };
   /** Another: a pooled keep-alive connection, reused this long after acceptance. */
   reuseAfterMs?: number;
+  /**
+   * Another: a second Pod of the Service, ready before the deletion (RunPlan.replacement);
+   * `newRequestWaits: false`: the new request does not wait for it to answer (through a proxy
+   * with pooled connections, /healthz keeps answering from the first Pod).
+   */
+  replacement?: { readyWithinMs: number; newRequestWaits?: boolean };
+  /** Another: an L7 reverse proxy in front of the Service (RunPlan.frontProxy). */
+  frontProxy?: { keepalive: number };
 }
 
 export function newRunId(): string {
@@ -72,6 +88,9 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
         : {}),
       ...(options.reuseAfterMs === undefined ? {} : { reuseAfterMs: options.reuseAfterMs }),
       ...(scenario.target ? { target: clientTarget(scenario.target) } : {}),
+      ...(options.replacement && options.replacement.newRequestWaits !== false
+        ? { replacementWaitMs: options.replacement.readyWithinMs }
+        : {}),
     },
     limits: {
       prepareMs: startupMs,
@@ -81,6 +100,15 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
       observeMs: Math.max(scenario.workMs, terminationMs) + 20_000,
       endpointGoneMs: 3000,
     },
+    ...(options.replacement
+      ? {
+          replacement: {
+            pod: replacementPod(workload.pod, `${name}-2`),
+            readyWithinMs: options.replacement.readyWithinMs,
+          },
+        }
+      : {}),
+    ...(options.frontProxy ? { frontProxy: options.frontProxy } : {}),
   };
 }
 

@@ -165,6 +165,34 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     });
   };
 
+  const startReplacement = async ({ pod, readyWithinMs }: NonNullable<RunPlan['replacement']>) => {
+    const name = pod.metadata!.name!;
+    const [applied] = await limited(
+      platform.apply([pod], observing.signal),
+      plan.limits.prepareMs,
+      'applying the second Pod',
+    );
+    const uid = applied?.metadata?.uid ?? null;
+    log.add('runner', 'replacement-applied', { pod: name, uid });
+    type Endpoint = { targetRef?: { name?: string }; conditions?: { ready?: boolean } };
+    const endpointOf = (e: RecordedEvent) =>
+      e.source === 'endpointslice' && Array.isArray(e.data.endpoints)
+        ? (e.data.endpoints as Endpoint[]).find((ep) => ep.targetRef?.name === name)
+        : undefined;
+    const ready = await log.waitFor((e) => endpointOf(e)?.conditions?.ready === true, readyWithinMs, waiting);
+    const reason = ended();
+    if (reason) throw reason;
+    if (ready)
+      log.add('runner', 'replacement-ready', { pod: name, uid, endpoint: endpointOf(ready) ?? null });
+    else
+      // The deletion goes ahead: what new requests meet without a ready second Pod is an observation too.
+      log.add('runner', 'replacement-timeout', {
+        pod: name,
+        limitMs: readyWithinMs,
+        message: `the second Pod's endpoint was not ready within ${readyWithinMs} ms`,
+      });
+  };
+
   log.add('runner', 'run-started', {
     runId: plan.runId,
     scenario: scenario.name,
@@ -219,7 +247,13 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     if (lastPod) onPod(lastPod);
 
     phase('service-ready');
-    const job = { namespace, service: serviceName, pod: podName, plan: plan.client };
+    const job = {
+      namespace,
+      service: serviceName,
+      pod: podName,
+      plan: plan.client,
+      ...(plan.frontProxy ? { frontProxy: plan.frontProxy } : {}),
+    };
     void observe('client', platform.runClient(job, observing.signal), (e: ClientEvent) => {
       log.add(
         'client',
@@ -275,6 +309,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       const reason = ended();
       if (reason) throw reason;
     }
+
+    // A scenario's second Pod of the same Service: applied only now — two endpoints from the
+    // start would let /healthz and /state answer from different Pods, and acceptance is tied to
+    // one UID — and the Pod is deleted once the second one's endpoint is ready.
+    if (plan.replacement) await startReplacement(plan.replacement);
 
     phase('delete');
     const grace = scenario.terminationGracePeriodSeconds;

@@ -58,6 +58,11 @@ export interface ClientJob {
   /** The Pod behind it, for a platform that can say why the Service never answered. */
   pod: string;
   plan: ClientPlan;
+  /**
+   * A protocol step: the client reaches the Service through an L7 reverse proxy with this many
+   * pooled keep-alive connections to it (0: none), run by the platform in front of the Service.
+   */
+  frontProxy?: { keepalive: number };
 }
 
 /**

@@ -34,6 +34,13 @@ export interface ClientPlan {
   reuseAfterMs?: number;
   /** The service checked; absent: the lab server's contract (docs/LAB-CONTRACT.md). */
   target?: TargetPlan;
+  /**
+   * Another: a second Pod of the Service is applied once acceptance is proven, and the Pod
+   * deleted once the second one is ready. The new request's delay (newRequestAfterMs) then
+   * starts only when GET /healthz through the Service answers with another UID than the ready
+   * one — the second Pod — or when this long has passed since acceptance.
+   */
+  replacementWaitMs?: number;
 }
 
 /** The id of the request sent on the pooled connection (reuseAfterMs). */
@@ -63,6 +70,8 @@ export const clientEventTypes = [
   'acceptance-timeout',
   'work-response-started',
   'work-outcome',
+  'replacement-answered',
+  'replacement-wait-timeout',
   'new-request-sent',
   'new-request-connected',
   'new-request-outcome',

@@ -156,12 +156,35 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     return result;
   });
 
+  // With a second Pod of the Service (plan.replacementWaitMs): the runner deletes the Pod once
+  // the second one is ready, so the new request's delay starts when the second Pod answers
+  // through the Service — seen as another UID on GET /healthz — or when the wait is over.
+  const awaitReplacement = async () => {
+    if (plan.replacementWaitMs === undefined) return;
+    const deadline = now() + plan.replacementWaitMs;
+    for (let polls = 1; !signal.aborted; polls += 1) {
+      const r = await exchange(url('/healthz'), shortLimits);
+      const body = r.status === 200 && r.body ? safeJson(r.body) : null;
+      const uid = body && typeof body.uid === 'string' ? body.uid : null;
+      if (uid !== null && uid !== readyUid) {
+        emit('replacement-answered', { uid, polls, localPort: r.localPort });
+        return;
+      }
+      if (now() >= deadline) {
+        emit('replacement-wait-timeout', { polls, limitMs: plan.replacementWaitMs });
+        return;
+      }
+      await abortableDelay(plan.pollIntervalMs, signal);
+    }
+  };
+
   // A scenario's extra step: a new request on a fresh connection, a set time after acceptance
   // was proven (the runner deletes the Pod then) — where does a *new* connection go while the
   // Pod terminates, and is it served?
   let newRequest: Promise<void> = Promise.resolve();
   const sendNewRequest = async () => {
     if (plan.newRequestAfterMs === undefined) return;
+    await awaitReplacement();
     await abortableDelay(plan.newRequestAfterMs, signal);
     if (signal.aborted) return;
     const id = newRequestId(plan.workId);

@@ -52,6 +52,8 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           const code = e.data.error?.code;
           return `new request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}${e.data.bodyUid ? ` from ${shortUid(e.data.bodyUid)}` : ''}`;
         }
+        case 'replacement-answered':
+          return `GET /healthz answered from another Pod, ${shortUid(e.data.uid)}`;
         case 'reused-request-outcome':
           return `request on the pooled connection: ${v(e.data.outcome)}${e.data.reusedSocket ? ' (same connection)' : ' (a new connection)'}`;
         default:
@@ -82,6 +84,12 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
       switch (e.type) {
         case 'delete-requested':
           return `DELETE pod (grace period ${v(e.data.gracePeriodSeconds)} s)`;
+        case 'replacement-applied':
+          return `second Pod ${v(e.data.pod)} applied (${shortUid(e.data.uid)})`;
+        case 'replacement-ready':
+          return `second Pod ${v(e.data.pod)}: endpoint ready`;
+        case 'replacement-timeout':
+          return `timeout: ${v(e.data.message)}`;
         case 'phase-timeout':
           return `timeout: ${v(e.data.message)}`;
         case 'platform-error':

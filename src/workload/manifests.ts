@@ -166,6 +166,16 @@ export function buildWorkload(
   return { namespace: names.namespace, pod, service };
 }
 
+/**
+ * A second Pod of the same Service (a matrix step, docs/SCENARIOS.md#replacement-ready): the
+ * run's Pod with its own name and the same labels, so the Service's selector picks it too. Its
+ * UID is the API's when it is applied.
+ */
+export function replacementPod(pod: V1Pod, name: string): V1Pod {
+  const copy = structuredClone(pod);
+  return { ...copy, metadata: { ...copy.metadata, name } };
+}
+
 function preStop(seconds: number, action: 'sleep' | 'exec'): V1Lifecycle | undefined {
   if (seconds <= 0) return undefined;
   return action === 'sleep'

@@ -13,8 +13,8 @@ import {
   type FlagSpec,
 } from '../../src/platform/registry.js';
 
-const command = (name: string): Command => {
-  const found = buildProgram().commands.find((c) => c.name() === name);
+const command = async (name: string): Promise<Command> => {
+  const found = (await buildProgram()).commands.find((c) => c.name() === name);
   assert.ok(found, `command ${name}`);
   return found;
 };
@@ -30,8 +30,8 @@ const given = (spec: FlagSpec): unknown =>
 const bare = (spec: FlagSpec) => spec.flags.replace(/^-\w, /, '').replace(/ <.*$/, '');
 
 for (const name of ['run', 'lab']) {
-  test(`${name}: --platform offers every registered platform, and every platform's flags are options`, () => {
-    const options = command(name).options;
+  test(`${name}: --platform offers every registered platform, and every platform's flags are options`, async () => {
+    const options = (await command(name)).options;
     const platform = options.find((o) => o.long === '--platform');
     assert.deepEqual(
       platform?.argChoices,
@@ -40,7 +40,7 @@ for (const name of ['run', 'lab']) {
     const longs = new Set(options.map((o) => o.long));
     for (const entry of platforms)
       for (const spec of entry.flags) assert.ok(longs.has(bare(spec)), `${entry.name}: ${spec.flags}`);
-    const help = command(name).helpInformation();
+    const help = (await command(name)).helpInformation();
     for (const spec of allPlatformFlags()) assert.ok(help.includes(spec.flags), `--help shows ${spec.flags}`);
   });
 }

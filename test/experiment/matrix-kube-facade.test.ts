@@ -34,6 +34,7 @@ async function runOnKube(name: string, rulesOff: RuntimeRule[] = []): Promise<Ma
         ...(s.newRequest ? { newRequest: s.newRequest } : {}),
         ...(s.manifest ? { manifest: s.manifest } : {}),
         ...(s.reuseAfterMs === undefined ? {} : { reuseAfterMs: s.reuseAfterMs }),
+        ...(s.replacement ? { replacement: s.replacement } : {}),
       }),
     });
     assertValidRunDocument(doc);
@@ -77,4 +78,12 @@ void test('kube: prestop, grace-short and keep-alive-reuse match from the journa
     !grace.expected.includes('SIGKILL when the grace period ends'),
     'no kubelet signal record on kube',
   );
+});
+
+void test('kube: replacement-ready applies a second Pod through the API and the client Pod waits for it', async () => {
+  // The second Pod is applied with the platform's own verb (a POST to the API), its endpoint
+  // read from the EndpointSlice watch; the client Pod ran `draincheck client --replacement-wait-ms`.
+  const row = await runOnKube('replacement-ready');
+  assert.equal(row.result, 'match', explain(row));
+  assert.match(row.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the second Pod\)/);
 });

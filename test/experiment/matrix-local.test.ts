@@ -4,9 +4,9 @@
 // match is the rule's doing, not the expectation's leniency.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { matchScenario, type MatrixRow } from '../../src/experiment/matrix/match.js';
+import { cannotRunOn, matchScenario, type MatrixRow } from '../../src/experiment/matrix/match.js';
 import { matrixScenarios, type MatrixScenario } from '../../src/experiment/matrix/scenarios.js';
-import { planRun } from '../../src/experiment/plan.js';
+import { planRun, type RunPlan } from '../../src/experiment/plan.js';
 import { runExperiment } from '../../src/experiment/protocol.js';
 import { LocalPlatform } from '../../src/platform/local/local-platform.js';
 import type { RuntimeRule } from '../../src/platform/local/rules-off.js';
@@ -19,18 +19,22 @@ const scenario = (name: string): MatrixScenario => {
   return s;
 };
 
-async function runRow(s: MatrixScenario, rulesOff: RuntimeRule[] = []): Promise<MatrixRow> {
+async function runRow(
+  s: MatrixScenario,
+  rulesOff: RuntimeRule[] = [],
+  change?: (plan: RunPlan) => void,
+): Promise<MatrixRow> {
   const platform = new LocalPlatform({ rulesOff });
   const resolved = resolveScenario({ ...s.input, name: s.name });
-  const doc = await runExperiment({
-    platform,
-    scenario: resolved,
-    plan: planRun(resolved, {
-      ...(s.newRequest ? { newRequest: s.newRequest } : {}),
-      ...(s.manifest ? { manifest: s.manifest } : {}),
-      ...(s.reuseAfterMs === undefined ? {} : { reuseAfterMs: s.reuseAfterMs }),
-    }),
+  const plan = planRun(resolved, {
+    ...(s.newRequest ? { newRequest: s.newRequest } : {}),
+    ...(s.manifest ? { manifest: s.manifest } : {}),
+    ...(s.reuseAfterMs === undefined ? {} : { reuseAfterMs: s.reuseAfterMs }),
+    ...(s.replacement ? { replacement: s.replacement } : {}),
+    ...(s.frontProxy ? { frontProxy: s.frontProxy } : {}),
   });
+  change?.(plan);
+  const doc = await runExperiment({ platform, scenario: resolved, plan });
   assertValidRunDocument(doc);
   assert.equal(doc.complete, true, `${s.name}: ${doc.incompleteReason ?? ''}`);
   return matchScenario(s, doc);
@@ -109,4 +113,38 @@ void test('keep-alive-reuse matches (same connection, served); a server that exi
   assert.match(on.observed.join('\n'), /reuse on the same connection: completed/);
   assert.equal(off.result, 'mismatch', explain(off));
   assert.match(off.sentence, /reuse on a new connection/);
+});
+
+void test('replacement-ready matches (new request to the second Pod, the accepted one finished by the first); a second Pod never ready MISMATCHES', async () => {
+  // The rule needs a ready second endpoint: a second Pod whose readiness probe never passes
+  // (its path answers 404) leaves only the terminating one, and the new request goes there.
+  const s = scenario('replacement-ready');
+  const neverReady = (plan: RunPlan) => {
+    const probe = plan.replacement!.pod.spec!.containers[0]!.readinessProbe!;
+    probe.httpGet = { ...probe.httpGet!, path: '/never-ready' };
+    plan.replacement!.readyWithinMs = 3000;
+    plan.client.replacementWaitMs = 3000;
+  };
+  const [on, off] = await Promise.all([runRow(s), runRow(s, [], neverReady)]);
+  assert.equal(on.result, 'match', explain(on));
+  assert.match(on.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the second Pod\)/);
+  assert.match(on.observed.join('\n'), /proxy routed :\d+ to [\d.:]+ as a ready endpoint \(the second Pod\)/);
+  assert.match(on.observed.join('\n'), /work request completed with its body from (\w+) \(accepted by \1\)/);
+  assert.equal(off.result, 'mismatch', explain(off));
+  assert.match(off.sentence, /not ready within 3000 ms/);
+  assert.match(off.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the deleted Pod\)/);
+  assert.match(off.observed.join('\n'), /by the terminating fallback \(not the second Pod\)/);
+});
+
+void test('behind-a-proxy (nginx) matches: its pooled upstream connection carries the new request to the deleted Pod; without pooling it MISMATCHES', async (t) => {
+  const s = scenario('behind-a-proxy');
+  const why = cannotRunOn(s, 'local');
+  if (why) return t.skip(why);
+  // The switch: nginx without `keepalive` opens a new upstream connection per request, which
+  // kube-proxy's rules send to the ready second Pod.
+  const [on, off] = await Promise.all([runRow(s), runRow({ ...s, frontProxy: { keepalive: 0 } })]);
+  assert.equal(on.result, 'match', explain(on));
+  assert.match(on.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the deleted Pod\)/);
+  assert.equal(off.result, 'mismatch', explain(off));
+  assert.match(off.sentence, /new request completed \(HTTP 200\) from \w+ \(the second Pod\)/);
 });

@@ -106,6 +106,18 @@ test('a scenario a platform cannot run says why and counts as neither match nor 
   assert.equal(allMatch([row, matchScenario(byName('drain'), sampleRun('drain'))]), true);
 });
 
+test('a reason asked when the matrix starts: nginx missing makes behind-a-proxy "not run", with the install line', () => {
+  let installed = false;
+  const s = { ...byName('drain'), cannotRun: { local: () => (installed ? null : 'nginx is not installed') } };
+  assert.equal(cannotRunOn(s, 'local'), 'nginx is not installed');
+  installed = true;
+  assert.equal(cannotRunOn(s, 'local'), null);
+  const proxy = byName('behind-a-proxy');
+  assert.match(String(cannotRunOn(proxy, 'kube')), /no proxy in front of the Service/);
+  const local = cannotRunOn(proxy, 'local');
+  assert.ok(local === null || /apt-get install nginx-light/.test(local), String(local));
+});
+
 test('the matrix table escapes what came from a Pod: no raw control characters, no HTML', () => {
   const doc = clone(sampleRun('exit'));
   doc.request.error = { code: '\u001b]0;owned\u0007<script>x</script>', message: '' };

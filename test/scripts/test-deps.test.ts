@@ -82,8 +82,15 @@ test('no Chromium anywhere: an error saying where it looked and how to get one',
 
 test('missing packages: by the commands and the browser the tests use', (t) => {
   const { dir, env } = sandbox(t);
-  assert.deepEqual(deps.missingPackages(env), ['chromium', 'util-linux', 'procps', 'iproute2', 'nftables']);
-  for (const c of ['unshare', 'setpriv', 'ps', 'ip', 'nft', 'google-chrome'])
+  assert.deepEqual(deps.missingPackages(env), [
+    'chromium',
+    'util-linux',
+    'procps',
+    'iproute2',
+    'nftables',
+    'nginx-light',
+  ]);
+  for (const c of ['unshare', 'setpriv', 'ps', 'ip', 'nft', 'nginx', 'google-chrome'])
     fakeExecutable(join(dir, 'bin', c));
   assert.deepEqual(deps.missingPackages(env), []);
 });

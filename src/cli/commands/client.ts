@@ -27,6 +27,7 @@ const flagsSchema = z.object({
   newRequestAfterMs: integerSchema({ label: '--new-request-after-ms', min: 0, max: 3_600_000 }).optional(),
   newRequestMs: integerSchema({ label: '--new-request-ms', min: 0, max: WORK_MS_MAX }).optional(),
   reuseAfterMs: integerSchema({ label: '--reuse-after-ms', min: 0, max: 3_600_000 }).optional(),
+  replacementWaitMs: integerSchema({ label: '--replacement-wait-ms', min: 0, max: 3_600_000 }).optional(),
 });
 
 export function clientCommand(): Command {
@@ -76,6 +77,10 @@ export function clientCommand(): Command {
     .option(
       '--reuse-after-ms <ms>',
       'open a keep-alive connection before the work, reuse it this long after acceptance (id <work-id>-reuse)',
+    )
+    .option(
+      '--replacement-wait-ms <ms>',
+      'start the new request’s delay only once GET /healthz answers with another Pod’s UID (at most this long after acceptance)',
     )
     .action(async (flags: Record<string, string>) => {
       const parsed = flagsSchema.safeParse(flags);

@@ -232,8 +232,11 @@ export function newRequestWhileTerminating(): Expectation {
   };
 }
 
-/** The new request's fate: served by the deleted Pod, or refused. */
-export function newRequestOutcome(wanted: 'served-by-deleted-pod' | 'refused', words: string): Expectation {
+/** The new request's fate: served by the deleted Pod, by the second Pod of the Service, or refused. */
+export function newRequestOutcome(
+  wanted: 'served-by-deleted-pod' | 'served-by-replacement' | 'refused',
+  words: string,
+): Expectation {
   return {
     expected: words,
     check: ({ doc, events }) => {
@@ -248,12 +251,27 @@ export function newRequestOutcome(wanted: 'served-by-deleted-pod' | 'refused', w
       const backendRefused = eventsOf(events, 'proxy', 'backend-refused').find(
         (e) => e.data.clientPort !== null && e.data.clientPort === o.localPort,
       );
+      const replacement = firstOf(events, 'runner', 'replacement-applied');
+      const servedBy = wanted === 'served-by-replacement' ? replacement?.data.uid : doc.pod.uid;
       const ok =
         wanted === 'refused'
           ? o.outcome === 'connect-refused' ||
             (o.outcome === 'connection-dropped' && backendRefused !== undefined)
-          : o.outcome === 'completed' && o.bodyUid !== null && o.bodyUid === doc.pod.uid;
-      return { result: ok ? 'match' : 'mismatch', observed, evidence: ids(outcome, backendRefused) };
+          : o.outcome === 'completed' && o.bodyUid !== null && o.bodyUid === servedBy;
+      // With a second Pod in the run, which of the two answered.
+      const whose =
+        replacement && o.bodyUid
+          ? o.bodyUid === replacement.data.uid
+            ? ' (the second Pod)'
+            : o.bodyUid === doc.pod.uid
+              ? ' (the deleted Pod)'
+              : ''
+          : '';
+      return {
+        result: ok ? 'match' : 'mismatch',
+        observed: observed + whose,
+        evidence: ids(replacement, outcome, backendRefused),
+      };
     },
   };
 }
@@ -262,12 +280,14 @@ export function newRequestOutcome(wanted: 'served-by-deleted-pod' | 'refused', w
  * Where the Service proxy sent the new request's connection (the embedded runtime records it):
  * by the KEP-1669 fallback to a serving+terminating endpoint, or to a `ready` one.
  */
-export function newRequestRoute(wanted: 'fallback' | 'ready'): Expectation {
+export function newRequestRoute(wanted: 'fallback' | 'ready' | 'replacement'): Expectation {
   return {
     expected:
       wanted === 'fallback'
         ? 'routed by the fallback to the serving, terminating endpoint (no ready one left)'
-        : 'routed to the terminating endpoint as a ready one (no fallback needed)',
+        : wanted === 'ready'
+          ? 'routed to the terminating endpoint as a ready one (no fallback needed)'
+          : 'routed to the second Pod’s endpoint as a ready one',
     check: ({ events }) => {
       const { sent, outcome } = newRequestOf(events);
       const port =
@@ -279,9 +299,12 @@ export function newRequestRoute(wanted: 'fallback' | 'ready'): Expectation {
       // A data plane that cannot read routes back (no conntrack) says nothing here.
       if (!routed) return null;
       const fallback = routed.data.fallback === true;
+      const replacement = firstOf(events, 'runner', 'replacement-applied');
+      const toReplacement = routed.data.podUid !== null && routed.data.podUid === replacement?.data.uid;
+      const ok = wanted === 'replacement' ? !fallback && toReplacement : fallback === (wanted === 'fallback');
       return {
-        result: fallback === (wanted === 'fallback') ? 'match' : 'mismatch',
-        observed: `proxy routed :${port} to ${String(routed.data.endpoint)}${fallback ? ' by the terminating fallback' : ' as a ready endpoint'}`,
+        result: ok ? 'match' : 'mismatch',
+        observed: `proxy routed :${port} to ${String(routed.data.endpoint)}${fallback ? ' by the terminating fallback' : ' as a ready endpoint'}${wanted === 'replacement' ? (toReplacement ? ' (the second Pod)' : ' (not the second Pod)') : ''}`,
         evidence: ids(routed),
       };
     },
@@ -319,6 +342,55 @@ export function reusedOnPooledConnection(): Expectation {
         result: pooled.at < deleted.at && same && served ? 'match' : 'mismatch',
         observed,
         evidence: ids(pooled, deleted, outcome),
+      };
+    },
+  };
+}
+
+/**
+ * The second Pod of the Service (a scenario step) was ready in the EndpointSlice before the
+ * deletion, and the deletion came while the accepted request was still in flight.
+ */
+export function replacementReadyBeforeDeletion(): Expectation {
+  return {
+    expected:
+      'a second Pod of the Service ready (its endpoint ready=true) before the deletion, the accepted request still in flight',
+    check: ({ events }) => {
+      const applied = firstOf(events, 'runner', 'replacement-applied');
+      const ready = firstOf(events, 'runner', 'replacement-ready');
+      const timeout = firstOf(events, 'runner', 'replacement-timeout');
+      const deleted = firstOf(events, 'runner', 'delete-requested');
+      const work = firstOf(events, 'client', 'work-outcome');
+      if (!applied || !deleted)
+        return {
+          result: 'no-evidence',
+          observed: 'no second Pod applied or no deletion',
+          evidence: ids(applied),
+        };
+      // The slice event that showed the second Pod's endpoint ready, as the runner saw it.
+      const slice = events.find(
+        (e) =>
+          e.known &&
+          e.source === 'endpointslice' &&
+          Array.isArray(e.data.endpoints) &&
+          e.data.endpoints.some(
+            (ep) =>
+              endpointConditions(ep)?.ready === true &&
+              (ep as { targetRef?: { name?: unknown } }).targetRef?.name === applied.data.pod,
+          ),
+      );
+      if (!ready)
+        return {
+          result: 'mismatch',
+          observed: `second Pod ${short(applied.data.uid)} applied at ${ms(applied.at)}, ${timeout ? String(timeout.data.message) : 'never ready'}; deleted at ${ms(deleted.at)}`,
+          evidence: ids(applied, timeout, deleted),
+        };
+      const inFlight = work !== undefined && work.at > deleted.at;
+      return {
+        // Recorded in that order (the same 0.1 ms is possible): ready, then the deletion.
+        result: events.indexOf(ready) < events.indexOf(deleted) && inFlight ? 'match' : 'mismatch',
+        observed: `second Pod ${short(applied.data.uid)} applied at ${ms(applied.at)}, endpoint ready at ${ms(slice?.at ?? ready.at)}; deleted at ${ms(deleted.at)}; the accepted request ${inFlight ? `ended at ${ms(work.at)}` : 'had already ended'}`,
+        evidence: ids(applied, slice, deleted, work),
       };
     },
   };

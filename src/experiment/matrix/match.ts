@@ -43,7 +43,8 @@ export function selectScenarios(names: string | undefined): MatrixScenario[] {
 
 /** Why a scenario cannot run on the platform, or null. */
 export function cannotRunOn(scenario: MatrixScenario, platform: MatrixPlatform): string | null {
-  return scenario.cannotRun?.[platform] ?? null;
+  const why = scenario.cannotRun?.[platform];
+  return typeof why === 'function' ? why() : (why ?? null);
 }
 
 export function notRunRow(scenario: MatrixScenario, why: string): MatrixRow {

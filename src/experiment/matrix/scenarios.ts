@@ -5,6 +5,7 @@
 import { platformFact } from '../platform-facts.js';
 import type { ScenarioInput } from '../../workload/scenario.js';
 import type { ManifestOptions } from '../../workload/manifests.js';
+import { findNginx } from '../../platform/local/l7-proxy.js';
 import {
   exitCode,
   firstTerminatingEndpoint,
@@ -12,6 +13,7 @@ import {
   newRequestOutcome,
   newRequestRoute,
   newRequestWhileTerminating,
+  replacementReadyBeforeDeletion,
   reusedOnPooledConnection,
   sigkillSent,
   sigtermAfterEndpointLeft,
@@ -37,10 +39,20 @@ export interface MatrixScenario {
   newRequest?: { afterMs: number; workMs: number };
   /** A keep-alive connection pooled before the deletion, reused this long after acceptance. */
   reuseAfterMs?: number;
+  /**
+   * A second Pod of the same Service, applied once acceptance is proven; the Pod is deleted
+   * once its endpoint is ready (or after `readyWithinMs`), and the new request waits for it.
+   */
+  replacement?: { readyWithinMs: number; newRequestWaits?: boolean };
   manifest?: Pick<ManifestOptions, 'readinessFailureThreshold' | 'drainTimeoutMs'>;
   expect: Expectation[];
-  /** Why the scenario cannot run on a platform (it then is reported, not run). */
-  cannotRun?: Partial<Record<MatrixPlatform, string>>;
+  /** A protocol step: the client reaches the Service through an L7 proxy with pooled upstream connections. */
+  frontProxy?: { keepalive: number };
+  /**
+   * Why the scenario cannot run on a platform (it then is reported, not run); a function is
+   * asked when the matrix starts (e.g. whether nginx is installed) and returns null if it can.
+   */
+  cannotRun?: Partial<Record<MatrixPlatform, string | (() => string | null)>>;
 }
 
 const docs = (name: string) => `docs/SCENARIOS.md#${name}`;
@@ -180,6 +192,55 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     manifest: { readinessFailureThreshold: 3 },
     newRequest: { afterMs: 1000, workMs: 0 },
     expect: [newRequestWhileTerminating(), newRequestOutcome('refused', 'the new request is refused')],
+  },
+  {
+    name: 'replacement-ready',
+    question: 'A second Pod of the Service, ready before the deletion: where do new requests go?',
+    rule: 'kube-proxy sends new connections to the ready endpoints; the deleted Pod’s endpoint is no longer ready, while the connection it accepted stays with it.',
+    source: `${kep1669}; ${endpointslice}`,
+    docs: docs('replacement-ready'),
+    // A drain delay: the deleted Pod would still serve a new request — only routing keeps it away.
+    input: { onSigterm: 'drain', workMs: 4000, graceSeconds: 10, drainDelayMs: 2000 },
+    // As new-request-terminating: the deleted Pod stays `serving` for ~3 s (Kubernetes' default).
+    manifest: { readinessFailureThreshold: 3 },
+    replacement: { readyWithinMs: 10_000 },
+    newRequest: { afterMs: 1000, workMs: 0 },
+    expect: [
+      replacementReadyBeforeDeletion(),
+      newRequestWhileTerminating(),
+      newRequestOutcome('served-by-replacement', 'the new request is served by the second Pod (its UID)'),
+      newRequestRoute('replacement'),
+      workOutcome('completed', 'the deleted Pod finishes the request it accepted (its own UID)'),
+    ],
+  },
+  {
+    name: 'behind-a-proxy',
+    question:
+      'Behind an L7 proxy with pooled upstream connections: where does a new request go once a second Pod is ready?',
+    rule: 'kube-proxy routes only NEW connections; a proxy in front reuses its pooled upstream connection, whose backend was fixed when it was opened — the deleted Pod.',
+    source:
+      'nginx ngx_http_upstream_module keepalive; kube-proxy keeps established flows (kubernetes/kubernetes#57841)',
+    docs: docs('behind-a-proxy'),
+    // The drain delay (5 s) keeps the deleted Pod serving on its open connections; Node closes
+    // an idle keep-alive connection after 5 s, so the new request comes 3.5 s after acceptance.
+    input: { onSigterm: 'drain', workMs: 6000, graceSeconds: 15, drainDelayMs: 5000 },
+    manifest: { readinessFailureThreshold: 3 },
+    replacement: { readyWithinMs: 3000, newRequestWaits: false },
+    newRequest: { afterMs: 3500, workMs: 0 },
+    frontProxy: { keepalive: 8 },
+    expect: [
+      replacementReadyBeforeDeletion(),
+      newRequestWhileTerminating(),
+      newRequestOutcome(
+        'served-by-deleted-pod',
+        'the new request (a new connection to the proxy) is served by the deleted Pod, over a pooled upstream connection',
+      ),
+      workOutcome('completed', 'the deleted Pod finishes the request it accepted'),
+    ],
+    cannotRun: {
+      kube: 'the real-cluster platform runs no proxy in front of the Service yet',
+      local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
+    },
   },
   {
     name: 'keep-alive-reuse',

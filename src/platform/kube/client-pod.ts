@@ -34,6 +34,7 @@ const clientFlags = [
   ['newRequestAfterMs', '--new-request-after-ms'],
   ['newRequestMs', '--new-request-ms'],
   ['reuseAfterMs', '--reuse-after-ms'],
+  ['replacementWaitMs', '--replacement-wait-ms'],
 ] as const satisfies ReadonlyArray<readonly [keyof ClientPlan, string]>;
 
 /**

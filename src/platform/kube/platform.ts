@@ -314,6 +314,8 @@ export class KubePlatform implements Platform {
     const service = this.services.get(`${job.namespace}/${job.service}`);
     const pod = this.appliedPods.get(`${job.namespace}/${job.pod}`);
     if (!service || !pod) throw new Error('runClient() before apply() of its Service and Pod');
+    if (job.frontProxy)
+      throw new DraincheckError('DC_USAGE', '--platform kube runs no proxy in front of the Service');
     return runKubeClient(
       {
         mode: this.options.client ?? { mode: 'in-cluster' },

@@ -21,6 +21,7 @@ import {
   type WatchEvent,
 } from '../types.js';
 import { LocalCluster, type LocalClusterOptions } from './cluster.js';
+import { startL7Proxy } from './l7-proxy.js';
 import type { Kind } from './store.js';
 
 export interface LocalPlatformOptions extends LocalClusterOptions {
@@ -180,6 +181,10 @@ export class LocalPlatform implements Platform {
       return queue;
     }
     const start = performance.now();
+    // A front proxy (a process of the runtime, not a Pod) between the client and the Service.
+    const proxy = job.frontProxy
+      ? startL7Proxy({ upstream: address, keepalive: job.frontProxy.keepalive, host: address.host })
+      : undefined;
     const emit = (e: ClientEvent) => {
       queue.push(e.type === 'service-ready-timeout' ? this.explainNotReady(e, job) : e);
       // With kernel NAT no proxy sees the connections: read each one's route back from
@@ -187,11 +192,19 @@ export class LocalPlatform implements Platform {
       if (typeof e.data.localPort === 'number' && e.data.localPort > 0)
         void this.cluster.recordRoute(job.namespace, job.service, e.data.localPort).catch(() => undefined);
     };
-    runClient(
-      { ...job.plan, serviceUrl: `http://${address.host}:${address.port}` },
-      // The Pods share this host's network: the server's end of a connection is readable here.
-      { now: () => performance.now() - start, emit, signal, serverSocket: readServerSocket },
-    ).then(
+    const running = (async () => {
+      const front = await proxy;
+      try {
+        await runClient(
+          { ...job.plan, serviceUrl: front?.url ?? `http://${address.host}:${address.port}` },
+          // The Pods share this host's network: the server's end of a connection is readable here.
+          { now: () => performance.now() - start, emit, signal, serverSocket: readServerSocket },
+        );
+      } finally {
+        await front?.stop();
+      }
+    })();
+    running.then(
       () => queue.end(),
       (error: unknown) => queue.fail(error),
     );

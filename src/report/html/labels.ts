@@ -85,6 +85,10 @@ function describeClient(e: Known<'client'>): MarkText {
     case 'work-outcome':
       // The comparison table's words for the outcome (run-view.ts).
       return mark(outcomeBrief(e.data) ?? 'no outcome', e.data.outcome === 'completed' ? 'good' : 'bad', 5);
+    case 'replacement-answered':
+      return mark(`second Pod answered ${(e.data.uid ?? '').slice(0, 8)}`.trim(), 'good', 3);
+    case 'replacement-wait-timeout':
+      return mark('second Pod never answered', 'bad', 4);
     case 'new-request-sent':
       return mark(`new request sent ${e.data.id ?? ''}`.trim(), 'neutral', 3);
     case 'new-request-connected':
@@ -225,6 +229,12 @@ function describeRunner(e: Known<'runner'>): MarkText {
     }
     case 'delete-returned':
       return mark('DELETE returned', 'neutral', 1);
+    case 'replacement-applied':
+      return mark('second Pod applied', 'neutral', 3);
+    case 'replacement-ready':
+      return mark('second Pod ready', 'good', 4);
+    case 'replacement-timeout':
+      return mark('second Pod not ready', 'bad', 5);
     case 'phase':
     case 'run-started':
     case 'run-finished':

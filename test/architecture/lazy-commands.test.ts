@@ -1,0 +1,50 @@
+// The CLI loads only the module of the command it runs: a Pod starting `draincheck server`
+// does not pay for the lab, the reports, the platforms and their libraries (src/cli/program.ts).
+// `--help` still lists every command, with the summary the command itself carries.
+import assert from 'node:assert/strict';
+import { sep } from 'node:path';
+import { test } from 'node:test';
+import { buildProgram, commandToRun } from '../../src/cli/program.js';
+import { staticClosure } from '../helpers/static-closure.js';
+
+const commandNames = ['lab', 'run', 'report', 'manifests', 'cleanup', 'server', 'client'];
+
+test('the program statically loads no command module, and the server command no platform', () => {
+  const program = staticClosure(new URL('../../src/cli/program.js', import.meta.url));
+  const commands = program.files.filter((f) => f.includes(`${sep}cli${sep}commands${sep}`));
+  assert.deepEqual(commands, [], 'command modules loaded with the program');
+  const server = staticClosure(new URL('../../src/cli/commands/server.js', import.meta.url));
+  assert.ok(
+    !server.files.some((f) => f.includes(`${sep}platform${sep}`) || f.includes(`${sep}report${sep}`)),
+    server.files.join('\n'),
+  );
+});
+
+test('the command to run: the first word, or the one after `help`; anything else needs them all', () => {
+  assert.equal(commandToRun(['server', '--port', '0']), 'server');
+  assert.equal(commandToRun(['help', 'lab']), 'lab');
+  assert.equal(commandToRun(['lab', '--help']), 'lab');
+  assert.equal(commandToRun(['--help', 'lab']), undefined);
+  assert.equal(commandToRun(['--version']), undefined);
+  assert.equal(commandToRun(['help']), undefined);
+  assert.equal(commandToRun(['nope']), undefined);
+  assert.equal(commandToRun([]), undefined);
+});
+
+test('built for one command, the program holds only it; built whole, --help lists every command', async () => {
+  const one = await buildProgram('draincheck', 'server');
+  assert.deepEqual(
+    one.commands.map((c) => c.name()),
+    ['server'],
+  );
+  const all = await buildProgram();
+  assert.deepEqual(
+    all.commands.map((c) => c.name()),
+    commandNames,
+  );
+  const help = all.helpInformation().replace(/\s+/g, ' ');
+  for (const c of all.commands) {
+    assert.ok(c.summary().length > 0, c.name());
+    assert.ok(help.includes(c.summary().replace(/\s+/g, ' ')), `--help shows ${c.name()}: ${c.summary()}`);
+  }
+});
