@@ -42,7 +42,7 @@ export async function buildProgram(name = 'draincheck', only?: string): Promise<
     .showSuggestionAfterError(true)
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 verdict differs from --expect, 2 usage error, 3 run incomplete, 4 ran but left objects on the cluster, 5 server cannot listen, 130 interrupted (see docs/ERRORS.md).',
+      '\nExit codes: 0 ok, 1 verdict differs from --expect (lab --matrix: a scenario MISMATCH), 2 usage error, 3 run incomplete, 4 ran but left objects on the cluster, 5 server cannot listen, 130 interrupted (see docs/ERRORS.md).',
     );
   const chosen = commands.filter(([n]) => only === undefined || n === only);
   for (const command of await Promise.all(chosen.map(([, load]) => load()))) program.addCommand(command);
