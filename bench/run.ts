@@ -3,6 +3,7 @@
 import { printTable, writeResult, type BenchResult } from './lib/report.js';
 import { benchLab } from './lab.js';
 import { benchMatrix } from './matrix.js';
+import { benchLoadMemory, benchLoadRecording, benchLoadVsAutocannon } from './load.js';
 import { benchProxy } from './runtime.js';
 import { benchDrainExitLag, benchServerThroughput } from './server.js';
 
@@ -12,6 +13,9 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   'proxy-vs-direct': () => benchProxy(),
   'lab-end-to-end': () => Promise.resolve(benchLab()),
   'lab-matrix': () => Promise.resolve(benchMatrix()),
+  'load-vs-autocannon': () => benchLoadVsAutocannon(),
+  'load-recording': () => benchLoadRecording(),
+  'load-memory': () => benchLoadMemory(),
 };
 
 const wanted = process.argv.slice(2);

@@ -1,0 +1,251 @@
+// Per-request records on disk: NDJSON (gzip when asked), one header line, one line per
+// request, one trailer line at close. Nothing per request stays in memory: lines are batched
+// into chunks of ~64 KB and handed to the file stream; if the disk falls so far behind that
+// more than `maxBufferedBytes` wait, further records are counted as dropped, not held (the
+// trailer says how many), so a slow disk cannot grow the process. A file without its trailer
+// was not closed: the run stopped early, and the reader says so.
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
+import { createGunzip, createGzip } from 'node:zlib';
+import { LineSplitter } from '../../util/line-splitter.js';
+import { parseJsonBounded } from '../../util/bounded-json.js';
+import { requestOutcomes } from '../client-events.js';
+import { failureClasses, serverFates, type LoadRecord } from './record.js';
+
+export const RECORD_FILE_KIND = 'draincheck.load-records/v1';
+/** A record line is ~350 characters; a line longer than this is not one of ours. */
+export const RECORD_LINE_MAX_CHARS = 4096;
+const BATCH_CHARS = 64 * 1024;
+
+export interface RecordFileHeader {
+  kind: typeof RECORD_FILE_KIND;
+  /** Wall-clock time of the records' time origin (their `…Us` fields count from it, in µs). */
+  startedAt: string;
+  [key: string]: unknown;
+}
+
+export interface RecordFileTrailer {
+  kind: 'trailer';
+  records: number;
+  dropped: number;
+}
+
+export interface RecordWriterOptions {
+  gzip?: boolean;
+  /** Bytes waiting for the disk beyond which records are dropped and counted (default 16 MiB). */
+  maxBufferedBytes?: number;
+}
+
+export class RecordWriter {
+  private batch: string[] = [];
+  private batchChars = 0;
+  private written = 0;
+  private dropped = 0;
+  private closed = false;
+  private failure: Error | null = null;
+  private readonly maxBuffered: number;
+
+  private constructor(
+    private readonly head: Writable,
+    private readonly file: Writable,
+    options: RecordWriterOptions,
+  ) {
+    this.maxBuffered = options.maxBufferedBytes ?? 16 * 1024 * 1024;
+    const onError = (error: Error) => {
+      this.failure ??= error;
+    };
+    head.on('error', onError);
+    if (file !== head) file.on('error', onError);
+  }
+
+  /** Opens `path` (truncating it) and writes the header line. */
+  static async open(
+    path: string,
+    header: RecordFileHeader,
+    options: RecordWriterOptions = {},
+  ): Promise<RecordWriter> {
+    const file = createWriteStream(path);
+    await once(file, 'open');
+    let head: Writable = file;
+    if (options.gzip) {
+      const gzip = createGzip({ level: 6 });
+      gzip.pipe(file);
+      head = gzip;
+    }
+    const writer = new RecordWriter(head, file, options);
+    writer.line(JSON.stringify(header));
+    return writer;
+  }
+
+  /** Adds one record; false when it was dropped (the disk is behind, or the writer failed/closed). */
+  write(record: LoadRecord): boolean {
+    if (this.closed || this.failure || this.head.writableLength + this.batchChars > this.maxBuffered) {
+      this.dropped += 1;
+      return false;
+    }
+    this.line(recordLine(record));
+    this.written += 1;
+    return true;
+  }
+
+  get counts(): { written: number; dropped: number } {
+    return { written: this.written, dropped: this.dropped };
+  }
+
+  /** Writes the trailer, flushes and closes; rejects with the first write error. */
+  async close(): Promise<{ written: number; dropped: number }> {
+    if (!this.closed) {
+      const trailer: RecordFileTrailer = { kind: 'trailer', records: this.written, dropped: this.dropped };
+      this.line(JSON.stringify(trailer));
+      this.flush();
+      this.closed = true;
+      const finished = once(this.file, 'close');
+      this.head.end();
+      await finished.catch(() => undefined);
+    }
+    if (this.failure) throw this.failure;
+    return this.counts;
+  }
+
+  private line(text: string): void {
+    this.batch.push(text);
+    this.batchChars += text.length + 1;
+    if (this.batchChars >= BATCH_CHARS) this.flush();
+  }
+
+  private flush(): void {
+    if (this.batch.length === 0) return;
+    this.head.write(`${this.batch.join('\n')}\n`);
+    this.batch = [];
+    this.batchChars = 0;
+  }
+}
+
+const SAFE = /^[\w.:-]*$/;
+const str = (x: string | null): string => (x === null ? 'null' : SAFE.test(x) ? `"${x}"` : JSON.stringify(x));
+const num = (x: number | null): string => (x === null || !Number.isFinite(x) ? 'null' : String(x));
+
+/**
+ * One record as a JSON line: the same text as JSON.stringify(record) (a test checks it), written
+ * by hand because JSON.stringify's generic walk is most of the recording cost (bench
+ * load-recording). Strings that need no escaping are quoted as they are; others go through
+ * JSON.stringify.
+ */
+export function recordLine(r: LoadRecord): string {
+  return (
+    `{"seq":${num(r.seq)},"id":${str(r.id)},"window":${str(r.window)},"workMs":${num(r.workMs)}` +
+    `,"intendedUs":${num(r.intendedUs)},"sentUs":${num(r.sentUs)},"firstByteUs":${num(r.firstByteUs)}` +
+    `,"endUs":${num(r.endUs)},"bytes":${num(r.bytes)},"status":${num(r.status)},"outcome":${str(r.outcome)}` +
+    `,"failure":${str(r.failure)},"errorCode":${str(r.errorCode)},"conn":${num(r.conn)},"reused":${r.reused}` +
+    `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}}`
+  );
+}
+
+export type RecordFileItem =
+  | { kind: 'header'; header: RecordFileHeader }
+  | { kind: 'record'; record: LoadRecord }
+  | { kind: 'trailer'; trailer: RecordFileTrailer }
+  /** A line that is not a record (cut, not JSON, wrong shape): its number and why. */
+  | { kind: 'bad'; line: number; reason: string };
+
+/**
+ * Streams a record file back (gzip detected by its magic bytes). The file is untrusted: each
+ * line is held only up to `maxLineChars`, parsed within a depth limit, and checked field by
+ * field; a bad line is reported as such and reading goes on.
+ */
+export async function* readRecordFile(
+  path: string,
+  options: { maxLineChars?: number } = {},
+): AsyncGenerator<RecordFileItem> {
+  const maxChars = options.maxLineChars ?? RECORD_LINE_MAX_CHARS;
+  const handle = await open(path, 'r');
+  const magic = Buffer.alloc(2);
+  const { bytesRead } = await handle.read(magic, 0, 2, 0);
+  await handle.close();
+  const gzipped = bytesRead === 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+  const raw = createReadStream(path);
+  const source = gzipped ? raw.pipe(createGunzip()) : raw;
+  if (gzipped) raw.on('error', (e) => source.destroy(e));
+  source.setEncoding('utf8');
+  let lineNo = 0;
+  let pending: string[] = [];
+  const splitter = new LineSplitter(maxChars, (line) => pending.push(line), true);
+  const items = function* (): Generator<RecordFileItem> {
+    for (const line of pending) {
+      lineNo += 1;
+      if (line.trim() === '') continue;
+      yield readLine(line, lineNo, maxChars);
+    }
+    pending = [];
+  };
+  try {
+    for await (const chunk of source as AsyncIterable<string>) {
+      splitter.push(chunk);
+      yield* items();
+    }
+    splitter.end();
+    yield* items();
+  } finally {
+    source.destroy();
+    raw.destroy();
+  }
+}
+
+function readLine(line: string, lineNo: number, maxChars: number): RecordFileItem {
+  if (line.length > maxChars)
+    return { kind: 'bad', line: lineNo, reason: `longer than ${maxChars} characters` };
+  const parsed = parseJsonBounded(line, { maxChars, maxDepth: 4 });
+  if (!parsed.ok) return { kind: 'bad', line: lineNo, reason: `not a JSON object (${parsed.reason})` };
+  const v = parsed.value as Record<string, unknown> | null;
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    return { kind: 'bad', line: lineNo, reason: 'not a JSON object' };
+  if (v.kind === RECORD_FILE_KIND && typeof v.startedAt === 'string') {
+    return { kind: 'header', header: v as RecordFileHeader };
+  }
+  if (v.kind === 'trailer' && isCount(v.records) && isCount(v.dropped)) {
+    return { kind: 'trailer', trailer: { kind: 'trailer', records: v.records, dropped: v.dropped } };
+  }
+  const problem = recordProblem(v);
+  return problem
+    ? { kind: 'bad', line: lineNo, reason: problem }
+    : { kind: 'record', record: v as unknown as LoadRecord };
+}
+
+const isCount = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
+const isTime = (x: unknown) => typeof x === 'number' && Number.isSafeInteger(x);
+const isShortString = (x: unknown, max: number) => typeof x === 'string' && x.length <= max;
+const orNull =
+  (check: (x: unknown) => boolean) =>
+  (x: unknown): boolean =>
+    x === null || check(x);
+
+const recordFields: Record<keyof LoadRecord, (x: unknown) => boolean> = {
+  seq: isCount,
+  id: (x) => isShortString(x, 64),
+  window: (x) => isShortString(x, 64),
+  workMs: isCount,
+  intendedUs: isTime,
+  sentUs: orNull(isTime),
+  firstByteUs: orNull(isTime),
+  endUs: isTime,
+  bytes: isCount,
+  status: orNull(isCount),
+  outcome: orNull((x) => (requestOutcomes as readonly unknown[]).includes(x)),
+  failure: orNull((x) => (failureClasses as readonly unknown[]).includes(x)),
+  errorCode: orNull((x) => isShortString(x, 64)),
+  conn: orNull(isCount),
+  reused: (x) => typeof x === 'boolean',
+  localPort: orNull(isCount),
+  podUid: orNull((x) => isShortString(x, 128)),
+  fate: (x) => x === undefined || (serverFates as readonly unknown[]).includes(x),
+};
+
+/** Why an object is not a load record, or null. Unknown extra fields are allowed and dropped by no one. */
+function recordProblem(v: Record<string, unknown>): string | null {
+  for (const [field, ok] of Object.entries(recordFields)) {
+    if (!ok(v[field])) return `field ${field} is missing or has the wrong type`;
+  }
+  return null;
+}

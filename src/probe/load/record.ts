@@ -1,0 +1,98 @@
+// One line per request of a load run, and the failure class read from it. The outcome is the
+// probe's own taxonomy (../outcome.ts, classifyWork); the failure class groups outcomes by
+// *cause* as issue 14 names them, using what only a load run knows (was the connection a reused
+// keep-alive one, did any response byte arrive). The server's side is joined later
+// (server-fate.ts): only the journal can tell an accepted request cut from one the server
+// never saw, or a request whose work was done although the client saw an error.
+import type { RequestOutcome } from '../client-events.js';
+
+export const failureClasses = [
+  /** The connection closed or reset after the request was written (a response may have begun). */
+  'accepted-cut',
+  /** No connection: refused or not established in time (a stale route, a Pod gone). */
+  'connect-failed',
+  /** A whole response with status >= 500 (a draining Pod's 503). */
+  'http-5xx',
+  /**
+   * Written on a reused keep-alive connection that closed before any response byte: the server
+   * closed the idle connection as the request went out (without the journal: a presumption).
+   */
+  'reused-connection-closed',
+  /** Connected, no whole response within the client's limit. */
+  'client-timeout',
+  /** The server finished the work (its journal says so) but the client saw a failure. */
+  'done-unacknowledged',
+  /** The connection dropped and the server's journal never saw the request. */
+  'dropped-unseen',
+  /** A whole response that is not the completion body (4xx, 3xx, wrong id, no UID...). */
+  'unexpected-response',
+  /** Never sent: the generator's queue of requests waiting for a connection was full. */
+  'not-sent',
+] as const;
+export type FailureClass = (typeof failureClasses)[number];
+
+/** What the server's journal says happened to a request (server-fate.ts). */
+export const serverFates = ['finished', 'aborted', 'cut', 'accepted', 'never-seen'] as const;
+export type ServerFate = (typeof serverFates)[number];
+
+/** Times are integer microseconds since the run's origin (the header's `startedAt`). */
+export interface LoadRecord {
+  /** 0, 1, 2... in intended order. */
+  seq: number;
+  /** The work id sent as `id=` (unique in the run; the journal's key). */
+  id: string;
+  /** The window (a mark the caller set) in force at the intended send time. */
+  window: string;
+  /** The work time asked for (`ms=`). */
+  workMs: number;
+  intendedUs: number;
+  /** When the request was handed to a connection (later than intended when the pool was busy). */
+  sentUs: number | null;
+  /** When the response head arrived. */
+  firstByteUs: number | null;
+  /** When the exchange ended (response end or error). */
+  endUs: number;
+  /** Body bytes received. */
+  bytes: number;
+  status: number | null;
+  outcome: RequestOutcome | null;
+  failure: FailureClass | null;
+  errorCode: string | null;
+  /** The client's connection number (1, 2...), null if none was established. */
+  conn: number | null;
+  /** The request went out on a connection that had carried an earlier request. */
+  reused: boolean;
+  localPort: number | null;
+  /** The Pod UID of a completion body (or an error body that carries one). */
+  podUid: string | null;
+  /** Set by the journal join. */
+  fate?: ServerFate;
+}
+
+export interface ClientFacts {
+  outcome: RequestOutcome;
+  status: number | null;
+  reused: boolean;
+  /** Response bytes (head or body) received before the exchange ended. */
+  responseStarted: boolean;
+}
+
+/** The failure class from the client's side alone (null: a completion). */
+export function classifyFailure(facts: ClientFacts): FailureClass | null {
+  switch (facts.outcome) {
+    case 'completed':
+      return null;
+    case 'http-error':
+      return (facts.status ?? 0) >= 500 ? 'http-5xx' : 'unexpected-response';
+    case 'unexpected-response':
+      return 'unexpected-response';
+    case 'connect-refused':
+    case 'connect-timeout':
+    case 'dns-error':
+      return 'connect-failed';
+    case 'response-timeout':
+      return 'client-timeout';
+    case 'connection-dropped':
+      return facts.reused && !facts.responseStarted ? 'reused-connection-closed' : 'accepted-cut';
+  }
+}
