@@ -7,6 +7,7 @@ import { clientCommand } from './commands/client.js';
 import { labCommand } from './commands/lab.js';
 import { manifestsCommand } from './commands/manifests.js';
 import { reportCommand } from './commands/report.js';
+import { rolloutCommand } from './commands/rollout.js';
 import { runCommand } from './commands/run.js';
 import { serverCommand } from './commands/server.js';
 import { version } from '../version.js';
@@ -27,6 +28,7 @@ export function buildProgram(name = 'draincheck'): Command {
     );
   program.addCommand(labCommand());
   program.addCommand(runCommand());
+  program.addCommand(rolloutCommand());
   program.addCommand(reportCommand());
   program.addCommand(manifestsCommand());
   program.addCommand(cleanupCommand());

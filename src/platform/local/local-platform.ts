@@ -108,6 +108,11 @@ export class LocalPlatform implements Platform {
     }
   }
 
+  update(object: KubernetesObject): Promise<KubernetesObject> {
+    if (object.kind !== 'Deployment') return Promise.reject(unsupported(object.kind, 'update'));
+    return Promise.resolve(this.cluster.updateDeployment(object));
+  }
+
   async delete(ref: ObjectRef, options: DeleteOptions): Promise<KubernetesObject> {
     const namespace = ref.namespace ?? 'default';
     const current = this.read(ref.kind, namespace, ref.name);
