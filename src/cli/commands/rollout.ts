@@ -97,7 +97,11 @@ export function rolloutCommand(): Command {
     )
     .option('--before-ms <ms>', 'load before the rollout starts', String(rolloutDefaults.beforeMs))
     .option('--after-ms <ms>', 'load after the Deployment is complete', String(rolloutDefaults.afterMs))
-    .option('--gzip', 'gzip the record file');
+    .option('--gzip', 'gzip the record file')
+    .option(
+      '--server-command <command>',
+      'run this server (speaking docs/LAB-CONTRACT.md) in each Pod instead of draincheck server (see `draincheck run --help`)',
+    );
   addPlatformFlags(command).option(
     '--out <dir>',
     'directory for the rollout document and its records (default ./draincheck-results/<time>/)',
@@ -170,8 +174,9 @@ export function rolloutCommand(): Command {
           plan,
           outDir,
           signal: interrupt.signal,
+          // Progress on stderr (never with JSON, whose reader wants stdout alone).
           onPhase: (phase) => {
-            if (format === 'text' && process.stderr.isTTY) process.stderr.write(`  ${phase}\n`);
+            if (format !== 'json') process.stderr.write(`${scenario.name}: ${phase}\n`);
           },
         });
       } finally {

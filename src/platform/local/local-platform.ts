@@ -21,6 +21,7 @@ import {
 } from '../types.js';
 import { LocalCluster, type LocalClusterOptions } from './cluster.js';
 import type { Kind } from './store.js';
+import { proxySyncText, type ProxySyncRange } from './timing.js';
 
 export interface LocalPlatformOptions extends LocalClusterOptions {
   /** Share a cluster between runs; the platform then leaves its disposal to the owner. */
@@ -73,8 +74,8 @@ export class LocalPlatform implements Platform {
     facts.push({
       key: 'timing',
       label: 'control-plane delays',
-      value: Object.entries(timing)
-        .map(([k, v]) => `${k} ${String(v)}`)
+      value: (Object.entries(timing) as Array<[string, number | ProxySyncRange]>)
+        .map(([k, v]) => `${k} ${proxySyncText(v)}`)
         .join(', '),
     });
     return { name: 'local', ...(namespace ? { namespace } : {}), details: facts };

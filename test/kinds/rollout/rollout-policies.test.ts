@@ -1,0 +1,99 @@
+// `draincheck rollout` through the real CLI on the embedded runtime with calibrated timing
+// (the kube-proxy sync lag of a real node, 0.24–1.75 s): real lab-server processes, real
+// Service rules, real HTTP load. What issue 14 says each policy must show.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
+import type { LoadRecord } from '../../../src/probe/load/record.js';
+import { readRecordFile } from '../../../src/probe/load/record-file.js';
+import { cli } from '../../helpers/cli.js';
+import { assertValidRolloutDocument } from '../../helpers/schema.js';
+
+async function rollout(
+  args: string[],
+): Promise<{ doc: RolloutDocument; records: LoadRecord[]; stderr: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-'));
+  try {
+    const r = cli(
+      ['rollout', '--format', 'json', '--out', dir, '--before-ms', '1000', '--after-ms', '1000', ...args],
+      {
+        timeoutMs: 120_000,
+      },
+    );
+    assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
+    const doc = JSON.parse(r.stdout) as RolloutDocument[] | RolloutDocument;
+    const one = Array.isArray(doc) ? doc[0]! : doc;
+    assertValidRolloutDocument(one);
+    const saved = readdirSync(dir).filter((f) => f.endsWith('.json'));
+    assert.equal(saved.length, 1, `the document is saved: ${readdirSync(dir).join(', ')}`);
+    assert.deepEqual(JSON.parse(readFileSync(join(dir, saved[0]!), 'utf8')), one);
+    const records: LoadRecord[] = [];
+    for await (const item of readRecordFile(join(dir, one.records.file))) {
+      assert.notEqual(item.kind, 'bad', JSON.stringify(item));
+      if (item.kind === 'record') records.push(item.record);
+    }
+    assert.equal(records.length, one.totals.requests, 'every request is in the record file');
+    return { doc: one, records, stderr: r.stderr };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const oldPods = (doc: RolloutDocument) => doc.pods.filter((p) => p.revision === 'old');
+
+test('exit: accepted requests are cut on every Pod replaced while it had requests in flight', async () => {
+  const { doc, records } = await rollout(['--on-sigterm', 'exit', '--rate', '200', '--work-ms', '300..1000']);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(oldPods(doc).length, 3);
+  assert.ok((doc.totals.failures['accepted-cut'] ?? 0) > 0, JSON.stringify(doc.totals.failures));
+  // The journal says each of them was accepted by the Pod that was then replaced.
+  const cut = records.filter((r) => r.failure === 'accepted-cut');
+  assert.ok(cut.every((r) => r.fate === 'accepted' || r.fate === 'cut' || r.fate === 'aborted'));
+  const cutOn = new Set(cut.map((r) => r.podUid));
+  for (const pod of oldPods(doc)) assert.ok(cutOn.has(pod.uid), `a request cut on ${pod.name}`);
+  assert.match(doc.verdict.explanation, /accepted-cut — requests the Pods had accepted were cut/);
+});
+
+test('drain without preStop: no accepted request is cut; failures only of the propagation classes', async () => {
+  const { doc, records } = await rollout([
+    '--on-sigterm',
+    'drain',
+    '--rate',
+    '200',
+    '--work-ms',
+    '300..1000',
+  ]);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  const propagation = new Set(['connect-failed', 'reused-connection-closed', 'dropped-unseen']);
+  for (const r of records) {
+    if (r.failure === null) continue;
+    assert.ok(propagation.has(r.failure), `${r.id}: ${r.failure} (fate ${r.fate ?? '-'})`);
+    assert.notEqual(r.fate, 'finished', `${r.id}: done but unacknowledged`);
+  }
+  assert.equal(doc.totals.failures['accepted-cut'] ?? 0, 0);
+  // Every old Pod drained the requests it had: each one's journal finished some of them.
+  assert.equal(oldPods(doc).length, 3);
+});
+
+test('drain with a preStop sleep beyond the propagation time: 0 failures over more than 2,000 requests', async () => {
+  const { doc } = await rollout([
+    '--on-sigterm',
+    'drain',
+    '--prestop-sleep-seconds',
+    '3',
+    '--rate',
+    '400',
+    '--work-ms',
+    '50..500',
+    '--after-ms',
+    '1500',
+  ]);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.ok(doc.totals.requests >= 2000, `${doc.totals.requests} requests`);
+  assert.equal(doc.totals.failed, 0, `${JSON.stringify(doc.totals.failures)}: ${doc.verdict.explanation}`);
+  assert.equal(doc.totals.outcomes.completed, doc.totals.requests);
+  assert.match(doc.verdict.explanation, /^none of \d+ requests failed/);
+});
