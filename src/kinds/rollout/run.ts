@@ -187,7 +187,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     if (!available || progressFailed(deployment!)) {
       verdictKind = 'progress-deadline-exceeded';
       throw new Incomplete(
-        `the Deployment never became available within its progressDeadlineSeconds (${deadlineSeconds} s)`,
+        `the Deployment never became available within its progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(deployment)}`,
       );
     }
     const target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}`);
@@ -230,7 +230,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     if (!done || progressFailed(deployment!)) {
       verdictKind = 'progress-deadline-exceeded';
       throw new Incomplete(
-        `the rollout did not progress within progressDeadlineSeconds (${deadlineSeconds} s)`,
+        `the rollout did not progress within progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(deployment)}`,
       );
     }
     completeAtMs = now();
@@ -362,6 +362,14 @@ function progressFailed(d: V1Deployment): boolean {
     d.status?.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded') ??
     false
   );
+}
+
+/** `: Progressing False ProgressDeadlineExceeded (<message>)` from the Deployment's own condition, or ''. */
+function progressWords(d: V1Deployment | undefined): string {
+  const c = d?.status?.conditions?.find((x) => x.type === 'Progressing');
+  if (!c) return '';
+  const message = c.message ? ` (${c.message.slice(0, 200)})` : '';
+  return `: Progressing ${String(c.status).slice(0, 16)} ${String(c.reason ?? '').slice(0, 64)}${message}`;
 }
 
 /** GET /healthz through the Service until 200 (the proxy routes the Ready endpoints), bounded. */
