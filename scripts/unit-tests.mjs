@@ -21,6 +21,7 @@ export const unitTests = [
   'test/experiment/schema-file.test.ts',
   'test/experiment/server-lines.test.ts',
   'test/kinds/registry.test.ts',
+  'test/kinds/rollout/gate.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',
   'test/platform/local/endpointslice-controller.test.ts',

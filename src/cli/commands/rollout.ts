@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { DraincheckError, ExitCode, quote } from '../../errors.js';
 import { rolloutKind } from '../../kinds/rollout/index.js';
 import type { RolloutDocument } from '../../kinds/rollout/document.js';
+import { exceededLimits, parseFailureLimit, type FailureLimit } from '../../kinds/rollout/gate.js';
 import { loadDefaults, parseWorkMs, validateConnections, validateRate } from '../../probe/load/options.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { styleFor } from '../../report/style.js';
@@ -30,6 +31,7 @@ interface RolloutFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
   afterMs: string;
   gzip?: boolean;
   out?: string;
+  maxFailures?: FailureLimit[];
 }
 
 export const rolloutDefaults = {
@@ -97,6 +99,11 @@ export function rolloutCommand(): Command {
     )
     .option('--before-ms <ms>', 'load before the rollout starts', String(rolloutDefaults.beforeMs))
     .option('--after-ms <ms>', 'load after the Deployment is complete', String(rolloutDefaults.afterMs))
+    .option(
+      '--max-failures <N|CLASS=N>',
+      'CI gate: exit 1 when more requests than N failed (or, with CLASS=N, more of that failure class); repeatable',
+      (value: string, previous: FailureLimit[] = []) => [...previous, parseFailureLimit(value)],
+    )
     .option('--gzip', 'gzip the record file')
     .option(
       '--server-command <command>',
@@ -111,7 +118,7 @@ export function rolloutCommand(): Command {
       'after',
       [
         '',
-        'Exit codes: 0 ran, 2 usage error (nothing started; maxSurge and maxUnavailable both 0 is',
+        'Exit codes: 0 ran, 1 more failures than --max-failures allows, 2 usage error (nothing started; maxSurge and maxUnavailable both 0 is',
         "            Kubernetes' own message), 3 the rollout could not complete (a progress deadline",
         '            exceeded; records so far saved as incomplete), 130 interrupted (records so far saved).',
         '',
@@ -202,7 +209,11 @@ export function rolloutCommand(): Command {
       if (interrupt.received() !== null || doc.incompleteReason === 'interrupted')
         process.exitCode = ExitCode.interrupted;
       else if (!doc.complete) process.exitCode = ExitCode.incomplete;
-      else process.exitCode = ExitCode.ok;
+      else {
+        const exceeded = exceededLimits(doc.totals, flags.maxFailures ?? []);
+        for (const line of exceeded) process.stderr.write(`draincheck: ${line}\n`);
+        process.exitCode = exceeded.length ? ExitCode.mismatch : ExitCode.ok;
+      }
     });
   return command;
 }

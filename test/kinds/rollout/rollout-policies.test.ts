@@ -14,6 +14,7 @@ import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
 async function rollout(
   args: string[],
+  status = 0,
 ): Promise<{ doc: RolloutDocument; records: LoadRecord[]; stderr: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-'));
   try {
@@ -23,7 +24,7 @@ async function rollout(
         timeoutMs: 120_000,
       },
     );
-    assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
+    assert.equal(r.status, status, `exit ${r.status}: ${r.stderr}`);
     const doc = JSON.parse(r.stdout) as RolloutDocument[] | RolloutDocument;
     const one = Array.isArray(doc) ? doc[0]! : doc;
     assertValidRolloutDocument(one);
@@ -44,8 +45,15 @@ async function rollout(
 
 const oldPods = (doc: RolloutDocument) => doc.pods.filter((p) => p.revision === 'old');
 
-test('exit: accepted requests are cut on every Pod replaced while it had requests in flight', async () => {
-  const { doc, records } = await rollout(['--on-sigterm', 'exit', '--rate', '200', '--work-ms', '300..1000']);
+test('exit: accepted requests are cut on every Pod replaced while it had requests in flight (--max-failures accepted-cut=0: exit 1)', async () => {
+  const { doc, records, stderr } = await rollout(
+    ['--on-sigterm', 'exit', '--rate', '200', '--work-ms', '300..1000', '--max-failures', 'accepted-cut=0'],
+    1,
+  );
+  assert.match(
+    stderr,
+    /draincheck: \d+ accepted-cut failures, more than --max-failures accepted-cut=0 allows/,
+  );
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(oldPods(doc).length, 3);
   assert.ok((doc.totals.failures['accepted-cut'] ?? 0) > 0, JSON.stringify(doc.totals.failures));
@@ -78,8 +86,10 @@ test('drain without preStop: no accepted request is cut; failures only of the pr
   assert.equal(oldPods(doc).length, 3);
 });
 
-test('drain with a preStop sleep beyond the propagation time: 0 failures over more than 2,000 requests', async () => {
+test('drain with a preStop sleep beyond the propagation time: 0 failures over more than 2,000 requests (--max-failures 0 passes)', async () => {
   const { doc } = await rollout([
+    '--max-failures',
+    '0',
     '--on-sigterm',
     'drain',
     '--prestop-sleep-seconds',
