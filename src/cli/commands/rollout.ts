@@ -13,7 +13,14 @@ import { shutdownPolicies } from '../../server/config.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import { parseInteger } from '../../util/integer.js';
-import { resolveScenario, scenarioSettingRows, type ScenarioInput } from '../../workload/scenario.js';
+import {
+  resolveScenario,
+  scenarioSettingRows,
+  type ResolvedScenario,
+  type ScenarioInput,
+} from '../../workload/scenario.js';
+import { newRunId } from '../../experiment/plan.js';
+import { measurePropagation } from '../../kinds/rollout/propagation.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 import { onInterrupt } from '../interrupt.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
@@ -32,6 +39,7 @@ interface RolloutFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
   gzip?: boolean;
   out?: string;
   maxFailures?: FailureLimit[];
+  compare?: string;
 }
 
 export const rolloutDefaults = {
@@ -104,6 +112,10 @@ export function rolloutCommand(): Command {
       'CI gate: exit 1 when more requests than N failed (or, with CLASS=N, more of that failure class); repeatable',
       (value: string, previous: FailureLimit[] = []) => [...previous, parseFailureLimit(value)],
     )
+    .option(
+      '--compare <policies>',
+      'roll one Deployment per policy at once (separate Deployments and Services): exit, drain, drain+prestop, default; drain+prestop’s preStop sleep defaults to the propagation time measured on this platform',
+    )
     .option('--gzip', 'gzip the record file')
     .option(
       '--server-command <command>',
@@ -158,62 +170,123 @@ export function rolloutCommand(): Command {
       const beforeMs = int(flags.beforeMs, '--before-ms', 0, 600_000);
       const afterMs = int(flags.afterMs, '--after-ms', 0, 600_000);
       const { workMs: _load, ...serverFlags } = flags;
+      const compare = flags.compare === undefined ? null : parseCompare(flags.compare);
+      if (compare && flags.onSigterm)
+        throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
       // The scenario's workMs is the longest work asked for (the server's drain must cover it).
-      const input: ScenarioInput = {
-        ...scenarioInput(serverFlags, rolloutDefaults.graceSeconds),
-        workMs: workMs.kind === 'fixed' ? workMs.ms : workMs.max,
-      };
-      const scenario = resolveScenario(input);
+      const scenarioOf = (over: ScenarioInput): ResolvedScenario =>
+        resolveScenario({
+          ...scenarioInput(serverFlags, rolloutDefaults.graceSeconds),
+          workMs: workMs.kind === 'fixed' ? workMs.ms : workMs.max,
+          ...over,
+        });
+      // Checked before anything starts (the drain+prestop sleep is set later, when measured).
+      const single = compare ? null : scenarioOf({});
+      if (compare) for (const policy of compare) scenarioOf(comparedInput(policy, 0));
       const outDir = flags.out ?? defaultResultsDir();
       checkOutputDirectory(outDir, '--out');
 
       const session = await openPlatformSession(flags);
       const interrupt = onInterrupt((m) => process.stderr.write(`${m}\n`));
-      let doc: RolloutDocument;
+      const progress = (name: string, phase: string) => {
+        // Progress on stderr (never with JSON, whose reader wants stdout alone).
+        if (format !== 'json') process.stderr.write(`${name}: ${phase}\n`);
+      };
+      const runId = newRunId();
+      let docs: RolloutDocument[];
+      let propagation: string | null = null;
       try {
-        const plan = rolloutKind.plan(scenario, {
-          deployment,
-          load: { rate, connections, workMs, beforeMs, afterMs, gzip: flags.gzip === true },
-          manifest: session.planOptions.manifest ?? {},
-        });
-        doc = await rolloutKind.run({
-          platform: session.newPlatform(),
-          plan,
-          outDir,
-          signal: interrupt.signal,
-          // Progress on stderr (never with JSON, whose reader wants stdout alone).
-          onPhase: (phase) => {
-            if (format !== 'json') process.stderr.write(`${scenario.name}: ${phase}\n`);
-          },
-        });
+        let scenarios = single ? [single] : [];
+        if (compare) {
+          const given = flags.prestopSleepSeconds;
+          let preStop = given === undefined ? 0 : Number(given);
+          if (given === undefined && compare.includes('drain+prestop')) {
+            progress('drain-prestop', 'measuring the propagation time (DELETE → endpoint no longer routed)');
+            const measured = await measurePropagation(session.newPlatform(), runId, interrupt.signal);
+            preStop = measured.preStopSeconds;
+            propagation = `drain+prestop: preStop sleep ${preStop} s, from the propagation time measured on this platform (DELETE → no new connection routed to the Pod: ${measured.samplesMs.map((x) => (x === null ? 'not seen' : `${x} ms`)).join(', ')} over ${measured.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s)`;
+          } else if (compare.includes('drain+prestop'))
+            propagation = `drain+prestop: preStop sleep ${preStop} s (--prestop-sleep-seconds)`;
+          scenarios = compare.map((policy) => scenarioOf(comparedInput(policy, preStop)));
+        }
+        docs = await Promise.all(
+          scenarios.map(async (scenario) => {
+            const doc = await rolloutKind.run({
+              platform: session.newPlatform(),
+              plan: rolloutKind.plan(scenario, {
+                runId,
+                deployment,
+                load: { rate, connections, workMs, beforeMs, afterMs, gzip: flags.gzip === true },
+                manifest: session.planOptions.manifest ?? {},
+              }),
+              outDir,
+              signal: interrupt.signal,
+              onPhase: (phase) => progress(scenario.name, phase),
+            });
+            // Saved as soon as it exists: a later failure of another rollout cannot lose it.
+            writeJsonAtomic(join(outDir, rolloutFileName(doc)), doc);
+            return doc;
+          }),
+        );
       } finally {
         interrupt.finish();
         await session.close();
       }
-      const file = join(outDir, `rollout-${doc.runId}-${doc.scenario.name}.json`);
-      writeJsonAtomic(file, doc);
       const context = {
         style: styleFor(process.stdout),
         title: 'draincheck rollout',
-        generatedAt: doc.startedAt,
+        generatedAt: docs[0]!.startedAt,
       };
       const { renderers } = rolloutKind;
-      if (format === 'json')
-        process.stdout.write(`${forStdout(format, JSON.stringify(renderers.json(doc), null, 2))}\n`);
-      else if (format === 'html')
-        process.stdout.write(`${forStdout(format, renderers.html([doc], context))}\n`);
-      else
-        process.stdout.write(
-          `${renderers.text([doc], context)}\n\nsaved: ${terminalSafe(file)}\nrecords: ${terminalSafe(join(outDir, doc.records.file))}\n`,
-        );
-      if (interrupt.received() !== null || doc.incompleteReason === 'interrupted')
-        process.exitCode = ExitCode.interrupted;
-      else if (!doc.complete) process.exitCode = ExitCode.incomplete;
+      if (format === 'json') {
+        const value = compare ? docs.map((d) => renderers.json(d)) : renderers.json(docs[0]!);
+        process.stdout.write(`${forStdout(format, JSON.stringify(value, null, 2))}\n`);
+      } else if (format === 'html')
+        process.stdout.write(`${forStdout(format, renderers.html(docs, context))}\n`);
       else {
-        const exceeded = exceededLimits(doc.totals, flags.maxFailures ?? []);
+        const saved = docs.map(
+          (d) =>
+            `saved: ${terminalSafe(join(outDir, rolloutFileName(d)))}\nrecords: ${terminalSafe(join(outDir, d.records.file))}`,
+        );
+        process.stdout.write(
+          `${renderers.text(docs, context)}\n${propagation ? `\n${propagation}\n` : ''}\n${saved.join('\n')}\n`,
+        );
+      }
+      if (propagation && format !== 'text') process.stderr.write(`${propagation}\n`);
+      const exceeded = docs.flatMap((d) =>
+        exceededLimits(d.totals, flags.maxFailures ?? []).map((line) => `${d.scenario.name}: ${line}`),
+      );
+      if (interrupt.received() !== null || docs.some((d) => d.incompleteReason === 'interrupted'))
+        process.exitCode = ExitCode.interrupted;
+      else if (docs.some((d) => !d.complete)) process.exitCode = ExitCode.incomplete;
+      else {
         for (const line of exceeded) process.stderr.write(`draincheck: ${line}\n`);
         process.exitCode = exceeded.length ? ExitCode.mismatch : ExitCode.ok;
       }
     });
   return command;
 }
+
+export const comparePolicies = ['exit', 'drain', 'drain+prestop', 'default'] as const;
+export type ComparePolicy = (typeof comparePolicies)[number];
+
+/** `--compare exit,drain,drain+prestop`: known policies, each once, at least two. */
+export function parseCompare(text: string): ComparePolicy[] {
+  const items = text.split(',').map((s) => s.trim());
+  const bad = items.find((i) => !(comparePolicies as readonly string[]).includes(i));
+  if (bad !== undefined || items.length < 2 || new Set(items).size !== items.length)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--compare must list two or more of ${comparePolicies.join(', ')}, each once, separated by commas, got ${quote(text)}`,
+    );
+  return items as ComparePolicy[];
+}
+
+/** One compared policy as a scenario: its own name (a DNS label) and, for drain+prestop, the sleep. */
+function comparedInput(policy: ComparePolicy, preStopSeconds: number): ScenarioInput {
+  if (policy === 'drain+prestop')
+    return { name: 'drain-prestop', onSigterm: 'drain', preStopSleepSeconds: preStopSeconds };
+  return { name: policy, onSigterm: policy, preStopSleepSeconds: 0 };
+}
+
+const rolloutFileName = (doc: RolloutDocument): string => `rollout-${doc.runId}-${doc.scenario.name}.json`;
