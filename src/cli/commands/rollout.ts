@@ -254,7 +254,9 @@ export function rolloutCommand(): Command {
       }
       if (propagation && format !== 'text') process.stderr.write(`${propagation}\n`);
       const exceeded = docs.flatMap((d) =>
-        exceededLimits(d.totals, flags.maxFailures ?? []).map((line) => `${d.scenario.name}: ${line}`),
+        exceededLimits(d.totals, flags.maxFailures ?? []).map((line) =>
+          compare ? `${d.scenario.name}: ${line}` : line,
+        ),
       );
       if (interrupt.received() !== null || docs.some((d) => d.incompleteReason === 'interrupted'))
         process.exitCode = ExitCode.interrupted;

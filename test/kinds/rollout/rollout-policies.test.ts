@@ -107,3 +107,54 @@ test('drain with a preStop sleep beyond the propagation time: 0 failures over mo
   assert.equal(doc.totals.outcomes.completed, doc.totals.requests);
   assert.match(doc.verdict.explanation, /^none of \d+ requests failed/);
 });
+
+test('--compare exit,drain+prestop: both at once, one table; the preStop sleep is the measured propagation time, shown', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-compare-'));
+  try {
+    const r = cli(
+      [
+        'rollout',
+        '--compare',
+        'exit,drain+prestop',
+        '--rate',
+        '100',
+        '--work-ms',
+        '300..800',
+        '--before-ms',
+        '1000',
+        '--after-ms',
+        '1000',
+        '--out',
+        dir,
+      ],
+      { timeoutMs: 180_000 },
+    );
+    assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
+    const shown =
+      /drain\+prestop: preStop sleep (\d+) s, from the propagation time measured on this platform \(DELETE → no new connection routed to the Pod: .* over 3 deletions/.exec(
+        r.stdout,
+      );
+    assert.ok(shown, r.stdout);
+    assert.match(r.stdout, /^exit\s+\d+\s+\d+\s+.*accepted-cut \d+/m);
+    assert.match(r.stdout, /^drain-prestop\s+\d+\s+0\s+-/m);
+    assert.match(r.stdout, /^exit: \d+ of \d+ requests failed with --on-sigterm exit: /m);
+    assert.match(r.stdout, /^drain-prestop: none of \d+ requests failed/m);
+    const docs = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as RolloutDocument);
+    assert.deepEqual(docs.map((d) => d.scenario.name).sort(), ['drain-prestop', 'exit']);
+    for (const d of docs) assertValidRolloutDocument(d);
+    const prestop = docs.find((d) => d.scenario.name === 'drain-prestop')!;
+    assert.equal(prestop.scenario.preStopSleepSeconds, Number(shown[1]));
+    assert.ok(prestop.scenario.preStopSleepSeconds >= 1);
+    // Separate Deployments, at the same time: the two rollouts overlap on the wall clock.
+    assert.notEqual(docs[0]!.deployment.name, docs[1]!.deployment.name);
+    const [a, b] = docs.map((d) => {
+      const t0 = Date.parse(d.startedAt);
+      return [t0 + d.rollout.triggeredAtMs!, t0 + d.rollout.completeAtMs!] as const;
+    });
+    assert.ok(a![0] < b![1] && b![0] < a![1], `the rollouts overlap: ${JSON.stringify([a, b])}`);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
