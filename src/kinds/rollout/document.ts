@@ -91,6 +91,15 @@ export const RolloutDocumentSchema = z.object({
   windows: z.record(z.string().max(64), TallySchema),
   /** Failures by the phase of the Pod that took the request, when it started. */
   failuresByPhase: z.partialRecord(z.enum(podPhases), z.partialRecord(z.enum(failureClasses), z.number())),
+  timeline: z
+    .object({
+      binMs: z.number().positive(),
+      bins: z
+        .array(z.partialRecord(z.enum(['ok', ...failureClasses]), z.number()))
+        .max(1000)
+        .describe('requests by intended send time: bin i covers [i·binMs, (i+1)·binMs), counted by outcome'),
+    })
+    .describe('requests over time for the HTML strip: fixed size whatever the number of requests'),
   records: z.object({
     file: z
       .string()

@@ -68,6 +68,8 @@ export interface RolloutInput {
 const SERVICE_READY_MS = 15_000;
 /** How long the journals may lag the client's last completion before the join goes ahead. */
 const JOURNAL_CATCH_UP_MS = 3_000;
+/** The HTML strip's resolution: this many time bins at most, whatever the run's length. */
+const TIMELINE_BINS = 600;
 
 export const recordsFileName = (plan: RolloutPlan): string =>
   `rollout-${plan.runId}-${plan.scenario.name}.records.ndjson${plan.load.gzip ? '.gz' : ''}`;
@@ -260,6 +262,9 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
   const aggregate = new LoadAggregate();
   const byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>> = {};
   let counts = { written: 0, dropped: 0 };
+  // Requests over time (by intended send time), a fixed number of bins: the HTML strip.
+  const binMs = Math.max(20, Math.ceil(now() / TIMELINE_BINS));
+  const bins: RolloutDocument['timeline']['bins'] = [];
   let dropped = 0;
   if (writer) {
     dropped = (await writer.close().catch(() => writer.counts)).dropped;
@@ -274,6 +279,10 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       if (item.kind !== 'record') continue;
       for (const r of joinServerFate([item.record], fates)) {
         aggregate.add(r);
+        const bin = Math.min(TIMELINE_BINS - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / binMs)));
+        while (bins.length <= bin) bins.push({});
+        const key = r.failure ?? 'ok';
+        bins[bin]![key] = (bins[bin]![key] ?? 0) + 1;
         out.write(r);
         if (r.failure) {
           const phase = lifecycles.phaseAt(r.podUid, (r.sentUs ?? r.intendedUs) / 1000);
@@ -328,6 +337,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     totals: all,
     windows,
     failuresByPhase: byPhase,
+    timeline: { binMs, bins },
     records: { file: finalName, written: counts.written, dropped: counts.dropped + dropped },
   };
 
