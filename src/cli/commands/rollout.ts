@@ -21,6 +21,7 @@ import {
 } from '../../workload/scenario.js';
 import { newRunId } from '../../experiment/plan.js';
 import { measurePropagation } from '../../kinds/rollout/propagation.js';
+import { parseIntOrPercent } from '../../kinds/rollout/plan.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 import { onInterrupt } from '../interrupt.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
@@ -60,15 +61,8 @@ export const rolloutDefaults = {
   connections: 256,
 } as const;
 
-/** `--max-surge 1` / `--max-surge 25%`: Kubernetes' IntOrString. */
-export function parseIntOrPercent(text: string, flag: string): number | string {
-  if (/^\d{1,6}%$/.test(text.trim()) && Number.parseInt(text, 10) <= 100) return text.trim();
-  if (/^\d{1,6}$/.test(text.trim())) return Number(text.trim());
-  throw new DraincheckError(
-    'DC_USAGE',
-    `${flag} must be a whole number or a percentage (e.g. 1 or 25%), got ${quote(text)}`,
-  );
-}
+/** The longest before- or after-window: an hour. */
+const WINDOW_MS_MAX = 3_600_000;
 
 export function rolloutCommand(): Command {
   const command = new Command('rollout')
@@ -167,8 +161,8 @@ export function rolloutCommand(): Command {
         maxUnavailable: parseIntOrPercent(flags.maxUnavailable, '--max-unavailable'),
         progressDeadlineSeconds: int(flags.progressDeadlineSeconds, '--progress-deadline-seconds', 1, 3600),
       };
-      const beforeMs = int(flags.beforeMs, '--before-ms', 0, 600_000);
-      const afterMs = int(flags.afterMs, '--after-ms', 0, 600_000);
+      const beforeMs = int(flags.beforeMs, '--before-ms', 0, WINDOW_MS_MAX);
+      const afterMs = int(flags.afterMs, '--after-ms', 0, WINDOW_MS_MAX);
       const { workMs: _load, ...serverFlags } = flags;
       const compare = flags.compare === undefined ? null : parseCompare(flags.compare);
       if (compare && flags.onSigterm)

@@ -45,7 +45,7 @@ async function rollout(
 
 const oldPods = (doc: RolloutDocument) => doc.pods.filter((p) => p.revision === 'old');
 
-test('exit: accepted requests are cut on every Pod replaced while it had requests in flight (--max-failures accepted-cut=0: exit 1)', async () => {
+test('exit: accepted requests are cut, on the replaced Pods only (--max-failures accepted-cut=0: exit 1)', async () => {
   const { doc, records, stderr } = await rollout(
     ['--on-sigterm', 'exit', '--rate', '200', '--work-ms', '300..1000', '--max-failures', 'accepted-cut=0'],
     1,
