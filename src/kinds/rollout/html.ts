@@ -5,6 +5,7 @@ import type { RenderContext } from '../kind.js';
 import type { PodLifecycle, RolloutDocument } from './document.js';
 
 const W = 900;
+const ms = (x: number | null): string => (x === null ? '-' : String(Math.round(x)));
 const ROW = 16;
 
 /** Outcome colours of the strip: completions green, each failure class its own colour. */
@@ -59,8 +60,8 @@ function timeline(doc: RolloutDocument): string {
   const row = (p: PodLifecycle, i: number) =>
     `<g transform="translate(0,${STRIP_H + 10 + i * ROW})">` +
     rect(p.createdAtMs, p.readyAtMs ?? p.terminatingAtMs, '#ccc', `${p.name}: starting`) +
-    rect(p.readyAtMs, p.terminatingAtMs, '#4a4', `${p.name}: ready`) +
-    rect(p.terminatingAtMs, p.goneAtMs, '#d90', `${p.name}: terminating`) +
+    rect(p.readyAtMs, p.terminatingAtMs, '#9c9', `${p.name}: ready`) +
+    rect(p.terminatingAtMs, p.goneAtMs, '#89b', `${p.name}: terminating`) +
     `<text x="${W + 6}" y="${ROW - 5}" font-size="11">${esc(p.name)} (${esc(p.revision)})</text></g>`;
   const height = STRIP_H + 10 + doc.pods.length * ROW;
   const mark = (ms: number | null, label: string) =>
@@ -70,7 +71,7 @@ function timeline(doc: RolloutDocument): string {
   const legend = Object.entries(colours)
     .map(([k, c]) => `<span style="color:${c}">■</span> ${esc(k)}`)
     .join(' ');
-  return `<p>${legend}</p><svg width="${W + 260}" height="${height + 4}" role="img" aria-label="requests over time and Pod lifecycles">${bars}${doc.pods.map(row).join('')}${mark(doc.rollout.triggeredAtMs, 'rollout triggered')}${mark(doc.rollout.completeAtMs, 'rollout complete')}</svg>`;
+  return `<p>${legend}; Pods: <span style="color:#ccc">■</span> starting <span style="color:#9c9">■</span> ready <span style="color:#89b">■</span> terminating</p><svg width="${W + 260}" height="${height + 4}" role="img" aria-label="requests over time and Pod lifecycles">${bars}${doc.pods.map(row).join('')}${mark(doc.rollout.triggeredAtMs, 'rollout triggered')}${mark(doc.rollout.completeAtMs, 'rollout complete')}</svg>`;
 }
 
 export function renderRolloutHtml(docs: RolloutDocument[], { title, generatedAt }: RenderContext): string {
@@ -81,7 +82,7 @@ export function renderRolloutHtml(docs: RolloutDocument[], { title, generatedAt 
           Object.entries(d.totals.failures)
             .map(([k, n]) => `${k} ${n}`)
             .join(', ') || '-',
-        )}</td><td>${esc(d.totals.latency.p50Ms)}</td><td>${esc(d.totals.latency.p99Ms)}</td><td>${esc(d.totals.latency.maxMs)}</td><td>${esc(d.rollout.durationMs)}</td></tr>`,
+        )}</td><td>${ms(d.totals.latency.p50Ms)}</td><td>${ms(d.totals.latency.p99Ms)}</td><td>${ms(d.totals.latency.maxMs)}</td><td>${ms(d.rollout.durationMs)}</td></tr>`,
     )
     .join('');
   const sections = docs
