@@ -15,6 +15,7 @@ import { terminalSafe } from '../../util/terminal-text.js';
 import { parseInteger } from '../../util/integer.js';
 import {
   resolveScenario,
+  scenarioDefaults,
   scenarioSettingRows,
   type ResolvedScenario,
   type ScenarioInput,
@@ -78,7 +79,11 @@ export function rolloutCommand(): Command {
   // The scenario's server settings (grace, preStop sleep, drain delay) from the scenario table;
   // --work-ms here is the load's distribution.
   for (const [name, s] of scenarioSettingRows)
-    if (name !== 'workMs') command.option(`${s.flag} ${s.arg}`, `${s.help}`);
+    if (name !== 'workMs')
+      command.option(
+        `${s.flag} ${s.arg}`,
+        `${s.help} (default ${name === 'graceSeconds' ? rolloutDefaults.graceSeconds : scenarioDefaults[name]})`,
+      );
   command
     .option('--replicas <n>', 'the Deployment’s replicas', String(rolloutDefaults.replicas))
     .option('--max-surge <n|%>', 'RollingUpdate maxSurge', rolloutDefaults.maxSurge)
