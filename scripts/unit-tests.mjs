@@ -30,6 +30,7 @@ export const unitTests = [
   'test/platform/local/rolling-update.test.ts',
   'test/platform/local/service-proxy-routing.test.ts',
   'test/platform/local/store.test.ts',
+  'test/platform/local/timing.test.ts',
   'test/probe/body.test.ts',
   'test/probe/load/failure-class.test.ts',
   'test/probe/load/histogram.test.ts',

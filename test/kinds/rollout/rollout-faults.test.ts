@@ -40,6 +40,15 @@ test('bad values: one line each, exit 2, nothing started', (t) => {
     [['--work-ms', '9..1'], /^draincheck: --work-ms must be a number of ms or a range/],
     [['--connections', '4', '--new-connections'], /^draincheck: --connections and --new-connections/],
     [['--platform', 'kube'], /^draincheck: `draincheck rollout` runs on the embedded runtime only so far/],
+    [
+      ['--proxy-sync-ms', '2..1'],
+      /^draincheck: --proxy-sync-ms must be a number of ms or a range MIN\.\.MAX from 0 to 60000, got "2\.\.1"/,
+    ],
+    [
+      ['--compare', 'exit'],
+      /^draincheck: --compare must list two or more of exit, drain, drain\+prestop, default/,
+    ],
+    [['--max-failures', 'cut=1'], /^draincheck: --max-failures must be N or CLASS=N/],
   ];
   for (const [args, message] of cases) {
     const r = cli(['rollout', '--out', dir, ...args], { timeoutMs: 30_000 });
