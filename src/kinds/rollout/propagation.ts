@@ -44,7 +44,7 @@ export async function measurePropagation(
     { runId, namespace, name },
     { replicas: REPLICAS, maxSurge: 1, maxUnavailable: 0, progressDeadlineSeconds: 60 },
   );
-  const [ns] = workloadObjects({ namespace, pod: deployment as never, service });
+  const [ns] = workloadObjects({ namespace, pod: { metadata: deployment.metadata }, service });
   const aborter = new AbortController();
   const watchSignal = AbortSignal.any([signal, aborter.signal]);
   const ready = new Map<string, string>(); // uid → name

@@ -107,7 +107,12 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     plan.deployment,
     plan.manifest,
   );
-  const [namespaceObject] = workloadObjects({ namespace: plan.namespace, pod: wanted as never, service });
+  // The namespace object of a run (labelled with the run id from the Pod template).
+  const [namespaceObject] = workloadObjects({
+    namespace: plan.namespace,
+    pod: { metadata: wanted.metadata },
+    service,
+  });
 
   const followLogs = (pod: string) => {
     if (followed.has(pod)) return;
