@@ -14,6 +14,7 @@ import { terminalSafe } from '../util/terminal-text.js';
 const commands: ReadonlyArray<readonly [name: string, load: () => Promise<Command>]> = [
   ['lab', async () => (await import('./commands/lab.js')).labCommand()],
   ['run', async () => (await import('./commands/run.js')).runCommand()],
+  ['rollout', async () => (await import('./commands/rollout.js')).rolloutCommand()],
   ['report', async () => (await import('./commands/report.js')).reportCommand()],
   ['manifests', async () => (await import('./commands/manifests.js')).manifestsCommand()],
   ['cleanup', async () => (await import('./commands/cleanup.js')).cleanupCommand()],
@@ -42,7 +43,7 @@ export async function buildProgram(name = 'draincheck', only?: string): Promise<
     .showSuggestionAfterError(true)
     .addHelpText(
       'after',
-      '\nExit codes: 0 ok, 1 verdict differs from --expect (lab --matrix: a scenario MISMATCH), 2 usage error, 3 run incomplete, 4 ran but left objects on the cluster, 5 server cannot listen, 130 interrupted (see docs/ERRORS.md).',
+      '\nExit codes: 0 ok, 1 verdict differs from --expect (lab --matrix: a scenario MISMATCH; rollout: above --max-failures), 2 usage error, 3 run incomplete (rollout: progress deadline exceeded), 4 ran but left objects on the cluster, 5 server cannot listen, 130 interrupted (see docs/ERRORS.md).',
     );
   const chosen = commands.filter(([n]) => only === undefined || n === only);
   for (const command of await Promise.all(chosen.map(([, load]) => load()))) program.addCommand(command);

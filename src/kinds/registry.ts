@@ -4,6 +4,7 @@ import { DraincheckError, quote } from '../errors.js';
 import { documentKind } from '../results/read.js';
 import { truncateText } from '../util/bounded-json.js';
 import type { ExperimentKind, RenderContext, ReportFormat } from './kind.js';
+import { rolloutKind } from './rollout/index.js';
 import { runKind } from './run.js';
 
 /**
@@ -42,7 +43,7 @@ export function registerKind<Doc extends { schema: string }>(kind: ExperimentKin
 }
 
 /** Every kind, in the order their documents are reported. */
-export const experimentKinds: readonly RegisteredKind[] = [registerKind(runKind)];
+export const experimentKinds: readonly RegisteredKind[] = [registerKind(runKind), registerKind(rolloutKind)];
 
 /** The kind a document's `schema` string names; the only registered one when it names none. */
 export function kindOf(value: unknown, name: string, kinds = experimentKinds): RegisteredKind {

@@ -103,6 +103,13 @@ export interface Platform {
   apply(objects: KubernetesObject[], signal: AbortSignal): Promise<KubernetesObject[]>;
 
   /**
+   * `PUT`: replaces an object this platform created (a Deployment's new Pod template is a
+   * rollout); resolves with the object the API returned. With `metadata.resourceVersion`, a
+   * stale object is DC_CONFLICT.
+   */
+  update(object: KubernetesObject, signal: AbortSignal): Promise<KubernetesObject>;
+
+  /**
    * `DELETE`; resolves with the object the API returned (for a Pod, with deletionTimestamp).
    * With `ref.uid`, an object of that name with another UID is DC_CONFLICT and stays.
    */

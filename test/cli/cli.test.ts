@@ -81,7 +81,7 @@ test('report refuses a file that is not a run document, naming the field', () =>
     const r = cli(['report', file]);
     assert.equal(r.status, 2);
     oneLine(r.stderr);
-    assert.match(r.stderr, /is not a draincheck\.run\/v1 document: schema/);
+    assert.match(r.stderr, /is not a draincheck\.run\/v1 or draincheck\.rollout\/v1 document: schema/);
     writeFileSync(file, '{ not json');
     assert.match(cli(['report', file]).stderr, /x\.json: not JSON/);
   } finally {

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { runDocumentJsonSchema } from '../../src/experiment/run-document.js';
+import { rolloutDocumentJsonSchema } from '../../src/kinds/rollout/document.js';
 import { labSummary, labSummaryJsonSchema } from '../../src/report/lab-summary.js';
 import { assertValidLabSummary } from '../helpers/schema.js';
 import { sampleRuns } from '../helpers/sample-runs.js';
@@ -14,6 +15,14 @@ test('schema/run.v1.schema.json is up to date', () => {
   assert.deepEqual(
     shipped('run.v1.schema.json'),
     runDocumentJsonSchema(),
+    'run `npm run schema` and commit the result',
+  );
+});
+
+test('schema/rollout.v1.schema.json is up to date', () => {
+  assert.deepEqual(
+    shipped('rollout.v1.schema.json'),
+    JSON.parse(JSON.stringify(rolloutDocumentJsonSchema())),
     'run `npm run schema` and commit the result',
   );
 });

@@ -26,3 +26,14 @@ export function assertValidLabSummary(summary: unknown): void {
     );
   }
 }
+
+const validateRollout = compile('rollout.v1.schema.json');
+
+/** A `draincheck rollout` document against schema/rollout.v1.schema.json. */
+export function assertValidRolloutDocument(doc: unknown): void {
+  if (!validateRollout(doc)) {
+    throw new Error(
+      `rollout document does not match schema/rollout.v1.schema.json: ${JSON.stringify(validateRollout.errors?.slice(0, 5))}`,
+    );
+  }
+}

@@ -45,10 +45,10 @@ function withFiles(docs: Record<string, unknown>, body: (dir: string) => void): 
   }
 }
 
-test('the registry knows draincheck.run/v1, and its renderers are the reports of today', () => {
+test('the registry knows draincheck.run/v1 and draincheck.rollout/v1, and the run renderers are the reports of today', () => {
   assert.deepEqual(
     experimentKinds.map((k) => k.schema),
-    ['draincheck.run/v1'],
+    ['draincheck.run/v1', 'draincheck.rollout/v1'],
   );
   const docs = sampleRuns();
   withFiles(Object.fromEntries(docs.map((d) => [`${d.scenario.name}.json`, d])), (dir) => {
@@ -99,7 +99,7 @@ test('another kind dispatches to its own schema and renderers; text shows each k
 });
 
 test('an unknown kind is one line naming it and the known ones (DC_INPUT_FILE, exit 2)', () => {
-  withFiles({ 'x.json': { schema: 'draincheck.rollout/v9\u001b[2J', requests: [] } }, (dir) => {
+  withFiles({ 'x.json': { schema: 'draincheck.other/v9\u001b[2J', requests: [] } }, (dir) => {
     assert.throws(
       () => readDocuments([dir]),
       (e: unknown) =>
@@ -108,7 +108,7 @@ test('an unknown kind is one line naming it and the known ones (DC_INPUT_FILE, e
         e.exitCode === ExitCode.usage &&
         !e.message.includes('\n') &&
         e.message.endsWith(
-          'x.json is not a draincheck.run/v1 document: schema: unknown kind "draincheck.rollout/v9\\u001b[2J"',
+          'x.json is not a draincheck.run/v1 or draincheck.rollout/v1 document: schema: unknown kind "draincheck.other/v9\\u001b[2J"',
         ),
     );
   });

@@ -165,7 +165,7 @@ test('a 100,000-deep object in events[].data is refused in one line; /dev/zero i
       assert.equal(deep.status, 2, deep.stderr);
       assert.match(
         deep.stderr,
-        /^draincheck: \S+deep\.json is not a draincheck\.run\/v1 document: nested deeper than 64 levels\n$/,
+        /^draincheck: \S+deep\.json is not a draincheck\.run\/v1 or draincheck\.rollout\/v1 document: nested deeper than 64 levels\n$/,
       );
     }
   } finally {

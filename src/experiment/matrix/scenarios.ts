@@ -168,10 +168,13 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     rule: 'With no ready endpoint, kube-proxy sends new connections to serving, terminating ones (GA 1.28); a draining server still serves them.',
     source: kep1669,
     docs: docs('new-request-terminating'),
-    input: { onSigterm: 'drain', workMs: 1000, graceSeconds: 10, drainDelayMs: 2000 },
+    // The new request goes out 2.5 s after the deletion: after kube-proxy's sync has taken the
+    // terminating endpoint in (0.24–1.75 s after the slice change, calibrated timing), while
+    // `serving` is still true and the draining server still listens (drain delay 4 s).
+    input: { onSigterm: 'drain', workMs: 1000, graceSeconds: 10, drainDelayMs: 4000 },
     // Kubernetes' default failureThreshold (3): `serving` stays true for ~3 s after /healthz turns 503.
     manifest: { readinessFailureThreshold: 3 },
-    newRequest: { afterMs: 1000, workMs: 0 },
+    newRequest: { afterMs: 2500, workMs: 0 },
     expect: [
       newRequestWhileTerminating(),
       firstTerminatingEndpoint(

@@ -235,6 +235,16 @@ export class KubePlatform implements Platform {
    * Only what this platform created, by the UID the API gave it (or the caller's UID): never
    * another object that took its name. Another UID is DC_CONFLICT, a gone object DC_NOT_FOUND.
    */
+  /** Not built on a real cluster yet (issue 14's item 2): the rollout runs on the embedded runtime. */
+  update(object: KubernetesObject): Promise<KubernetesObject> {
+    return Promise.reject(
+      new DraincheckError(
+        'DC_USAGE',
+        `updating a ${object.kind ?? 'object'} is not built for a real cluster yet: use --platform local`,
+      ),
+    );
+  }
+
   async delete(ref: ObjectRef, options: DeleteOptions): Promise<KubernetesObject> {
     const namespace = ref.namespace ?? this.namespace ?? '';
     const uid = ref.uid ?? this.createdUid(ref.kind, ref.name);

@@ -3,7 +3,8 @@
 import { preStopActionFlag, preStopActionOf, type PlatformEntry } from '../entry.js';
 import { LocalCluster, type ServiceProxyMode } from './cluster.js';
 import { LocalPlatform } from './local-platform.js';
-import { calibratedTiming, fastTiming } from './timing.js';
+import { calibratedTiming, fastTiming, parseProxySync } from './timing.js';
+import { DraincheckError, quote } from '../../errors.js';
 
 export const localEntry: PlatformEntry = {
   name: 'local',
@@ -16,6 +17,13 @@ export const localEntry: PlatformEntry = {
       attribute: 'timing',
       description: 'embedded runtime delays: calibrated (from a real control plane; the default) or fast',
       choices: ['calibrated', 'fast'],
+    },
+    {
+      flags: '--proxy-sync-ms <ms|min..max>',
+      attribute: 'proxySyncMs',
+      description:
+        "embedded runtime: how long after an EndpointSlice change the Service rules follow it (kube-proxy's sync), " +
+        'fixed or a range each sync draws from (default: the --timing profile; calibrated 240..1750, measured on a real node)',
     },
     {
       flags: '--service-proxy <mode>',
@@ -37,8 +45,19 @@ export const localEntry: PlatformEntry = {
     preStopActionFlag,
   ],
   open(values) {
+    const profile = values.timing === 'fast' ? fastTiming : calibratedTiming;
+    let proxySyncDelayMs = profile.proxySyncDelayMs;
+    if (typeof values.proxySyncMs === 'string') {
+      const parsed = parseProxySync(values.proxySyncMs);
+      if (parsed === null)
+        throw new DraincheckError(
+          'DC_USAGE',
+          `--proxy-sync-ms must be a number of ms or a range MIN..MAX from 0 to 60000, got ${quote(values.proxySyncMs)}`,
+        );
+      proxySyncDelayMs = parsed;
+    }
     const cluster = new LocalCluster({
-      timing: values.timing === 'fast' ? fastTiming : calibratedTiming,
+      timing: { ...profile, proxySyncDelayMs },
       ...(values.pid1 === false ? { pid1: false } : {}),
       ...(typeof values.serviceProxy === 'string'
         ? { serviceProxy: values.serviceProxy as ServiceProxyMode }

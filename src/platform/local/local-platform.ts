@@ -23,6 +23,7 @@ import {
 import { LocalCluster, type LocalClusterOptions } from './cluster.js';
 import { startL7Proxy } from './l7-proxy.js';
 import type { Kind } from './store.js';
+import { proxySyncText, type ProxySyncRange } from './timing.js';
 
 export interface LocalPlatformOptions extends LocalClusterOptions {
   /** Share a cluster between runs; the platform then leaves its disposal to the owner. */
@@ -75,8 +76,8 @@ export class LocalPlatform implements Platform {
     facts.push({
       key: 'timing',
       label: 'control-plane delays',
-      value: Object.entries(timing)
-        .map(([k, v]) => `${k} ${String(v)}`)
+      value: (Object.entries(timing) as Array<[string, number | ProxySyncRange]>)
+        .map(([k, v]) => `${k} ${proxySyncText(v)}`)
         .join(', '),
     });
     return { name: 'local', ...(namespace ? { namespace } : {}), details: facts };
@@ -108,6 +109,11 @@ export class LocalPlatform implements Platform {
       default:
         throw unsupported(object.kind, 'apply');
     }
+  }
+
+  update(object: KubernetesObject): Promise<KubernetesObject> {
+    if (object.kind !== 'Deployment') return Promise.reject(unsupported(object.kind, 'update'));
+    return Promise.resolve(this.cluster.updateDeployment(object));
   }
 
   async delete(ref: ObjectRef, options: DeleteOptions): Promise<KubernetesObject> {

@@ -8,6 +8,7 @@
 import net from 'node:net';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Recorder } from './recorder.js';
+import { drawProxySyncDelay, type ProxySyncRange } from './timing.js';
 
 export interface Target {
   ip: string;
@@ -50,7 +51,8 @@ export interface ServiceProxyOptions {
   namespace: string;
   /** The Service port's name: which slice port to route to. */
   portName: string | undefined;
-  syncDelayMs: number;
+  /** Each sync's delay: fixed, or drawn from a range (timing.ts proxySyncDelayMs). */
+  syncDelayMs: number | ProxySyncRange;
   recorder: Recorder;
   /** Test-only off switch (LocalClusterOptions.rulesOff): no KEP-1669 fallback. Default true. */
   terminatingFallback?: boolean;
@@ -122,7 +124,7 @@ export class ServiceProxy {
       this.pendingApplied = undefined;
       this.apply(this.latest);
       resolve();
-    }, this.options.syncDelayMs);
+    }, drawProxySyncDelay(this.options.syncDelayMs));
   }
 
   private apply(slice: V1EndpointSlice | undefined) {

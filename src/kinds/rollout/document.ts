@@ -1,0 +1,121 @@
+// The rollout document, `draincheck.rollout/v1`: one rolling update of a Deployment under
+// open-loop load, its Pods' lifecycles, the totals, and the per-request records in an NDJSON
+// file beside it (`recordsFile`, src/probe/load/record-file.ts). schema/rollout.v1.schema.json
+// is generated from this file (`npm run schema`).
+import { z } from 'zod';
+import { requestOutcomes } from '../../probe/client-events.js';
+import { failureClasses } from '../../probe/load/record.js';
+import { PlatformFactSchema, ScenarioSchema } from '../../experiment/run-document.js';
+
+export const ROLLOUT_SCHEMA = 'draincheck.rollout/v1';
+
+/** What a Pod was doing when a request started, as the Pod watch showed it. */
+export const podPhases = ['ready', 'terminating', 'gone', 'unknown'] as const;
+export type PodPhase = (typeof podPhases)[number];
+
+const ms = z.number().nullable();
+
+export const PodLifecycleSchema = z.object({
+  name: z.string().max(253),
+  uid: z.string().max(128),
+  revision: z.enum(['old', 'new']).describe('old: the template before the rollout; new: after'),
+  createdAtMs: ms.describe('ms since startedAt: first seen on the Pod watch'),
+  readyAtMs: ms.describe('the Ready condition first seen True'),
+  terminatingAtMs: ms.describe('deletionTimestamp first seen'),
+  endpointTerminatingAtMs: ms.describe('its endpoint first seen terminating in the EndpointSlice'),
+  endpointRemovedAtMs: ms.describe('its endpoint gone from the EndpointSlice after being there'),
+  goneAtMs: ms.describe('the Pod watch’s DELETED event'),
+  exitCode: z.number().nullable(),
+});
+export type PodLifecycle = z.infer<typeof PodLifecycleSchema>;
+
+const histogram = z.object({
+  count: z.number(),
+  p50Ms: ms,
+  p90Ms: ms,
+  p99Ms: ms,
+  maxMs: ms,
+});
+
+export const TallySchema = z.object({
+  requests: z.number(),
+  failed: z.number(),
+  outcomes: z.partialRecord(z.enum([...requestOutcomes, 'none']), z.number()),
+  failures: z.partialRecord(z.enum(failureClasses), z.number()),
+  latency: histogram.describe('completed requests, from the intended send time'),
+  sendLag: histogram,
+});
+export type Tally = z.infer<typeof TallySchema>;
+
+export const verdictKinds = ['rolled', 'progress-deadline-exceeded', 'incomplete'] as const;
+
+export const RolloutDocumentSchema = z.object({
+  schema: z.literal(ROLLOUT_SCHEMA),
+  runId: z.string(),
+  complete: z.boolean(),
+  incompleteReason: z.string().nullable(),
+  startedAt: z.string().describe('wall clock (ISO) of the time origin every *Ms / *Us counts from'),
+  finishedAt: z.string().nullable(),
+  tool: z.object({ name: z.literal('draincheck'), version: z.string() }),
+  scenario: ScenarioSchema.omit({ workId: true }),
+  deployment: z.object({
+    name: z.string(),
+    replicas: z.number(),
+    maxSurge: z.union([z.number(), z.string()]),
+    maxUnavailable: z.union([z.number(), z.string()]),
+    progressDeadlineSeconds: z.number(),
+  }),
+  load: z.object({
+    rate: z.number(),
+    connections: z.union([z.number(), z.literal('new')]),
+    workMs: z.string().describe('fixed ms or MIN..MAX (uniform)'),
+    beforeMs: z.number(),
+    afterMs: z.number(),
+  }),
+  platform: z.looseObject({
+    name: z.string(),
+    namespace: z.string().optional(),
+    details: z.array(PlatformFactSchema).optional(),
+  }),
+  rollout: z.object({
+    triggeredAtMs: ms.describe('the PUT of the new Pod template (kubectl rollout restart)'),
+    completeAtMs: ms.describe('the Deployment status first showed every replica updated and available'),
+    durationMs: ms,
+  }),
+  verdict: z.object({
+    kind: z.enum(verdictKinds),
+    explanation: z.string().describe('one sentence naming the failures’ cause'),
+  }),
+  pods: z.array(PodLifecycleSchema).max(1000),
+  totals: TallySchema,
+  windows: z.record(z.string().max(64), TallySchema),
+  /** Failures by the phase of the Pod that took the request, when it started. */
+  failuresByPhase: z.partialRecord(z.enum(podPhases), z.partialRecord(z.enum(failureClasses), z.number())),
+  timeline: z
+    .object({
+      binMs: z.number().positive(),
+      bins: z
+        .array(z.partialRecord(z.enum(['ok', ...failureClasses]), z.number()))
+        .max(1000)
+        .describe('requests by intended send time: bin i covers [i·binMs, (i+1)·binMs), counted by outcome'),
+    })
+    .describe('requests over time for the HTML strip: fixed size whatever the number of requests'),
+  records: z.object({
+    file: z
+      .string()
+      .max(255)
+      .regex(/^[^/\\]+$/)
+      .describe('the NDJSON record file, beside this document'),
+    written: z.number(),
+    dropped: z.number(),
+  }),
+});
+export type RolloutDocument = z.infer<typeof RolloutDocumentSchema>;
+
+export function rolloutDocumentJsonSchema(): Record<string, unknown> {
+  return {
+    $id: 'https://draincheck.dev/schema/rollout.v1.schema.json',
+    title: 'draincheck rollout document (draincheck.rollout/v1)',
+    ...z.toJSONSchema(RolloutDocumentSchema, { target: 'draft-2020-12' }),
+  };
+}

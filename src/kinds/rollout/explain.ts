@@ -1,0 +1,43 @@
+// One sentence naming a rollout's failures' cause, from the counts alone (a saved document
+// says the same thing again): each failure class with its cause in Kubernetes' words.
+import type { FailureClass } from '../../probe/load/record.js';
+import type { ResolvedScenario } from '../../workload/scenario.js';
+import type { PodPhase, Tally } from './document.js';
+
+const causes: Record<FailureClass, string> = {
+  'accepted-cut': 'requests the Pods had accepted were cut when their server stopped',
+  'connect-failed':
+    'new connections were sent to Pods that had stopped listening while the Service rules still named them (the endpoint change had not reached kube-proxy yet)',
+  'http-5xx': 'draining Pods answered 5xx',
+  'reused-connection-closed':
+    'reused keep-alive connections were closed by the server as the request went out',
+  'client-timeout': 'requests got no whole response within the client’s limit',
+  'done-unacknowledged':
+    'the server finished the work but the client saw an error (a retry would do it twice)',
+  'dropped-unseen': 'connections dropped before the server saw the request',
+  'unexpected-response': 'answers were not the completion body',
+  'not-sent': 'the load generator’s queue was full (the Service took too long to take connections)',
+};
+
+export function explainFailures(
+  totals: Tally,
+  byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>>,
+  scenario: ResolvedScenario,
+  incompleteReason: string | null,
+): string {
+  const prefix = incompleteReason ? `Incomplete (${incompleteReason}): ` : '';
+  if (totals.requests === 0) return `${prefix}no request was sent.`;
+  if (totals.failed === 0)
+    return `${prefix}none of ${totals.requests} requests failed: every Pod replaced kept its accepted requests and no new connection reached a Pod that had stopped listening.`;
+  const parts = (Object.entries(totals.failures) as Array<[FailureClass, number]>)
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([cls, n]) => {
+      const phases = (Object.entries(byPhase) as Array<[PodPhase, Partial<Record<FailureClass, number>>]>)
+        .filter(([, row]) => (row[cls] ?? 0) > 0)
+        .map(([phase, row]) => `${row[cls]} ${phase === 'unknown' ? 'on no known Pod' : `on ${phase} Pods`}`);
+      return `${n} ${cls} — ${causes[cls]}${phases.length ? ` (${phases.join(', ')})` : ''}`;
+    });
+  const policy = scenario.onSigterm ? ` with --on-sigterm ${scenario.onSigterm}` : '';
+  return `${prefix}${totals.failed} of ${totals.requests} requests failed${policy}: ${parts.join('; ')}.`;
+}

@@ -1,0 +1,35 @@
+// The CI gate of a rollout, as k6's thresholds: `--max-failures N` (all failures) and
+// `--max-failures CLASS=N` (one failure class), each a limit the run's totals must not exceed.
+import { DraincheckError, quote } from '../../errors.js';
+import { failureClasses, type FailureClass } from '../../probe/load/record.js';
+import type { Tally } from './document.js';
+
+export interface FailureLimit {
+  /** null: every failure counts. */
+  failureClass: FailureClass | null;
+  max: number;
+}
+
+/** One `--max-failures` value: `N` or `CLASS=N` (DC_USAGE naming the value otherwise). */
+export function parseFailureLimit(text: string): FailureLimit {
+  const m = /^\s*(?:([a-z0-9-]+)\s*=\s*)?(\d{1,9})\s*$/.exec(text);
+  const failureClass = m?.[1] ?? null;
+  if (!m || (failureClass !== null && !(failureClasses as readonly string[]).includes(failureClass)))
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--max-failures must be N or CLASS=N with CLASS one of ${failureClasses.join(', ')}, got ${quote(text)}`,
+    );
+  return { failureClass: failureClass as FailureClass | null, max: Number(m[2]) };
+}
+
+/** Each limit the totals exceed, as a sentence (empty: the gate passes). */
+export function exceededLimits(totals: Tally, limits: FailureLimit[]): string[] {
+  return limits.flatMap(({ failureClass, max }) => {
+    const seen = failureClass === null ? totals.failed : (totals.failures[failureClass] ?? 0);
+    if (seen <= max) return [];
+    const what = failureClass === null ? 'failures' : `${failureClass} failures`;
+    return [
+      `${seen} ${what}, more than --max-failures ${failureClass === null ? '' : `${failureClass}=`}${max} allows`,
+    ];
+  });
+}

@@ -1,0 +1,89 @@
+// Each Pod's lifecycle during a rollout, from the Pod and EndpointSlice watches: when it was
+// first seen, Ready, terminating (deletionTimestamp), its endpoint terminating and removed,
+// and gone (DELETED). Watch objects are untrusted: only names, UIDs, conditions and the first
+// container's exit code are read. Bounded: at most MAX_PODS Pods are followed.
+import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+import type { WatchEvent } from '../../platform/types.js';
+import type { PodLifecycle, PodPhase } from './document.js';
+
+const MAX_PODS = 1000;
+
+export class PodLifecycles {
+  private readonly pods = new Map<string, PodLifecycle>();
+  /** Endpoints (by Pod UID) the slice showed last time. */
+  private inSlice = new Set<string>();
+  /** Pods created once the rollout was triggered belong to the new template. */
+  private rolloutStarted = false;
+
+  constructor(private readonly now: () => number) {}
+
+  /** From now on, new Pods are the new template's. */
+  markRollout(): void {
+    this.rolloutStarted = true;
+  }
+
+  pod(event: WatchEvent<V1Pod>): void {
+    const uid = event.object.metadata?.uid;
+    const name = event.object.metadata?.name;
+    if (typeof uid !== 'string' || typeof name !== 'string') return;
+    let p = this.pods.get(uid);
+    if (!p) {
+      if (this.pods.size >= MAX_PODS) return;
+      p = {
+        name: name.slice(0, 253),
+        uid: uid.slice(0, 128),
+        revision: this.rolloutStarted ? 'new' : 'old',
+        createdAtMs: this.now(),
+        readyAtMs: null,
+        terminatingAtMs: null,
+        endpointTerminatingAtMs: null,
+        endpointRemovedAtMs: null,
+        goneAtMs: null,
+        exitCode: null,
+      };
+      this.pods.set(uid, p);
+    }
+    const t = this.now();
+    const ready = event.object.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+    if (ready && p.readyAtMs === null) p.readyAtMs = t;
+    if (event.object.metadata?.deletionTimestamp && p.terminatingAtMs === null) p.terminatingAtMs = t;
+    const code = event.object.status?.containerStatuses?.[0]?.state?.terminated?.exitCode;
+    if (typeof code === 'number' && Number.isInteger(code)) p.exitCode = code;
+    if (event.type === 'DELETED' && p.goneAtMs === null) {
+      p.goneAtMs = t;
+      p.terminatingAtMs ??= t;
+    }
+  }
+
+  slice(event: WatchEvent<V1EndpointSlice>): void {
+    const t = this.now();
+    const now = new Set<string>();
+    const endpoints = event.type === 'DELETED' ? [] : (event.object.endpoints ?? []);
+    for (const e of endpoints.slice(0, MAX_PODS)) {
+      const uid = e.targetRef?.uid;
+      if (typeof uid !== 'string') continue;
+      now.add(uid);
+      const p = this.pods.get(uid);
+      if (p && e.conditions?.terminating === true && p.endpointTerminatingAtMs === null)
+        p.endpointTerminatingAtMs = t;
+    }
+    for (const uid of this.inSlice) {
+      const p = this.pods.get(uid);
+      if (!now.has(uid) && p && p.endpointRemovedAtMs === null) p.endpointRemovedAtMs = t;
+    }
+    this.inSlice = now;
+  }
+
+  /** The Pod's phase at `atMs`: ready until its deletion, terminating until DELETED, then gone. */
+  phaseAt(uid: string | null, atMs: number): PodPhase {
+    const p = uid === null ? undefined : this.pods.get(uid);
+    if (!p) return 'unknown';
+    if (p.goneAtMs !== null && atMs >= p.goneAtMs) return 'gone';
+    if (p.terminatingAtMs !== null && atMs >= p.terminatingAtMs) return 'terminating';
+    return 'ready';
+  }
+
+  list(): PodLifecycle[] {
+    return [...this.pods.values()];
+  }
+}

@@ -1,0 +1,40 @@
+// A rollout's plan: names (its own namespace, Deployment and Service named after the policy),
+// the Deployment's settings and the load's. Validation of each value happens where it is
+// parsed (the CLI's flags, src/probe/load/options.ts); Kubernetes' own validation of the
+// Deployment (maxSurge and maxUnavailable both 0) is the API's, at apply.
+import { DraincheckError, quote } from '../../errors.js';
+import { newRunId } from '../../experiment/plan.js';
+import type { DeploymentSettings } from '../../workload/deployment.js';
+import type { ManifestOptions } from '../../workload/manifests.js';
+import type { ResolvedScenario } from '../../workload/scenario.js';
+import type { RolloutPlan } from './run.js';
+
+export interface RolloutPlanOptions {
+  runId?: string;
+  deployment: DeploymentSettings;
+  load: RolloutPlan['load'];
+  manifest?: ManifestOptions;
+}
+
+export function planRollout(scenario: ResolvedScenario, options: RolloutPlanOptions): RolloutPlan {
+  const runId = options.runId ?? newRunId();
+  return {
+    runId,
+    namespace: `draincheck-${runId}-${scenario.name}`.slice(0, 63).replace(/-+$/, ''),
+    name: `work-${scenario.name}`.slice(0, 63).replace(/-+$/, ''),
+    scenario,
+    deployment: options.deployment,
+    load: options.load,
+    manifest: options.manifest ?? {},
+  };
+}
+
+/** `--max-surge 1` / `--max-surge 25%`: Kubernetes' IntOrString. */
+export function parseIntOrPercent(text: string, flag: string): number | string {
+  if (/^\d{1,6}%$/.test(text.trim()) && Number.parseInt(text, 10) <= 100) return text.trim();
+  if (/^\d{1,6}$/.test(text.trim())) return Number(text.trim());
+  throw new DraincheckError(
+    'DC_USAGE',
+    `${flag} must be a whole number or a percentage (e.g. 1 or 25%), got ${quote(text)}`,
+  );
+}

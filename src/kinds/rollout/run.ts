@@ -1,0 +1,410 @@
+// `draincheck rollout`'s steps on any Platform: apply a Deployment and its Service, wait until
+// it is available, offer open-loop load through the Service, roll the Deployment as `kubectl
+// rollout restart` does, watch Pods and the EndpointSlice throughout, load on for the
+// after-window, then join every request with the Pods' journals (server-side fate) and their
+// lifecycles (the phase of the Pod that took it when it started).
+import http from 'node:http';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1EndpointSlice,
+  V1Pod,
+  V1Service,
+} from '@kubernetes/client-node';
+import { DraincheckError } from '../../errors.js';
+import type { Platform } from '../../platform/types.js';
+import { LoadAggregate } from '../../probe/load/aggregate.js';
+import { loadOrigin, startLoad, type LoadRun } from '../../probe/load/generator.js';
+import type { WorkMsDistribution } from '../../probe/load/options.js';
+import type { FailureClass } from '../../probe/load/record.js';
+import { readRecordFile, RecordWriter } from '../../probe/load/record-file.js';
+import { fatesFromJournal, joinServerFate, type JournalEntry } from '../../probe/load/server-fate.js';
+import { parseJournalLine } from '../../server/journal.js';
+import { abortableDelay } from '../../util/abortable-delay.js';
+import { version } from '../../version.js';
+import {
+  buildDeploymentWorkload,
+  restartedDeployment,
+  type DeploymentSettings,
+} from '../../workload/deployment.js';
+import { RUN_LABEL, SCENARIO_LABEL, SERVICE_NAME_LABEL } from '../../workload/labels.js';
+import type { ManifestOptions } from '../../workload/manifests.js';
+import type { ResolvedScenario } from '../../workload/scenario.js';
+import { workloadObjects } from '../../workload/workload.js';
+import { ROLLOUT_SCHEMA, type PodPhase, type RolloutDocument } from './document.js';
+import { explainFailures } from './explain.js';
+import { PodLifecycles } from './lifecycle.js';
+
+export interface RolloutPlan {
+  runId: string;
+  namespace: string;
+  /** The Deployment's and the Service's name. */
+  name: string;
+  scenario: ResolvedScenario;
+  deployment: DeploymentSettings;
+  load: {
+    rate: number;
+    connections: number | 'new';
+    workMs: WorkMsDistribution;
+    beforeMs: number;
+    afterMs: number;
+    gzip: boolean;
+  };
+  manifest: ManifestOptions;
+}
+
+export interface RolloutInput {
+  platform: Platform;
+  plan: RolloutPlan;
+  /** The document's directory: the record file goes beside it. */
+  outDir: string;
+  signal: AbortSignal;
+  onPhase?: (phase: string) => void;
+}
+
+/** The longest the Service may take to answer /healthz 200 once the Deployment is available. */
+const SERVICE_READY_MS = 15_000;
+/** How long the journals may lag the client's last completion before the join goes ahead. */
+const JOURNAL_CATCH_UP_MS = 3_000;
+/** The HTML strip's resolution: this many time bins at most, whatever the run's length. */
+const TIMELINE_BINS = 600;
+
+export const recordsFileName = (plan: RolloutPlan): string =>
+  `rollout-${plan.runId}-${plan.scenario.name}.records.ndjson${plan.load.gzip ? '.gz' : ''}`;
+
+export const workMsText = (d: WorkMsDistribution): string =>
+  d.kind === 'fixed' ? String(d.ms) : `${d.min}..${d.max}`;
+
+export async function runRollout(input: RolloutInput): Promise<RolloutDocument> {
+  const { platform, plan, outDir, signal } = input;
+  const { originMs, startedAt } = loadOrigin();
+  const now = () => performance.now() - originMs;
+  const lifecycles = new PodLifecycles(now);
+  const watching = new AbortController();
+  const watchSignal = AbortSignal.any([signal, watching.signal]);
+  // Only the request lines, and only the fields the join reads (one small object per line).
+  const journal: JournalEntry[] = [];
+  let journalFinished = 0;
+  let completed = 0;
+  const followed = new Set<string>();
+  const background: Array<Promise<void>> = [];
+  let deployment: V1Deployment | undefined;
+  let deploymentChanged: () => void = () => undefined;
+  let incompleteReason: string | null = null;
+  let verdictKind: RolloutDocument['verdict']['kind'] = 'rolled';
+  let triggeredAtMs: number | null = null;
+  let completeAtMs: number | null = null;
+  let load: LoadRun | undefined;
+  const rawPath = join(outDir, `${recordsFileName(plan)}.partial`);
+  const finalName = recordsFileName(plan);
+  let writer: RecordWriter | undefined;
+
+  const { deployment: wanted, service } = buildDeploymentWorkload(
+    plan.scenario,
+    { runId: plan.runId, namespace: plan.namespace, name: plan.name },
+    plan.deployment,
+    plan.manifest,
+  );
+  // The namespace object of a run (labelled with the run id from the Pod template).
+  const [namespaceObject] = workloadObjects({
+    namespace: plan.namespace,
+    pod: { metadata: wanted.metadata },
+    service,
+  });
+
+  const followLogs = (pod: string) => {
+    if (followed.has(pod)) return;
+    followed.add(pod);
+    background.push(
+      (async () => {
+        for await (const line of platform.logs(plan.namespace, pod, watchSignal)) {
+          const parsed = parseJournalLine(line);
+          if (!parsed || !parsed.event.startsWith('request-')) continue;
+          journal.push({ event: parsed.event, id: parsed.id, uid: parsed.uid });
+          if (parsed.event === 'request-finished') journalFinished += 1;
+        }
+      })().catch(() => undefined),
+    );
+  };
+  const watchAll = () => {
+    const selector = { labelSelector: `${RUN_LABEL}=${plan.runId},${SCENARIO_LABEL}=${plan.scenario.name}` };
+    background.push(
+      (async () => {
+        for await (const e of platform.watch<V1Pod>('Pod', plan.namespace, selector, watchSignal)) {
+          lifecycles.pod(e);
+          if (e.type !== 'DELETED' && e.object.metadata?.name) followLogs(e.object.metadata.name);
+        }
+      })().catch(() => undefined),
+      (async () => {
+        const bySvc = { labelSelector: `${SERVICE_NAME_LABEL}=${plan.name}` };
+        for await (const e of platform.watch<V1EndpointSlice>(
+          'EndpointSlice',
+          plan.namespace,
+          bySvc,
+          watchSignal,
+        ))
+          lifecycles.slice(e);
+      })().catch(() => undefined),
+      (async () => {
+        for await (const e of platform.watch<V1Deployment>(
+          'Deployment',
+          plan.namespace,
+          { name: plan.name },
+          watchSignal,
+        )) {
+          if (e.type !== 'DELETED') deployment = e.object;
+          deploymentChanged();
+        }
+      })().catch(() => undefined),
+    );
+  };
+  /** Resolves when `check` holds for the Deployment (checked on every change), or the signal aborts. */
+  const until = async (check: (d: V1Deployment) => boolean, limitMs: number): Promise<boolean> => {
+    const deadline = now() + limitMs;
+    const onAbort = () => deploymentChanged();
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      while (!signal.aborted && now() < deadline) {
+        if (deployment && check(deployment)) return true;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, Math.max(0, deadline - now()));
+          deploymentChanged = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+      return deployment !== undefined && check(deployment);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+  };
+  const deadlineSeconds = plan.deployment.progressDeadlineSeconds;
+
+  try {
+    input.onPhase?.('applying');
+    await platform.apply([namespaceObject!], signal);
+    watchAll();
+    const [svc] = (await platform.apply([service, wanted] as KubernetesObject[], signal)) as [V1Service];
+    input.onPhase?.('waiting until available');
+    const available = await until((d) => rolledOut(d) || progressFailed(d), (deadlineSeconds + 5) * 1000);
+    if (signal.aborted) throw signal.reason;
+    if (!available || progressFailed(deployment!)) {
+      verdictKind = 'progress-deadline-exceeded';
+      throw new Incomplete(
+        `the Deployment never became available within its progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(deployment)}`,
+      );
+    }
+    const target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}`);
+    await serviceAnswers(target, signal);
+    if (signal.aborted) throw signal.reason;
+
+    writer = await RecordWriter.open(rawPath, { kind: 'draincheck.load-records/v1', startedAt });
+    const w = writer;
+    input.onPhase?.('load: before');
+    load = startLoad({
+      target,
+      rate: plan.load.rate,
+      count: Math.ceil(plan.load.rate * 3600),
+      connections: plan.load.connections,
+      workMs: plan.load.workMs,
+      originMs,
+      idPrefix: `${plan.scenario.name.slice(0, 8)}-`,
+      onRecord: (r) => {
+        if (r.outcome === 'completed') completed += 1;
+        w.write(r);
+      },
+    });
+    await abortableDelay(plan.load.beforeMs, signal);
+    if (signal.aborted) throw signal.reason;
+
+    input.onPhase?.('rolling');
+    load.mark('during');
+    lifecycles.markRollout();
+    triggeredAtMs = now();
+    const updated = (await platform.update(
+      restartedDeployment(deployment!, new Date()),
+      signal,
+    )) as V1Deployment;
+    const generation = updated.metadata?.generation ?? 0;
+    const done = await until(
+      (d) => (d.status?.observedGeneration ?? 0) >= generation && (rolledOut(d) || progressFailed(d)),
+      (deadlineSeconds + 5) * 1000,
+    );
+    if (signal.aborted) throw signal.reason;
+    if (!done || progressFailed(deployment!)) {
+      verdictKind = 'progress-deadline-exceeded';
+      throw new Incomplete(
+        `the rollout did not progress within progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(deployment)}`,
+      );
+    }
+    completeAtMs = now();
+    input.onPhase?.('load: after');
+    load.mark('after');
+    await abortableDelay(plan.load.afterMs, signal);
+    if (signal.aborted) throw signal.reason;
+    load.stop();
+    await load.done;
+    // The journals follow the responses by a pipe: wait until they show as many finished
+    // requests as the client saw complete (bounded), so the join does not miss the last ones.
+    const caughtUp = now() + JOURNAL_CATCH_UP_MS;
+    while (journalFinished < completed && now() < caughtUp) await abortableDelay(20, signal);
+  } catch (error) {
+    if (signal.aborted) incompleteReason = 'interrupted';
+    else if (error instanceof Incomplete) incompleteReason = error.message;
+    else if (error instanceof DraincheckError && error.exitCode === 2) {
+      await cleanup();
+      throw error;
+    } else incompleteReason = error instanceof Error ? error.message : String(error);
+  }
+  await cleanup();
+
+  // The join: every record with its server-side fate and the phase of the Pod that took it.
+  const fates = fatesFromJournal(journal);
+  journal.length = 0;
+  const aggregate = new LoadAggregate();
+  const byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>> = {};
+  let counts = { written: 0, dropped: 0 };
+  // Requests over time (by intended send time), a fixed number of bins: the HTML strip.
+  const binMs = Math.max(20, Math.ceil(now() / TIMELINE_BINS));
+  const bins: RolloutDocument['timeline']['bins'] = [];
+  let dropped = 0;
+  if (writer) {
+    dropped = (await writer.close().catch(() => writer.counts)).dropped;
+    const out = await RecordWriter.open(
+      join(outDir, finalName),
+      { kind: 'draincheck.load-records/v1', startedAt },
+      {
+        gzip: plan.load.gzip,
+      },
+    );
+    for await (const item of readRecordFile(rawPath)) {
+      if (item.kind !== 'record') continue;
+      for (const r of joinServerFate([item.record], fates)) {
+        aggregate.add(r);
+        const bin = Math.min(TIMELINE_BINS - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / binMs)));
+        while (bins.length <= bin) bins.push({});
+        const key = r.failure ?? 'ok';
+        bins[bin]![key] = (bins[bin]![key] ?? 0) + 1;
+        out.write(r);
+        if (r.failure) {
+          const phase = lifecycles.phaseAt(r.podUid, (r.sentUs ?? r.intendedUs) / 1000);
+          const row = (byPhase[phase] ??= {});
+          row[r.failure] = (row[r.failure] ?? 0) + 1;
+        }
+      }
+    }
+    counts = await out.close();
+    await rm(rawPath, { force: true });
+  }
+  const { all, windows } = aggregate.summary();
+  const complete = incompleteReason === null;
+  if (!complete && verdictKind === 'rolled') verdictKind = 'incomplete';
+  return {
+    schema: ROLLOUT_SCHEMA,
+    runId: plan.runId,
+    complete,
+    incompleteReason,
+    startedAt,
+    finishedAt: new Date().toISOString(),
+    tool: { name: 'draincheck', version },
+    // A rollout runs the lab server (no --work target flags): its target is the lab contract.
+    scenario: { ...plan.scenario, target: null },
+    deployment: { name: plan.name, ...plan.deployment },
+    load: {
+      rate: plan.load.rate,
+      connections: plan.load.connections,
+      workMs: workMsText(plan.load.workMs),
+      beforeMs: plan.load.beforeMs,
+      afterMs: plan.load.afterMs,
+    },
+    platform: { ...platform.details() },
+    rollout: {
+      triggeredAtMs: round(triggeredAtMs),
+      completeAtMs: round(completeAtMs),
+      durationMs:
+        triggeredAtMs !== null && completeAtMs !== null ? round(completeAtMs - triggeredAtMs) : null,
+    },
+    verdict: {
+      kind: verdictKind,
+      explanation: explainFailures(all, byPhase, plan.scenario, incompleteReason),
+    },
+    pods: lifecycles.list().map((p) => ({
+      ...p,
+      createdAtMs: round(p.createdAtMs),
+      readyAtMs: round(p.readyAtMs),
+      terminatingAtMs: round(p.terminatingAtMs),
+      endpointTerminatingAtMs: round(p.endpointTerminatingAtMs),
+      endpointRemovedAtMs: round(p.endpointRemovedAtMs),
+      goneAtMs: round(p.goneAtMs),
+    })),
+    totals: all,
+    windows,
+    failuresByPhase: byPhase,
+    timeline: { binMs, bins },
+    records: { file: finalName, written: counts.written, dropped: counts.dropped + dropped },
+  };
+
+  async function cleanup(): Promise<void> {
+    load?.stop({ abandon: true });
+    await load?.done;
+    watching.abort();
+    await platform.dispose().catch(() => undefined);
+    await Promise.all(background);
+  }
+}
+
+class Incomplete extends Error {}
+
+const round = (x: number | null): number | null => (x === null ? null : Math.round(x * 10) / 10);
+
+/** Every replica updated and available, no old one left (the Deployment's own status). */
+function rolledOut(d: V1Deployment): boolean {
+  const s = d.status ?? {};
+  const replicas = d.spec?.replicas ?? 0;
+  return (
+    (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) &&
+    s.updatedReplicas === replicas &&
+    s.replicas === replicas &&
+    s.availableReplicas === replicas
+  );
+}
+
+/** The Progressing condition says ProgressDeadlineExceeded (deployment_util.go). */
+function progressFailed(d: V1Deployment): boolean {
+  return (
+    d.status?.conditions?.some((c) => c.type === 'Progressing' && c.reason === 'ProgressDeadlineExceeded') ??
+    false
+  );
+}
+
+/** `: Progressing False ProgressDeadlineExceeded (<message>)` from the Deployment's own condition, or ''. */
+function progressWords(d: V1Deployment | undefined): string {
+  const c = d?.status?.conditions?.find((x) => x.type === 'Progressing');
+  if (!c) return '';
+  const message = c.message ? ` (${c.message.slice(0, 200)})` : '';
+  return `: Progressing ${String(c.status).slice(0, 16)} ${String(c.reason ?? '').slice(0, 64)}${message}`;
+}
+
+/** GET /healthz through the Service until 200 (the proxy routes the Ready endpoints), bounded. */
+async function serviceAnswers(target: URL, signal: AbortSignal): Promise<void> {
+  const deadline = performance.now() + SERVICE_READY_MS;
+  while (!signal.aborted && performance.now() < deadline) {
+    const status = await new Promise<number>((resolve) => {
+      const req = http.get(new URL('/healthz', target), { agent: false, timeout: 1000 }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => resolve(0));
+    });
+    if (status === 200) return;
+    await abortableDelay(50, signal);
+  }
+  if (!signal.aborted)
+    throw new Incomplete(
+      `the Deployment is available, but GET /healthz through the Service never answered 200`,
+    );
+}

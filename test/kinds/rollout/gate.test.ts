@@ -1,0 +1,42 @@
+// `--max-failures N` and `--max-failures CLASS=N`: parsed with one clear line for a bad value,
+// and checked against a rollout's totals (exit 1 in the CLI when any is exceeded).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { isDraincheckError } from '../../../src/errors.js';
+import type { Tally } from '../../../src/kinds/rollout/document.js';
+import { exceededLimits, parseFailureLimit } from '../../../src/kinds/rollout/gate.js';
+
+const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
+const totals: Tally = {
+  requests: 100,
+  failed: 5,
+  outcomes: {},
+  failures: { 'connect-failed': 4, 'accepted-cut': 1 },
+  latency: empty,
+  sendLag: empty,
+};
+
+test('--max-failures N and CLASS=N are parsed; anything else is one DC_USAGE line naming the classes', () => {
+  assert.deepEqual(parseFailureLimit('0'), { failureClass: null, max: 0 });
+  assert.deepEqual(parseFailureLimit('accepted-cut=2'), { failureClass: 'accepted-cut', max: 2 });
+  for (const bad of ['-1', 'cut=1', 'accepted-cut=', '1.5', 'x']) {
+    assert.throws(
+      () => parseFailureLimit(bad),
+      (e: unknown) =>
+        isDraincheckError(e) && e.code === 'DC_USAGE' && /accepted-cut, connect-failed/.test(e.message),
+      bad,
+    );
+  }
+});
+
+test('a limit is exceeded only above it, overall or for its class', () => {
+  assert.deepEqual(exceededLimits(totals, [parseFailureLimit('5')]), []);
+  assert.deepEqual(exceededLimits(totals, [parseFailureLimit('4')]), [
+    '5 failures, more than --max-failures 4 allows',
+  ]);
+  assert.deepEqual(
+    exceededLimits(totals, [parseFailureLimit('accepted-cut=0'), parseFailureLimit('connect-failed=4')]),
+    ['1 accepted-cut failures, more than --max-failures accepted-cut=0 allows'],
+  );
+  assert.deepEqual(exceededLimits(totals, [parseFailureLimit('http-5xx=0')]), []);
+});
