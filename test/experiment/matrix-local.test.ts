@@ -133,7 +133,13 @@ void test('replacement-ready matches (new request to the second Pod, the accepte
   assert.equal(off.result, 'mismatch', explain(off));
   assert.match(off.sentence, /not ready within 3000 ms/);
   assert.match(off.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the deleted Pod\)/);
-  assert.match(off.observed.join('\n'), /by the terminating fallback \(not the second Pod\)/);
+  // Either way the deleted Pod took it: by the terminating fallback, or — when the new request
+  // went out within kube-proxy's sync lag after the deletion (calibrated: 0.24-1.75 s) — by the
+  // route the proxy had not yet updated, where the Pod was still a ready endpoint.
+  assert.match(
+    off.observed.join('\n'),
+    /(by the terminating fallback|as a ready endpoint) \(not the second Pod\)/,
+  );
 });
 
 void test('behind-a-proxy (nginx) matches: its pooled upstream connection carries the new request to the deleted Pod; without pooling it MISMATCHES', async (t) => {
