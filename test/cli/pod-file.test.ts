@@ -28,6 +28,7 @@ interface Container {
   /** YAML (flow style) of the container's readinessProbe / lifecycle, or absent. */
   readinessProbe?: string;
   lifecycle?: string;
+  workingDir?: string;
 }
 
 /** A Deployment with the user's own labels, selector and name: none of them may reach the Pod. */
@@ -46,6 +47,7 @@ function deployment(c: Container, grace?: number): string {
     '      - name: web',
     '        image: example.com/web:1',
     `        command: ${JSON.stringify(c.command)}`,
+    ...(c.workingDir ? [`        workingDir: ${JSON.stringify(c.workingDir)}`] : []),
     `        env: [{name: PORT, value: "${c.port}"}]`,
     `        ports: [{name: web, containerPort: ${c.port}}]`,
     ...(c.readinessProbe ? [`        readinessProbe: ${c.readinessProbe}`] : []),
@@ -210,6 +212,23 @@ for (const [kind, lifecycle] of [
     assert.ok(ms >= 1800, `SIGTERM ${ms} ms after the DELETE: the preStop ${kind} did not run first`);
   });
 }
+
+test('-f: the container runs in its workingDir', () => {
+  const servers = fileURLToPath(new URL('../fixtures/servers/', import.meta.url));
+  const doc = run(
+    writeYaml(
+      deployment({
+        // A relative script: found only when the process starts in workingDir.
+        command: [process.execPath, 'close-server.js'],
+        workingDir: servers,
+        port: 19468,
+        readinessProbe: `{httpGet: {path: /healthz, port: web}, periodSeconds: 1}`,
+      }),
+    ),
+    300,
+  );
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+});
 
 function oneLineError(args: string[], pattern: RegExp) {
   const r = cli(['run', ...args, '--out', join(dir, 'never')], { timeoutMs: 20_000 });
