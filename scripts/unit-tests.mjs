@@ -50,4 +50,5 @@ export const unitTests = [
   'test/util/bounded-json.test.ts',
   'test/util/integer.test.ts',
   'test/util/line-splitter.test.ts',
+  'test/workload/pod-file.test.ts',
 ];

@@ -12,6 +12,7 @@ import type {
 } from '@kubernetes/client-node';
 import { version } from '../version.js';
 import type { Workload } from './workload.js';
+import type { FilePod } from './pod-file.js';
 import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
 import { scenarioDefaults, scenarioSettingRows, type ResolvedScenario } from './scenario.js';
 import { checkImageReference, checkWorkloadNames } from './values.js';
@@ -125,6 +126,23 @@ export function buildWorkload(
   };
   const lifecycle = preStop(scenario.preStopSleepSeconds, options.preStopAction ?? 'sleep');
   if (lifecycle) container.lifecycle = lifecycle;
+  const fromFile = scenario.filePod ? fileContainer(scenario.filePod, containerPort) : null;
+  if (fromFile) {
+    // `-f FILE`: the user's container as written (src/workload/pod-file.ts); only the Pod's
+    // identity — name, namespace, labels — and the container's name are draincheck's.
+    container.command = fromFile.container.command;
+    for (const key of [
+      'args',
+      'env',
+      'workingDir',
+      'ports',
+      'readinessProbe',
+      'livenessProbe',
+      'lifecycle',
+    ] as const)
+      delete container[key];
+    Object.assign(container, fromFile.container, { name: 'server' });
+  }
 
   const pod: V1Pod = {
     apiVersion: 'v1',
@@ -158,12 +176,30 @@ export function buildWorkload(
           name: 'http',
           protocol: 'TCP',
           port: options.servicePort ?? scenarioDefaults.servicePort,
-          targetPort: 'http',
+          targetPort: fromFile?.targetPort ?? 'http',
         },
       ],
     },
   };
   return { namespace: names.namespace, pod, service };
+}
+
+/**
+ * The file's container (pod-file.ts) and the name of its port the Service targets: the port the
+ * target is reached on, named `http` where the file left it unnamed (a name, not a number, so
+ * the embedded runtime's remapped port resolves as for the lab server).
+ */
+function fileContainer(pod: FilePod, containerPort: number): { container: V1Container; targetPort: string } {
+  const container = structuredClone(pod.container);
+  const ports = container.ports?.length ? container.ports : [{ containerPort }];
+  let target = ports.find((p) => p.containerPort === containerPort);
+  if (!target) {
+    target = { containerPort };
+    ports.unshift(target);
+  }
+  target.name ??= 'http';
+  container.ports = ports;
+  return { container, targetPort: target.name };
 }
 
 /**

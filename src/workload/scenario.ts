@@ -1,5 +1,6 @@
 // A scenario: what one experiment puts behind the Service and how it is taken away. The
 // defaults live here, once; `--help`, the README table and the run document read them.
+import type { FilePod } from './pod-file.js';
 import { z } from 'zod';
 import { DraincheckError } from '../errors.js';
 import { clientDefaults } from '../probe/client-defaults.js';
@@ -153,6 +154,8 @@ export type ResolvedScenario = {
   publishNotReadyAddresses: boolean;
   serverCommand: string[] | null;
   target: ServiceTarget | null;
+  /** `-f FILE`: the user's container and grace period (src/workload/pod-file.ts). */
+  filePod?: FilePod | null;
 } & Record<ScenarioField, number>;
 
 const settingSchemas = Object.fromEntries(

@@ -5,7 +5,8 @@ import { verdictKinds } from '../../experiment/run-document.js';
 import { checkOutputDirectory, defaultResultsDir } from '../../results/write.js';
 import { runKind } from '../../kinds/run.js';
 import { styleFor } from '../../report/style.js';
-import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
+import { resolveScenario, scenarioDefaults, type ScenarioInput } from '../../workload/scenario.js';
+import { filePodHealthPath, filePodPort, readPodFile, type FilePod } from '../../workload/pod-file.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { runMany } from '../run-many.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
@@ -15,6 +16,7 @@ import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../fo
 import { addTargetFlags, targetFromFlags, type TargetFlags } from '../target-flags.js';
 
 interface RunFlags extends ScenarioFlags, PlatformFlags, FormatFlags, TargetFlags {
+  filename?: string;
   out?: string;
   expect?: string;
   name?: string;
@@ -31,6 +33,10 @@ export function runCommand(): Command {
     .option(
       '--server-command <command>',
       'embedded runtime: run this server instead of draincheck server (describe it with --work, --health-path ...; without --work it must speak docs/LAB-CONTRACT.md); run by /bin/sh -c, so any shell form works (see "Server command" below)',
+    )
+    .option(
+      '-f, --filename <file>',
+      "embedded runtime: run the first container of this Pod or Deployment YAML (its command/args/env/workingDir, ports, probes, preStop and terminationGracePeriodSeconds; not its image); the readiness probe's httpGet path and port are the target's unless --health-path/--port say otherwise",
     )
     .option('--name <label>', 'a name for the scenario (default: the policy)');
   addTargetFlags(command);
@@ -61,6 +67,7 @@ export function runCommand(): Command {
         "  draincheck run --server-command 'cd app && LOG_LEVEL=debug node server.js'",
         "  draincheck run --server-command 'node server.js' --health-path /health \\",
         "      --work 'GET /slow?ms={ms}&id={id}' --work-ms 500 --min-evidence socket",
+        "  draincheck run -f deployment.yaml --work 'GET /slow?ms={ms}&id={id}'",
         '',
         'Server command: /bin/sh -c runs it, with exec put before the command it runs last when that',
         'keeps the meaning — a simple command (PORT=9 node s.js -> PORT=9 exec node s.js) or the last',
@@ -73,7 +80,10 @@ export function runCommand(): Command {
     )
     .action(async (flags: RunFlags) => {
       const format = chosenFormat(flags);
-      const target = targetFromFlags(flags);
+      const filePod = flags.filename === undefined ? null : podFileFor(flags);
+      const target = targetFromFlags(
+        filePod ? { ...flags, healthPath: flags.healthPath ?? filePodHealthPath(filePod) } : flags,
+      );
       // The client Pod of a real cluster speaks only the lab contract so far.
       if (target && flags.platform === 'kube')
         throw new DraincheckError(
@@ -82,9 +92,11 @@ export function runCommand(): Command {
         );
       const scenario = resolveScenario({
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
+        ...(filePod ? filePodScenario(filePod, flags) : {}),
         target,
         ...(flags.name ? { name: flags.name } : {}),
       });
+      if (filePod) scenario.filePod = filePod;
       const outDir = flags.out ?? defaultResultsDir();
       // Before anything starts: a run must never be lost to an unusable --out.
       checkOutputDirectory(outDir, '--out');
@@ -113,4 +125,40 @@ export function runCommand(): Command {
       } else process.exitCode = ExitCode.ok;
     });
   return command;
+}
+
+/** `-f FILE`, checked against the flags it cannot be combined with, and read. */
+function podFileFor(flags: RunFlags): FilePod {
+  if (flags.serverCommand !== undefined)
+    throw new DraincheckError(
+      'DC_USAGE',
+      '-f and --server-command cannot be used together: the file gives the command',
+    );
+  if (flags.prestopSleepSeconds !== undefined)
+    throw new DraincheckError(
+      'DC_USAGE',
+      "-f and --prestop-sleep-seconds cannot be used together: the file's lifecycle.preStop is used",
+    );
+  // The client Pod of a real cluster speaks only the lab contract so far, and a file's
+  // command runs on this machine only: refused rather than half-run.
+  if (flags.platform === 'kube')
+    throw new DraincheckError(
+      'DC_USAGE',
+      '-f applies only to the embedded runtime (--platform local) so far',
+    );
+  return readPodFile(flags.filename!);
+}
+
+/** The scenario settings the file gives: its command, port, grace period and preStop sleep. */
+function filePodScenario(pod: FilePod, flags: RunFlags): Partial<ScenarioInput> {
+  const c = pod.container;
+  const port = filePodPort(pod);
+  return {
+    serverCommand: [...(c.command ?? []), ...(c.args ?? [])],
+    // Kubernetes' default grace period where the file sets none (--grace-seconds still wins).
+    graceSeconds: flags.graceSeconds ?? pod.terminationGracePeriodSeconds ?? 30,
+    // The run's time limits allow for a preStop sleep; exec/httpGet hooks run within the grace period.
+    preStopSleepSeconds: c.lifecycle?.preStop?.sleep?.seconds ?? 0,
+    ...(flags.port === undefined && port !== undefined ? { containerPort: port } : {}),
+  };
 }

@@ -87,6 +87,8 @@ export interface ContainerStartOptions {
   argv: string[];
   env: Record<string, string>;
   pid1: boolean;
+  /** The container's workingDir (a path on this machine: there is no image filesystem). */
+  cwd?: string;
   onOutput: (line: string, stream: 'stdout' | 'stderr') => void;
 }
 
@@ -152,7 +154,11 @@ export class ContainerProcess {
     const argv = tiedArgv(
       options.pid1 ? ['unshare', '--pid', '--fork', '--kill-child', '--', ...options.argv] : options.argv,
     );
-    this.child = spawn(argv[0]!, argv.slice(1), { env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    this.child = spawn(argv[0]!, argv.slice(1), {
+      env: options.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+    });
     installExitHook();
     live.add(this);
     let reraiseFailed = false;

@@ -38,6 +38,8 @@ export class PodWorker {
   private allocator: AddressAllocator | undefined;
   private container: ContainerProcess | undefined;
   private prober: ReadinessProber | undefined;
+  /** The container's environment, for exec probes. */
+  private containerEnv: Record<string, string> | undefined;
   private exit: ContainerExit | undefined;
   /** SyncPod → TerminatingPod → TerminatedPod → RemovingPod → Removed (pod-worker-state.ts). */
   private readonly status = new PodWorkerStatus();
@@ -169,6 +171,7 @@ export class PodWorker {
     // port when the wanted one was taken).
     env.HOST = this.endpoint.ip;
     if (this.endpoint.remapped) env.PORT = String(this.endpoint.port);
+    this.containerEnv = env;
     this.deps.recorder.podEvent(this.current(), 'Normal', 'Created', 'Created container server');
     let container: ContainerProcess;
     try {
@@ -176,6 +179,7 @@ export class PodWorker {
         argv,
         env,
         pid1: this.deps.pid1,
+        ...(this.spec.workingDir ? { cwd: this.spec.workingDir } : {}),
         onOutput: (line) => this.log.append(line),
       });
     } catch (error) {
@@ -212,9 +216,10 @@ export class PodWorker {
       this.setReady(true);
       return;
     }
-    const port = resolvePort(probe.httpGet?.port, this.spec);
+    const port = resolvePort(probe.httpGet?.port ?? probe.tcpSocket?.port, this.spec);
     this.prober = new ReadinessProber({
       probe,
+      env: this.containerEnv ?? {},
       host: this.endpoint!.ip,
       port:
         port === this.spec.ports?.[0]?.containerPort ? this.endpoint!.port : (port ?? this.endpoint!.port),

@@ -3,7 +3,9 @@
 // failureThreshold consecutive results, and — per today's documented behaviour — it keeps
 // running while the Pod terminates, until the container has exited.
 import http from 'node:http';
+import net from 'node:net';
 import type { V1Probe } from '@kubernetes/client-node';
+import { spawnTied } from './container.js';
 
 export interface ProbeResult {
   ok: boolean;
@@ -15,6 +17,8 @@ export interface ProberOptions {
   probe: V1Probe;
   host: string;
   port: number;
+  /** The container's environment: an exec probe's command runs with it ("in the container"). */
+  env?: Record<string, string>;
   /** Called when Ready should change (after the thresholds). */
   onReadyChange: (ready: boolean, last: ProbeResult) => void;
   /** Called on every failed probe (the kubelet records an `Unhealthy` Event each time). */
@@ -79,8 +83,11 @@ export class ReadinessProber {
   }
 
   private probeOnce(): Promise<ProbeResult> {
-    const get = this.options.probe.httpGet;
-    if (!get) return Promise.resolve({ ok: true, message: 'no httpGet handler: treated as success' });
+    const { probe } = this.options;
+    if (probe.tcpSocket) return this.tcpProbe();
+    if (probe.exec?.command?.length) return this.execProbe(probe.exec.command);
+    const get = probe.httpGet;
+    if (!get) return Promise.resolve({ ok: true, message: 'no handler: treated as success' });
     const path = get.path ?? '/';
     const url = `http://${this.options.host}:${this.options.port}${path}`;
     return new Promise((resolve) => {
@@ -113,6 +120,64 @@ export class ReadinessProber {
               : `Get "${url}": ${e.message}`,
         }),
       );
+    });
+  }
+
+  /**
+   * tcpSocket: success when a TCP connection opens within timeoutSeconds; the connection is
+   * closed at once (kubernetes pkg/probe/tcp/tcp.go: DialTimeout, then Close).
+   */
+  private tcpProbe(): Promise<ProbeResult> {
+    const { host, port } = this.options;
+    return new Promise((resolve) => {
+      const socket = net.connect({ host, port, timeout: this.timeoutMs });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve({ ok: true, message: `tcp probe succeeded: ${host}:${port}` });
+      });
+      socket.once('timeout', () => {
+        socket.destroy();
+        resolve({ ok: false, message: `dial tcp ${host}:${port}: i/o timeout` });
+      });
+      socket.once('error', (e: NodeJS.ErrnoException) =>
+        resolve({
+          ok: false,
+          message:
+            e.code === 'ECONNREFUSED'
+              ? `dial tcp ${host}:${port}: connect: connection refused`
+              : `dial tcp ${host}:${port}: ${e.message}`,
+        }),
+      );
+    });
+  }
+
+  /**
+   * exec: the command "in the container" (here a process with the container's environment);
+   * exit 0 is success, any other exit — or running past timeoutSeconds — is failure
+   * (kubernetes pkg/probe/exec/exec.go; the timeout is enforced since 1.20, ExecProbeTimeout).
+   */
+  private execProbe(command: string[]): Promise<ProbeResult> {
+    return new Promise((resolve) => {
+      const child = spawnTied(command, { env: this.options.env ?? {}, stdio: 'ignore' });
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, this.timeoutMs);
+      child.once('error', (e) => {
+        clearTimeout(timer);
+        resolve({ ok: false, message: `exec ${command.join(' ')}: ${e.message}` });
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        if (timedOut) resolve({ ok: false, message: `command timed out after ${this.timeoutMs / 1000}s` });
+        else if (code === 0) resolve({ ok: true, message: 'exec probe exited 0' });
+        else
+          resolve({
+            ok: false,
+            message: `command ${command.join(' ')} ended with ${signal ?? `exit code ${code}`}`,
+          });
+      });
     });
   }
 }

@@ -1,0 +1,198 @@
+// `-f FILE`: the user's own Deployment or Pod as the run's workload. Only the first Deployment's
+// pod template (or the first Pod) is read, and of it only what the experiment runs: the first
+// container's command/args/env/workingDir/ports/probes/lifecycle and the Pod's
+// terminationGracePeriodSeconds. The user's labels, name and namespace are never used — the
+// workload gets draincheck's own (a ReplicaSet whose selector matched the copy would adopt it,
+// and the user's Services would send it traffic). The file is untrusted input: bounded in size,
+// document count and alias expansion; every problem is one line naming the file and the field.
+import { readFileSync, statSync } from 'node:fs';
+import type { V1Container } from '@kubernetes/client-node';
+import { parseAllDocuments } from 'yaml';
+import { DraincheckError, quote } from '../errors.js';
+import { parseInteger } from '../util/integer.js';
+
+/** A manifest is a few KiB; anything this large is not one. */
+export const POD_FILE_MAX_BYTES = 1024 * 1024;
+export const POD_FILE_MAX_DOCUMENTS = 100;
+
+/** What the run takes from the file. */
+export interface FilePod {
+  /** The file as given on the command line (for messages and the run document). */
+  file: string;
+  /** Where in the file the Pod spec was found, e.g. `Deployment web`. */
+  source: string;
+  container: V1Container;
+  /** The Pod's own grace period; absent: Kubernetes' default (30 s). */
+  terminationGracePeriodSeconds: number | undefined;
+}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function readPodFile(file: string): FilePod {
+  let text: string;
+  try {
+    if (statSync(file).size > POD_FILE_MAX_BYTES)
+      throw new DraincheckError(
+        'DC_INPUT_FILE',
+        `-f ${quote(file)} is larger than ${POD_FILE_MAX_BYTES} bytes`,
+      );
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    if (error instanceof DraincheckError) throw error;
+    throw new DraincheckError(
+      'DC_INPUT_FILE',
+      `-f ${quote(file)} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+    );
+  }
+  return parsePodFile(file, text);
+}
+
+export function parsePodFile(file: string, text: string): FilePod {
+  const fail = (message: string): never => {
+    throw new DraincheckError('DC_INPUT_FILE', `-f ${quote(file)}: ${message}`);
+  };
+  if (text.length > POD_FILE_MAX_BYTES) fail(`larger than ${POD_FILE_MAX_BYTES} bytes`);
+  const docs = parseAllDocuments(text, { prettyErrors: false });
+  if (!Array.isArray(docs)) fail('not YAML documents');
+  const list = docs as Exclude<typeof docs, { empty: true }>;
+  if (list.length > POD_FILE_MAX_DOCUMENTS) fail(`more than ${POD_FILE_MAX_DOCUMENTS} YAML documents`);
+  for (const [i, doc] of list.entries()) {
+    const error = doc.errors[0];
+    if (!error) continue;
+    const line = error.linePos?.[0].line;
+    fail(`not valid YAML (document ${i + 1}${line ? `, line ${line}` : ''}): ${oneLine(error.message)}`);
+  }
+  for (const doc of list) {
+    let value: unknown;
+    try {
+      // A billion-laughs file expands aliases without end: the library stops it at this count.
+      value = doc.toJS({ maxAliasCount: 100 });
+    } catch (error) {
+      fail(`cannot be read as YAML: ${oneLine((error as Error).message)}`);
+    }
+    if (!isObj(value)) continue;
+    const name = isObj(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : '';
+    if (value.kind === 'Pod') return fromPodSpec(file, `Pod ${name}`.trim(), value.spec, 'spec', fail);
+    if (value.kind === 'Deployment') {
+      const template = isObj(value.spec) ? value.spec.template : undefined;
+      return fromPodSpec(
+        file,
+        `Deployment ${name}`.trim(),
+        isObj(template) ? template.spec : undefined,
+        'spec.template.spec',
+        fail,
+      );
+    }
+  }
+  return fail('has no Pod or Deployment (kind: Pod or kind: Deployment)');
+}
+
+function fromPodSpec(
+  file: string,
+  source: string,
+  spec: unknown,
+  at: string,
+  fail: (message: string) => never,
+): FilePod {
+  if (!isObj(spec)) return fail(`${source}: ${at} is missing`);
+  const containers = spec.containers;
+  if (!Array.isArray(containers) || containers.length === 0 || !isObj(containers[0]))
+    return fail(`${source}: ${at}.containers has no container`);
+  const c = containers[0];
+  const field = (name: string) => `${source}: ${at}.containers[0].${name}`;
+  const strings = (name: string): string[] | undefined => {
+    const v = c[name];
+    if (v === undefined || v === null) return undefined;
+    if (!Array.isArray(v) || !v.every((s) => typeof s === 'string' || typeof s === 'number'))
+      return fail(`${field(name)} must be a list of strings`);
+    return v.map(String);
+  };
+  const command = strings('command');
+  const args = strings('args');
+  const containerName = typeof c.name === 'string' ? c.name : 'the first container';
+  if (!command || command.length === 0) {
+    // The embedded runtime runs processes, not images: say what would run and how to say it.
+    const image = typeof c.image === 'string' ? ` (image ${quote(c.image)})` : '';
+    fail(
+      `container ${quote(containerName)}${image} has no command; the embedded runtime does not run images — add command: [...] to the container, or give the server with --server-command`,
+    );
+  }
+  const env = c.env;
+  if (
+    env !== undefined &&
+    env !== null &&
+    (!Array.isArray(env) || !env.every((e) => isObj(e) && typeof e.name === 'string'))
+  )
+    fail(`${field('env')} must be a list of {name, value}`);
+  const ports = c.ports;
+  if (
+    ports !== undefined &&
+    ports !== null &&
+    (!Array.isArray(ports) ||
+      !ports.every(
+        (p) => isObj(p) && typeof p.containerPort === 'number' && portNumber(p.containerPort) !== undefined,
+      ))
+  )
+    fail(`${field('ports')} must be a list of {containerPort}`);
+  if (c.workingDir !== undefined && typeof c.workingDir !== 'string')
+    fail(`${field('workingDir')} must be a string`);
+  for (const probe of ['readinessProbe', 'livenessProbe'] as const)
+    if (c[probe] !== undefined && c[probe] !== null && !isObj(c[probe]))
+      fail(`${field(probe)} must be a map`);
+  if (c.lifecycle !== undefined && c.lifecycle !== null && !isObj(c.lifecycle))
+    fail(`${field('lifecycle')} must be a map`);
+  const grace = spec.terminationGracePeriodSeconds;
+  if (
+    grace !== undefined &&
+    grace !== null &&
+    !parseInteger(grace, { label: 'terminationGracePeriodSeconds', min: 0, max: 86_400 }).ok
+  )
+    fail(`${source}: ${at}.terminationGracePeriodSeconds must be a whole number of seconds`);
+  const container: V1Container = {
+    name: containerName,
+    ...(typeof c.image === 'string' ? { image: c.image } : {}),
+    command: command,
+    ...(args ? { args } : {}),
+    ...(env ? { env: env as V1Container['env'] } : {}),
+    ...(typeof c.workingDir === 'string' ? { workingDir: c.workingDir } : {}),
+    ...(ports ? { ports: ports as V1Container['ports'] } : {}),
+    ...(isObj(c.readinessProbe) ? { readinessProbe: c.readinessProbe } : {}),
+    ...(isObj(c.livenessProbe) ? { livenessProbe: c.livenessProbe } : {}),
+    ...(isObj(c.lifecycle) ? { lifecycle: c.lifecycle } : {}),
+  };
+  return {
+    file,
+    source,
+    container,
+    terminationGracePeriodSeconds: grace === undefined || grace === null ? undefined : (grace as number),
+  };
+}
+
+/** The container port the target is reached on: the readiness probe's httpGet port, else the first port. */
+export function filePodPort(pod: FilePod): number | undefined {
+  const c = pod.container;
+  const port = c.readinessProbe?.httpGet?.port;
+  if (typeof port === 'number') return port;
+  if (typeof port === 'string') {
+    const numbered = portNumber(port);
+    if (numbered !== undefined) return numbered;
+    const named = c.ports?.find((p) => p.name === port)?.containerPort;
+    if (named !== undefined) return named;
+  }
+  return c.ports?.[0]?.containerPort;
+}
+
+/** The health path: the readiness probe's httpGet path, where the file gives one. */
+export function filePodHealthPath(pod: FilePod): string | undefined {
+  return pod.container.readinessProbe?.httpGet?.path;
+}
+
+function portNumber(raw: unknown): number | undefined {
+  const parsed = parseInteger(raw, { label: 'port', min: 1, max: 65_535 });
+  return parsed.ok ? parsed.value : undefined;
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 200);
+}

@@ -1,0 +1,280 @@
+// `draincheck run -f FILE` on the embedded runtime: the file's first container runs as written
+// — its readiness probe of each kind, its preStop hook of each kind and the Pod's grace period
+// each change what the run records, so each test fails when that part of the file is ignored.
+// Bad files are one line each, exit 2, before anything starts.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, test } from 'node:test';
+import type { RunDocument } from '../../src/experiment/run-document.js';
+import { cli } from '../helpers/cli.js';
+
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/servers/${name}`, import.meta.url));
+const dir = mkdtempSync(join(tmpdir(), 'draincheck-pod-file-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+let files = 0;
+function writeYaml(text: string): string {
+  const file = join(dir, `pod-${(files += 1)}.yaml`);
+  writeFileSync(file, text);
+  return file;
+}
+
+interface Container {
+  command: string[];
+  port: number;
+  /** YAML (flow style) of the container's readinessProbe / lifecycle, or absent. */
+  readinessProbe?: string;
+  lifecycle?: string;
+  workingDir?: string;
+}
+
+/** A Deployment with the user's own labels, selector and name: none of them may reach the Pod. */
+function deployment(c: Container, grace?: number): string {
+  return [
+    'apiVersion: apps/v1',
+    'kind: Deployment',
+    'metadata: {name: web, namespace: prod, labels: {app: web}}',
+    'spec:',
+    '  selector: {matchLabels: {app: web}}',
+    '  template:',
+    '    metadata: {labels: {app: web}}',
+    '    spec:',
+    ...(grace === undefined ? [] : [`      terminationGracePeriodSeconds: ${grace}`]),
+    '      containers:',
+    '      - name: web',
+    '        image: example.com/web:1',
+    `        command: ${JSON.stringify(c.command)}`,
+    ...(c.workingDir ? [`        workingDir: ${JSON.stringify(c.workingDir)}`] : []),
+    `        env: [{name: PORT, value: "${c.port}"}]`,
+    `        ports: [{name: web, containerPort: ${c.port}}]`,
+    ...(c.readinessProbe ? [`        readinessProbe: ${c.readinessProbe}`] : []),
+    ...(c.lifecycle ? [`        lifecycle: ${c.lifecycle}`] : []),
+    '',
+  ].join('\n');
+}
+
+function run(file: string, workMs: number, extra: string[] = []): RunDocument {
+  const out = mkdtempSync(join(dir, 'out-'));
+  const r = cli(
+    [
+      'run',
+      '-f',
+      file,
+      '--work',
+      'GET /slow?ms={ms}&id={id}',
+      '--work-ms',
+      String(workMs),
+      '--timing',
+      'fast',
+      '--out',
+      out,
+      ...extra,
+    ],
+    { timeoutMs: 90_000 },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  const name = readdirSync(out).find((f) => f.endsWith('.json'));
+  assert.ok(name, 'no run document saved');
+  return JSON.parse(readFileSync(join(out, name), 'utf8')) as RunDocument;
+}
+
+type Event = RunDocument['events'][number];
+const find = (doc: RunDocument, pred: (e: Event) => boolean, what: string): Event => {
+  const e = doc.events.find(pred);
+  assert.ok(e, `no ${what} event`);
+  return e;
+};
+const data = (e: Event) => e.data;
+const endpointReady = (e: Event) =>
+  e.source === 'endpointslice' &&
+  JSON.stringify(data(e).endpoints ?? []).includes('"ready":true,"serving":true,"terminating":false');
+
+/** ms from the DELETE to the SIGTERM: a preStop hook runs in between. */
+function deleteToSigterm(doc: RunDocument): number {
+  const deleted = find(doc, (e) => e.source === 'runner' && e.type === 'delete-requested', 'delete');
+  const sigterm = find(
+    doc,
+    (e) => e.source === 'kubelet' && e.type === 'signal-sent' && data(e).signal === 'SIGTERM',
+    'SIGTERM',
+  );
+  return sigterm.at - deleted.at;
+}
+
+/** Ready only after the server listens: the probe, not the container start, made it ready. */
+function assertReadyAfterListening(doc: RunDocument, probeMessage: RegExp) {
+  const listening = find(
+    doc,
+    (e) => e.source === 'server' && /^listening/.test(String(data(e).line)),
+    'listening',
+  );
+  const ready = find(doc, endpointReady, 'endpoint ready');
+  assert.ok(
+    ready.at > listening.at,
+    `ready at ${ready.at} ms, before the server listened at ${listening.at} ms`,
+  );
+  const probe = find(doc, (e) => e.source === 'kubelet' && e.type === 'probe', 'probe');
+  assert.match(String(data(probe).message), probeMessage);
+}
+
+// The tcpSocket and exec tests' server starts listening 2 s after the container starts: a
+// probe that is not run would make the Pod ready at once, before it listens.
+
+test('-f: httpGet readiness path is the health path, the file grace period bounds the request', () => {
+  const port = 19461;
+  const file = writeYaml(
+    deployment(
+      {
+        command: [process.execPath, fixture('stoppable-server.js')],
+        port,
+        // stoppable's health path is /ready: /healthz (the default) answers 404, never ready.
+        readinessProbe: `{httpGet: {path: /ready, port: web}, periodSeconds: 1}`,
+      },
+      2,
+    ),
+  );
+  const doc = run(file, 4000);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.scenario.terminationGracePeriodSeconds, 2);
+  // stoppable waits for the request: only the grace period's SIGKILL (2 s, not 30) cuts it.
+  assert.equal(doc.verdict.kind, 'accepted-request-cut', doc.verdict.reason ?? '');
+  const kill = find(
+    doc,
+    (e) => e.source === 'kubelet' && e.type === 'signal-sent' && data(e).signal === 'SIGKILL',
+    'SIGKILL',
+  );
+  assert.equal(data(kill).afterSeconds, 2);
+  // The file's httpGet probe ran (no probe: ready at once, with no probe result).
+  const probe = find(doc, (e) => e.source === 'kubelet' && e.type === 'probe', 'probe');
+  assert.match(String(data(probe).message), /HTTP probe succeeded with statuscode: 200/);
+});
+
+test('-f: a tcpSocket readiness probe keeps the Pod unready until the port accepts', () => {
+  const port = 19462;
+  const doc = run(
+    writeYaml(
+      deployment({
+        command: ['/bin/sh', '-c', `sleep 2; exec "${process.execPath}" "${fixture('close-server.js')}"`],
+        port,
+        readinessProbe: `{tcpSocket: {port: web}, periodSeconds: 1}`,
+      }),
+    ),
+    300,
+  );
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+  assertReadyAfterListening(doc, /tcp probe succeeded/);
+});
+
+test('-f: an exec readiness probe runs with the container environment and keeps the Pod unready until it exits 0', () => {
+  const port = 19463;
+  const check =
+    "require('http').get('http://'+process.env.HOST+':'+process.env.PORT+'/healthz',r=>process.exit(r.statusCode===200?0:1)).on('error',()=>process.exit(1))";
+  const doc = run(
+    writeYaml(
+      deployment({
+        command: ['/bin/sh', '-c', `sleep 2; exec "${process.execPath}" "${fixture('close-server.js')}"`],
+        port,
+        readinessProbe: `{exec: {command: ${JSON.stringify([process.execPath, '-e', check])}}, periodSeconds: 1, timeoutSeconds: 5}`,
+      }),
+    ),
+    300,
+  );
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+  assertReadyAfterListening(doc, /exec probe exited 0/);
+});
+
+for (const [kind, lifecycle] of [
+  ['sleep', '{preStop: {sleep: {seconds: 2}}}'],
+  ['exec', '{preStop: {exec: {command: [sleep, "2"]}}}'],
+  // own-service-app's /slow answers after ms: the kubelet waits for the hook's answer.
+  ['httpGet', '{preStop: {httpGet: {path: "/slow?ms=2000&id=prestop", port: web}}}'],
+] as const) {
+  test(`-f: a preStop ${kind} hook runs before SIGTERM`, () => {
+    const port = 19464 + ['sleep', 'exec', 'httpGet'].indexOf(kind);
+    const doc = run(
+      writeYaml(
+        deployment(
+          {
+            command: [process.execPath, fixture('close-server.js')],
+            port,
+            readinessProbe: `{httpGet: {path: /healthz, port: web}, periodSeconds: 1}`,
+            lifecycle,
+          },
+          10,
+        ),
+      ),
+      300,
+    );
+    assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+    const ms = deleteToSigterm(doc);
+    assert.ok(ms >= 1800, `SIGTERM ${ms} ms after the DELETE: the preStop ${kind} did not run first`);
+  });
+}
+
+test('-f: the container runs in its workingDir', () => {
+  const servers = fileURLToPath(new URL('../fixtures/servers/', import.meta.url));
+  const doc = run(
+    writeYaml(
+      deployment({
+        // A relative script: found only when the process starts in workingDir.
+        command: [process.execPath, 'close-server.js'],
+        workingDir: servers,
+        port: 19468,
+        readinessProbe: `{httpGet: {path: /healthz, port: web}, periodSeconds: 1}`,
+      }),
+    ),
+    300,
+  );
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+});
+
+function oneLineError(args: string[], pattern: RegExp) {
+  const r = cli(['run', ...args, '--out', join(dir, 'never')], { timeoutMs: 20_000 });
+  assert.equal(r.status, 2, r.stderr);
+  const lines = r.stderr.trim().split('\n');
+  assert.equal(lines.length, 1, r.stderr);
+  assert.match(lines[0]!, pattern);
+  assert.ok(!/\bat .+:\d+:\d+/.test(r.stderr), 'a stack trace');
+}
+
+test('-f: an image-only container is one line naming it and --server-command, exit 2', () => {
+  const file = writeYaml(
+    'kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: web\n    image: nginx:1.27\n',
+  );
+  oneLineError(['-f', file], /container "web" \(image "nginx:1\.27"\) has no command.*--server-command/);
+});
+
+test('-f: malformed YAML, no Pod or Deployment, a huge file, a missing file: one line each, exit 2', () => {
+  oneLineError(['-f', writeYaml('kind: Pod\nspec: [unclosed\n')], /pod-\d+\.yaml.*not valid YAML/);
+  oneLineError(
+    ['-f', writeYaml('kind: Service\nmetadata: {name: s}\n---\nkind: ConfigMap\n')],
+    /has no Pod or Deployment/,
+  );
+  oneLineError(
+    ['-f', writeYaml(`kind: Pod\n# ${'x'.repeat(1024 * 1024 + 10)}\n`)],
+    /larger than 1048576 bytes/,
+  );
+  oneLineError(['-f', writeYaml('---\n'.repeat(200))], /more than 100 YAML documents/);
+  oneLineError(['-f', join(dir, 'missing.yaml')], /cannot be read: ENOENT/);
+  oneLineError(
+    ['-f', writeYaml('kind: Pod\nspec:\n  containers:\n  - name: w\n    command: true\n')],
+    /spec\.containers\[0\]\.command must be a list of strings/,
+  );
+  // Alias expansion is bounded (a "billion laughs" file).
+  const laughs = ['a: &a [x, x, x, x, x, x, x, x, x, x]'];
+  for (let i = 1; i < 10; i += 1)
+    laughs.push(
+      `${'b'.repeat(i)}: &${'b'.repeat(i)} [${Array(10)
+        .fill(i === 1 ? '*a' : `*${'b'.repeat(i - 1)}`)
+        .join(', ')}]`,
+    );
+  oneLineError(['-f', writeYaml(`${laughs.join('\n')}\nkind: Pod\n`)], /cannot be read as YAML/);
+});
+
+test('-f with --platform kube or --server-command: one line, exit 2', () => {
+  const file = writeYaml(deployment({ command: ['true'], port: 19470 }));
+  oneLineError(['-f', file, '--platform', 'kube'], /-f applies only to the embedded runtime/);
+  oneLineError(['-f', file, '--server-command', 'true'], /-f and --server-command cannot be used together/);
+});
