@@ -4,7 +4,7 @@
 // after-window, then join every request with the Pods' journals (server-side fate) and their
 // lifecycles (the phase of the Pod that took it when it started).
 import http from 'node:http';
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
   KubernetesObject,
@@ -98,6 +98,9 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
   let completeAtMs: number | null = null;
   let load: LoadRun | undefined;
   const rawPath = join(outDir, `${recordsFileName(plan)}.partial`);
+  // The CLI checked --out and left it as it found it (results/write.ts): a directory that did
+  // not exist is made now, before the records stream into it.
+  await mkdir(outDir, { recursive: true });
   const finalName = recordsFileName(plan);
   let writer: RecordWriter | undefined;
 

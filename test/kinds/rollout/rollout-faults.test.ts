@@ -4,7 +4,7 @@
 // mid-rollout: the records so far saved and marked incomplete, nothing left running.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -153,4 +153,39 @@ test('Ctrl-C mid-rollout: records so far saved and marked incomplete, no contain
     if (item.kind === 'record') records += 1;
   assert.equal(records, doc.totals.requests, 'every request so far is in the record file');
   assert.ok(!readdirSync(dir).some((f) => f.endsWith('.partial')), 'the unjoined record file is gone');
+});
+
+test('--out a directory that does not exist yet: made for the records as for the document', (t) => {
+  // The CLI's --out check leaves the directory as it found it; the records file opens first.
+  const dir = tmp();
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const out = join(dir, 'new', 'results');
+  const r = cli(
+    [
+      'rollout',
+      '--out',
+      out,
+      '--format',
+      'json',
+      '--timing',
+      'fast',
+      '--replicas',
+      '1',
+      '--rate',
+      '50',
+      '--work-ms',
+      '10',
+      '--before-ms',
+      '300',
+      '--after-ms',
+      '300',
+    ],
+    { timeoutMs: 60_000 },
+  );
+  assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
+  const doc = JSON.parse(r.stdout) as RolloutDocument;
+  assertValidRolloutDocument(doc);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.ok(doc.totals.requests > 0);
+  assert.ok(existsSync(join(out, doc.records.file)), doc.records.file);
 });
