@@ -4,6 +4,7 @@ import { printTable, writeResult, type BenchResult } from './lib/report.js';
 import { benchLab } from './lab.js';
 import { benchMatrix } from './matrix.js';
 import { benchLoadMemory, benchLoadRecording, benchLoadVsAutocannon } from './load.js';
+import { benchRolloutInherentWaits } from './rollout.js';
 import { benchProxy } from './runtime.js';
 import { benchDrainExitLag, benchServerThroughput } from './server.js';
 
@@ -16,6 +17,7 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   'load-vs-autocannon': () => benchLoadVsAutocannon(),
   'load-recording': () => benchLoadRecording(),
   'load-memory': () => benchLoadMemory(),
+  'rollout-inherent-waits': () => Promise.resolve(benchRolloutInherentWaits()),
 };
 
 const wanted = process.argv.slice(2);

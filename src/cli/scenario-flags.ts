@@ -20,6 +20,7 @@ export interface ScenarioFlags {
   graceSeconds?: string;
   prestopSleepSeconds?: string;
   drainDelayMs?: string;
+  drainIdleMs?: string;
   publishNotReady?: boolean;
   serverCommand?: string;
   port?: string;

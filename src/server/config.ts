@@ -53,6 +53,14 @@ export const serverSettings = {
     default: 25_000,
     help: 'drain: give up after this long, cut the remaining requests and exit 1',
   },
+  drainIdleMs: {
+    flag: '--drain-idle-ms <ms>',
+    env: 'DRAIN_IDLE_MS',
+    default: 0,
+    help:
+      'drain: after it stops listening, keep idle keep-alive connections open this long, answering each ' +
+      'request on them with Connection: close, then close those left (0: close idle connections at once)',
+  },
 } as const;
 
 export interface ServerConfig {
@@ -61,6 +69,7 @@ export interface ServerConfig {
   onSigterm: ShutdownPolicy;
   drainDelayMs: number;
   drainTimeoutMs: number;
+  drainIdleMs: number;
 }
 
 const integerString = (label: string, min: number, max: number) => integerSchema({ label, min, max });
@@ -80,6 +89,7 @@ const serverConfigSchema = z.object({
   }),
   drainDelayMs: integerString('--drain-delay-ms / DRAIN_DELAY_MS', 0, DRAIN_MS_MAX),
   drainTimeoutMs: integerString('--drain-timeout-ms / DRAIN_TIMEOUT_MS', 0, DRAIN_MS_MAX),
+  drainIdleMs: integerString('--drain-idle-ms / DRAIN_IDLE_MS', 0, DRAIN_MS_MAX),
 });
 
 export type RawServerConfig = Partial<Record<keyof ServerConfig, string | number | undefined>>;

@@ -3,6 +3,7 @@
 // library: we need a journal line at each step and an exit within milliseconds of the
 // last response, and http-terminator/stoppable/lightship each hide one of those
 // (docs/ARCHITECTURE.md, "Why the drain is hand-written").
+import net from 'node:net';
 import type { ServerConfig } from './config.js';
 import type { Journal } from './journal.js';
 import type { LabServer } from './lab-server.js';
@@ -78,6 +79,10 @@ function drain({ lab, journal, config, exit }: ShutdownDeps): void {
   };
 
   const delay = setTimeout(() => {
+    if (config.drainIdleMs > 0) {
+      keepIdleConnections();
+      return;
+    }
     // server.close() stops accepting at once; its callback would wait for every socket,
     // including clients that hold a finished keep-alive connection, so we do not wait for it.
     lab.server.close();
@@ -86,4 +91,38 @@ function drain({ lab, journal, config, exit }: ShutdownDeps): void {
     lab.onActiveChange(finishIfIdle);
     finishIfIdle(lab.state().active);
   }, config.drainDelayMs);
+
+  // --drain-idle-ms: stop listening but leave idle keep-alive connections open. Why it matters:
+  // on Kubernetes an established connection keeps going to its Pod after the endpoint leaves the
+  // Service rules (kube-proxy only steers *new* connections; conntrack keeps the old ones), so a
+  // client's pool goes on writing requests to a terminating Pod. Closing an idle connection at
+  // SIGTERM races such a write (the client's request meets the FIN/RST: a reused-connection
+  // failure no preStop sleep removes). Answering each of those requests with `Connection: close`
+  // (beginDraining does) instead ends every connection right after a complete response, so the
+  // client opens a new one, which the Service routes to a ready Pod. Node's http.Server.close()
+  // closes idle connections itself (since Node 19), so only the listener is closed here, with
+  // net.Server's close; its callback runs once the last connection has ended. Connections still
+  // idle when the window ends are closed then — the same race, for clients that sent nothing.
+  function keepIdleConnections(): void {
+    let connectionsGone = false;
+    let windowOver = false;
+    const settle = () => {
+      if (lab.state().active !== 0 || finished || !(connectionsGone || windowOver)) return;
+      clearTimeout(idleWindow);
+      journal.write('drain-finished', { active: 0, cut: [], timedOut: false });
+      journal.write('exit', { code: 0 });
+      finish(0);
+    };
+    net.Server.prototype.close.call(lab.server, () => {
+      connectionsGone = true;
+      settle();
+    });
+    journal.write('stopped-listening', { active: lab.state().active });
+    const idleWindow = setTimeout(() => {
+      windowOver = true;
+      lab.server.closeIdleConnections();
+      settle();
+    }, config.drainIdleMs);
+    lab.onActiveChange(settle);
+  }
 }

@@ -19,6 +19,7 @@ export const scenarioDefaults = {
   labGraceSeconds: 5,
   preStopSleepSeconds: 0,
   drainDelayMs: 0,
+  drainIdleMs: 0,
   publishNotReadyAddresses: false,
   /** Readiness probe on /healthz, as in the recorded lab: every second, one failure flips it. */
   probePeriodSeconds: 1,
@@ -94,6 +95,21 @@ export const scenarioSettings = {
     help: 'drain policy: keep serving new requests this long after SIGTERM',
     serverEnv: serverSettings.drainDelayMs.env,
     shown: 'when-set',
+  },
+  drainIdleMs: {
+    field: 'drainIdleMs',
+    flag: '--drain-idle-ms',
+    arg: '<ms>',
+    min: 0,
+    max: DRAIN_MS_MAX,
+    help:
+      'drain policy: once the server stops listening, keep idle keep-alive connections this long, ' +
+      'answering Connection: close on each, instead of closing them at once',
+    defaultNote: 'close idle connections at once',
+    serverEnv: serverSettings.drainIdleMs.env,
+    shown: 'when-set',
+    // Documents written before --drain-idle-ms existed do not carry it.
+    optionalInDocument: true,
   },
   containerPort: {
     field: 'containerPort',

@@ -14,15 +14,23 @@ test('defaults', () => {
     onSigterm: 'drain',
     drainDelayMs: 0,
     drainTimeoutMs: 25_000,
+    drainIdleMs: 0,
   });
 });
 
 test('env is read, and a flag wins over env', () => {
-  const env = { PORT: '9000', ON_SIGTERM: 'exit', DRAIN_DELAY_MS: '250', HOST: '127.0.0.9' };
+  const env = {
+    PORT: '9000',
+    ON_SIGTERM: 'exit',
+    DRAIN_DELAY_MS: '250',
+    HOST: '127.0.0.9',
+    DRAIN_IDLE_MS: '40',
+  };
   const fromEnv = resolveServerConfig({}, env);
   assert.equal(fromEnv.port, 9000);
   assert.equal(fromEnv.onSigterm, 'exit');
   assert.equal(fromEnv.drainDelayMs, 250);
+  assert.equal(fromEnv.drainIdleMs, 40);
   assert.equal(fromEnv.host, '127.0.0.9');
   const flagged = resolveServerConfig({ port: '9001', onSigterm: 'default' }, env);
   assert.equal(flagged.port, 9001);

@@ -129,6 +129,78 @@ test('drain with nothing in flight exits 0 right after it stops listening', asyn
   );
 });
 
+/** A keep-alive connection that has carried one request and is now idle, and what it reads. */
+async function idleKeepAlive(
+  host: string,
+  port: number,
+): Promise<{ socket: net.Socket; text: () => string; closed: Promise<unknown> }> {
+  const socket = net.connect(port, host);
+  await once(socket, 'connect');
+  socket.write('GET /healthz HTTP/1.1\r\nHost: lab\r\n\r\n');
+  await once(socket, 'data');
+  let text = '';
+  socket.setEncoding('utf8');
+  socket.on('data', (chunk: string) => (text += chunk));
+  socket.on('error', () => {});
+  return { socket, text: () => text, closed: once(socket, 'close') };
+}
+
+test('drain --drain-idle-ms: the idle keep-alive connection stays open, its next request is answered with Connection: close, then the server exits 0', async (t) => {
+  const lab = await startLabProcess({
+    args: ['--on-sigterm', 'drain', '--drain-idle-ms', '60000'],
+    env: { POD_UID: UID },
+  });
+  t.after(() => lab.stop());
+  const idle = await idleKeepAlive(lab.host, lab.port);
+  t.after(() => idle.socket.destroy());
+  lab.child.kill('SIGTERM');
+  await lab.waitFor((l) => l.event === 'stopped-listening', 'stopped-listening');
+  const refused = await expectError(get(lab.host, lab.port, '/healthz'));
+  assert.equal(refused.code, 'ECONNREFUSED', 'the listener is closed');
+  // The request a client's pool sends on its idle connection after SIGTERM: answered, not reset.
+  idle.socket.write('GET /work?ms=0&id=late HTTP/1.1\r\nHost: lab\r\n\r\n');
+  await idle.closed;
+  assert.match(idle.text(), /^HTTP\/1\.1 200 /);
+  assert.match(idle.text(), /\r\nconnection: close\r\n/i);
+  assert.match(idle.text(), /"id":"late"/);
+  // The last connection ended: the server exits at once, long before the 60 s window.
+  assert.deepEqual(await lab.exited, { code: 0, signal: null });
+  assert.deepEqual(
+    lab.journal.map((l) => l.event),
+    [
+      'listening',
+      'signal',
+      'drain-started',
+      'stopped-listening',
+      'request-accepted',
+      'request-finished',
+      'drain-finished',
+      'exit',
+    ],
+  );
+});
+
+test('drain --drain-idle-ms: a connection still idle when the window ends is closed then, and the server exits 0', async (t) => {
+  const lab = await startLabProcess({
+    args: ['--on-sigterm', 'drain', '--drain-idle-ms', '300'],
+    env: { POD_UID: UID },
+  });
+  t.after(() => lab.stop());
+  const idle = await idleKeepAlive(lab.host, lab.port);
+  t.after(() => idle.socket.destroy());
+  let closed = false;
+  void idle.closed.then(() => (closed = true));
+  lab.child.kill('SIGTERM');
+  await lab.waitFor((l) => l.event === 'stopped-listening', 'stopped-listening');
+  const stoppedAt = Date.now();
+  await idle.closed;
+  assert.equal(idle.text(), '', 'closed without a response: it carried no request');
+  assert.ok(Date.now() - stoppedAt >= 200, `closed ${Date.now() - stoppedAt} ms after stopped-listening`);
+  assert.ok(closed);
+  assert.deepEqual(await lab.exited, { code: 0, signal: null });
+  assert.deepEqual(lab.journal.map((l) => l.event).slice(-2), ['drain-finished', 'exit']);
+});
+
 test('a client that goes away is journaled as request-aborted and leaves active', async (t) => {
   const lab = await startLabProcess({ env: { POD_UID: UID } });
   t.after(() => lab.stop());
