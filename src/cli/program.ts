@@ -20,6 +20,7 @@ const commands: ReadonlyArray<readonly [name: string, load: () => Promise<Comman
   ['cleanup', async () => (await import('./commands/cleanup.js')).cleanupCommand()],
   ['server', async () => (await import('./commands/server.js')).serverCommand()],
   ['client', async () => (await import('./commands/client.js')).clientCommand()],
+  ['load', async () => (await import('./commands/load.js')).loadCommand()],
 ];
 
 /**

@@ -6,6 +6,8 @@
 // and a real cluster are read the same way. Platforms are listed in ./registry.ts.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../probe/client-events.js';
+import type { WorkMsDistribution } from '../probe/load/options.js';
+import type { LoadRecord } from '../probe/load/record.js';
 
 /** A watch event as the API server sends it (`{type, object}` per line). */
 export interface WatchEvent<T> {
@@ -66,6 +68,44 @@ export interface ClientJob {
 }
 
 /**
+ * Open-loop load sent from inside the platform (a load Pod on a cluster) through a Service to
+ * the Pods behind it: the load generator (src/probe/load/) run where other Pods' requests
+ * start, so they take the cluster's Service path.
+ */
+export interface LoadJob {
+  namespace: string;
+  /** The Service the load goes to (by its ClusterIP). */
+  service: string;
+  /** The load Pod's name. */
+  name: string;
+  /** The draincheck image (the load Pod runs `draincheck load`). */
+  image: string;
+  rate: number;
+  connections: number | 'new';
+  workMs: WorkMsDistribution;
+  /** Work ids are `<idPrefix><seq>`; a record with another id is not the run's. */
+  idPrefix: string;
+}
+
+/** What a load Pod's output says, line by line, as it arrives; `readAtMs` is the runner's clock. */
+export type LoadItem =
+  | { kind: 'started'; readAtMs: number }
+  /** Times are the load Pod's own (µs since its start): the runner maps them onto its clock. */
+  | { kind: 'record'; record: LoadRecord; readAtMs: number }
+  /** Any other line (an error the load client printed), cut to a bounded length. */
+  | { kind: 'other'; line: string };
+
+export interface RemoteLoad {
+  /** Ends when the load Pod's output ends (it stopped, or was removed). */
+  items: AsyncIterable<LoadItem>;
+  /**
+   * Offer no more: in-flight requests finish and are reported (the load Pod's graceful
+   * termination), or with `abandon` the Pod goes at once.
+   */
+  stop(options?: { abandon?: boolean }): Promise<void>;
+}
+
+/**
  * One fact a platform reports about itself (PID 1, the Service proxy, the server version):
  * reports print `label: value (note)` without knowing which platform wrote it. `brief` facts
  * also go into the text report's one-line heading.
@@ -108,6 +148,19 @@ export interface Platform {
    * stale object is DC_CONFLICT.
    */
   update(object: KubernetesObject, signal: AbortSignal): Promise<KubernetesObject>;
+
+  /**
+   * Optional: a rollout as `kubectl rollout restart` starts one — a patch of the Deployment's
+   * Pod template annotation `kubectl.kubernetes.io/restartedAt`; resolves with the object the
+   * API returned. A platform without it is given the whole new object through `update`.
+   */
+  restart?(ref: ObjectRef, at: Date, signal: AbortSignal): Promise<KubernetesObject>;
+
+  /**
+   * Optional: open-loop load sent from inside the platform (./types.ts LoadJob). A platform
+   * without it is reached by the runner's own load generator at the Service's address.
+   */
+  runLoad?(job: LoadJob, signal: AbortSignal): RemoteLoad;
 
   /**
    * `DELETE`; resolves with the object the API returned (for a Pod, with deletionTimestamp).

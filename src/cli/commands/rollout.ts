@@ -140,10 +140,12 @@ export function rolloutCommand(): Command {
     )
     .action(async (flags: RolloutFlags) => {
       const format = chosenFormat(flags);
-      if ((flags.platform ?? 'local') !== 'local')
+      // --client local would send the load from this machine: a rollout's load comes from a
+      // load Pod inside the cluster (its requests take the Service path), nowhere else.
+      if (flags.platform === 'kube' && flags.client !== undefined && flags.client !== 'in-cluster')
         throw new DraincheckError(
           'DC_USAGE',
-          '`draincheck rollout` runs on the embedded runtime only so far (--platform local)',
+          '`draincheck rollout --platform kube` sends its load from a load Pod in the cluster: --client local is not for a rollout',
         );
       const workMs = parseWorkMs(flags.workMs ?? '', WORK_MS_MAX);
       const rate = validateRate(Number(flags.rate));
@@ -217,6 +219,7 @@ export function rolloutCommand(): Command {
                 deployment,
                 load: { rate, connections, workMs, beforeMs, afterMs, gzip: flags.gzip === true },
                 manifest: session.planOptions.manifest ?? {},
+                ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               }),
               outDir,
               signal: interrupt.signal,

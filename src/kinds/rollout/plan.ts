@@ -14,13 +14,15 @@ export interface RolloutPlanOptions {
   deployment: DeploymentSettings;
   load: RolloutPlan['load'];
   manifest?: ManifestOptions;
+  /** `--namespace` (--platform kube): work inside this existing namespace, not one of the run's own. */
+  namespace?: string;
 }
 
 export function planRollout(scenario: ResolvedScenario, options: RolloutPlanOptions): RolloutPlan {
   const runId = options.runId ?? newRunId();
   return {
     runId,
-    namespace: `draincheck-${runId}-${scenario.name}`.slice(0, 63).replace(/-+$/, ''),
+    namespace: options.namespace ?? `draincheck-${runId}-${scenario.name}`.slice(0, 63).replace(/-+$/, ''),
     name: `work-${scenario.name}`.slice(0, 63).replace(/-+$/, ''),
     scenario,
     deployment: options.deployment,

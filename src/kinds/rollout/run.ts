@@ -14,11 +14,11 @@ import type {
   V1Service,
 } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
-import type { Platform } from '../../platform/types.js';
+import type { LoadItem, Platform, RemoteLoad } from '../../platform/types.js';
 import { LoadAggregate } from '../../probe/load/aggregate.js';
-import { loadOrigin, startLoad, type LoadRun } from '../../probe/load/generator.js';
+import { loadOrigin, startLoad } from '../../probe/load/generator.js';
 import type { WorkMsDistribution } from '../../probe/load/options.js';
-import type { FailureClass } from '../../probe/load/record.js';
+import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
 import { readRecordFile, RecordWriter } from '../../probe/load/record-file.js';
 import { fatesFromJournal, joinServerFate, type JournalEntry } from '../../probe/load/server-fate.js';
 import { parseJournalLine } from '../../server/journal.js';
@@ -68,6 +68,18 @@ export interface RolloutInput {
 const SERVICE_READY_MS = 15_000;
 /** How long the journals may lag the client's last completion before the join goes ahead. */
 const JOURNAL_CATCH_UP_MS = 3_000;
+/** A load Pod's start: its image pulled, the Pod scheduled and started, the Service answering. */
+const REMOTE_LOAD_START_MS = 300_000;
+/** How long the load's end (the requests in flight finishing and reported) is waited for. */
+const LOAD_END_MS = 60_000;
+
+/** The load as the run drives it: the in-process generator, or the platform's load Pod. */
+interface LoadSource {
+  mark(window: string): void;
+  stop(options?: { abandon?: boolean }): void;
+  done: Promise<unknown>;
+}
+
 /** The HTML strip's resolution: this many time bins at most, whatever the run's length. */
 const TIMELINE_BINS = 600;
 
@@ -96,7 +108,16 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
   let verdictKind: RolloutDocument['verdict']['kind'] = 'rolled';
   let triggeredAtMs: number | null = null;
   let completeAtMs: number | null = null;
-  let load: LoadRun | undefined;
+  let load: LoadSource | undefined;
+  /**
+   * A load Pod's records carry its own clock (µs since its start): the offset to the run's
+   * clock is estimated as the smallest (read time − record end time) over its records — each
+   * record is printed as its request ends, so every difference is the offset plus that line's
+   * delivery delay (≥ 0); mapped times are late by at most the smallest delay, never early
+   * (the same bound as src/platform/kube/clock-map.ts).
+   */
+  let offsetUs = Number.POSITIVE_INFINITY;
+  const remote = platform.runLoad !== undefined;
   const rawPath = join(outDir, `${recordsFileName(plan)}.partial`);
   // The CLI checked --out and left it as it found it (results/write.ts): a directory that did
   // not exist is made now, before the records stream into it.
@@ -201,25 +222,56 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       );
     }
     const target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}`);
-    await serviceAnswers(target, signal);
+    // A load Pod checks the Service itself (the runner may not reach a ClusterIP).
+    if (!remote) await serviceAnswers(target, signal);
     if (signal.aborted) throw signal.reason;
 
     writer = await RecordWriter.open(rawPath, { kind: 'draincheck.load-records/v1', startedAt });
     const w = writer;
+    const idPrefix = `${plan.scenario.name.slice(0, 8)}-`;
+    const count = Math.ceil(plan.load.rate * 3600);
+    if (platform.runLoad) {
+      input.onPhase?.('starting the load Pod');
+      let records = 0;
+      load = await startRemoteLoad(
+        platform.runLoad(
+          {
+            namespace: plan.namespace,
+            service: plan.name,
+            name: `${plan.name}-load`.slice(0, 63),
+            image: wanted.spec?.template.spec?.containers[0]?.image ?? '',
+            rate: plan.load.rate,
+            connections: plan.load.connections,
+            workMs: plan.load.workMs,
+            idPrefix,
+          },
+          watchSignal,
+        ),
+        (item) => {
+          // Untrusted and unbounded at the source: no more than the load could have sent.
+          if (item.kind !== 'record' || ++records > count) return;
+          const r = item.record;
+          offsetUs = Math.min(offsetUs, Math.round((item.readAtMs - originMs) * 1000) - r.endUs);
+          if (r.outcome === 'completed') completed += 1;
+          w.write(r);
+        },
+        signal,
+      );
+    } else
+      load = startLoad({
+        target,
+        rate: plan.load.rate,
+        count,
+        connections: plan.load.connections,
+        workMs: plan.load.workMs,
+        originMs,
+        idPrefix,
+        onRecord: (r) => {
+          if (r.outcome === 'completed') completed += 1;
+          w.write(r);
+        },
+      });
     input.onPhase?.('load: before');
-    load = startLoad({
-      target,
-      rate: plan.load.rate,
-      count: Math.ceil(plan.load.rate * 3600),
-      connections: plan.load.connections,
-      workMs: plan.load.workMs,
-      originMs,
-      idPrefix: `${plan.scenario.name.slice(0, 8)}-`,
-      onRecord: (r) => {
-        if (r.outcome === 'completed') completed += 1;
-        w.write(r);
-      },
-    });
     await abortableDelay(plan.load.beforeMs, signal);
     if (signal.aborted) throw signal.reason;
 
@@ -227,10 +279,22 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     load.mark('during');
     lifecycles.markRollout();
     triggeredAtMs = now();
-    const updated = (await platform.update(
-      restartedDeployment(deployment!, new Date()),
-      signal,
-    )) as V1Deployment;
+    // `kubectl rollout restart`: a platform that patches the annotation does; another is
+    // given the whole Deployment with the annotation changed.
+    const updated = (
+      platform.restart
+        ? await platform.restart(
+            {
+              kind: 'Deployment',
+              namespace: plan.namespace,
+              name: plan.name,
+              uid: deployment!.metadata?.uid,
+            },
+            new Date(),
+            signal,
+          )
+        : await platform.update(restartedDeployment(deployment!, new Date()), signal)
+    ) as V1Deployment;
     const generation = updated.metadata?.generation ?? 0;
     const done = await until(
       (d) => (d.status?.observedGeneration ?? 0) >= generation && (rolledOut(d) || progressFailed(d)),
@@ -249,7 +313,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     await abortableDelay(plan.load.afterMs, signal);
     if (signal.aborted) throw signal.reason;
     load.stop();
-    await load.done;
+    await within(load.done, LOAD_END_MS);
     // The journals follow the responses by a pipe: wait until they show as many finished
     // requests as the client saw complete (bounded), so the join does not miss the last ones.
     const caughtUp = now() + JOURNAL_CATCH_UP_MS;
@@ -283,9 +347,11 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
         gzip: plan.load.gzip,
       },
     );
+    const shiftUs = Number.isFinite(offsetUs) ? offsetUs : 0;
     for await (const item of readRecordFile(rawPath)) {
       if (item.kind !== 'record') continue;
-      for (const r of joinServerFate([item.record], fates)) {
+      const record = remote ? onRunClock(item.record, shiftUs, triggeredAtMs, completeAtMs) : item.record;
+      for (const r of joinServerFate([record], fates)) {
         aggregate.add(r);
         const bin = Math.min(TIMELINE_BINS - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / binMs)));
         while (bins.length <= bin) bins.push({});
@@ -352,7 +418,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
 
   async function cleanup(): Promise<void> {
     load?.stop({ abandon: true });
-    await load?.done;
+    await within(load?.done ?? Promise.resolve(), LOAD_END_MS);
     watching.abort();
     await platform.dispose().catch(() => undefined);
     await Promise.all(background);
@@ -360,6 +426,98 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
 }
 
 class Incomplete extends Error {}
+
+/** Resolves with `promise` or after `ms`, whichever comes first (its rejection is swallowed). */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise.catch(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
+}
+
+/**
+ * The platform's load (a load Pod): resolves once its output says the load began (the Service
+ * answered), with its records handed to `onItem` as they arrive. The Pod's last other line
+ * (its error) explains a load that never began.
+ */
+async function startRemoteLoad(
+  remoteLoad: RemoteLoad,
+  onItem: (item: LoadItem) => void,
+  signal: AbortSignal,
+): Promise<LoadSource> {
+  let started!: () => void;
+  const begun = new Promise<void>((resolve) => (started = resolve));
+  let lastOther = '';
+  const consumed = (async () => {
+    for await (const item of remoteLoad.items) {
+      if (item.kind === 'started') started();
+      else if (item.kind === 'other') lastOther = item.line;
+      else onItem(item);
+    }
+  })();
+  consumed.catch(() => undefined);
+  let stopping: Promise<void> | undefined;
+  const source: LoadSource = {
+    mark: () => undefined,
+    stop: (options) => {
+      stopping ??= remoteLoad.stop(options).catch(() => undefined);
+    },
+    done: consumed,
+  };
+  const limit = new AbortController();
+  const timer = setTimeout(() => limit.abort(), REMOTE_LOAD_START_MS);
+  try {
+    const outcome = await Promise.race([
+      begun.then(() => 'started' as const),
+      consumed.then(() => 'ended' as const),
+      new Promise<'timeout'>((resolve) => {
+        limit.signal.addEventListener('abort', () => resolve('timeout'), { once: true });
+        signal.addEventListener('abort', () => resolve('timeout'), { once: true });
+      }),
+    ]);
+    if (outcome === 'started') return source;
+    source.stop({ abandon: true });
+    if (signal.aborted) throw signal.reason;
+    throw new Incomplete(
+      outcome === 'ended'
+        ? `the load Pod ended before its load began${lastOther ? `: ${lastOther}` : ''}`
+        : `the load Pod did not begin its load within ${REMOTE_LOAD_START_MS / 1000} s${lastOther ? ` (last output: ${lastOther})` : ''}`,
+    );
+  } finally {
+    clearTimeout(timer);
+    limit.abort();
+  }
+}
+
+/**
+ * A load Pod's record on the run's clock (shifted by the estimated offset), its window from
+ * the run's own marks: before the rollout was triggered, during it, after it completed.
+ */
+function onRunClock(
+  r: LoadRecord,
+  shiftUs: number,
+  triggeredAtMs: number | null,
+  completeAtMs: number | null,
+) {
+  const at = (x: number | null) => (x === null ? null : x + shiftUs);
+  const intendedUs = r.intendedUs + shiftUs;
+  const window =
+    triggeredAtMs === null || intendedUs < triggeredAtMs * 1000
+      ? 'before'
+      : completeAtMs === null || intendedUs < completeAtMs * 1000
+        ? 'during'
+        : 'after';
+  return {
+    ...r,
+    window,
+    intendedUs,
+    sentUs: at(r.sentUs),
+    firstByteUs: at(r.firstByteUs),
+    endUs: r.endUs + shiftUs,
+  };
+}
 
 const round = (x: number | null): number | null => (x === null ? null : Math.round(x * 10) / 10);
 

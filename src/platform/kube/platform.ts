@@ -9,17 +9,23 @@ import {
   fieldSelectorOf,
   type ClientJob,
   type DeleteOptions,
+  type LoadItem,
+  type LoadJob,
   type ObjectKind,
   type ObjectRef,
   type Platform,
   type PlatformDetails,
   type PlatformEvent,
   type PlatformFact,
+  type RemoteLoad,
   type Selector,
   type WatchEvent,
 } from '../types.js';
 import { createKubeApi } from './api.js';
-import { runKubeClient, type ClientMode } from './client-run.js';
+import { inClusterServiceUrl, runKubeClient, type ClientMode } from './client-run.js';
+import { buildLoadPod, LOAD_CONTAINER, LOAD_GRACE_SECONDS, parseLoadLine } from './load-pod.js';
+import { RECORD_LINE_MAX_CHARS } from '../../probe/load/record-file.js';
+import { RESTARTED_AT_ANNOTATION } from '../../workload/deployment.js';
 import { kubeTargetOf, type KubeConnection } from './connection.js';
 import { followLog, type FollowLogOptions } from './follow-log.js';
 import { removeCreated, type CreatedObject, type CreatedObjects } from './cleanup.js';
@@ -231,20 +237,93 @@ export class KubePlatform implements Platform {
     );
   }
 
-  /**
-   * Only what this platform created, by the UID the API gave it (or the caller's UID): never
-   * another object that took its name. Another UID is DC_CONFLICT, a gone object DC_NOT_FOUND.
-   */
-  /** Not built on a real cluster yet (issue 14's item 2): the rollout runs on the embedded runtime. */
+  /** Not built on a real cluster: a rollout is started by restart() (a patch), not a PUT. */
   update(object: KubernetesObject): Promise<KubernetesObject> {
     return Promise.reject(
       new DraincheckError(
         'DC_USAGE',
-        `updating a ${object.kind ?? 'object'} is not built for a real cluster yet: use --platform local`,
+        `replacing a ${object.kind ?? 'object'} is not built for a real cluster: draincheck patches only its own Deployment's restartedAt annotation`,
       ),
     );
   }
 
+  /**
+   * `kubectl rollout restart` of a Deployment this platform created (./resources.ts
+   * restartDeployment). The patch names no UID (a patch has no preconditions), so the
+   * Deployment's UID in the answer is checked: another object of that name is DC_CONFLICT.
+   */
+  async restart(ref: ObjectRef, at: Date): Promise<KubernetesObject> {
+    const namespace = ref.namespace ?? this.namespace ?? '';
+    const uid = ref.uid ?? this.createdUid(ref.kind, ref.name);
+    if (ref.kind !== 'Deployment' || uid === undefined)
+      throw new DraincheckError(
+        'DC_USAGE',
+        `${ref.kind} ${namespace}/${ref.name} was not created by this run: draincheck restarts only its own Deployment`,
+      );
+    // time.RFC3339 in kubectl: whole seconds.
+    const stamp = at.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    const answer = await this.resources.restartDeployment(
+      namespace,
+      ref.name,
+      RESTARTED_AT_ANNOTATION,
+      stamp,
+    );
+    if (answer.metadata?.uid !== uid)
+      throw new DraincheckError(
+        'DC_CONFLICT',
+        `deployments "${ref.name}" in ${namespace} is not the Deployment this run created (UID ${truncateText(String(answer.metadata?.uid), 64)}, not ${uid})`,
+      );
+    return answer;
+  }
+
+  /**
+   * The load from a load Pod (./load-pod.ts) to the Service's ClusterIP; its records come
+   * back through the Pod's log. The Pod is the run's once the API created it (201).
+   */
+  runLoad(job: LoadJob, signal: AbortSignal): RemoteLoad {
+    const service = this.services.get(`${job.namespace}/${job.service}`);
+    if (!service) throw new Error('runLoad() before apply() of its Service');
+    const combined = this.signal(signal);
+    const pod = buildLoadPod(job, this.runId, inClusterServiceUrl(service, 'cluster-ip'));
+    let created: CreatedObject | undefined;
+    const creating = this.resources.createPod(pod, combined).then((answer) => {
+      created = createdObject(pod, answer);
+      this.created.pods.push(created);
+    });
+    // Its failure reaches the caller through `items` (and `stop` waits it out).
+    creating.catch(() => undefined);
+    const platform = this;
+    async function* items(): AsyncGenerator<LoadItem> {
+      await creating;
+      const lines = followLog(
+        { ...platform.logOptions(job.namespace, job.name), lineMaxChars: RECORD_LINE_MAX_CHARS },
+        job.namespace,
+        job.name,
+        LOAD_CONTAINER,
+        combined,
+      );
+      for await (const line of lines) {
+        const item = parseLoadLine(line, job.idPrefix, platform.now());
+        if (item) yield item;
+      }
+    }
+    return {
+      items: items(),
+      stop: async ({ abandon } = {}) => {
+        await creating.catch(() => undefined);
+        if (!created) return;
+        await this.resources.deletePod(job.namespace, job.name, {
+          gracePeriodSeconds: abandon ? 0 : LOAD_GRACE_SECONDS,
+          uid: created.uid,
+        });
+      },
+    };
+  }
+
+  /**
+   * Only what this platform created, by the UID the API gave it (or the caller's UID): never
+   * another object that took its name. Another UID is DC_CONFLICT, a gone object DC_NOT_FOUND.
+   */
   async delete(ref: ObjectRef, options: DeleteOptions): Promise<KubernetesObject> {
     const namespace = ref.namespace ?? this.namespace ?? '';
     const uid = ref.uid ?? this.createdUid(ref.kind, ref.name);

@@ -74,6 +74,27 @@ export class KubeResources {
     );
   }
 
+  /**
+   * `kubectl rollout restart`: a strategic merge patch that sets the Pod template's
+   * `kubectl.kubernetes.io/restartedAt` annotation to an RFC 3339 time, the only change — the
+   * Deployment controller sees a new template and rolls. kubectl builds this patch in
+   * staging/src/k8s.io/kubectl/pkg/polymorphichelpers/objectrestarter.go (the annotation,
+   * `time.Now().Format(time.RFC3339)`) and sends it from pkg/cmd/rollout/rollout_restart.go as
+   * `types.StrategicMergePatchType`.
+   */
+  restartDeployment(namespace: string, name: string, annotation: string, at: string) {
+    const action = { verb: 'patch', resource: 'deployments', group: 'apps', namespace, name };
+    const body = { spec: { template: { metadata: { annotations: { [annotation]: at } } } } };
+    return this.call(action, async () =>
+      plain(
+        await this.api.apps.patchNamespacedDeployment(
+          { namespace, name, body },
+          setHeaderOptions('Content-Type', PatchStrategy.StrategicMergePatch),
+        ),
+      ),
+    );
+  }
+
   async serverVersion(): Promise<string> {
     const info = await this.call({ verb: 'get', resource: '/version' }, () => this.api.version.getCode());
     return info.gitVersion;

@@ -193,6 +193,15 @@ export async function* readRecordFile(
   }
 }
 
+/**
+ * One line of a record stream read from elsewhere (a load client Pod's log): the record if the
+ * line is one, checked field by field as readRecordFile checks a file's lines; null otherwise.
+ */
+export function parseRecordLine(line: string, maxChars = RECORD_LINE_MAX_CHARS): LoadRecord | null {
+  const item = readLine(line, 0, maxChars);
+  return item.kind === 'record' ? item.record : null;
+}
+
 function readLine(line: string, lineNo: number, maxChars: number): RecordFileItem {
   if (line.length > maxChars)
     return { kind: 'bad', line: lineNo, reason: `longer than ${maxChars} characters` };

@@ -12,6 +12,19 @@ import path from 'node:path';
 import type { LocalCluster } from '../../../src/platform/local/cluster.js';
 import { route, type FacadeRequest } from './routes.js';
 
+/** A request as the facade received it (the request log a test reads). */
+export interface SeenFacadeRequest {
+  method: string;
+  path: string;
+  query: string;
+  contentType: string;
+  body: unknown;
+  /** The answer's status (200 for a stream). */
+  status: number;
+  /** The answer's body (a JSON answer only). */
+  answer?: unknown;
+}
+
 export interface FacadeOptions {
   /** Requests to refuse the way RBAC does (403 Forbidden), e.g. a role without `namespaces delete`. */
   forbid?: (method: string, path: string) => boolean;
@@ -23,6 +36,8 @@ export class KubeFacade {
   /** Every open watch or log stream, ended when the facade stops. */
   private readonly streams = new Set<AbortController>();
   private readonly deletedNamespaces = new Set<string>();
+  /** Every request, in arrival order (bounded: a test run makes far fewer). */
+  readonly requests: SeenFacadeRequest[] = [];
 
   constructor(
     private readonly cluster: LocalCluster,
@@ -79,8 +94,18 @@ export class KubeFacade {
       method: req.method ?? 'GET',
       path: url.pathname,
       query: url.searchParams,
+      contentType: req.headers['content-type'] ?? '',
       body: body ? (JSON.parse(body) as unknown) : undefined,
     };
+    const seen: SeenFacadeRequest = {
+      method: request.method,
+      path: request.path,
+      query: url.search,
+      contentType: request.contentType ?? '',
+      body: request.body,
+      status: 0,
+    };
+    if (this.requests.length < 100_000) this.requests.push(seen);
     if (this.options.forbid?.(request.method, request.path)) {
       const bytes = Buffer.from(
         JSON.stringify({
@@ -93,6 +118,7 @@ export class KubeFacade {
           code: 403,
         }),
       );
+      seen.status = 403;
       res.writeHead(403, { 'content-type': 'application/json', 'content-length': bytes.length });
       res.end(bytes);
       return;
@@ -105,6 +131,8 @@ export class KubeFacade {
     });
     try {
       const answer = await route(this.cluster, request, controller.signal, this.deletedNamespaces);
+      seen.status = answer.kind === 'json' ? answer.status : 200;
+      if (answer.kind === 'json' && request.method !== 'GET') seen.answer = answer.body;
       if (answer.kind === 'json') {
         const bytes = Buffer.from(JSON.stringify(answer.body));
         res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': bytes.length });
@@ -122,6 +150,7 @@ export class KubeFacade {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       if (!res.headersSent) {
+        seen.status = 500;
         res.writeHead(500, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({

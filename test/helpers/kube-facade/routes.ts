@@ -1,7 +1,8 @@
 // REST paths → LocalCluster calls, with the API server's answers: 201 on create, a List
 // with its resourceVersion (items without kind/apiVersion, as the API sends them), watch
 // lines `{type, object}`, Status bodies for 404/409, and the log as lines.
-import type { KubernetesObject, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Deployment, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import { isDraincheckError } from '../../../src/errors.js';
 import type { LocalCluster } from '../../../src/platform/local/cluster.js';
 import type { Kind } from '../../../src/platform/local/store.js';
 
@@ -9,6 +10,8 @@ export interface FacadeRequest {
   method: string;
   path: string;
   query: URLSearchParams;
+  /** The Content-Type header: a PATCH's patch type. */
+  contentType?: string;
   body: unknown;
 }
 
@@ -98,6 +101,7 @@ export async function route(
     cluster.deleteDeployment(namespace, name);
     return json(200, found);
   }
+  if (kind === 'deployments' && req.method === 'PATCH') return patchDeployment(cluster, req, namespace, name);
   if (kind === 'services' && req.method === 'PATCH') {
     const found = cluster.list<V1Service>('services', namespace, { fieldSelector: `metadata.name=${name}` })
       .items[0];
@@ -194,6 +198,10 @@ async function namespaceItem(
   if (req.method !== 'DELETE') return status(405, 'MethodNotAllowed', req.method);
   const conflict = preconditionFailed(req.body, ns);
   if (conflict) return conflict;
+  // Deployments first: their controller must not replace the Pods deleted below.
+  for (const d of cluster.list<V1Deployment>('deployments', namespace).items) {
+    cluster.deleteDeployment(namespace, d.metadata?.name ?? '');
+  }
   for (const pod of cluster.list<V1Pod>('pods', namespace).items) {
     cluster.deletePod(namespace, pod.metadata?.name ?? '', { gracePeriodSeconds: 0 });
   }
@@ -216,6 +224,68 @@ function mergeAnnotations<T extends KubernetesObject>(object: T, patch: unknown)
     metadata: { ...object.metadata, annotations: { ...object.metadata?.annotations, ...annotations } },
   };
 }
+
+/** The patch types the API server accepts (apimachinery's types.PatchType). */
+const MERGE_PATCH = 'application/merge-patch+json';
+const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+
+/**
+ * `PATCH deployments/<name>`: a JSON merge patch (RFC 7386) or a strategic merge patch, applied
+ * to the stored object and written back as an update (generation bumped when the spec
+ * changed; the Deployment controller sees the new template). Strategic merge differs from a
+ * merge patch only for lists with a patch strategy and `$` directives: the facade refuses
+ * those (422) rather than merge them wrong. Other patch types (json-patch, apply) are 415, as
+ * the API server answers a type a resource does not take.
+ */
+function patchDeployment(cluster: LocalCluster, req: FacadeRequest, namespace: string, name: string): Answer {
+  const type = (req.contentType ?? '').split(';')[0]!.trim();
+  if (type !== MERGE_PATCH && type !== STRATEGIC_MERGE_PATCH)
+    return status(
+      415,
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: ${MERGE_PATCH}, ${STRATEGIC_MERGE_PATCH}`,
+    );
+  const current = cluster.readDeployment(namespace, name);
+  if (!current) return notFound('deployments.apps', name);
+  if (type === STRATEGIC_MERGE_PATCH && hasListOrDirective(req.body))
+    return status(422, 'Invalid', 'the facade applies strategic merge patches of maps only');
+  const { metadata, spec } = mergePatch(
+    JSON.parse(JSON.stringify({ metadata: current.metadata, spec: current.spec })) as unknown,
+    req.body,
+  ) as { metadata: V1Deployment['metadata']; spec: V1Deployment['spec'] };
+  try {
+    // No resourceVersion: a patch applies to the object as it is now.
+    const updated = cluster.updateDeployment({
+      ...current,
+      metadata: { ...metadata, resourceVersion: undefined },
+      spec,
+    });
+    return json(200, updated);
+  } catch (error) {
+    if (isDraincheckError(error) && error.code === 'DC_USAGE') return status(422, 'Invalid', error.message);
+    throw error;
+  }
+}
+
+/** RFC 7386: objects merge key by key, null removes a key, anything else replaces. */
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (!isObject(patch)) return patch;
+  const out: Record<string, unknown> = isObject(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
+  }
+  return out;
+}
+
+function hasListOrDirective(value: unknown): boolean {
+  if (Array.isArray(value)) return true;
+  if (!isObject(value)) return false;
+  return Object.entries(value).some(([k, v]) => k.startsWith('$') || hasListOrDirective(v));
+}
+
+const isObject = (x: unknown): x is Record<string, unknown> =>
+  typeof x === 'object' && x !== null && !Array.isArray(x);
 
 /** DeleteOptions.preconditions.uid that is not the object's: the API server's 409 Conflict. */
 function preconditionFailed(body: unknown, object: KubernetesObject): Answer | null {

@@ -39,7 +39,10 @@ test('bad values: one line each, exit 2, nothing started', (t) => {
     [['--max-surge', 'lots'], /^draincheck: --max-surge must be a whole number or a percentage/],
     [['--work-ms', '9..1'], /^draincheck: --work-ms must be a number of ms or a range/],
     [['--connections', '4', '--new-connections'], /^draincheck: --connections and --new-connections/],
-    [['--platform', 'kube'], /^draincheck: `draincheck rollout` runs on the embedded runtime only so far/],
+    [
+      ['--platform', 'kube', '--client', 'local'],
+      /^draincheck: `draincheck rollout --platform kube` sends its load from a load Pod in the cluster: --client local is not for a rollout$/m,
+    ],
     [
       ['--proxy-sync-ms', '2..1'],
       /^draincheck: --proxy-sync-ms must be a number of ms or a range MIN\.\.MAX from 0 to 60000, got "2\.\.1"/,
