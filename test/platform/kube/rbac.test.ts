@@ -4,10 +4,17 @@
 // deploy/admission-policy.yaml guards the identity rbac-cluster.yaml binds. All are valid
 // Kubernetes objects.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { test } from 'node:test';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { planRun } from '../../../src/experiment/plan.js';
+import { rolloutKind } from '../../../src/kinds/rollout/index.js';
+import { LocalCluster } from '../../../src/platform/local/cluster.js';
+import { fastTiming } from '../../../src/platform/local/timing.js';
+import { openKubeSession } from '../../../src/platform/kube/session.js';
+import { startKubeFacade } from '../../helpers/kube-facade/facade.js';
 import { cleanupLeftovers } from '../../../src/platform/kube/cleanup.js';
 import { resolveScenario } from '../../../src/workload/scenario.js';
 import { recordedRun, sendJson } from '../../helpers/fake-apiserver/recorded.js';
@@ -88,6 +95,50 @@ function rbacAttributes(r: SeenRequest): { verb: string; group: string; resource
   return { verb, group, resource: sub ? `${resource}/${sub}` : resource };
 }
 
+/**
+ * The requests of a whole `draincheck rollout --platform kube` (a Deployment, its restart,
+ * the load Pod, the end), as the API facade over the embedded runtime saw them.
+ */
+async function rolloutRequests(t: TestContext, namespace: string | undefined): Promise<SeenRequest[]> {
+  const cluster = new LocalCluster({ timing: fastTiming });
+  if (namespace) cluster.createNamespace({ metadata: { name: namespace } });
+  const facade = await startKubeFacade(cluster);
+  const out = mkdtempSync(join(tmpdir(), 'draincheck-rbac-rollout-'));
+  t.after(async () => {
+    await facade.stop();
+    await cluster.dispose();
+    rmSync(out, { recursive: true, force: true });
+  });
+  const session = openKubeSession({ kubeconfig: facade.writeKubeconfig(), namespace });
+  const doc = await rolloutKind.run({
+    platform: session.newPlatform(),
+    plan: rolloutKind.plan(resolveScenario({ onSigterm: 'drain', graceSeconds: 5 }), {
+      deployment: { replicas: 1, maxSurge: 1, maxUnavailable: 0, progressDeadlineSeconds: 60 },
+      load: {
+        rate: 20,
+        connections: 4,
+        workMs: { kind: 'fixed', ms: 50 },
+        beforeMs: 300,
+        afterMs: 300,
+        gzip: false,
+      },
+      manifest: session.planOptions.manifest ?? {},
+      ...(namespace ? { namespace } : {}),
+    }),
+    outDir: out,
+    signal: new AbortController().signal,
+  });
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.ok(doc.totals.requests > 0);
+  return facade.requests.map((r) => ({
+    method: r.method,
+    path: r.path,
+    query: new URLSearchParams(r.query),
+    headers: {},
+    body: '',
+  }));
+}
+
 function denied(requests: SeenRequest[], rules: Rule[]): string[] {
   return requests.flatMap((r) => {
     const a = rbacAttributes(r);
@@ -154,7 +205,7 @@ test('deploy/: no ServiceAccount, nothing bound in `default`, no wildcard, no Cl
   assert.equal(binding.roleRef.kind, 'Role');
 });
 
-test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, and guards namespaces, Pods and Services', () => {
+test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, and guards namespaces, Pods, Services and Deployments', () => {
   const policy = find(files.policy, 'ValidatingAdmissionPolicy')[0]?.spec as {
     failurePolicy: string;
     matchConstraints: { resourceRules: Array<{ operations: string[]; resources: string[] }> };
@@ -172,6 +223,15 @@ test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, 
   const rule = policy.matchConstraints.resourceRules[0];
   assert.deepEqual(rule?.operations, ['CREATE', 'UPDATE', 'DELETE']);
   assert.deepEqual(rule?.resources, ['namespaces', 'pods', 'services']);
+  // `draincheck rollout`'s Deployment: created, patched (an UPDATE) and deleted under the same rule.
+  const apps = policy.matchConstraints.resourceRules[1] as
+    { apiGroups: string[]; operations: string[]; resources: string[] } | undefined;
+  assert.deepEqual(apps, {
+    apiGroups: ['apps'],
+    apiVersions: ['v1'],
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+    resources: ['deployments'],
+  });
   const label = "labels['app.kubernetes.io/managed-by'] == 'draincheck'";
   const [created, before, inside] = policy.validations.map((v) => v.expression.replace(/\s+/g, ' '));
   assert.match(
@@ -255,11 +315,13 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
     await readAll(platform.runClient(clientJob(workloadPlan), signal), 'client');
     await platform.dispose();
     await cleanupLeftovers(platform.resources, own ? {} : { namespace });
+    // A run and a rollout: together they use every grant.
+    const requests = [...server.requests, ...(await rolloutRequests(t, runNamespace))];
 
-    const seen = new Set(server.requests.map((r) => JSON.stringify(rbacAttributes(r))));
+    const seen = new Set(requests.map((r) => JSON.stringify(rbacAttributes(r))));
     assert.ok(seen.size >= 10, `a representative set of requests (${seen.size})`);
-    assert.deepEqual(denied(server.requests, rules), [], 'every request is granted');
-    const used = new Set(denied(server.requests, []).map((d) => d.split(' (')[0]));
+    assert.deepEqual(denied(requests, rules), [], 'every request is granted');
+    const used = new Set(denied(requests, []).map((d) => d.split(' (')[0]));
     assert.deepEqual(
       granted(rules).filter((g) => !used.has(g)),
       [],
@@ -267,18 +329,19 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
     );
     if (!own) {
       assert.ok(
-        server.requests.every(
+        requests.every(
           (r) =>
             r.path === '/version' ||
             r.path.startsWith(`/api/v1/namespaces/${runNamespace}/`) ||
-            r.path.startsWith(`/apis/discovery.k8s.io/v1/namespaces/${runNamespace}/`),
+            r.path.startsWith(`/apis/discovery.k8s.io/v1/namespaces/${runNamespace}/`) ||
+            r.path.startsWith(`/apis/apps/v1/namespaces/${runNamespace}/`),
         ),
         'every request stays inside the namespace',
       );
     }
     assert.equal(
-      denied(server.requests, []).length,
-      server.requests.filter((r) => r.path !== '/version').length,
+      denied(requests, []).length,
+      requests.filter((r) => r.path !== '/version').length,
       'the check can fail',
     );
     for (const needed of [
@@ -288,15 +351,19 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
       'watch core/events',
       'delete core/pods',
       'create core/services',
+      'create apps/deployments',
+      'watch apps/deployments',
+      'patch apps/deployments',
+      ...(own ? [] : ['delete apps/deployments']),
     ]) {
       assert.ok(
-        denied(server.requests, []).some((d) => d.startsWith(needed)),
+        denied(requests, []).some((d) => d.startsWith(needed)),
         `${needed} was exercised`,
       );
     }
     if (!own) {
       assert.ok(
-        !server.requests.some(
+        !requests.some(
           (r) =>
             /^\/api\/v1\/namespaces\/?$/.test(r.path) ||
             (r.method !== 'GET' && /^\/api\/v1\/namespaces\/[^/]+$/.test(r.path)),
