@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { buildProgram, commandToRun } from '../../src/cli/program.js';
 import { staticClosure } from '../helpers/static-closure.js';
 
-const commandNames = ['lab', 'run', 'rollout', 'report', 'manifests', 'cleanup', 'server', 'client'];
+const commandNames = ['lab', 'run', 'rollout', 'report', 'manifests', 'cleanup', 'server', 'client', 'load'];
 
 test('the program statically loads no command module, and the server command no platform', () => {
   const program = staticClosure(new URL('../../src/cli/program.js', import.meta.url));

@@ -12,7 +12,7 @@ import { parseWorkMs, validateConnections, validateRate } from '../../probe/load
 import { RECORD_FILE_KIND, recordLine } from '../../probe/load/record-file.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
-import { integerSchema } from '../../util/integer.js';
+import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
 
 /** The load never runs longer than this (a runner that vanished must not leave it running). */
 const LOAD_SECONDS_MAX = 3600;
@@ -22,7 +22,7 @@ const flagsSchema = z.object({
   idPrefix: z
     .string()
     .regex(/^[A-Za-z0-9._-]{1,40}$/, { error: '--id-prefix must be 1-40 characters of A-Z a-z 0-9 . _ -' }),
-  serviceReadyTimeoutMs: integerSchema({ label: '--service-ready-timeout-ms', min: 1, max: 600_000 }),
+  serviceReadyTimeoutMs: integerSchema({ label: '--service-ready-timeout-ms', min: 1, max: TIMER_MAX_MS }),
   maxSeconds: integerSchema({ label: '--max-seconds', min: 1, max: LOAD_SECONDS_MAX }),
 });
 
