@@ -292,18 +292,12 @@ export class KubePlatform implements Platform {
     });
     // Its failure reaches the caller through `items` (and `stop` waits it out).
     creating.catch(() => undefined);
-    const platform = this;
+    const logOptions = { ...this.logOptions(job.namespace, job.name), lineMaxChars: RECORD_LINE_MAX_CHARS };
+    const now = this.now;
     async function* items(): AsyncGenerator<LoadItem> {
       await creating;
-      const lines = followLog(
-        { ...platform.logOptions(job.namespace, job.name), lineMaxChars: RECORD_LINE_MAX_CHARS },
-        job.namespace,
-        job.name,
-        LOAD_CONTAINER,
-        combined,
-      );
-      for await (const line of lines) {
-        const item = parseLoadLine(line, job.idPrefix, platform.now());
+      for await (const line of followLog(logOptions, job.namespace, job.name, LOAD_CONTAINER, combined)) {
+        const item = parseLoadLine(line, job.idPrefix, now());
         if (item) yield item;
       }
     }

@@ -76,9 +76,9 @@ test('the load Pod: Pod Security restricted, no token, requests and limits, `dra
   assert.equal(pod.spec?.automountServiceAccountToken, false);
   assert.equal(pod.metadata?.labels?.['draincheck.dev/run'], 'r1');
   assert.equal(pod.metadata?.labels?.['draincheck.dev/scenario'], undefined, 'the Service never selects it');
-  const c = pod.spec!.containers[0]!;
-  assert.equal(c.securityContext?.readOnlyRootFilesystem, true);
-  assert.ok(c.resources?.requests?.cpu && c.resources.limits?.memory);
+  const c = pod.spec?.containers[0];
+  assert.equal(c?.securityContext?.readOnlyRootFilesystem, true);
+  assert.ok(c?.resources?.requests?.cpu && c.resources.limits?.memory);
   assert.deepEqual(c.args, loadArgs(job, 'http://10.96.0.12:80'));
   assert.deepEqual(c.args, [
     'load',
