@@ -133,9 +133,16 @@ export function rolloutCommand(): Command {
         "            Kubernetes' own message), 3 the rollout could not complete (a progress deadline",
         '            exceeded; records so far saved as incomplete), 130 interrupted (records so far saved).',
         '',
+        'On a cluster (--platform kube): a real Deployment and Service in a namespace of the run’s own (or -n NS),',
+        'rolled by the patch `kubectl rollout restart` sends; the load comes from a load Pod in the cluster',
+        '(`draincheck load`, same image) to the Service’s ClusterIP, its records read back from its log.',
+        'Permissions: deploy/rbac-*.yaml (deployments create/list/watch/patch, delete with -n); see',
+        'docs/REAL-CLUSTER.md.',
+        '',
         'Examples:',
         '  draincheck rollout --on-sigterm exit',
         '  draincheck rollout --on-sigterm drain --prestop-sleep-seconds 2 --rate 400 --work-ms 50..500',
+        '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100',
       ].join('\n'),
     )
     .action(async (flags: RolloutFlags) => {
@@ -181,6 +188,17 @@ export function rolloutCommand(): Command {
           workMs: workMs.kind === 'fixed' ? workMs.ms : workMs.max,
           ...over,
         });
+      // The propagation time is measured by connecting from this process to the Service's
+      // address (./propagation.ts), which a runner outside a cluster cannot reach.
+      if (
+        flags.platform === 'kube' &&
+        compare?.includes('drain+prestop') &&
+        flags.prestopSleepSeconds === undefined
+      )
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--compare drain+prestop on --platform kube needs --prestop-sleep-seconds: the propagation time is measured on the embedded runtime only so far',
+        );
       // Checked before anything starts (the drain+prestop sleep is set later, when measured).
       const single = compare ? null : scenarioOf({});
       if (compare) for (const policy of compare) scenarioOf(comparedInput(policy, 0));

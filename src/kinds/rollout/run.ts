@@ -469,14 +469,19 @@ async function startRemoteLoad(
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(), REMOTE_LOAD_START_MS);
   try {
-    const outcome = await Promise.race([
+    const racing = Promise.race([
       begun.then(() => 'started' as const),
+      // A load Pod that could not be created or followed: that error (DC_KUBE_FORBIDDEN, …).
       consumed.then(() => 'ended' as const),
       new Promise<'timeout'>((resolve) => {
         limit.signal.addEventListener('abort', () => resolve('timeout'), { once: true });
         signal.addEventListener('abort', () => resolve('timeout'), { once: true });
       }),
     ]);
+    const outcome = await racing.catch((error: unknown) => {
+      source.stop({ abandon: true });
+      throw error;
+    });
     if (outcome === 'started') return source;
     source.stop({ abandon: true });
     if (signal.aborted) throw signal.reason;

@@ -17,6 +17,7 @@ import { readRecordFile } from '../../../src/probe/load/record-file.js';
 import { startCli } from '../../helpers/cli.js';
 import {
   startKubeFacade,
+  type FacadeOptions,
   type KubeFacade,
   type SeenFacadeRequest,
 } from '../../helpers/kube-facade/facade.js';
@@ -25,10 +26,10 @@ import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
 const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
 
-async function facadeCluster(t: TestContext, namespace?: string) {
+async function facadeCluster(t: TestContext, namespace?: string, options?: FacadeOptions) {
   const cluster = new LocalCluster({ timing: fastTiming });
   if (namespace) cluster.createNamespace({ metadata: { name: namespace } });
-  const facade = await startKubeFacade(cluster);
+  const facade = await startKubeFacade(cluster, options);
   const out = mkdtempSync(join(tmpdir(), 'draincheck-rollout-kube-'));
   t.after(async () => {
     await facade.stop();
@@ -264,4 +265,30 @@ test('rollout --platform kube -n NS: Ctrl-C mid-rollout saves the records so far
     cluster.list('namespaces', undefined, { fieldSelector: `metadata.name=${namespace}` }).items.length,
     1,
   );
+});
+
+test('rollout --platform kube: a load Pod the credentials may not create ends the run incomplete with the 403, nothing left', async (t) => {
+  const namespace = 'draincheck';
+  // A Role without `pods create`: the Deployment's own Pods are the controller's, the load Pod is not.
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, namespace, {
+    forbid: (method, path) => method === 'POST' && path.endsWith('/pods'),
+  });
+  const run = startCli(rolloutArgs(kubeconfig, out, ['-n', namespace, '--on-sigterm', 'drain']));
+  t.after(() => run.kill());
+  const code = await Promise.race([
+    run.exited,
+    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 120_000).unref()),
+  ]);
+  assert.equal(code, 3, `exit ${code}: ${run.stderr()}`);
+  const doc = JSON.parse(run.stdout()) as RolloutDocument;
+  assertValidRolloutDocument(doc);
+  assert.equal(doc.complete, false);
+  assert.match(doc.incompleteReason ?? '', /forbidden|403|cannot create/i);
+  assert.equal(doc.totals.requests, 0);
+  assert.ok(
+    !facade.requests.some((r) => r.method === 'PATCH' && r.path.includes('/deployments/')),
+    'never rolled',
+  );
+  assert.equal(cluster.list('deployments', namespace).items.length, 0, 'the Deployment is gone');
+  assert.equal(cluster.list('services', namespace).items.length, 0, 'the Service is gone');
 });
