@@ -149,7 +149,16 @@ test('draincheck cleanup: labeled namespaces, or labeled Pods and Services in --
       (_r, res) => sendJson(res, 200, list('ServiceList', ['work-a1'])),
       isList,
     )
+    .on(
+      'GET',
+      '/apis/apps/v1/namespaces/team/deployments',
+      (_r, res) => sendJson(res, 200, list('DeploymentList', ['work-a1'])),
+      isList,
+    )
     .on('DELETE', /^\/api\/v1\/namespaces\/team\/(pods|services)\/[^/]+$/, (_r, res) =>
+      sendJson(res, 200, { metadata: {} }),
+    )
+    .on('DELETE', /^\/apis\/apps\/v1\/namespaces\/team\/deployments\/[^/]+$/, (_r, res) =>
       sendJson(res, 200, { metadata: {} }),
     );
   await server.start();
@@ -168,7 +177,7 @@ test('draincheck cleanup: labeled namespaces, or labeled Pods and Services in --
   const inNs = await cli(t, cliPath, ['cleanup', '--kubeconfig', kubeconfig, '-n', 'team', '--run', 'a1']);
   assert.equal(
     inNs.stdout,
-    'deleted pod/team/work-a1\ndeleted pod/team/work-a1-client\ndeleted service/team/work-a1\n',
+    'deleted deployment/team/work-a1\ndeleted pod/team/work-a1\ndeleted pod/team/work-a1-client\ndeleted service/team/work-a1\n',
   );
   const podList = server.requests.find((r) => r.path === '/api/v1/namespaces/team/pods');
   assert.equal(podList?.query.get('labelSelector'), `${managed},draincheck.dev/run=a1`);

@@ -57,7 +57,7 @@ test('cleanup --help describes -n as cleanup uses it, not with the text of run',
   assert.doesNotMatch(r.stdout, /work inside this existing namespace/);
   assert.match(
     r.stdout,
-    /-n, --namespace <ns>\s+remove the labeled Pods and Services inside this\s+namespace/,
+    /-n, --namespace <ns>\s+remove the labeled Deployments, Pods and Services\s+inside this\s+namespace/,
   );
 });
 

@@ -30,11 +30,11 @@ export function cleanupCommand(): Command {
   const command = new Command('cleanup')
     .summary('remove what interrupted runs left on the cluster (found by label)')
     .description(
-      'Delete the namespaces draincheck created (label app.kubernetes.io/managed-by=draincheck); with --namespace, delete the labeled Pods and Services inside that namespace instead (the namespace itself stays). Nothing without the label is touched. Runs in progress — their heartbeat annotation draincheck.dev/heartbeat renewed within the last 2 minutes — are kept unless --force.',
+      'Delete the namespaces draincheck created (label app.kubernetes.io/managed-by=draincheck); with --namespace, delete the labeled Deployments, Pods and Services inside that namespace instead (the namespace itself stays). Nothing without the label is touched. Runs in progress — their heartbeat annotation draincheck.dev/heartbeat renewed within the last 2 minutes — are kept unless --force.',
     );
   addKubeConnectionFlags(
     command,
-    'remove the labeled Pods and Services inside this namespace, not namespaces (default: the namespaces draincheck created)',
+    'remove the labeled Deployments, Pods and Services inside this namespace, not namespaces (default: the namespaces draincheck created)',
   )
     .option('--run <id>', 'only the objects of this run (label draincheck.dev/run)')
     .option('--dry-run', 'list what would be removed, remove nothing')

@@ -1,6 +1,6 @@
 // `draincheck cleanup`: removes what interrupted runs left behind, found by label only —
 // namespaces draincheck created (`app.kubernetes.io/managed-by=draincheck`), or, inside a
-// namespace the user named, the labeled Pods and Services. Nothing unlabeled is touched, and
+// namespace the user named, the labeled Deployments, Pods and Services. Nothing unlabeled is touched, and
 // a run whose heartbeat is fresh (in progress, maybe someone else's) is left alone.
 import { shellCommand } from '../../util/shell-quote.js';
 import { DraincheckError, isDraincheckError } from '../../errors.js';
@@ -9,7 +9,7 @@ import { HEARTBEAT_EXPIRES_MS, lastSignOfLife } from './heartbeat.js';
 import type { KubeResources } from './resources.js';
 
 export interface CleanupOptions {
-  /** Only inside this namespace (its labeled Pods and Services); else draincheck's own namespaces. */
+  /** Only inside this namespace (its labeled Deployments, Pods and Services); else draincheck's own namespaces. */
   namespace?: string;
   /** Only the objects of this run. */
   runId?: string;
@@ -24,7 +24,7 @@ export interface CleanupOptions {
 }
 
 export interface CleanupResult {
-  /** `namespace/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`. */
+  /** `namespace/<name>`, `deployment/<ns>/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`. */
   removed: string[];
   /** What was left alone and why: `namespace/<name> (…)`. */
   kept: string[];
@@ -96,9 +96,13 @@ export async function cleanupLeftovers(
   const ns = options.namespace;
   const pods = await resources.listPods(ns, { labelSelector });
   const services = await resources.listServices(ns, labelSelector);
+  // A rollout's Deployment (`draincheck rollout -n`): removed first, or its controller would
+  // replace the Pods removed below.
+  const deployments = await resources.list('Deployment', ns, { labelSelector });
   // A run's objects go together: the heartbeat is on its Service, the Pods follow it.
-  const runs = new Map<string, Array<{ kind: 'pod' | 'service'; meta: Meta }>>();
+  const runs = new Map<string, Array<{ kind: 'deployment' | 'pod' | 'service'; meta: Meta }>>();
   for (const [kind, items] of [
+    ['deployment', deployments.items],
     ['pod', pods.items],
     ['service', services.items],
   ] as const) {
@@ -108,7 +112,7 @@ export async function cleanupLeftovers(
       runs.set(run, [...(runs.get(run) ?? []), { kind, meta }]);
     }
   }
-  const order = { pod: 0, service: 1 };
+  const order = { deployment: 0, pod: 1, service: 2 };
   for (const objects of runs.values()) {
     const reason = keepReason(
       objects.map((o) => o.meta),
@@ -121,7 +125,14 @@ export async function cleanupLeftovers(
         continue;
       }
       if (!options.dryRun) {
-        if (kind === 'pod') await resources.deletePod(ns, name, { gracePeriodSeconds: 0, uid: meta.uid });
+        if (kind === 'deployment')
+          await resources.delete('Deployment', ns, name, { uid: meta.uid }).catch((error: unknown) => {
+            // Gone already, or another object took its name: not the run's to delete.
+            if (!isDraincheckError(error) || !['DC_NOT_FOUND', 'DC_CONFLICT'].includes(error.code))
+              throw error;
+          });
+        else if (kind === 'pod')
+          await resources.deletePod(ns, name, { gracePeriodSeconds: 0, uid: meta.uid });
         else await resources.deleteService(ns, name, meta.uid);
       }
       removed.push(`${kind}/${ns}/${name}`);

@@ -101,6 +101,14 @@ test('every DELETE names the UID: the experiment’s Pod deletion, the own names
           items: [{ metadata: { name: 'work-old', uid: 'uid-svc-old' } }],
         }),
       );
+      s.on('GET', /^\/apis\/apps\/v1\/namespaces\/[^/]+\/deployments$/, (_r, res) =>
+        sendJson(res, 200, {
+          kind: 'DeploymentList',
+          apiVersion: 'apps/v1',
+          metadata: { resourceVersion: '9' },
+          items: [],
+        }),
+      );
     },
     { namespace: undefined, keep: false },
   );

@@ -198,15 +198,28 @@ test('cleanup --namespace: a run’s Pods stay while its Service’s heartbeat i
         list('ServiceList', [object('work-a', 'a', T0 - 5000), object('work-b', 'b', T0 - 30 * MIN)]),
       ),
     );
+    // A rollout's Deployment (`draincheck rollout -n lab`) goes with its run, before its Pods.
+    s.on('GET', '/apis/apps/v1/namespaces/lab/deployments', (_r, res) =>
+      sendJson(res, 200, list('DeploymentList', [object('work-a', 'a'), object('work-b', 'b')])),
+    );
+    s.on('DELETE', /^\/apis\/apps\/v1\/namespaces\/lab\/deployments\/[^/]+$/, (_r, res) =>
+      sendJson(res, 200, {}),
+    );
     s.on('DELETE', /^\/api\/v1\/namespaces\/lab\/pods\/[^/]+$/, (_r, res) => sendJson(res, 200, {}));
   });
   const r = await cleanupLeftovers(platform.resources, { namespace: 'lab', now: () => T0 });
-  assert.deepEqual(r.removed, ['pod/lab/work-b', 'service/lab/work-b']);
-  assert.equal(r.kept.length, 3);
+  assert.deepEqual(r.removed, ['deployment/lab/work-b', 'pod/lab/work-b', 'service/lab/work-b']);
+  assert.equal(r.kept.length, 4);
+  const deletes = server.requests.filter((q) => q.method === 'DELETE');
   assert.deepEqual(
-    server.requests.filter((q) => q.method === 'DELETE').map((q) => q.path),
-    ['/api/v1/namespaces/lab/pods/work-b', '/api/v1/namespaces/lab/services/work-b'],
+    deletes.map((q) => q.path),
+    [
+      '/apis/apps/v1/namespaces/lab/deployments/work-b',
+      '/api/v1/namespaces/lab/pods/work-b',
+      '/api/v1/namespaces/lab/services/work-b',
+    ],
   );
+  assert.deepEqual(JSON.parse(deletes[0]!.body), { preconditions: { uid: 'uid-work-b' } });
 });
 
 test('cleanup --older-than with a bad duration is one line and exit 2', () => {

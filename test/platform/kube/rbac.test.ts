@@ -277,6 +277,18 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
         serveNamespaceList(s, [{ metadata: { name: 'draincheck-r1' } }], '900');
         s.on(
           'GET',
+          /^\/apis\/apps\/v1\/namespaces\/[^/]+\/deployments$/,
+          (_r, res) =>
+            sendJson(res, 200, {
+              kind: 'DeploymentList',
+              apiVersion: 'apps/v1',
+              metadata: { resourceVersion: '900' },
+              items: [],
+            }),
+          isList,
+        );
+        s.on(
+          'GET',
           /^\/api\/v1\/namespaces\/[^/]+\/services$/,
           (_r, res) =>
             sendJson(res, 200, {
