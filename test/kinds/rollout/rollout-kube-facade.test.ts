@@ -292,3 +292,34 @@ test('rollout --platform kube: a load Pod the credentials may not create ends th
   assert.equal(cluster.list('deployments', namespace).items.length, 0, 'the Deployment is gone');
   assert.equal(cluster.list('services', namespace).items.length, 0, 'the Service is gone');
 });
+
+test('rollout --platform kube --compare exit,drain: one Deployment, Service and load Pod per policy, each rolled by its own patch', async (t) => {
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t);
+  const run = startCli(rolloutArgs(kubeconfig, out, ['--compare', 'exit,drain']));
+  t.after(() => run.kill());
+  const code = await Promise.race([
+    run.exited,
+    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 150_000).unref()),
+  ]);
+  assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
+  const docs = JSON.parse(run.stdout()) as RolloutDocument[];
+  assert.deepEqual(
+    docs.map((d) => d.scenario.name),
+    ['exit', 'drain'],
+  );
+  for (const doc of docs) {
+    assertValidRolloutDocument(doc);
+    assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+    assert.ok(doc.totals.requests > 0);
+    assert.equal((await readRecords(out, doc)).length, doc.totals.requests);
+  }
+  assert.notEqual(docs[0]!.platform.namespace, docs[1]!.platform.namespace, 'a namespace each');
+  const patched = facade.requests
+    .filter((r) => r.method === 'PATCH' && r.path.includes('/deployments/'))
+    .map((r) => r.path.split('/').at(-1))
+    .sort();
+  assert.deepEqual(patched, ['work-drain', 'work-exit']);
+  assertOwnCreates(facade, docs[0]!.runId);
+  assertDeletesByUid(facade);
+  assert.equal(cluster.list('pods', undefined).items.length, 0, 'no Pod left');
+});
