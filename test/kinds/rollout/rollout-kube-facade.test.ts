@@ -98,6 +98,10 @@ function assertDeletesByUid(facade: KubeFacade): void {
   }
 }
 
+/** The heartbeat annotation (RFC 3339) the object was created with. */
+const heartbeatOf = (r: SeenFacadeRequest) =>
+  (r.body as KubernetesObject).metadata?.annotations?.['draincheck.dev/heartbeat'];
+
 async function readRecords(dir: string, doc: RolloutDocument): Promise<LoadRecord[]> {
   const records: LoadRecord[] = [];
   for await (const item of readRecordFile(join(dir, doc.records.file))) {
@@ -186,6 +190,8 @@ test('rollout --platform kube: a real Deployment rolled by the restartedAt patch
   );
   assertOwnCreates(facade, doc.runId);
   assertDeletesByUid(facade);
+  // The run's heartbeat, as for `run`: on the namespace it created.
+  assert.ok(heartbeatOf(created(facade)[0]!), 'the namespace carries the heartbeat');
   // The load Pod: Pod Security "restricted", no token, a read-only root, requests and limits.
   const loadPod = created(facade).find((r) => r.path.endsWith('/pods'))!.body as V1Pod;
   assert.deepEqual(restrictedViolations(loadPod), []);
@@ -232,6 +238,8 @@ test('rollout --platform kube -n NS: Ctrl-C mid-rollout saves the records so far
 
   // Only the run's own objects, each deleted by its UID; the user's namespace stays.
   assertOwnCreates(facade, doc.runId);
+  const service = created(facade).find((r) => r.path.endsWith('/services'));
+  assert.ok(service && heartbeatOf(service), 'with -n, the Service carries the heartbeat');
   assertDeletesByUid(facade);
   assert.ok(
     writes(facade).every(
