@@ -333,6 +333,15 @@ function verdictOf(
     reason,
     explanation: `Inconclusive: ${reason}.`,
   });
+  // A failed liveness or startup probe had the kubelet kill the container before the
+  // deletion (the embedded runtime records it; liveness stops at the deletion): what happened
+  // to the request from then on is that kill's doing, not the deletion's.
+  const probeKill = firstOf(events, 'kubelet', 'probe-kill');
+  if (probeKill && (!ev.deleteRequested || probeKill.at <= ev.deleteRequested.at))
+    return inconclusive(
+      `the kubelet killed the container at ${atWords(probeKill.at)} for a failed ${probeKill.data.probe ?? ''} probe (${probeKill.data.message ?? 'no message'}), before the deletion, so the run shows that kill, not the deletion`,
+      [probeKill.id, ...ids],
+    );
   if (!f.acceptance.proven) {
     const gapEvent = events.find(
       (e) =>

@@ -27,6 +27,8 @@ interface Container {
   port: number;
   /** YAML (flow style) of the container's readinessProbe / lifecycle, or absent. */
   readinessProbe?: string;
+  livenessProbe?: string;
+  startupProbe?: string;
   lifecycle?: string;
   workingDir?: string;
 }
@@ -51,6 +53,8 @@ function deployment(c: Container, grace?: number): string {
     `        env: [{name: PORT, value: "${c.port}"}]`,
     `        ports: [{name: web, containerPort: ${c.port}}]`,
     ...(c.readinessProbe ? [`        readinessProbe: ${c.readinessProbe}`] : []),
+    ...(c.livenessProbe ? [`        livenessProbe: ${c.livenessProbe}`] : []),
+    ...(c.startupProbe ? [`        startupProbe: ${c.startupProbe}`] : []),
     ...(c.lifecycle ? [`        lifecycle: ${c.lifecycle}`] : []),
     '',
   ].join('\n');
@@ -228,6 +232,80 @@ test('-f: the container runs in its workingDir', () => {
     300,
   );
   assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+});
+
+test('-f: a failing liveness probe has the kubelet kill the container before the deletion: the run says so, inconclusive', () => {
+  const port = 19472;
+  const doc = run(
+    writeYaml(
+      deployment(
+        {
+          command: [process.execPath, fixture('close-server.js')],
+          port,
+          readinessProbe: `{httpGet: {path: /healthz, port: web}, periodSeconds: 1}`,
+          livenessProbe: `{exec: {command: ["false"]}, periodSeconds: 1, failureThreshold: 1}`,
+        },
+        5,
+      ),
+    ),
+    6000,
+  );
+  const kill = find(doc, (e) => e.source === 'kubelet' && e.type === 'probe-kill', 'probe-kill');
+  assert.equal(data(kill).probe, 'liveness');
+  const deleted = find(doc, (e) => e.source === 'runner' && e.type === 'delete-requested', 'delete');
+  assert.ok(kill.at < deleted.at);
+  assert.equal(doc.verdict.kind, 'inconclusive');
+  assert.match(
+    doc.verdict.reason ?? '',
+    /killed the container .* for a failed liveness probe .*before the deletion/,
+  );
+  assert.ok(doc.verdict.evidence.includes(kill.id));
+});
+
+test('-f: a startupProbe holds readiness back until it succeeds', () => {
+  const port = 19473;
+  const flag = join(mkdtempSync(join(dir, 'startup-')), 'started');
+  const doc = run(
+    writeYaml(
+      deployment({
+        // The server listens at once; the startup probe passes only 2 s later.
+        command: [
+          '/bin/sh',
+          '-c',
+          `(sleep 2; touch '${flag}') & exec "${process.execPath}" "${fixture('close-server.js')}"`,
+        ],
+        port,
+        readinessProbe: `{httpGet: {path: /healthz, port: web}, periodSeconds: 1}`,
+        startupProbe: `{exec: {command: [test, -e, ${JSON.stringify(flag)}]}, periodSeconds: 1, failureThreshold: 30}`,
+      }),
+    ),
+    300,
+  );
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+  const started = find(
+    doc,
+    (e) =>
+      e.source === 'kubelet' &&
+      e.type === 'probe' &&
+      data(e).probe === 'startup' &&
+      data(e).result === 'success',
+    'startup probe success',
+  );
+  const listening = find(
+    doc,
+    (e) => e.source === 'server' && /^listening/.test(String(data(e).line)),
+    'listening',
+  );
+  const ready = find(doc, endpointReady, 'endpoint ready');
+  assert.ok(
+    ready.at >= started.at,
+    `ready at ${ready.at} ms, before the startup probe passed at ${started.at} ms`,
+  );
+  // Listening (and healthy) well before: only the startup probe kept the Pod unready.
+  assert.ok(
+    started.at - listening.at >= 1000,
+    `listening at ${listening.at} ms, started at ${started.at} ms`,
+  );
 });
 
 function oneLineError(args: string[], pattern: RegExp) {
