@@ -214,3 +214,14 @@ test('a startup probe failing failureThreshold times kills the container', async
     'never Ready: readiness waits for the startup probe',
   );
 });
+
+test('a tcpSocket liveness probe on a port nothing listens on kills the container', async (t) => {
+  const h = await start(
+    t,
+    { onSigterm: 'exit', graceSeconds: 5 },
+    { livenessProbe: { tcpSocket: { port: 1 }, periodSeconds: 1, failureThreshold: 1 } },
+  );
+  const kill = await platformEvent(h, 'probe-kill', (d) => d.probe === 'liveness', 20_000);
+  assert.match(String(kill.value.data.message), /^dial tcp 127\.0\.0\.\d+:1: connect: connection refused$/);
+  await signal(h, 'SIGTERM');
+});
