@@ -227,7 +227,7 @@ export class PodWorker {
       this.startReadinessAndLiveness();
       return;
     }
-    this.startup = this.prober_('startup', startup, (ok, last) => {
+    this.startup = this.newProber('startup', startup, (ok, last) => {
       if (!ok) return void this.killForProbe('startup', last);
       this.update((pod) => {
         pod.status!.containerStatuses![0]!.started = true;
@@ -246,7 +246,7 @@ export class PodWorker {
     const liveness = this.spec.livenessProbe;
     // A Pod already being deleted gets no liveness probing (worker.go doProbe).
     if (liveness && this.status.is('SyncPod')) {
-      this.liveness = this.prober_(
+      this.liveness = this.newProber(
         'liveness',
         liveness,
         (ok, last) => {
@@ -262,12 +262,12 @@ export class PodWorker {
       this.setReady(true);
       return;
     }
-    this.prober = this.prober_('readiness', probe, (ready) => this.setReady(ready), firstDelay(probe));
+    this.prober = this.newProber('readiness', probe, (ready) => this.setReady(ready), firstDelay(probe));
     this.prober.start();
   }
 
   /** One probe worker: its counted results are `probe` events, its failures `Unhealthy` Events. */
-  private prober_(
+  private newProber(
     type: ProbeType,
     probe: NonNullable<V1Container['readinessProbe']>,
     onChange: (ok: boolean, last: ProbeResult) => void,
