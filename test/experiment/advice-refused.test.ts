@@ -16,14 +16,17 @@ import { resolveScenario } from '../../src/workload/scenario.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
 
 async function runWithNewRequest(drainDelayMs: number): Promise<RunDocument> {
-  // A kube-proxy sync delay of 300 ms, so "still routed" spans a real window.
-  const platform = new LocalPlatform({ timing: { ...fastTiming, proxySyncDelayMs: 300 } });
-  const scenario = resolveScenario({ onSigterm: 'drain', workMs: 1500, graceSeconds: 10, drainDelayMs });
-  // The new request goes out 400 ms after the deletion: the server got SIGTERM long before.
+  // The window "refused while still routed": the server stops listening at SIGTERM (5 ms after
+  // the DELETE); the new request goes out 100 ms after acceptance (the runner deletes the Pod
+  // then); the endpoint is gone from the rules only after a failed readiness probe (period
+  // 1 s, failureThreshold 1) and a kube-proxy sync of 500 ms — at least 500 ms after the
+  // DELETE, at most ~1.5 s, well before the 2.5 s request ends and the Pod with it.
+  const platform = new LocalPlatform({ timing: { ...fastTiming, proxySyncDelayMs: 500 } });
+  const scenario = resolveScenario({ onSigterm: 'drain', workMs: 2500, graceSeconds: 10, drainDelayMs });
   const doc = await runExperiment({
     platform,
     scenario,
-    plan: planRun(scenario, { newRequest: { afterMs: 400, workMs: 0 } }),
+    plan: planRun(scenario, { newRequest: { afterMs: 100, workMs: 0 } }),
   });
   assertValidRunDocument(doc);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
