@@ -15,7 +15,7 @@ import { atWords, exitWords, firstTerminatingWords, outcomeWords } from './run-v
 import type { ServiceTarget } from '../workload/target.js';
 import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acceptance.js';
 import { identityOf, type Identity } from './evidence/identity.js';
-import { adviceOf } from './evidence/advice.js';
+import { adviceOf, refusedWhileRoutedAdvice } from './evidence/advice.js';
 
 type Fields = Pick<
   RunDocument,
@@ -242,16 +242,24 @@ export function conclude(input: ConcludeInput): Fields {
     fte,
     terminatedEvent: firstTerminated ?? journalExit,
   });
-  // The smallest change the events support, only for a cut request (and only where the
-  // kubelet's signals were recorded); the verdict's sentence ends with it.
+  // The smallest change the events support, for a cut request (only where the kubelet's
+  // signals were recorded); the verdict's sentence ends with it.
+  // Else, a new request refused while the Service still routed to the Pod (a scenario's
+  // second request) has its own: a preStop sleep as long as the measured endpoint removal.
   const advice =
-    verdict.kind === 'accepted-request-cut' && input.scenario
+    (verdict.kind === 'accepted-request-cut' && input.scenario
       ? adviceOf(events, {
           cutAt: request.at,
           workMs: input.scenario.workMs,
           preStopSeconds: input.scenario.preStopSleepSeconds,
         })
-      : null;
+      : null) ??
+    (verdict.kind !== 'inconclusive'
+      ? refusedWhileRoutedAdvice(events, {
+          podUid,
+          preStopSeconds: input.scenario?.preStopSleepSeconds ?? 0,
+        })
+      : null);
   return {
     ...fields,
     verdict: advice ? { ...verdict, explanation: `${verdict.explanation} ${advice.sentence}` } : verdict,
@@ -333,6 +341,15 @@ function verdictOf(
     reason,
     explanation: `Inconclusive: ${reason}.`,
   });
+  // A failed liveness or startup probe had the kubelet kill the container before the
+  // deletion (the embedded runtime records it; liveness stops at the deletion): what happened
+  // to the request from then on is that kill's doing, not the deletion's.
+  const probeKill = firstOf(events, 'kubelet', 'probe-kill');
+  if (probeKill && (!ev.deleteRequested || probeKill.at <= ev.deleteRequested.at))
+    return inconclusive(
+      `the kubelet killed the container at ${atWords(probeKill.at)} for a failed ${probeKill.data.probe ?? ''} probe (${probeKill.data.message ?? 'no message'}), before the deletion, so the run shows that kill, not the deletion`,
+      [probeKill.id, ...ids],
+    );
   if (!f.acceptance.proven) {
     const gapEvent = events.find(
       (e) =>

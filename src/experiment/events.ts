@@ -228,7 +228,8 @@ export const eventSpecs = {
     'prestop-finished': { durationMs: 'number' },
     'signal-sent': { signal: 'string', delivered: 'boolean', afterSeconds: 'number' },
     'container-exited': { exitCode: 'number', signal: 'string|number', pid1: 'boolean' },
-    probe: { result: 'string', message: 'string' },
+    probe: { result: 'string', message: 'string', probe: 'string' },
+    'probe-kill': { probe: 'string', message: 'string', gracePeriodSeconds: 'number' },
   },
   proxy: {
     'connection-routed': { clientPort: 'number', endpoint: 'string', podUid: 'string', fallback: 'boolean' },

@@ -64,7 +64,12 @@ export const ScenarioSchema = z.object({
 export type Scenario = z.infer<typeof ScenarioSchema>;
 
 /** What the advice of a cut run may say (src/experiment/evidence/advice.ts). */
-export const adviceCodes = ['raise-grace-period', 'handle-sigterm', 'raise-drain-timeout'] as const;
+export const adviceCodes = [
+  'raise-grace-period',
+  'handle-sigterm',
+  'raise-drain-timeout',
+  'prestop-sleep',
+] as const;
 
 export const verdictKinds = [
   'accepted-request-finished',
@@ -223,7 +228,7 @@ export const RunDocumentSchema = z.object({
     .nullable()
     .optional()
     .describe(
-      'for a cut request: the smallest change the recorded events support, as a code with its figures and a sentence; absent in older documents',
+      'for a cut request, or a new connection refused while the Service still routed to the deleted Pod: the smallest change the recorded events support, as a code with its figures and a sentence; absent in older documents',
     ),
   events: z.array(RunEventSchema),
 });

@@ -112,6 +112,8 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           return `${v(e.data.signal)} sent to the container`;
         case 'container-exited':
           return `container process exited: code ${v(e.data.exitCode)}${typeof e.data.signal === 'string' ? ` (${e.data.signal})` : ''}`;
+        case 'probe-kill':
+          return `${v(e.data.probe)} probe failed: the kubelet kills the container (grace ${v(e.data.gracePeriodSeconds)} s)`;
         default:
           return null;
       }

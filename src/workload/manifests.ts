@@ -138,6 +138,7 @@ export function buildWorkload(
       'ports',
       'readinessProbe',
       'livenessProbe',
+      'startupProbe',
       'lifecycle',
     ] as const)
       delete container[key];

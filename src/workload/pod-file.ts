@@ -1,6 +1,6 @@
 // `-f FILE`: the user's own Deployment or Pod as the run's workload. Only the first Deployment's
 // pod template (or the first Pod) is read, and of it only what the experiment runs: the first
-// container's command/args/env/workingDir/ports/probes/lifecycle and the Pod's
+// container's command/args/env/workingDir/ports/probes (readiness, liveness, startup)/lifecycle and the Pod's
 // terminationGracePeriodSeconds. The user's labels, name and namespace are never used — the
 // workload gets draincheck's own (a ReplicaSet whose selector matched the copy would adopt it,
 // and the user's Services would send it traffic). The file is untrusted input: bounded in size,
@@ -137,7 +137,7 @@ function fromPodSpec(
     fail(`${field('ports')} must be a list of {containerPort}`);
   if (c.workingDir !== undefined && typeof c.workingDir !== 'string')
     fail(`${field('workingDir')} must be a string`);
-  for (const probe of ['readinessProbe', 'livenessProbe'] as const)
+  for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const)
     if (c[probe] !== undefined && c[probe] !== null && !isObj(c[probe]))
       fail(`${field(probe)} must be a map`);
   if (c.lifecycle !== undefined && c.lifecycle !== null && !isObj(c.lifecycle))
@@ -159,6 +159,7 @@ function fromPodSpec(
     ...(ports ? { ports: ports as V1Container['ports'] } : {}),
     ...(isObj(c.readinessProbe) ? { readinessProbe: c.readinessProbe } : {}),
     ...(isObj(c.livenessProbe) ? { livenessProbe: c.livenessProbe } : {}),
+    ...(isObj(c.startupProbe) ? { startupProbe: c.startupProbe } : {}),
     ...(isObj(c.lifecycle) ? { lifecycle: c.lifecycle } : {}),
   };
   return {

@@ -27,6 +27,8 @@ interface Container {
   port: number;
   /** YAML (flow style) of the container's readinessProbe / lifecycle, or absent. */
   readinessProbe?: string;
+  livenessProbe?: string;
+  startupProbe?: string;
   lifecycle?: string;
   workingDir?: string;
 }
@@ -51,12 +53,15 @@ function deployment(c: Container, grace?: number): string {
     `        env: [{name: PORT, value: "${c.port}"}]`,
     `        ports: [{name: web, containerPort: ${c.port}}]`,
     ...(c.readinessProbe ? [`        readinessProbe: ${c.readinessProbe}`] : []),
+    ...(c.livenessProbe ? [`        livenessProbe: ${c.livenessProbe}`] : []),
+    ...(c.startupProbe ? [`        startupProbe: ${c.startupProbe}`] : []),
     ...(c.lifecycle ? [`        lifecycle: ${c.lifecycle}`] : []),
     '',
   ].join('\n');
 }
 
-function run(file: string, workMs: number, extra: string[] = []): RunDocument {
+/** `statuses`: the exit codes allowed (default 0; 3 is a run saved incomplete). */
+function run(file: string, workMs: number, extra: string[] = [], statuses = [0]): RunDocument {
   const out = mkdtempSync(join(dir, 'out-'));
   const r = cli(
     [
@@ -75,7 +80,7 @@ function run(file: string, workMs: number, extra: string[] = []): RunDocument {
     ],
     { timeoutMs: 90_000 },
   );
-  assert.equal(r.status, 0, r.stderr);
+  assert.ok(statuses.includes(r.status ?? -1), `exit ${r.status}: ${r.stderr}`);
   const name = readdirSync(out).find((f) => f.endsWith('.json'));
   assert.ok(name, 'no run document saved');
   return JSON.parse(readFileSync(join(out, name), 'utf8')) as RunDocument;
@@ -228,6 +233,86 @@ test('-f: the container runs in its workingDir', () => {
     300,
   );
   assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+});
+
+test('-f: a failing liveness probe has the kubelet kill the container before the deletion: the run says so, inconclusive', () => {
+  const port = 19472;
+  // The liveness probe fails at once, while the shell still sleeps: as PID 1 it ignores the
+  // kill's SIGTERM, so the server still starts, is deleted, and SIGKILL comes 5 s after the
+  // kill. (Where the container is a plain child, SIGTERM ends it before it is ready and the run
+  // is incomplete, exit 3: the verdict names the kill either way.)
+  const doc = run(
+    writeYaml(
+      deployment(
+        {
+          command: ['/bin/sh', '-c', `sleep 1; exec "${process.execPath}" "${fixture('close-server.js')}"`],
+          port,
+          readinessProbe: `{httpGet: {path: /healthz, port: web}, periodSeconds: 1}`,
+          livenessProbe: `{exec: {command: ["false"]}, periodSeconds: 1, failureThreshold: 1}`,
+        },
+        5,
+      ),
+    ),
+    6000,
+    [],
+    [0, 3],
+  );
+  const kill = find(doc, (e) => e.source === 'kubelet' && e.type === 'probe-kill', 'probe-kill');
+  assert.equal(data(kill).probe, 'liveness');
+  const deleted = doc.events.find((e) => e.source === 'runner' && e.type === 'delete-requested');
+  if (deleted) assert.ok(kill.at < deleted.at);
+  assert.equal(doc.verdict.kind, 'inconclusive');
+  assert.match(
+    doc.verdict.reason ?? '',
+    /killed the container .* for a failed liveness probe .*before the deletion/,
+  );
+  assert.ok(doc.verdict.evidence.includes(kill.id));
+});
+
+test('-f: a startupProbe holds readiness back until it succeeds', () => {
+  const port = 19473;
+  const flag = join(mkdtempSync(join(dir, 'startup-')), 'started');
+  const doc = run(
+    writeYaml(
+      deployment({
+        // The server listens at once; the startup probe passes only 2 s later.
+        command: [
+          '/bin/sh',
+          '-c',
+          `(sleep 2; touch '${flag}') & exec "${process.execPath}" "${fixture('close-server.js')}"`,
+        ],
+        port,
+        readinessProbe: `{httpGet: {path: /healthz, port: web}, periodSeconds: 1}`,
+        startupProbe: `{exec: {command: [test, -e, ${JSON.stringify(flag)}]}, periodSeconds: 1, failureThreshold: 30}`,
+      }),
+    ),
+    300,
+  );
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+  const started = find(
+    doc,
+    (e) =>
+      e.source === 'kubelet' &&
+      e.type === 'probe' &&
+      data(e).probe === 'startup' &&
+      data(e).result === 'success',
+    'startup probe success',
+  );
+  const listening = find(
+    doc,
+    (e) => e.source === 'server' && /^listening/.test(String(data(e).line)),
+    'listening',
+  );
+  const ready = find(doc, endpointReady, 'endpoint ready');
+  assert.ok(
+    ready.at >= started.at,
+    `ready at ${ready.at} ms, before the startup probe passed at ${started.at} ms`,
+  );
+  // Listening (and healthy) well before: only the startup probe kept the Pod unready.
+  assert.ok(
+    started.at - listening.at >= 1000,
+    `listening at ${listening.at} ms, started at ${started.at} ms`,
+  );
 });
 
 function oneLineError(args: string[], pattern: RegExp) {

@@ -98,6 +98,7 @@ export function kubeletLabel(e: Extract<TypedEvent, { source: 'kubelet' }>): str
     case 'signal-sent':
     case 'container-exited':
     case 'probe':
+    case 'probe-kill':
       return e.type;
     default:
       return assertNever(e);

@@ -36,7 +36,7 @@ export function runCommand(): Command {
     )
     .option(
       '-f, --filename <file>',
-      "embedded runtime: run the first container of this Pod or Deployment YAML (its command/args/env/workingDir, ports, probes, preStop and terminationGracePeriodSeconds; not its image); the readiness probe's httpGet path and port are the target's unless --health-path/--port say otherwise",
+      "embedded runtime: run the first container of this Pod or Deployment YAML (its command/args/env/workingDir, ports, readiness/liveness/startup probes, preStop and terminationGracePeriodSeconds; not its image); the readiness probe's httpGet path and port are the target's unless --health-path/--port say otherwise",
     )
     .option('--name <label>', 'a name for the scenario (default: the policy)');
   addTargetFlags(command);

@@ -5,7 +5,11 @@
 //   - the cut came at once after SIGTERM (the server stopped): `handle-sigterm`;
 //   - the cut came later, without SIGKILL: the server's own drain timeout (`raise-drain-timeout`).
 // Without the kubelet's signal events (a real cluster reports none) there is no advice.
-import type { ReadEvent } from '../events.js';
+// And, from a new request sent while the Pod terminates (a scenario's second request):
+//   - refused while the Service still routed new connections to the Pod: the server stopped
+//     accepting before the endpoint was gone (`prestop-sleep`, with the measured
+//     DELETE → endpoint-gone time).
+import { endpointConditions, eventsOf, firstOf, type ReadEvent } from '../events.js';
 import type { adviceCodes } from '../run-document.js';
 
 export type AdviceCode = (typeof adviceCodes)[number];
@@ -54,4 +58,99 @@ export function adviceOf(
     figures: { cutAfterSigtermMs, requestMs: run.workMs },
     sentence: `Smallest change: the server's own drain timeout — it cut the request ${cutAfterSigtermMs} ms after SIGTERM, without SIGKILL; raise it above the request's ${run.workMs} ms (and keep it within terminationGracePeriodSeconds).`,
   };
+}
+
+/**
+ * A new connection refused while the Service still routed new connections to the deleted Pod:
+ * the server stopped accepting before kube-proxy stopped sending it connections (endpoints
+ * are removed "at the same time" as the kubelet starts the shutdown, not before it —
+ * pod-lifecycle.md, Pod Termination Flow). The smallest change is a preStop sleep at least as
+ * long as the measured DELETE → endpoint-gone time: SIGTERM then comes only once nothing
+ * routes new connections to the Pod any more.
+ *
+ * Evidence, all required: the DELETE; the new request refused (ECONNREFUSED, or through the
+ * userspace proxy a reset with the proxy's `backend-refused` for that connection) — and, where
+ * its route was recorded, routed to the deleted Pod; the time the Pod stopped being routed —
+ * the Service proxy refusing (embedded runtime: the rules had no endpoint left, exact) or,
+ * without that, the first EndpointSlice after the DELETE that no longer offers the Pod for new
+ * connections (a lower bound: kube-proxy follows the slice after its sync); and the refusal
+ * before that time.
+ */
+export function refusedWhileRoutedAdvice(
+  events: ReadEvent[],
+  run: { podUid: string | null; preStopSeconds: number },
+): Advice | null {
+  const deleted = firstOf(events, 'runner', 'delete-requested');
+  const outcome = firstOf(events, 'client', 'new-request-outcome');
+  if (!deleted || !outcome) return null;
+  const port = outcome.data.localPort;
+  const backendRefused =
+    port !== null && eventsOf(events, 'proxy', 'backend-refused').some((e) => e.data.clientPort === port);
+  const refused =
+    outcome.data.outcome === 'connect-refused' ||
+    (outcome.data.outcome === 'connection-dropped' && backendRefused);
+  if (!refused || outcome.at < deleted.at) return null;
+  // A recorded route to another Pod (a replacement) means the deleted Pod did not refuse it.
+  const routed =
+    port === null
+      ? undefined
+      : eventsOf(events, 'proxy', 'connection-routed').find((e) => e.data.clientPort === port);
+  if (routed && run.podUid !== null && routed.data.podUid !== run.podUid) return null;
+  const gone = endpointGone(events, deleted.at);
+  if (!gone || outcome.at >= gone.at) return null;
+  const goneMs = Math.round(gone.at - deleted.at);
+  const refusedMs = Math.round(outcome.at - deleted.at);
+  const suggested = Math.max(1, Math.ceil(goneMs / 1000));
+  const sleep =
+    run.preStopSeconds > 0
+      ? `raise the preStop sleep (${run.preStopSeconds} s) to at least ${suggested} s`
+      : `a preStop sleep of at least ${suggested} s`;
+  return {
+    code: 'prestop-sleep',
+    figures: {
+      newConnectionRefusedAfterDeleteMs: refusedMs,
+      endpointGoneAfterDeleteMs: goneMs,
+      suggestedPreStopSeconds: suggested,
+    },
+    sentence: `Smallest change: ${sleep} — a new connection was refused ${refusedMs} ms after the DELETE while the Service still routed to the Pod; ${gone.words} ${goneMs} ms after the DELETE, so the server must keep accepting that long before SIGTERM (and terminationGracePeriodSeconds must cover the sleep plus the longest request).`,
+  };
+}
+
+/** When the deleted Pod stopped getting new connections, and how the run knows. */
+function endpointGone(events: ReadEvent[], deletedAt: number): { at: number; words: string } | null {
+  const proxy = eventsOf(events, 'proxy', 'service-listening').find(
+    (e) => e.at >= deletedAt && e.data.accepting === false,
+  );
+  if (proxy) return { at: proxy.at, words: 'the Service proxy stopped routing to it' };
+  // kube-proxy's rule (pkg/proxy/topology.go): ready endpoints, else serving && terminating ones.
+  const slice = events
+    .filter(
+      (e): e is Extract<ReadEvent, { known: true; source: 'endpointslice' }> =>
+        e.known && e.source === 'endpointslice' && e.at >= deletedAt,
+    )
+    .find((e) => {
+      if (e.type === 'DELETED') return true;
+      const mine = endpointConditions(e.data.podEndpoint);
+      if (!mine) return true;
+      if (mine.ready !== false) return false;
+      const mineRef = JSON.stringify(targetRefOf(e.data.podEndpoint));
+      const otherReady = (e.data.endpoints ?? []).some(
+        (x) => JSON.stringify(targetRefOf(x)) !== mineRef && endpointConditions(x)?.ready === true,
+      );
+      return otherReady || mine.serving === false || mine.terminating !== true;
+    });
+  return slice
+    ? {
+        at: slice.at,
+        words:
+          'the EndpointSlice stopped offering it for new connections (kube-proxy follows after its sync)',
+      }
+    : null;
+}
+
+/** An endpoint's targetRef (untrusted data: anything else reads as null). */
+function targetRefOf(endpoint: unknown): unknown {
+  return typeof endpoint === 'object' && endpoint !== null
+    ? ((endpoint as Record<string, unknown>).targetRef ?? null)
+    : null;
 }

@@ -13,7 +13,7 @@ import { REMAPPED_PORT_ANNOTATION } from './endpointslice-controller.js';
 import { LogBuffer } from './log-buffer.js';
 import { PodWorkerStatus, type PodWorkerEvent } from './pod-worker-state.js';
 import { runPreStop, type PreStopResult } from './prestop.js';
-import { ReadinessProber } from './prober.js';
+import { ContainerProber, probeTypeWords, type ProbeResult, type ProbeType } from './prober.js';
 import type { Recorder } from './recorder.js';
 import type { ObjectStore } from './store.js';
 import type { RuntimeTiming } from './timing.js';
@@ -37,7 +37,12 @@ export class PodWorker {
   endpoint: Endpoint | undefined;
   private allocator: AddressAllocator | undefined;
   private container: ContainerProcess | undefined;
-  private prober: ReadinessProber | undefined;
+  private prober: ContainerProber | undefined;
+  /** The liveness and startup probers: stopped at the deletion (kubelet.go StopLivenessAndStartup). */
+  private liveness: ContainerProber | undefined;
+  private startup: ContainerProber | undefined;
+  /** A kill has begun (a failed liveness/startup probe, or the deletion): signals are sent once. */
+  private killing = false;
   /** The container's environment, for exec probes. */
   private containerEnv: Record<string, string> | undefined;
   private exit: ContainerExit | undefined;
@@ -204,43 +209,125 @@ export class PodWorker {
       pod.status!.phase = 'Running';
       pod.status!.podIP = this.endpoint!.ip;
       pod.status!.podIPs = [{ ip: this.endpoint!.ip }];
-      pod.status!.containerStatuses = [status(this.spec, { running: { startedAt } }, false, true)];
+      // `started` waits for a startup probe's success (worker.go; kubelet_pods.go).
+      pod.status!.containerStatuses = [
+        status(this.spec, { running: { startedAt } }, false, !this.spec.startupProbe),
+      ];
     });
-    this.startProber();
+    this.startProbers();
   }
 
-  private startProber() {
+  /**
+   * A startup probe, if any, runs first: until it succeeds the readiness and liveness probes
+   * do not probe (worker.go doProbe: "Disable other probes until container has started").
+   */
+  private startProbers() {
+    const startup = this.spec.startupProbe;
+    if (!startup) {
+      this.startReadinessAndLiveness();
+      return;
+    }
+    this.startup = this.newProber('startup', startup, (ok, last) => {
+      if (!ok) return void this.killForProbe('startup', last);
+      this.update((pod) => {
+        pod.status!.containerStatuses![0]!.started = true;
+      });
+      this.startReadinessAndLiveness();
+    });
+    this.startup.start();
+  }
+
+  private startReadinessAndLiveness() {
+    if (!this.status.is('SyncPod', 'TerminatingPod') || this.exit || this.disposed) return;
+    // initialDelaySeconds counts from the container's start (worker.go: time.Since(StartedAt)).
+    const sinceStart = Date.now() - (this.container?.startedAt.getTime() ?? Date.now());
+    const firstDelay = (probe: { initialDelaySeconds?: number }) =>
+      Math.max(0, (probe.initialDelaySeconds ?? 0) * 1000 - sinceStart);
+    const liveness = this.spec.livenessProbe;
+    // A Pod already being deleted gets no liveness probing (worker.go doProbe).
+    if (liveness && this.status.is('SyncPod')) {
+      this.liveness = this.newProber(
+        'liveness',
+        liveness,
+        (ok, last) => {
+          if (!ok) void this.killForProbe('liveness', last);
+        },
+        firstDelay(liveness),
+      );
+      this.liveness.start();
+    }
     const probe = this.spec.readinessProbe;
     if (!probe) {
-      // No readiness probe: ready as soon as the container runs.
+      // No readiness probe: ready as soon as the container runs (and has started).
       this.setReady(true);
       return;
     }
+    this.prober = this.newProber('readiness', probe, (ready) => this.setReady(ready), firstDelay(probe));
+    this.prober.start();
+  }
+
+  /** One probe worker: its counted results are `probe` events, its failures `Unhealthy` Events. */
+  private newProber(
+    type: ProbeType,
+    probe: NonNullable<V1Container['readinessProbe']>,
+    onChange: (ok: boolean, last: ProbeResult) => void,
+    firstDelayMs?: number,
+  ): ContainerProber {
     const port = resolvePort(probe.httpGet?.port ?? probe.tcpSocket?.port, this.spec);
-    this.prober = new ReadinessProber({
+    return new ContainerProber({
       probe,
+      type,
       env: this.containerEnv ?? {},
       host: this.endpoint!.ip,
       port:
         port === this.spec.ports?.[0]?.containerPort ? this.endpoint!.port : (port ?? this.endpoint!.port),
-      onReadyChange: (ready, last) => {
+      ...(firstDelayMs === undefined ? {} : { firstDelayMs }),
+      onReadyChange: (ok, last) => {
         this.deps.recorder.emit({
           namespace: this.namespace,
           source: 'kubelet',
           type: 'probe',
-          data: { result: ready ? 'success' : 'failure', message: last.message },
+          data: { result: ok ? 'success' : 'failure', message: last.message, probe: type },
         });
-        this.setReady(ready);
+        onChange(ok, last);
       },
       onFailure: (result) =>
         this.deps.recorder.podEvent(
           this.current(),
           'Warning',
           'Unhealthy',
-          `Readiness probe failed: ${result.message}`,
+          `${probeTypeWords[type]} probe failed: ${result.message}`,
         ),
     });
-    this.prober.start();
+  }
+
+  /**
+   * A liveness or startup probe failed failureThreshold times: the kubelet kills the
+   * container as it would at a deletion — preStop, SIGTERM, SIGKILL at the end of the grace
+   * period (kuberuntime_container.go killContainer). kuberuntime_manager.go computePodActions:
+   * under restartPolicy Never (draincheck's own Pods) nothing will start again, so the whole
+   * Pod is killed (KillPod: killContainer with no message or reason — "Stopping container",
+   * the Pod's terminationGracePeriodSeconds); otherwise the container alone, "failed liveness
+   * probe, will be restarted", with the probe's own terminationGracePeriodSeconds where set
+   * (setTerminationGracePeriod). The embedded runtime never restarts it (docs/FIDELITY.md).
+   */
+  private async killForProbe(type: 'liveness' | 'startup', last: ProbeResult) {
+    if (!this.status.is('SyncPod') || this.exit || this.disposed || this.killing) return;
+    const pod = this.current();
+    const podGrace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+    const probe = type === 'liveness' ? this.spec.livenessProbe : this.spec.startupProbe;
+    const restart = (pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+    const grace = restart ? (probe?.terminationGracePeriodSeconds ?? podGrace) : podGrace;
+    this.deps.recorder.emit({
+      namespace: this.namespace,
+      source: 'kubelet',
+      type: 'probe-kill',
+      data: { probe: type, message: last.message, gracePeriodSeconds: grace },
+    });
+    await this.kill(
+      grace,
+      restart ? `Container ${this.spec.name} failed ${type} probe, will be restarted` : undefined,
+    );
   }
 
   private setReady(ready: boolean) {
@@ -260,12 +347,18 @@ export class PodWorker {
    */
   terminate(gracePeriodSeconds: number): void {
     if (!this.transition('terminate')) return;
+    // Liveness and startup probes stop at the deletion: their workers set Success and stop
+    // (worker.go doProbe, "Pod deletion requested"; kubelet.go SyncTerminatingPod
+    // StopLivenessAndStartup). Readiness keeps probing.
+    this.liveness?.stop();
+    this.startup?.stop();
     // Test-only: a kubelet that stops probing at the deletion leaves `serving` as it was.
     if (this.deps.rulesOff?.has('readiness-during-termination')) this.prober?.stop();
     this.after(this.deps.timing.kubeletDelayMs, () => void this.kill(gracePeriodSeconds));
   }
 
-  private async kill(gracePeriodSeconds: number) {
+  /** `message`: the Killing Event's, when not the default "Stopping container server". */
+  private async kill(gracePeriodSeconds: number, message?: string) {
     // A start in progress finishes first (or stops early: the deletion is already known).
     await this.starting;
     const container = this.container;
@@ -282,8 +375,13 @@ export class PodWorker {
       if (this.status.is('TerminatedPod', 'RemovingPod')) this.finishDeletion();
       return;
     }
+    // A kill for a failed probe is under way: it goes on with its own grace period, and the
+    // deletion completes when the container has exited (onExit). (A real kubelet may cut it
+    // short to the deletion's grace period.)
+    if (this.killing) return;
+    this.killing = true;
     const pod = this.current();
-    this.deps.recorder.podEvent(pod, 'Normal', 'Killing', 'Stopping container server');
+    this.deps.recorder.podEvent(pod, 'Normal', 'Killing', message ?? `Stopping container ${this.spec.name}`);
     let grace = gracePeriodSeconds;
     const preStop = this.spec.lifecycle?.preStop;
     if (preStop && grace > 0 && !this.deps.rulesOff?.has('prestop')) {
@@ -361,6 +459,8 @@ export class PodWorker {
     // killPod, then probeManager.RemovePod), so the dead container is never probed. (The
     // recorded ~v1.24 kubelet kept probing until its PLEG relist; docs/FIDELITY.md.)
     if (this.status.is('TerminatingPod', 'Removed')) this.prober?.stop();
+    this.liveness?.stop();
+    this.startup?.stop();
     // Otherwise the kubelet notices the exit at its next PLEG relist: until the terminated
     // status is written, the readiness probe keeps probing (and fails against the dead port).
     this.after(this.deps.timing.containerStatusDelayMs, () => {
@@ -425,6 +525,8 @@ export class PodWorker {
     this.hookStop.abort();
     this.removeObject('forceDelete');
     this.prober?.stop();
+    this.liveness?.stop();
+    this.startup?.stop();
     this.container?.signal('SIGKILL');
   }
 
@@ -443,6 +545,8 @@ export class PodWorker {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.prober?.stop();
+    this.liveness?.stop();
+    this.startup?.stop();
     this.container?.killNow();
     this.log.close();
   }

@@ -1,7 +1,16 @@
-// The readiness prober of one container, as the kubelet runs it: an httpGet every
-// periodSeconds after initialDelaySeconds, a result flipping only after successThreshold /
-// failureThreshold consecutive results, and — per today's documented behaviour — it keeps
-// running while the Pod terminates, until the container has exited.
+// The probers of one container, as the kubelet's probe workers run them
+// (pkg/kubelet/prober/worker.go): a probe every periodSeconds after initialDelaySeconds, a
+// result that counts only after successThreshold / failureThreshold consecutive results, and
+// per kind what a counted result does:
+//   - readiness: sets Ready (both ways); per today's documented behaviour it keeps running
+//     while the Pod terminates, until the container has exited;
+//   - liveness / startup: a counted failure means the container must be killed, and the worker
+//     goes "on hold" (probes no more) until a new container — the embedded runtime has none
+//     (no restarts), so it stops; a counted startup success marks the container started and
+//     the startup worker stops probing (worker.go doProbe: "Stop probing for startup once
+//     container has started").
+// Which probes run when (startup gating the others, liveness and startup stopping at the
+// deletion) is the pod worker's part (pod-worker.ts).
 import http from 'node:http';
 import net from 'node:net';
 import type { V1Probe } from '@kubernetes/client-node';
@@ -13,24 +22,56 @@ export interface ProbeResult {
   message: string;
 }
 
+/** The kubelet's probe types (pkg/kubelet/prober/prober.go probeType). */
+export type ProbeType = 'readiness' | 'liveness' | 'startup';
+
+/** As the kubelet words them in Events: "Liveness probe failed: ...". */
+export const probeTypeWords: Record<ProbeType, string> = {
+  readiness: 'Readiness',
+  liveness: 'Liveness',
+  startup: 'Startup',
+};
+
 export interface ProberOptions {
   probe: V1Probe;
+  /** Default `readiness`. */
+  type?: ProbeType;
   host: string;
   port: number;
   /** The container's environment: an exec probe's command runs with it ("in the container"). */
   env?: Record<string, string>;
-  /** Called when Ready should change (after the thresholds). */
+  /**
+   * The first probe comes this long after start() (default: initialDelaySeconds). The pod
+   * worker shortens it for probes that wait for the startup probe: the kubelet counts
+   * initialDelaySeconds from the container's start (worker.go: time.Since(StartedAt)).
+   */
+  firstDelayMs?: number;
+  /**
+   * Called when the counted result changes (after the thresholds): readiness true/false;
+   * liveness false (kill); startup true (started) or false (kill).
+   */
   onReadyChange: (ready: boolean, last: ProbeResult) => void;
   /** Called on every failed probe (the kubelet records an `Unhealthy` Event each time). */
   onFailure: (result: ProbeResult) => void;
 }
 
-export class ReadinessProber {
+/**
+ * The results manager's initial value per type (prober_manager.go / worker.go newWorker):
+ * readiness Failure, liveness Success, startup Unknown.
+ */
+const initialValue: Record<ProbeType, boolean | undefined> = {
+  readiness: false,
+  liveness: true,
+  startup: undefined,
+};
+
+export class ContainerProber {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
-  private ready = false;
+  private current: boolean | undefined;
   private successes = 0;
   private failures = 0;
+  readonly type: ProbeType;
   private readonly periodMs: number;
   private readonly timeoutMs: number;
   private readonly successThreshold: number;
@@ -38,19 +79,26 @@ export class ReadinessProber {
 
   constructor(private readonly options: ProberOptions) {
     const p = options.probe;
+    this.type = options.type ?? 'readiness';
+    this.current = initialValue[this.type];
     this.periodMs = (p.periodSeconds ?? 10) * 1000;
     this.timeoutMs = (p.timeoutSeconds ?? 1) * 1000;
-    this.successThreshold = p.successThreshold ?? 1;
+    // The API requires successThreshold 1 for liveness and startup probes (validation.go).
+    this.successThreshold = this.type === 'readiness' ? (p.successThreshold ?? 1) : 1;
     this.failureThreshold = p.failureThreshold ?? 3;
   }
 
   start(): void {
-    this.schedule((this.options.probe.initialDelaySeconds ?? 0) * 1000);
+    this.schedule(this.options.firstDelayMs ?? (this.options.probe.initialDelaySeconds ?? 0) * 1000);
   }
 
   stop(): void {
     this.stopped = true;
     clearTimeout(this.timer);
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
   }
 
   private schedule(delayMs: number) {
@@ -65,19 +113,22 @@ export class ReadinessProber {
     if (result.ok) {
       this.failures = 0;
       this.successes += 1;
-      if (!this.ready && this.successes >= this.successThreshold) {
-        this.ready = true;
-        this.options.onReadyChange(true, result);
-      }
     } else {
       this.successes = 0;
       this.failures += 1;
       this.options.onFailure(result);
-      // Before the first success the container is simply not ready yet: nothing flips.
-      if (this.ready && this.failures >= this.failureThreshold) {
-        this.ready = false;
-        this.options.onReadyChange(false, result);
-      }
+    }
+    const counted = result.ok
+      ? this.successes >= this.successThreshold
+      : this.failures >= this.failureThreshold;
+    // Before the first success a readiness probe's failures change nothing: the container is
+    // simply not ready yet (its initial value is already Failure).
+    if (counted && this.current !== result.ok) {
+      this.current = result.ok;
+      // A liveness or startup failure: the container is to be killed, the worker is on hold
+      // until a new container (never, here). A startup success: started, no more probing.
+      if (this.type !== 'readiness') this.stop();
+      this.options.onReadyChange(result.ok, result);
     }
     this.schedule(Math.max(0, this.periodMs - (Date.now() - started)));
   }

@@ -196,7 +196,13 @@ function describeKubelet(e: Known<'kubelet'>): MarkText {
       );
     }
     case 'probe':
-      return mark(`probe ${e.data.result ?? '?'}`, e.data.result === 'success' ? 'neutral' : 'warn', 1);
+      return mark(
+        `${e.data.probe && e.data.probe !== 'readiness' ? `${e.data.probe} ` : ''}probe ${e.data.result ?? '?'}`,
+        e.data.result === 'success' ? 'neutral' : 'warn',
+        1,
+      );
+    case 'probe-kill':
+      return mark(`killed: ${e.data.probe ?? '?'} probe failed`, 'bad', 4);
     default:
       return assertNever(e);
   }
