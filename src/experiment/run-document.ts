@@ -154,6 +154,16 @@ export const RunDocumentSchema = z.object({
       kind: z.enum(['uid', 'route']).nullable(),
       evidence: z.array(z.string()),
       reason: z.string().nullable(),
+      via: z
+        .enum(['proxy', 'endpointslice'])
+        .optional()
+        .describe(
+          'route: the data plane record of the connection (proxy), or the Pod as the only routable endpoint of the Service in the EndpointSlice watch when the connection was opened (endpointslice, weaker)',
+        ),
+      resourceVersion: z
+        .string()
+        .optional()
+        .describe('route via endpointslice: the EndpointSlice resourceVersion the connection met'),
     })
     .optional()
     .describe(

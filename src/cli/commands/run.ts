@@ -14,6 +14,7 @@ import { warnLeftovers } from '../leftovers.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 import { addTargetFlags, targetFromFlags, type TargetFlags } from '../target-flags.js';
+import type { ServiceTarget } from '../../workload/target.js';
 
 interface RunFlags extends ScenarioFlags, PlatformFlags, FormatFlags, TargetFlags {
   filename?: string;
@@ -84,12 +85,7 @@ export function runCommand(): Command {
       const target = targetFromFlags(
         filePod ? { ...flags, healthPath: flags.healthPath ?? filePodHealthPath(filePod) } : flags,
       );
-      // The client Pod of a real cluster speaks only the lab contract so far.
-      if (target && flags.platform === 'kube')
-        throw new DraincheckError(
-          'DC_USAGE',
-          '--work, --health-path, --uid-from, --accepted-log and the like apply only to the embedded runtime (--platform local) so far',
-        );
+      if (flags.platform === 'kube') kubeTargetNotes(filePod, target, (line) => process.stderr.write(`${line}\n`));
       const scenario = resolveScenario({
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
         ...(filePod ? filePodScenario(filePod, flags) : {}),
@@ -139,14 +135,23 @@ function podFileFor(flags: RunFlags): FilePod {
       'DC_USAGE',
       "-f and --prestop-sleep-seconds cannot be used together: the file's lifecycle.preStop is used",
     );
-  // The client Pod of a real cluster speaks only the lab contract so far, and a file's
-  // command runs on this machine only: refused rather than half-run.
-  if (flags.platform === 'kube')
-    throw new DraincheckError(
-      'DC_USAGE',
-      '-f applies only to the embedded runtime (--platform local) so far',
+  // A real cluster runs the container's image: a container without a command runs its entrypoint.
+  return readPodFile(flags.filename!, { runsImages: flags.platform === 'kube' });
+}
+
+/**
+ * On a real cluster, what the user asked for and does not get, said before the run: the file's
+ * fields the run does not copy, and the `socket` grade, which only the embedded runtime reads.
+ */
+function kubeTargetNotes(filePod: FilePod | null, target: ServiceTarget | null, say: (line: string) => void) {
+  if (filePod?.dropped?.length)
+    say(
+      `draincheck: -f ${terminalSafe(filePod.file)}: not used on the cluster (the Pod gets draincheck's own name, labels, security context and resources): ${filePod.dropped.map(terminalSafe).join(', ')}`,
     );
-  return readPodFile(flags.filename!);
+  if (target?.minEvidence === 'socket')
+    say(
+      "draincheck: --min-evidence socket on --platform kube: the socket grade is read only on the embedded runtime (the client Pod cannot see the server Pod's sockets in its own network namespace); only counter or log evidence can pass",
+    );
 }
 
 /** The scenario settings the file gives: its command, port, grace period and preStop sleep. */
@@ -154,7 +159,10 @@ function filePodScenario(pod: FilePod, flags: RunFlags): Partial<ScenarioInput> 
   const c = pod.container;
   const port = filePodPort(pod);
   return {
-    serverCommand: [...(c.command ?? []), ...(c.args ?? [])],
+    // No command (a real cluster): the image's own entrypoint runs; it is not the lab server.
+    ...(c.command?.length
+      ? { serverCommand: [...c.command, ...(c.args ?? [])] }
+      : { serverCommand: null, onSigterm: null }),
     // Kubernetes' default grace period where the file sets none (--grace-seconds still wins).
     graceSeconds: flags.graceSeconds ?? pod.terminationGracePeriodSeconds ?? 30,
     // The run's time limits allow for a preStop sleep; exec/httpGet hooks run within the grace period.
