@@ -19,6 +19,7 @@ export const unitTests = [
   'test/experiment/events.test.ts',
   'test/experiment/matrix-match.test.ts',
   'test/experiment/graded-evidence.test.ts',
+  'test/experiment/slice-route.test.ts',
   'test/experiment/outcome.test.ts',
   'test/experiment/place-event.test.ts',
   'test/experiment/schema-file.test.ts',

@@ -37,10 +37,16 @@ const TARGET_MAX_CHARS = 64 * 1024;
 const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const targetSchema = z.object({
   lab: z.boolean(),
-  healthPath: z.string().regex(/^\/\S*$/).max(2048),
+  healthPath: z
+    .string()
+    .regex(/^\/\S*$/)
+    .max(2048),
   work: z.object({
     method: z.string().regex(/^[A-Z]{1,16}$/),
-    path: z.string().regex(/^\/\S*$/).max(8192),
+    path: z
+      .string()
+      .regex(/^\/\S*$/)
+      .max(8192),
     headers: z.array(z.tuple([z.string().regex(headerName).max(256), z.string().max(8192)])).max(64),
     body: z.string().max(TARGET_MAX_CHARS).nullable(),
   }),
@@ -68,7 +74,7 @@ export function parseTargetFlag(text: string): TargetPlan {
     const issue = parsed.error.issues[0];
     throw bad(`${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'bad value'}`);
   }
-  const target = parsed.data as TargetPlan;
+  const target = parsed.data;
   checkPlaceholders('--target work.path', target.work.path);
   for (const [, v] of target.work.headers) checkPlaceholders('--target work.headers', v);
   if (target.work.body !== null) checkPlaceholders('--target work.body', target.work.body);

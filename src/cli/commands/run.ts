@@ -85,7 +85,8 @@ export function runCommand(): Command {
       const target = targetFromFlags(
         filePod ? { ...flags, healthPath: flags.healthPath ?? filePodHealthPath(filePod) } : flags,
       );
-      if (flags.platform === 'kube') kubeTargetNotes(filePod, target, (line) => process.stderr.write(`${line}\n`));
+      if (flags.platform === 'kube')
+        kubeTargetNotes(filePod, target, (line) => process.stderr.write(`${line}\n`));
       const scenario = resolveScenario({
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
         ...(filePod ? filePodScenario(filePod, flags) : {}),

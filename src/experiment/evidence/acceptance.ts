@@ -75,7 +75,7 @@ export function gradedGap(
         "the server's socket is read only on the embedded runtime (a client Pod cannot see another Pod's sockets)"
       : firstOf(events, 'client', 'server-socket') === undefined
         ? "the server's socket could not be read"
-      : "the server's socket never showed the whole request read with nothing sent",
+        : "the server's socket never showed the whole request read with nothing sent",
     routedEndpoint === null
       ? 'the work connection has no recorded route, so in-flight does not count'
       : `the request was not written and unanswered for ${target.inFlightMs} ms before the deletion`,

@@ -41,12 +41,13 @@ type Endpoint = {
 
 /**
  * On a real cluster the connection's route is not observable from outside the node: what is
- * is the Service's endpoints. If every EndpointSlice state from SLICE_ROUTE_MARGIN_MS before
- * the work connection was opened to as long after it had this Pod as the only endpoint
+ * is the Service's endpoints. If, in the EndpointSlice watch from the Service's creation to
+ * SLICE_ROUTE_MARGIN_MS after the work connection was opened, no other endpoint was ever one
  * kube-proxy routes to — the ready ones, or, with none ready, the serving terminating ones
- * (kube-proxy's fallback, KEP-1669) — the connection can only have reached this Pod. Weaker
- * than a UID: it rests on kube-proxy having programmed what the slice said, and on the watch's
- * timing. Only for `--platform kube`: the embedded runtime records the route itself.
+ * (kube-proxy's fallback, KEP-1669) — and this Pod was one within the margin of the opening,
+ * the connection can only have reached this Pod. Weaker than a UID: it rests on kube-proxy
+ * having programmed what the slices said (its rules lag the API), and on the watch's timing.
+ * Only for `--platform kube`: the embedded runtime records the route itself.
  */
 export function sliceRouteOf(
   events: ReadEvent[],
@@ -62,9 +63,9 @@ export function sliceRouteOf(
     e.targetRef?.kind === 'Pod' &&
     e.targetRef.name === options.podName &&
     (options.podUid === null || e.targetRef.uid === undefined || e.targetRef.uid === options.podUid);
-  // After each slice event, the Service's routable endpoints over all its slices: the one, if it is ours.
+  // After each slice event, the Service's routable endpoints over all its slices.
   const slices = new Map<string, Endpoint[]>();
-  const states: Array<{ event: SliceEvent; only: Endpoint | null }> = [];
+  const states: Array<{ event: SliceEvent; routable: Endpoint[] }> = [];
   for (const e of events
     .filter((x): x is SliceEvent => x.known && x.source === 'endpointslice')
     .sort((a, b) => a.at - b.at)) {
@@ -79,19 +80,28 @@ export function sliceRouteOf(
       : all.filter(
           (x) => endpointConditions(x)?.serving !== false && endpointConditions(x)?.terminating === true,
         );
-    states.push({ event: e, only: routable.length === 1 && ours(routable[0]!) ? routable[0]! : null });
+    states.push({ event: e, routable });
   }
-  // The state in effect when the window opened, and every change within it: the connection met one of them.
+  // No other endpoint was ever routable up to the window's end, so a connection that was
+  // opened can only have reached this Pod — which was routable around the opening.
+  if (states.some((st) => st.routable.some((x) => !ours(x)))) return null;
   const atStart = states.filter((st) => st.event.at <= from).pop();
-  if (!atStart) return null;
-  const met = [atStart, ...states.filter((st) => st.event.at > from)];
-  if (met.some((st) => st.only === null)) return null;
-  const last = met[met.length - 1]!;
-  const address = (last.only!.addresses as unknown[] | undefined)?.[0];
+  const met = [...(atStart ? [atStart] : []), ...states.filter((st) => st.event.at > from)];
+  const routed = met.filter((st) => st.routable.length === 1);
+  if (routed.length === 0) return null;
+  // The state in effect at the opening where it routed to the Pod, else the nearest that did.
+  const atOpening = states.filter((st) => st.event.at <= connected.at).pop();
+  const shown =
+    atOpening && atOpening.routable.length === 1
+      ? atOpening
+      : routed.reduce((a, b) =>
+          Math.abs(a.event.at - connected.at) <= Math.abs(b.event.at - connected.at) ? a : b,
+        );
+  const address = (shown.routable[0]!.addresses as unknown[] | undefined)?.[0];
   return {
     endpoint: typeof address === 'string' ? address : options.podName,
-    evidence: [...met.map((st) => st.event.id), connected.id],
-    resourceVersion: last.event.data.resourceVersion ?? '',
+    evidence: [shown.event.id, connected.id],
+    resourceVersion: shown.event.data.resourceVersion ?? '',
   };
 }
 
