@@ -6,7 +6,7 @@
 // and the user's Services would send it traffic). The file is untrusted input: bounded in size,
 // document count and alias expansion; every problem is one line naming the file and the field.
 import { readFileSync, statSync } from 'node:fs';
-import type { V1Container } from '@kubernetes/client-node';
+import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { DraincheckError, quote } from '../errors.js';
 import { parseInteger } from '../util/integer.js';
@@ -26,6 +26,11 @@ export interface FilePod {
   terminationGracePeriodSeconds: number | undefined;
   /** Fields of the file's Pod spec and first container that the run does not use (said on a cluster). */
   dropped?: string[];
+  /**
+   * `--from deployment/NAME`: the whole pod template spec, copied as it is (volumes, service
+   * account, pull secrets, every container) except what makes it draincheck's bare Pod.
+   */
+  podSpec?: V1PodSpec;
 }
 
 export interface PodFileOptions {

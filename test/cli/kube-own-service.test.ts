@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import type { V1Deployment, V1Pod, V1ReplicaSet, V1Service } from '@kubernetes/client-node';
 import type { RunDocument } from '../../src/experiment/run-document.js';
+import { labelSelectorMatches, serviceSelectorMatches } from '../../src/workload/selector-match.js';
+import { sendJson } from '../helpers/fake-apiserver/recorded.js';
+import { FakeApiServer } from '../helpers/fake-apiserver/server.js';
 import { LocalCluster } from '../../src/platform/local/cluster.js';
 import { fastTiming } from '../../src/platform/local/timing.js';
 import { startKubeFacade, type FacadeOptions } from '../helpers/kube-facade/facade.js';
@@ -122,4 +126,206 @@ test('run -f FILE --platform kube: the file runs unchanged on the cluster, the c
   // The file's grace period, and what was not copied said on stderr.
   assert.equal(doc.scenario.terminationGracePeriodSeconds, 5);
   assert.match(r.stderr, /not used on the cluster.*containers\[0\]\.resources/);
+});
+
+/** The user's Deployment `web` in namespace `prod`, running, with a Service `web` selecting it. */
+async function userDeployment(
+  cluster: LocalCluster,
+  port: number,
+  serviceSelector: Record<string, string> = { app: 'web' },
+) {
+  cluster.createNamespace({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } });
+  const deployment = cluster.createDeployment({
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'web', namespace: 'prod', labels: { app: 'web' } },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { app: 'web' } },
+      template: {
+        metadata: { labels: { app: 'web' } },
+        spec: {
+          terminationGracePeriodSeconds: 5,
+          containers: [
+            {
+              name: 'web',
+              image: 'example.com/web:1',
+              command: [process.execPath, fixture('close-server.js')],
+              env: [{ name: 'PORT', value: String(port) }],
+              ports: [{ name: 'web', containerPort: port }],
+              readinessProbe: { httpGet: { path: '/healthz', port: 'web' }, periodSeconds: 1 },
+            },
+          ],
+        },
+      },
+    },
+  });
+  await cluster.createService({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 'web', namespace: 'prod' },
+    spec: { selector: serviceSelector, ports: [{ port: 80, targetPort: 'web' }] },
+  });
+  return deployment;
+}
+
+const fromArgs = (kubeconfig: string, out: string) => [
+  'run',
+  '--platform',
+  'kube',
+  '--kubeconfig',
+  kubeconfig,
+  '--from',
+  'deployment/web',
+  '-n',
+  'prod',
+  '--work',
+  'GET /slow?ms={ms}&id={id}',
+  '--accepted-log',
+  'accepted {id}',
+  '--work-ms',
+  '2000',
+  '--out',
+  out,
+];
+
+test('run --from deployment/web -n prod: a copy of its pod template runs in its namespace; the user objects are only read, only draincheck objects are created and deleted', async (t) => {
+  const { cluster, facade, kubeconfig, dir } = await facadeCluster(t);
+  const deployment = await userDeployment(cluster, 19482);
+  const userPods = () =>
+    cluster
+      .list<V1Pod>('pods', 'prod')
+      .items.filter((p) => p.metadata?.labels?.app === 'web')
+      .map((p) => p.metadata?.uid);
+  const podsBefore = userPods();
+  const out = path.join(dir, 'out');
+  const r = await cli(t, fromArgs(kubeconfig, out));
+  assert.equal(r.code, 0, r.stderr);
+  const doc = savedDocument(out);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.reason ?? '');
+  assert.equal(doc.acceptance.grade, 'log');
+  // In the Deployment's own namespace, never created nor deleted by the run.
+  assert.equal(doc.pod.namespace, 'prod');
+
+  // The request log: the user's objects only read; only draincheck's own created and deleted.
+  const own = /^work-[0-9a-f]+(-client)?$/;
+  const lastSegment = (p: string) => p.split('/').pop() ?? '';
+  for (const req of facade.requests) {
+    if (req.method === 'GET') continue;
+    const name =
+      req.method === 'POST'
+        ? ((req.body as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? '')
+        : lastSegment(req.path);
+    assert.match(name, own, `${req.method} ${req.path}: not one of draincheck's own objects`);
+    assert.ok(!/\/namespaces$/.test(req.path) || req.method === 'GET', `${req.method} ${req.path}`);
+    assert.ok(!/\/(deployments|replicasets)(\/|$)/.test(req.path), `${req.method} ${req.path}`);
+  }
+  const got = (re: RegExp) => facade.requests.some((q) => q.method === 'GET' && re.test(q.path));
+  assert.ok(got(/\/apis\/apps\/v1\/namespaces\/prod\/deployments\/web$/), 'the Deployment was read');
+  for (const kind of ['deployments', 'replicasets', 'services'])
+    assert.ok(got(new RegExp(`/namespaces/prod/${kind}$`)), `the namespace's ${kind} were listed`);
+
+  // The copy: the template's container under draincheck's labels, no owner reference, and
+  // labels none of the namespace's selectors match (asserted against each).
+  const created = facade.requests.find(
+    (q) => q.method === 'POST' && q.path === '/api/v1/namespaces/prod/pods',
+  )?.body as V1Pod | undefined;
+  assert.ok(created, 'no Pod created');
+  const labels = created.metadata?.labels ?? {};
+  assert.equal(created.metadata?.ownerReferences, undefined);
+  assert.equal(labels.app, undefined);
+  assert.equal(created.spec?.containers[0]?.image, 'example.com/web:1');
+  assert.deepEqual(
+    created.spec?.containers[0]?.command,
+    deployment.spec?.template.spec?.containers[0]?.command,
+  );
+  for (const rs of cluster.list<V1ReplicaSet>('replicasets', 'prod').items)
+    assert.equal(labelSelectorMatches(rs.spec?.selector, labels), false, `ReplicaSet ${rs.metadata?.name}`);
+  for (const d of cluster.list<V1Deployment>('deployments', 'prod').items)
+    assert.equal(labelSelectorMatches(d.spec?.selector, labels), false, `Deployment ${d.metadata?.name}`);
+  for (const s of cluster.list<V1Service>('services', 'prod').items)
+    if (!own.test(s.metadata?.name ?? ''))
+      assert.equal(serviceSelectorMatches(s.spec?.selector, labels), false, `Service ${s.metadata?.name}`);
+  // The user's Deployment and its Pod are as they were.
+  assert.deepEqual(userPods(), podsBefore);
+  assert.equal(cluster.readDeployment('prod', 'web')?.metadata?.uid, deployment.metadata?.uid);
+});
+
+test('run --from: a Service in the namespace whose selector matches the copy refuses the run in one line, exit 2, before anything is created', async (t) => {
+  const { cluster, facade, kubeconfig, dir } = await facadeCluster(t);
+  // A Service selecting everything draincheck manages would send its traffic to the copy.
+  await userDeployment(cluster, 19483, { 'app.kubernetes.io/managed-by': 'draincheck' });
+  const r = await cli(t, fromArgs(kubeconfig, path.join(dir, 'out')));
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  assert.match(
+    r.stderr,
+    /--from deployment\/web: the copy's labels would be selected by Service web in namespace "prod"/,
+  );
+  assert.deepEqual(
+    facade.requests.filter((q) => q.method !== 'GET').map((q) => `${q.method} ${q.path}`),
+    [],
+  );
+});
+
+test('run --from: a missing Deployment (404) and a missing permission (403) are one line each, with their exit codes', async (t) => {
+  const server = await new FakeApiServer().start();
+  t.after(() => server.stop());
+  server.on('GET', '/apis/apps/v1/namespaces/prod/deployments/gone', (_r, res) =>
+    sendJson(res, 404, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      message: 'deployments.apps "gone" not found',
+      reason: 'NotFound',
+      details: { name: 'gone', group: 'apps', kind: 'deployments' },
+      code: 404,
+    }),
+  );
+  server.on('GET', '/apis/apps/v1/namespaces/prod/deployments/web', (_r, res) =>
+    sendJson(res, 403, {
+      kind: 'Status',
+      apiVersion: 'v1',
+      status: 'Failure',
+      message:
+        'deployments.apps "web" is forbidden: User "ci" cannot get resource "deployments" in API group "apps" in the namespace "prod"',
+      reason: 'Forbidden',
+      details: { name: 'web', group: 'apps', kind: 'deployments' },
+      code: 403,
+    }),
+  );
+  const kubeconfig = server.writeKubeconfig();
+  const dir = mkdtempSync(path.join(tmpdir(), 'draincheck-kube-own-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const run = (name: string) =>
+    cli(t, [
+      'run',
+      '--platform',
+      'kube',
+      '--kubeconfig',
+      kubeconfig,
+      '--from',
+      `deployment/${name}`,
+      '-n',
+      'prod',
+      '--out',
+      path.join(dir, name),
+    ]);
+  const missing = await run('gone');
+  assert.equal(missing.code, 2, missing.stderr);
+  assert.equal(missing.stderr.trim().split('\n').length, 1, missing.stderr);
+  assert.match(missing.stderr, /--from deployment\/gone: no Deployment "gone" in namespace "prod"/);
+  const forbidden = await run('web');
+  assert.equal(forbidden.code, 3, forbidden.stderr);
+  assert.equal(forbidden.stderr.trim().split('\n').length, 1, forbidden.stderr);
+  assert.match(
+    forbidden.stderr,
+    /forbidden: user "ci" cannot get deployments \(API group apps\) in namespace "prod"/,
+  );
+  // Only reads reached the API server.
+  assert.deepEqual(
+    server.requests.filter((q) => q.method !== 'GET').map((q) => q.path),
+    [],
+  );
 });

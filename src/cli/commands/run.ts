@@ -1,6 +1,8 @@
 // `draincheck run`: one experiment — one Pod, one accepted request, one deletion.
 import { Command, Option } from 'commander';
-import { DraincheckError, ExitCode } from '../../errors.js';
+import { DraincheckError, ExitCode, quote } from '../../errors.js';
+import { newRunId } from '../../experiment/plan.js';
+import { checkNamespace } from '../../workload/values.js';
 import { verdictKinds } from '../../experiment/run-document.js';
 import { checkOutputDirectory, defaultResultsDir } from '../../results/write.js';
 import { runKind } from '../../kinds/run.js';
@@ -18,6 +20,8 @@ import type { ServiceTarget } from '../../workload/target.js';
 
 interface RunFlags extends ScenarioFlags, PlatformFlags, FormatFlags, TargetFlags {
   filename?: string;
+  from?: string;
+  runNamespace?: string;
   out?: string;
   expect?: string;
   name?: string;
@@ -38,6 +42,14 @@ export function runCommand(): Command {
     .option(
       '-f, --filename <file>',
       "embedded runtime: run the first container of this Pod or Deployment YAML (its command/args/env/workingDir, ports, probes, preStop and terminationGracePeriodSeconds; not its image); the readiness probe's httpGet path and port are the target's unless --health-path/--port say otherwise",
+    )
+    .option(
+      '--from <deployment/NAME>',
+      "--platform kube: run a copy of this Deployment's pod template (read only, from -n NS) as one Pod + a ClusterIP Service, under draincheck's own name and labels; see docs/YOUR-SERVICE.md",
+    )
+    .option(
+      '--run-namespace <ns>',
+      "--from: run the copy in this existing namespace instead of the Deployment's own",
     )
     .option('--name <label>', 'a name for the scenario (default: the policy)');
   addTargetFlags(command);
@@ -81,7 +93,8 @@ export function runCommand(): Command {
     )
     .action(async (flags: RunFlags) => {
       const format = chosenFormat(flags);
-      const filePod = flags.filename === undefined ? null : podFileFor(flags);
+      const source = flags.from === undefined ? null : await deploymentSourceFor(flags);
+      const filePod = source?.pod ?? (flags.filename === undefined ? null : podFileFor(flags));
       const target = targetFromFlags(
         filePod ? { ...flags, healthPath: flags.healthPath ?? filePodHealthPath(filePod) } : flags,
       );
@@ -97,8 +110,25 @@ export function runCommand(): Command {
       const outDir = flags.out ?? defaultResultsDir();
       // Before anything starts: a run must never be lost to an unusable --out.
       checkOutputDirectory(outDir, '--out');
-      const session = await openPlatformSession(flags);
-      const { docs, files, interrupted } = await runMany(session, [scenario], outDir, format !== 'text');
+      // --from: the run works in the Deployment's namespace (or --run-namespace), never creating it.
+      const sessionFlags = source ? { ...flags, namespace: source.runNamespace } : flags;
+      const session = await openPlatformSession(sessionFlags);
+      let planOptionsOf: (() => { runId: string }) | undefined;
+      if (source) {
+        // The copy's labels are known before anything is created: checked against every
+        // selector of the namespace first (from-deployment.ts says why).
+        const runId = newRunId();
+        const { workload } = runKind.plan(scenario, { ...session.planOptions, runId });
+        await source.assertUnselected(source.runNamespace, workload.pod.metadata?.labels ?? {});
+        planOptionsOf = () => ({ runId });
+      }
+      const { docs, files, interrupted } = await runMany(
+        session,
+        [scenario],
+        outDir,
+        format !== 'text',
+        planOptionsOf,
+      );
       const doc = docs[0]!;
       const { renderers } = runKind;
       const context = {
@@ -112,7 +142,7 @@ export function runCommand(): Command {
         process.stdout.write(`${forStdout(format, renderers.html(docs, context))}\n`);
       else
         process.stdout.write(`${renderers.text(docs, context)}\n\nsaved: ${terminalSafe(files[0] ?? '')}\n`);
-      const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
+      const leftBehind = warnLeftovers(docs, sessionFlags, (line) => process.stderr.write(`${line}\n`));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (!doc.complete) process.exitCode = ExitCode.incomplete;
       else if (leftBehind) process.exitCode = ExitCode.leftBehind;
@@ -122,6 +152,39 @@ export function runCommand(): Command {
       } else process.exitCode = ExitCode.ok;
     });
   return command;
+}
+
+/** `--from deployment/NAME`, checked against the flags it cannot be combined with, and read (get only). */
+async function deploymentSourceFor(flags: RunFlags) {
+  const from = flags.from!;
+  if (flags.platform !== 'kube')
+    throw new DraincheckError('DC_USAGE', '--from reads a Deployment from a cluster: add --platform kube');
+  for (const [given, flag] of [
+    [flags.filename, '-f'],
+    [flags.serverCommand, '--server-command'],
+    [flags.prestopSleepSeconds, '--prestop-sleep-seconds'],
+  ] as const)
+    if (given !== undefined)
+      throw new DraincheckError(
+        'DC_USAGE',
+        `--from and ${flag} cannot be used together: the Deployment's pod template gives it`,
+      );
+  const m = /^(?:deployments?|deploy|deployments?\.apps)\/([^/]+)$/.exec(from);
+  if (!m) throw new DraincheckError('DC_USAGE', `--from must be deployment/NAME, got ${quote(from)}`);
+  const name = m[1]!;
+  // A Deployment's name is a DNS-1123 subdomain (it goes into an API path and into messages).
+  if (name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name))
+    throw new DraincheckError('DC_USAGE', `--from: ${quote(name)} is not a Deployment name`);
+  // Loaded only here: @kubernetes/client-node costs most of a second to load.
+  const { kubeConnectionFrom } = await import('../../platform/kube/session.js');
+  const { contextNamespace, readDeploymentSource } = await import('../../platform/kube/from-deployment.js');
+  const connection = kubeConnectionFrom({ kubeconfig: flags.kubeconfig, context: flags.context });
+  const namespace = flags.namespace ?? contextNamespace(connection);
+  checkNamespace(namespace, '-n');
+  const runNamespace = flags.runNamespace ?? namespace;
+  checkNamespace(runNamespace, '--run-namespace');
+  const source = await readDeploymentSource(connection, namespace, name);
+  return { ...source, runNamespace };
 }
 
 /** `-f FILE`, checked against the flags it cannot be combined with, and read. */

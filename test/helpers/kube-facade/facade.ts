@@ -20,7 +20,7 @@ export interface FacadeOptions {
 export class KubeFacade {
   url = '';
   /** Every request, in arrival order: what a test asserts the client did and did not do. */
-  readonly requests: Array<{ method: string; path: string; query: URLSearchParams }> = [];
+  readonly requests: Array<{ method: string; path: string; query: URLSearchParams; body: unknown }> = [];
   private readonly server: http.Server;
   /** Every open watch or log stream, ended when the facade stops. */
   private readonly streams = new Set<AbortController>();
@@ -83,7 +83,12 @@ export class KubeFacade {
       query: url.searchParams,
       body: body ? (JSON.parse(body) as unknown) : undefined,
     };
-    this.requests.push({ method: request.method, path: request.path, query: request.query });
+    this.requests.push({
+      method: request.method,
+      path: request.path,
+      query: request.query,
+      body: request.body,
+    });
     if (this.options.forbid?.(request.method, request.path)) {
       const bytes = Buffer.from(
         JSON.stringify({
