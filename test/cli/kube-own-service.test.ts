@@ -18,6 +18,7 @@ import { LocalCluster } from '../../src/platform/local/cluster.js';
 import { fastTiming } from '../../src/platform/local/timing.js';
 import { startKubeFacade, type FacadeOptions } from '../helpers/kube-facade/facade.js';
 import { cliPath } from '../helpers/lab-process.js';
+import { parseAllDocuments } from 'yaml';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/servers/${name}`, import.meta.url));
 
@@ -225,6 +226,50 @@ test('run --from deployment/web -n prod: a copy of its pod template runs in its 
   assert.ok(got(/\/apis\/apps\/v1\/namespaces\/prod\/deployments\/web$/), 'the Deployment was read');
   for (const kind of ['deployments', 'replicasets', 'services'])
     assert.ok(got(new RegExp(`/namespaces/prod/${kind}$`)), `the namespace's ${kind} were listed`);
+
+  // deploy/rbac-from.yaml grants every request of the run (its namespace edited to `prod`),
+  // and its reads of apps objects are the ones the run makes.
+  const role =
+    parseAllDocuments(readFileSync(new URL('../../../deploy/rbac-from.yaml', import.meta.url), 'utf8'))
+      .map(
+        (d) =>
+          d.toJS() as {
+            kind: string;
+            rules?: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+          },
+      )
+      .find((d) => d.kind === 'Role')?.rules ?? [];
+  const attributes = facade.requests.flatMap((q) => {
+    const m = /^\/(?:api\/v1|apis\/([^/]+)\/v1)\/namespaces\/prod\/([^/]+)(?:\/([^/]+)(?:\/([^/]+))?)?$/.exec(
+      q.path,
+    );
+    if (!m) return [];
+    const [, group = '', resource, name, sub] = m;
+    const watch = q.query.get('watch') === 'true' || q.query.get('watch') === '1';
+    const verb =
+      { POST: 'create', PATCH: 'patch', DELETE: 'delete' }[q.method] ??
+      (name ? 'get' : watch ? 'watch' : 'list');
+    return [`${verb} ${group}/${sub ? `${resource!}/${sub}` : resource!}`];
+  });
+  const grants = new Set(
+    role.flatMap((r) =>
+      r.apiGroups.flatMap((g) => r.resources.flatMap((x) => r.verbs.map((v) => `${v} ${g}/${x}`))),
+    ),
+  );
+  assert.deepEqual(
+    attributes.filter((a) => !grants.has(a)),
+    [],
+    'every request is granted by deploy/rbac-from.yaml',
+  );
+  for (const needed of [
+    'get apps/deployments',
+    'list apps/deployments',
+    'list apps/replicasets',
+    'list /services',
+    'create /pods',
+    'delete /pods',
+  ])
+    assert.ok(attributes.includes(needed), `${needed} was exercised`);
 
   // The copy: the template's container under draincheck's labels, no owner reference, and
   // labels none of the namespace's selectors match (asserted against each).
