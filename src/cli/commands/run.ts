@@ -41,7 +41,7 @@ export function runCommand(): Command {
     )
     .option(
       '-f, --filename <file>',
-      "embedded runtime: run the first container of this Pod or Deployment YAML (its command/args/env/workingDir, ports, probes, preStop and terminationGracePeriodSeconds; not its image); the readiness probe's httpGet path and port are the target's unless --health-path/--port say otherwise",
+      "run the first container of this Pod or Deployment YAML (its command/args/env/workingDir, ports, probes, preStop and terminationGracePeriodSeconds; its image on --platform kube only — the embedded runtime needs a command); the readiness probe's httpGet path and port are the target's unless --health-path/--port say otherwise",
     )
     .option(
       '--from <deployment/NAME>',
@@ -81,6 +81,9 @@ export function runCommand(): Command {
         "  draincheck run --server-command 'node server.js' --health-path /health \\",
         "      --work 'GET /slow?ms={ms}&id={id}' --work-ms 500 --min-evidence socket",
         "  draincheck run -f deployment.yaml --work 'GET /slow?ms={ms}&id={id}'",
+        "  draincheck run --platform kube -f deployment.yaml --work 'GET /slow?ms={ms}&id={id}' \\",
+        "      --accepted-log 'accepted {id}'",
+        "  draincheck run --platform kube --from deployment/web -n shop --work 'GET /slow?ms={ms}&id={id}'",
         '',
         'Server command: /bin/sh -c runs it, with exec put before the command it runs last when that',
         'keeps the meaning — a simple command (PORT=9 node s.js -> PORT=9 exec node s.js) or the last',
@@ -89,6 +92,16 @@ export function runCommand(): Command {
         'trap or wait runs as written: the shell stays PID 1 and ignores SIGTERM, as in a container whose',
         "command is sh -c '...'; the server then gets only SIGKILL at the end of the grace period.",
         'The exact script is saved in the run document (scenario.serverCommand).',
+        '',
+        "Your own service on a cluster (--platform kube): -f FILE runs the file's first container (its",
+        "image) under draincheck's name, labels and restricted security context; --from deployment/NAME",
+        'only reads that Deployment (-n NS) and runs a copy of its pod template in its namespace (or',
+        '--run-namespace), refused if a Deployment, ReplicaSet or Service selector there would select',
+        "the copy or the template asks for the node's access. The client Pod sends the --work request.",
+        "Identity without a UID: route = the Pod was the Service's only routable endpoint in the",
+        'EndpointSlice watch when the connection opened (weaker than uid). Acceptance: counter, log,',
+        "in-flight; socket is embedded-only (a client Pod cannot see the server Pod's sockets).",
+        'Permissions: deploy/rbac-from.yaml. Details: docs/YOUR-SERVICE.md, docs/REAL-CLUSTER.md.',
       ].join('\n'),
     )
     .action(async (flags: RunFlags) => {
