@@ -20,6 +20,8 @@ export const unitTests = [
   'test/experiment/matrix-match.test.ts',
   'test/experiment/graded-evidence.test.ts',
   'test/experiment/slice-route.test.ts',
+  'test/cli/client-target.test.ts',
+  'test/workload/from-deployment-safety.test.ts',
   'test/experiment/outcome.test.ts',
   'test/experiment/place-event.test.ts',
   'test/experiment/schema-file.test.ts',

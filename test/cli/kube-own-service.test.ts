@@ -104,6 +104,9 @@ test('run -f FILE --platform kube: the file runs unchanged on the cluster, the c
     'GET /slow?ms={ms}&id={id}',
     '--accepted-log',
     'accepted {id}',
+    // log is stronger than socket: the gate passes, and stderr says socket is embedded-only.
+    '--min-evidence',
+    'socket',
     '--work-ms',
     '2500',
     '--out',
@@ -127,6 +130,10 @@ test('run -f FILE --platform kube: the file runs unchanged on the cluster, the c
   // The file's grace period, and what was not copied said on stderr.
   assert.equal(doc.scenario.terminationGracePeriodSeconds, 5);
   assert.match(r.stderr, /not used on the cluster.*containers\[0\]\.resources/);
+  assert.match(
+    r.stderr,
+    /--min-evidence socket on --platform kube: the socket grade is read only on the embedded runtime/,
+  );
 });
 
 /** The user's Deployment `web` in namespace `prod`, running, with a Service `web` selecting it. */
@@ -328,6 +335,20 @@ test('run --from: a missing Deployment (404) and a missing permission (403) are 
       code: 404,
     }),
   );
+  server.on('GET', '/apis/apps/v1/namespaces/prod/deployments/hostnet', (_r, res) =>
+    sendJson(res, 200, {
+      kind: 'Deployment',
+      apiVersion: 'apps/v1',
+      metadata: { name: 'hostnet', namespace: 'prod', uid: 'u1' },
+      spec: {
+        selector: { matchLabels: { app: 'hostnet' } },
+        template: {
+          metadata: { labels: { app: 'hostnet' } },
+          spec: { hostNetwork: true, containers: [{ name: 'web', image: 'example.com/web:1' }] },
+        },
+      },
+    }),
+  );
   server.on('GET', '/apis/apps/v1/namespaces/prod/deployments/web', (_r, res) =>
     sendJson(res, 403, {
       kind: 'Status',
@@ -361,6 +382,14 @@ test('run --from: a missing Deployment (404) and a missing permission (403) are 
   assert.equal(missing.code, 2, missing.stderr);
   assert.equal(missing.stderr.trim().split('\n').length, 1, missing.stderr);
   assert.match(missing.stderr, /--from deployment\/gone: no Deployment "gone" in namespace "prod"/);
+  // A template with the node's access is refused before anything is listed or created.
+  const hostnet = await run('hostnet');
+  assert.equal(hostnet.code, 2, hostnet.stderr);
+  assert.equal(hostnet.stderr.trim().split('\n').length, 1, hostnet.stderr);
+  assert.match(
+    hostnet.stderr,
+    /--from deployment\/hostnet .*spec\.template\.spec\.hostNetwork: true gives the Pod the node's access/,
+  );
   const forbidden = await run('web');
   assert.equal(forbidden.code, 3, forbidden.stderr);
   assert.equal(forbidden.stderr.trim().split('\n').length, 1, forbidden.stderr);
@@ -373,4 +402,21 @@ test('run --from: a missing Deployment (404) and a missing permission (403) are 
     server.requests.filter((q) => q.method !== 'GET').map((q) => q.path),
     [],
   );
+});
+
+test('run --from: without --platform kube, with -f, or not deployment/NAME is one usage line, exit 2, nothing contacted', async (t) => {
+  for (const [args, pattern] of [
+    [['--from', 'deployment/web'], /--from reads a Deployment from a cluster: add --platform kube/],
+    [
+      ['--platform', 'kube', '--from', 'deployment/web', '-f', 'x.yaml'],
+      /--from and -f cannot be used together/,
+    ],
+    [['--platform', 'kube', '--from', 'statefulset/web'], /--from must be deployment\/NAME/],
+    [['--platform', 'kube', '--from', 'deployment/Web_1'], /is not a Deployment name/],
+  ] as const) {
+    const r = await cli(t, ['run', ...args, '--kubeconfig', '/nonexistent/kubeconfig']);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, pattern);
+  }
 });
