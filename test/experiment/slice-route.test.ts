@@ -81,6 +81,17 @@ test('kube: another routable Pod in the Service, or no routable endpoint near th
   );
 });
 
+test('kube: in-flight acceptance rests on the EndpointSlice route; without it there is none', () => {
+  const noLog = kubeRun().filter((e) => e.type !== 'output');
+  const c = run(noLog);
+  assert.equal(c.acceptance.grade, 'in-flight');
+  assert.equal(c.verdict.kind, 'accepted-request-finished', c.verdict.reason ?? '');
+  const other = kubeRun({ other: endpoint('web-7d9', 'other-uid', '10.1.0.7', true) }).filter(
+    (e) => e.type !== 'output',
+  );
+  assert.equal(run(other).acceptance.proven, false);
+});
+
 test('the embedded runtime records the route itself: the slices do not stand in for it', () => {
   assert.equal(run(kubeRun({ platform: 'local' })).identity?.kind, null);
 });
