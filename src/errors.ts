@@ -88,8 +88,7 @@ export const ErrorCodes = {
   },
   DC_SOURCE_REFUSED: {
     exit: ExitCode.usage,
-    summary:
-      "run --from: the Deployment's copy cannot run safely (node access, or a selector in the namespace would select it); nothing was created.",
+    summary: "run --from: the Deployment's copy would get node access or be selected; nothing created.",
   },
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
