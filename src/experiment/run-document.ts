@@ -60,6 +60,12 @@ export const ScenarioSchema = z.object({
     .describe(
       "the user's own service as described by --work, --health-path ...; absent or null: the lab contract",
     ),
+  workloadSource: z
+    .object({ from: z.string(), source: z.string() })
+    .optional()
+    .describe(
+      'where the workload Pod came from: the file given to -f, or `--from deployment/NAME` (from), and which object (source, e.g. "Deployment shop/web"); absent: the lab server or --server-command',
+    ),
 });
 export type Scenario = z.infer<typeof ScenarioSchema>;
 

@@ -215,6 +215,10 @@ test('run --from deployment/web -n prod: a copy of its pod template runs in its 
   assert.equal(doc.acceptance.grade, 'log');
   // In the Deployment's own namespace, never created nor deleted by the run.
   assert.equal(doc.pod.namespace, 'prod');
+  assert.deepEqual(doc.scenario.workloadSource, {
+    from: '--from deployment/web',
+    source: 'Deployment prod/web',
+  });
 
   // The request log: the user's objects only read; only draincheck's own created and deleted.
   const own = /^work-[0-9a-f]+(-client)?$/;
