@@ -86,6 +86,10 @@ export const ErrorCodes = {
     exit: ExitCode.incomplete,
     summary: 'The API server refused an object as invalid (HTTP 422); the message names the field.',
   },
+  DC_SOURCE_REFUSED: {
+    exit: ExitCode.usage,
+    summary: "run --from: the Deployment's copy would get node access or be selected; nothing created.",
+  },
 } as const;
 export type ErrorCode = keyof typeof ErrorCodes;
 

@@ -14,7 +14,7 @@ import {
 import { atWords, exitWords, firstTerminatingWords, outcomeWords } from './run-view.js';
 import type { ServiceTarget } from '../workload/target.js';
 import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acceptance.js';
-import { identityOf, type Identity } from './evidence/identity.js';
+import { identityOf, sliceRouteOf, type Identity } from './evidence/identity.js';
 import { adviceOf, refusedWhileRoutedAdvice } from './evidence/advice.js';
 
 type Fields = Pick<
@@ -86,10 +86,12 @@ export function conclude(input: ConcludeInput): Fields {
     .filter((e): e is AcceptanceProof => e !== undefined)
     .sort((a, b) => a.at - b.at);
   const valid = candidates.find((e) => before(e) && sameUid(e.data.uid));
+  // A real cluster records no route of its own: the EndpointSlice watch stands in (weaker).
+  const sliceRoute = routed ? null : sliceRouteOf(events, { podName: input.podName, podUid });
   const routedEndpoint =
     routed && routed.data.podUid !== null && routed.data.podUid === podUid && routed.data.endpoint !== null
       ? String(routed.data.endpoint)
-      : null;
+      : (sliceRoute?.endpoint ?? null);
   // The user's own service: the graded kinds the lab contract does not give.
   const graded =
     !valid && target && !target.lab
@@ -146,7 +148,7 @@ export function conclude(input: ConcludeInput): Fields {
       words: gradeWords(null),
     };
   }
-  const identity = identityOf(events, { podUid, localPort, acceptanceUid: acceptance.uid });
+  const identity = identityOf(events, { podUid, localPort, acceptanceUid: acceptance.uid, sliceRoute });
 
   const sliceEvents = events.filter(
     (e): e is Extract<ReadEvent, { known: true; source: 'endpointslice' }> =>
@@ -437,9 +439,11 @@ export { JOURNAL_EXIT } from './run-view.js';
 function identityWords(identity: Identity): string {
   return identity.kind === 'uid'
     ? 'the Pod named by the UID in its response'
-    : identity.kind === 'route'
-      ? "the Pod named by the connection's recorded route"
-      : 'no Pod named';
+    : identity.kind === 'route' && identity.via === 'endpointslice'
+      ? `the Pod that was the Service's only routable endpoint when the connection was opened (EndpointSlice resourceVersion ${identity.resourceVersion ?? '?'}) — weaker than a UID`
+      : identity.kind === 'route'
+        ? "the Pod named by the connection's recorded route"
+        : 'no Pod named';
 }
 
 function short(uid: string | null): string {

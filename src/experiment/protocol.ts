@@ -418,6 +418,9 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       workId: plan.workId,
       containerPort: scenario.containerPort,
       ...(scenario.target ? { target: { ...scenario.target } } : {}),
+      ...(scenario.filePod
+        ? { workloadSource: { from: scenario.filePod.file, source: scenario.filePod.source } }
+        : {}),
     },
     platform: { ...platform.details() },
     ...fields,

@@ -60,6 +60,12 @@ export const ScenarioSchema = z.object({
     .describe(
       "the user's own service as described by --work, --health-path ...; absent or null: the lab contract",
     ),
+  workloadSource: z
+    .object({ from: z.string(), source: z.string() })
+    .optional()
+    .describe(
+      'where the workload Pod came from: the file given to -f, or `--from deployment/NAME` (from), and which object (source, e.g. "Deployment shop/web"); absent: the lab server or --server-command',
+    ),
 });
 export type Scenario = z.infer<typeof ScenarioSchema>;
 
@@ -159,6 +165,16 @@ export const RunDocumentSchema = z.object({
       kind: z.enum(['uid', 'route']).nullable(),
       evidence: z.array(z.string()),
       reason: z.string().nullable(),
+      via: z
+        .enum(['proxy', 'endpointslice'])
+        .optional()
+        .describe(
+          'route: the data plane record of the connection (proxy), or the Pod as the only routable endpoint of the Service in the EndpointSlice watch when the connection was opened (endpointslice, weaker)',
+        ),
+      resourceVersion: z
+        .string()
+        .optional()
+        .describe('route via endpointslice: the EndpointSlice resourceVersion the connection met'),
     })
     .optional()
     .describe(

@@ -6,6 +6,7 @@ import type {
   V1EnvVar,
   V1Lifecycle,
   V1Pod,
+  V1PodSpec,
   V1ResourceRequirements,
   V1SecurityContext,
   V1Service,
@@ -145,20 +146,32 @@ export function buildWorkload(
     Object.assign(container, fromFile.container, { name: 'server' });
   }
 
+  const template = scenario.filePod?.podSpec;
+  const spec: V1PodSpec = template
+    ? {
+        // `--from`: the user's pod template as it is, with the first container as the target
+        // (its port named for the Service); only the identity (name, labels, no owner
+        // reference: metadata is draincheck's), the restart policy and the grace period are ours.
+        ...structuredClone(template),
+        containers: [fromFile!.container, ...structuredClone(template.containers.slice(1))],
+        terminationGracePeriodSeconds: scenario.terminationGracePeriodSeconds,
+        restartPolicy: 'Never',
+      }
+    : {
+        terminationGracePeriodSeconds: scenario.terminationGracePeriodSeconds,
+        // A bare Pod: a deleted Pod must stay deleted, not come back as a new incarnation.
+        restartPolicy: 'Never',
+        enableServiceLinks: false,
+        // The lab server never talks to the API server: no token. A mounted token volume also
+        // kept a Pod created during Ctrl-C in ContainerCreating for minutes (issue 12.12).
+        automountServiceAccountToken: false,
+        containers: [container],
+      };
   const pod: V1Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: { name: names.name, namespace: names.namespace, labels },
-    spec: {
-      terminationGracePeriodSeconds: scenario.terminationGracePeriodSeconds,
-      // A bare Pod: a deleted Pod must stay deleted, not come back as a new incarnation.
-      restartPolicy: 'Never',
-      enableServiceLinks: false,
-      // The lab server never talks to the API server: no token. A mounted token volume also
-      // kept a Pod created during Ctrl-C in ContainerCreating for minutes (issue 12.12).
-      automountServiceAccountToken: false,
-      containers: [container],
-    },
+    spec,
   };
   const service: V1Service = {
     apiVersion: 'v1',

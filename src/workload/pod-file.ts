@@ -6,7 +6,7 @@
 // and the user's Services would send it traffic). The file is untrusted input: bounded in size,
 // document count and alias expansion; every problem is one line naming the file and the field.
 import { readFileSync, statSync } from 'node:fs';
-import type { V1Container } from '@kubernetes/client-node';
+import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { DraincheckError, quote } from '../errors.js';
 import { parseInteger } from '../util/integer.js';
@@ -24,12 +24,43 @@ export interface FilePod {
   container: V1Container;
   /** The Pod's own grace period; absent: Kubernetes' default (30 s). */
   terminationGracePeriodSeconds: number | undefined;
+  /** Fields of the file's Pod spec and first container that the run does not use (said on a cluster). */
+  dropped?: string[];
+  /**
+   * `--from deployment/NAME`: the whole pod template spec, copied as it is (volumes, service
+   * account, pull secrets, every container) except what makes it draincheck's bare Pod.
+   */
+  podSpec?: V1PodSpec;
 }
+
+export interface PodFileOptions {
+  /**
+   * A real cluster runs the container's image, so a container without a command runs the
+   * image's entrypoint. The embedded runtime runs only commands. Either way only the fields
+   * listed below are taken: host access, volumes, a security context are never copied.
+   */
+  runsImages?: boolean;
+}
+
+/** What the run takes of the file; every other field is dropped (and said so on a cluster). */
+const USED_CONTAINER_FIELDS = new Set([
+  'name',
+  'image',
+  'command',
+  'args',
+  'env',
+  'workingDir',
+  'ports',
+  'readinessProbe',
+  'livenessProbe',
+  'lifecycle',
+]);
+const USED_SPEC_FIELDS = new Set(['containers', 'terminationGracePeriodSeconds']);
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function readPodFile(file: string): FilePod {
+export function readPodFile(file: string, options: PodFileOptions = {}): FilePod {
   let text: string;
   try {
     if (statSync(file).size > POD_FILE_MAX_BYTES)
@@ -45,10 +76,10 @@ export function readPodFile(file: string): FilePod {
       `-f ${quote(file)} cannot be read: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
     );
   }
-  return parsePodFile(file, text);
+  return parsePodFile(file, text, options);
 }
 
-export function parsePodFile(file: string, text: string): FilePod {
+export function parsePodFile(file: string, text: string, options: PodFileOptions = {}): FilePod {
   const fail = (message: string): never => {
     throw new DraincheckError('DC_INPUT_FILE', `-f ${quote(file)}: ${message}`);
   };
@@ -73,7 +104,8 @@ export function parsePodFile(file: string, text: string): FilePod {
     }
     if (!isObj(value)) continue;
     const name = isObj(value.metadata) && typeof value.metadata.name === 'string' ? value.metadata.name : '';
-    if (value.kind === 'Pod') return fromPodSpec(file, `Pod ${name}`.trim(), value.spec, 'spec', fail);
+    if (value.kind === 'Pod')
+      return fromPodSpec(file, `Pod ${name}`.trim(), value.spec, 'spec', fail, options);
     if (value.kind === 'Deployment') {
       const template = isObj(value.spec) ? value.spec.template : undefined;
       return fromPodSpec(
@@ -82,6 +114,7 @@ export function parsePodFile(file: string, text: string): FilePod {
         isObj(template) ? template.spec : undefined,
         'spec.template.spec',
         fail,
+        options,
       );
     }
   }
@@ -94,8 +127,10 @@ function fromPodSpec(
   spec: unknown,
   at: string,
   fail: (message: string) => never,
+  options: PodFileOptions,
 ): FilePod {
   if (!isObj(spec)) return fail(`${source}: ${at} is missing`);
+
   const containers = spec.containers;
   if (!Array.isArray(containers) || containers.length === 0 || !isObj(containers[0]))
     return fail(`${source}: ${at}.containers has no container`);
@@ -111,7 +146,9 @@ function fromPodSpec(
   const command = strings('command');
   const args = strings('args');
   const containerName = typeof c.name === 'string' ? c.name : 'the first container';
-  if (!command || command.length === 0) {
+  if ((!command || command.length === 0) && options.runsImages && typeof c.image !== 'string')
+    fail(`container ${quote(containerName)} has neither command nor image`);
+  if ((!command || command.length === 0) && !options.runsImages) {
     // The embedded runtime runs processes, not images: say what would run and how to say it.
     const image = typeof c.image === 'string' ? ` (image ${quote(c.image)})` : '';
     fail(
@@ -152,7 +189,7 @@ function fromPodSpec(
   const container: V1Container = {
     name: containerName,
     ...(typeof c.image === 'string' ? { image: c.image } : {}),
-    command: command,
+    ...(command && command.length > 0 ? { command } : {}),
     ...(args ? { args } : {}),
     ...(env ? { env: env as V1Container['env'] } : {}),
     ...(typeof c.workingDir === 'string' ? { workingDir: c.workingDir } : {}),
@@ -162,11 +199,21 @@ function fromPodSpec(
     ...(isObj(c.startupProbe) ? { startupProbe: c.startupProbe } : {}),
     ...(isObj(c.lifecycle) ? { lifecycle: c.lifecycle } : {}),
   };
+  const dropped = [
+    ...Object.keys(spec)
+      .filter((k) => !USED_SPEC_FIELDS.has(k))
+      .map((k) => `${at}.${k}`),
+    ...(containers.length > 1 ? [`${at}.containers[1..]`] : []),
+    ...Object.keys(c)
+      .filter((k) => !USED_CONTAINER_FIELDS.has(k))
+      .map((k) => `${at}.containers[0].${k}`),
+  ].slice(0, 50);
   return {
     file,
     source,
     container,
     terminationGracePeriodSeconds: grace === undefined || grace === null ? undefined : (grace as number),
+    ...(dropped.length > 0 ? { dropped } : {}),
   };
 }
 

@@ -205,7 +205,8 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
     throw new DraincheckError('DC_USAGE', parsed.error.issues[0]?.message ?? 'bad scenario');
   const v = parsed.data;
   const serverCommand = v.serverCommand ?? null;
-  const onSigterm = serverCommand ? null : (v.onSigterm ?? defaults.onSigterm);
+  // null: not the lab server (a file's container that runs its image's own entrypoint).
+  const onSigterm = serverCommand || v.onSigterm === null ? null : (v.onSigterm ?? defaults.onSigterm);
   const integers = Object.fromEntries(
     scenarioSettingRows.map(([name, s]) => [s.field, v[name] ?? defaults[name]]),
   ) as Record<ScenarioField, number>;

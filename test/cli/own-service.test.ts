@@ -264,11 +264,20 @@ test('userspace Service proxy: no socket evidence, in-flight only; --min-evidenc
   assert.deepEqual(processesWithMarker(marker), []);
 });
 
-test('the target flags on a real cluster: one usage line, exit 2 (embedded runtime only so far)', () => {
-  const r = cli(['run', '--platform', 'kube', '--work', 'GET /slow?ms={ms}']);
+test('the target flags on a real cluster are taken (test/cli/kube-own-service.test.ts runs them): the run goes on to the kubeconfig', () => {
+  const r = cli([
+    'run',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    '/nonexistent/kubeconfig',
+    '--work',
+    'GET /slow?ms={ms}',
+  ]);
   assert.equal(r.status, 2);
   assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
-  assert.match(r.stderr, /apply only to the embedded runtime/);
+  assert.doesNotMatch(r.stderr, /apply only to the embedded runtime/);
+  assert.match(r.stderr, /kubeconfig/);
 });
 
 test('--uid-from json:uid: the Pod UID in the work response is the identity (uid), the route beside it', () => {

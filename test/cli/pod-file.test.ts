@@ -358,8 +358,24 @@ test('-f: malformed YAML, no Pod or Deployment, a huge file, a missing file: one
   oneLineError(['-f', writeYaml(`${laughs.join('\n')}\nkind: Pod\n`)], /cannot be read as YAML/);
 });
 
-test('-f with --platform kube or --server-command: one line, exit 2', () => {
+test('-f with --server-command: one line, exit 2; with --platform kube the file goes on to the cluster', () => {
   const file = writeYaml(deployment({ command: ['true'], port: 19470 }));
-  oneLineError(['-f', file, '--platform', 'kube'], /-f applies only to the embedded runtime/);
   oneLineError(['-f', file, '--server-command', 'true'], /-f and --server-command cannot be used together/);
+  // A real cluster runs the image: a container without a command is taken there (the run then
+  // needs a kubeconfig), and refused on the embedded runtime.
+  const imageOnly = writeYaml(
+    [
+      'kind: Pod',
+      'metadata: {name: web}',
+      'spec:',
+      '  containers:',
+      '  - {name: web, image: example.com/web:1}',
+      '',
+    ].join('\n'),
+  );
+  oneLineError(['-f', imageOnly], /the embedded runtime does not run images/);
+  oneLineError(
+    ['-f', imageOnly, '--platform', 'kube', '--kubeconfig', '/nonexistent/kubeconfig'],
+    /kubeconfig/,
+  );
 });

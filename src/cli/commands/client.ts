@@ -9,6 +9,7 @@ import { clientDefaults } from '../../probe/client-defaults.js';
 import { createNameLookup, readSystemResolverFiles } from '../../probe/resolve.js';
 import { WORK_ID_PATTERN, WORK_MS_MAX } from '../../server/work-params.js';
 import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
+import { checkPlaceholders, parseExpectStatus, type TargetPlan } from '../../probe/work-template.js';
 
 /** A time limit or pause in ms: at least 1, at most what a Node timer can wait. */
 const timeMs = (label: string) => integerSchema({ label, min: 1, max: TIMER_MAX_MS });
@@ -28,7 +29,58 @@ const flagsSchema = z.object({
   newRequestMs: integerSchema({ label: '--new-request-ms', min: 0, max: WORK_MS_MAX }).optional(),
   reuseAfterMs: integerSchema({ label: '--reuse-after-ms', min: 0, max: 3_600_000 }).optional(),
   replacementWaitMs: integerSchema({ label: '--replacement-wait-ms', min: 0, max: 3_600_000 }).optional(),
+  target: z.string().optional(),
 });
+
+/** `--target`: the runner's own TargetPlan as JSON; a Pod argument, bounded all the same. */
+const TARGET_MAX_CHARS = 64 * 1024;
+const headerName = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const targetSchema = z.object({
+  lab: z.boolean(),
+  healthPath: z
+    .string()
+    .regex(/^\/\S*$/)
+    .max(2048),
+  work: z.object({
+    method: z.string().regex(/^[A-Z]{1,16}$/),
+    path: z
+      .string()
+      .regex(/^\/\S*$/)
+      .max(8192),
+    headers: z.array(z.tuple([z.string().regex(headerName).max(256), z.string().max(8192)])).max(64),
+    body: z.string().max(TARGET_MAX_CHARS).nullable(),
+  }),
+  expectStatus: z.string().max(256),
+  uidFrom: z
+    .union([
+      z.object({ kind: z.literal('header'), name: z.string().regex(headerName).max(256) }),
+      z.object({ kind: z.literal('json'), path: z.array(z.string().min(1).max(256)).min(1).max(32) }),
+    ])
+    .nullable(),
+});
+
+/** The --target value as a TargetPlan, checked as the runner's flags were. */
+export function parseTargetFlag(text: string): TargetPlan {
+  const bad = (why: string) => new DraincheckError('DC_USAGE', `--target: ${why}`);
+  if (text.length > TARGET_MAX_CHARS) throw bad(`longer than ${TARGET_MAX_CHARS} characters`);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw bad('not JSON');
+  }
+  const parsed = targetSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw bad(`${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'bad value'}`);
+  }
+  const target = parsed.data;
+  checkPlaceholders('--target work.path', target.work.path);
+  for (const [, v] of target.work.headers) checkPlaceholders('--target work.headers', v);
+  if (target.work.body !== null) checkPlaceholders('--target work.body', target.work.body);
+  target.expectStatus = parseExpectStatus(target.expectStatus);
+  return target;
+}
 
 export function clientCommand(): Command {
   return new Command('client')
@@ -82,6 +134,10 @@ export function clientCommand(): Command {
       '--replacement-wait-ms <ms>',
       'start the new request’s delay only once GET /healthz answers with another Pod’s UID (at most this long after acceptance)',
     )
+    .option(
+      '--target <json>',
+      "the service checked, as the runner describes it (draincheck run's --work, --health-path ...); default: the lab contract",
+    )
     .action(async (flags: Record<string, string>) => {
       const parsed = flagsSchema.safeParse(flags);
       if (!parsed.success) {
@@ -91,6 +147,8 @@ export function clientCommand(): Command {
           `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'bad value'}`,
         );
       }
+      const { target, ...rest } = parsed.data;
+      const plan = { ...rest, ...(target === undefined ? {} : { target: parseTargetFlag(target) }) };
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());
@@ -102,7 +160,7 @@ export function clientCommand(): Command {
         lookupTimeoutMs: parsed.data.connectTimeoutMs,
       });
       try {
-        await runClient(parsed.data, {
+        await runClient(plan, {
           now: () => performance.now() - start,
           emit: (event) => process.stdout.write(`${JSON.stringify(event)}\n`),
           signal: controller.signal,

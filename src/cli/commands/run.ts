@@ -1,6 +1,8 @@
 // `draincheck run`: one experiment — one Pod, one accepted request, one deletion.
 import { Command, Option } from 'commander';
-import { DraincheckError, ExitCode } from '../../errors.js';
+import { DraincheckError, ExitCode, quote } from '../../errors.js';
+import { newRunId } from '../../experiment/plan.js';
+import { checkNamespace } from '../../workload/values.js';
 import { verdictKinds } from '../../experiment/run-document.js';
 import { checkOutputDirectory, defaultResultsDir } from '../../results/write.js';
 import { runKind } from '../../kinds/run.js';
@@ -14,9 +16,12 @@ import { warnLeftovers } from '../leftovers.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 import { addTargetFlags, targetFromFlags, type TargetFlags } from '../target-flags.js';
+import type { ServiceTarget } from '../../workload/target.js';
 
 interface RunFlags extends ScenarioFlags, PlatformFlags, FormatFlags, TargetFlags {
   filename?: string;
+  from?: string;
+  runNamespace?: string;
   out?: string;
   expect?: string;
   name?: string;
@@ -36,7 +41,15 @@ export function runCommand(): Command {
     )
     .option(
       '-f, --filename <file>',
-      "embedded runtime: run the first container of this Pod or Deployment YAML (its command/args/env/workingDir, ports, readiness/liveness/startup probes, preStop and terminationGracePeriodSeconds; not its image); the readiness probe's httpGet path and port are the target's unless --health-path/--port say otherwise",
+      "run the first container of this Pod or Deployment YAML (its command/args/env/workingDir, ports, readiness/liveness/startup probes, preStop and terminationGracePeriodSeconds; its image on --platform kube only — the embedded runtime needs a command); the readiness probe's httpGet path and port are the target's unless --health-path/--port say otherwise",
+    )
+    .option(
+      '--from <deployment/NAME>',
+      "--platform kube: run a copy of this Deployment's pod template (read only, from -n NS) as one Pod + a ClusterIP Service, under draincheck's own name and labels; see docs/YOUR-SERVICE.md",
+    )
+    .option(
+      '--run-namespace <ns>',
+      "--from: run the copy in this existing namespace instead of the Deployment's own",
     )
     .option('--name <label>', 'a name for the scenario (default: the policy)');
   addTargetFlags(command);
@@ -68,6 +81,9 @@ export function runCommand(): Command {
         "  draincheck run --server-command 'node server.js' --health-path /health \\",
         "      --work 'GET /slow?ms={ms}&id={id}' --work-ms 500 --min-evidence socket",
         "  draincheck run -f deployment.yaml --work 'GET /slow?ms={ms}&id={id}'",
+        "  draincheck run --platform kube -f deployment.yaml --work 'GET /slow?ms={ms}&id={id}' \\",
+        "      --accepted-log 'accepted {id}'",
+        "  draincheck run --platform kube --from deployment/web -n shop --work 'GET /slow?ms={ms}&id={id}'",
         '',
         'Server command: /bin/sh -c runs it, with exec put before the command it runs last when that',
         'keeps the meaning — a simple command (PORT=9 node s.js -> PORT=9 exec node s.js) or the last',
@@ -76,20 +92,27 @@ export function runCommand(): Command {
         'trap or wait runs as written: the shell stays PID 1 and ignores SIGTERM, as in a container whose',
         "command is sh -c '...'; the server then gets only SIGKILL at the end of the grace period.",
         'The exact script is saved in the run document (scenario.serverCommand).',
+        '',
+        "Your own service on a cluster (--platform kube): -f FILE runs the file's first container (its",
+        "image) under draincheck's name, labels and restricted security context; --from deployment/NAME",
+        'only reads that Deployment (-n NS) and runs a copy of its pod template in its namespace (or',
+        '--run-namespace), refused if a Deployment, ReplicaSet or Service selector there would select',
+        "the copy or the template asks for the node's access. The client Pod sends the --work request.",
+        "Identity without a UID: route = the Pod was the Service's only routable endpoint in the",
+        'EndpointSlice watch when the connection opened (weaker than uid). Acceptance: counter, log,',
+        "in-flight; socket is embedded-only (a client Pod cannot see the server Pod's sockets).",
+        'Permissions: deploy/rbac-from.yaml. Details: docs/YOUR-SERVICE.md, docs/REAL-CLUSTER.md.',
       ].join('\n'),
     )
     .action(async (flags: RunFlags) => {
       const format = chosenFormat(flags);
-      const filePod = flags.filename === undefined ? null : podFileFor(flags);
+      const source = flags.from === undefined ? null : await deploymentSourceFor(flags);
+      const filePod = source?.pod ?? (flags.filename === undefined ? null : podFileFor(flags));
       const target = targetFromFlags(
         filePod ? { ...flags, healthPath: flags.healthPath ?? filePodHealthPath(filePod) } : flags,
       );
-      // The client Pod of a real cluster speaks only the lab contract so far.
-      if (target && flags.platform === 'kube')
-        throw new DraincheckError(
-          'DC_USAGE',
-          '--work, --health-path, --uid-from, --accepted-log and the like apply only to the embedded runtime (--platform local) so far',
-        );
+      if (flags.platform === 'kube')
+        kubeTargetNotes(filePod, target, (line) => process.stderr.write(`${line}\n`));
       const scenario = resolveScenario({
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
         ...(filePod ? filePodScenario(filePod, flags) : {}),
@@ -100,8 +123,25 @@ export function runCommand(): Command {
       const outDir = flags.out ?? defaultResultsDir();
       // Before anything starts: a run must never be lost to an unusable --out.
       checkOutputDirectory(outDir, '--out');
-      const session = await openPlatformSession(flags);
-      const { docs, files, interrupted } = await runMany(session, [scenario], outDir, format !== 'text');
+      // --from: the run works in the Deployment's namespace (or --run-namespace), never creating it.
+      const sessionFlags = source ? { ...flags, namespace: source.runNamespace } : flags;
+      const session = await openPlatformSession(sessionFlags);
+      let planOptionsOf: (() => { runId: string }) | undefined;
+      if (source) {
+        // The copy's labels are known before anything is created: checked against every
+        // selector of the namespace first (from-deployment.ts says why).
+        const runId = newRunId();
+        const { workload } = runKind.plan(scenario, { ...session.planOptions, runId });
+        await source.assertUnselected(source.runNamespace, workload.pod.metadata?.labels ?? {});
+        planOptionsOf = () => ({ runId });
+      }
+      const { docs, files, interrupted } = await runMany(
+        session,
+        [scenario],
+        outDir,
+        format !== 'text',
+        planOptionsOf,
+      );
       const doc = docs[0]!;
       const { renderers } = runKind;
       const context = {
@@ -115,7 +155,7 @@ export function runCommand(): Command {
         process.stdout.write(`${forStdout(format, renderers.html(docs, context))}\n`);
       else
         process.stdout.write(`${renderers.text(docs, context)}\n\nsaved: ${terminalSafe(files[0] ?? '')}\n`);
-      const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
+      const leftBehind = warnLeftovers(docs, sessionFlags, (line) => process.stderr.write(`${line}\n`));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (!doc.complete) process.exitCode = ExitCode.incomplete;
       else if (leftBehind) process.exitCode = ExitCode.leftBehind;
@@ -125,6 +165,39 @@ export function runCommand(): Command {
       } else process.exitCode = ExitCode.ok;
     });
   return command;
+}
+
+/** `--from deployment/NAME`, checked against the flags it cannot be combined with, and read (get only). */
+async function deploymentSourceFor(flags: RunFlags) {
+  const from = flags.from!;
+  if (flags.platform !== 'kube')
+    throw new DraincheckError('DC_USAGE', '--from reads a Deployment from a cluster: add --platform kube');
+  for (const [given, flag] of [
+    [flags.filename, '-f'],
+    [flags.serverCommand, '--server-command'],
+    [flags.prestopSleepSeconds, '--prestop-sleep-seconds'],
+  ] as const)
+    if (given !== undefined)
+      throw new DraincheckError(
+        'DC_USAGE',
+        `--from and ${flag} cannot be used together: the Deployment's pod template gives it`,
+      );
+  const m = /^(?:deployments?|deploy|deployments?\.apps)\/([^/]+)$/.exec(from);
+  if (!m) throw new DraincheckError('DC_USAGE', `--from must be deployment/NAME, got ${quote(from)}`);
+  const name = m[1]!;
+  // A Deployment's name is a DNS-1123 subdomain (it goes into an API path and into messages).
+  if (name.length > 253 || !/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(name))
+    throw new DraincheckError('DC_USAGE', `--from: ${quote(name)} is not a Deployment name`);
+  // Loaded only here: @kubernetes/client-node costs most of a second to load.
+  const { kubeConnectionFrom } = await import('../../platform/kube/session.js');
+  const { contextNamespace, readDeploymentSource } = await import('../../platform/kube/from-deployment.js');
+  const connection = kubeConnectionFrom({ kubeconfig: flags.kubeconfig, context: flags.context });
+  const namespace = flags.namespace ?? contextNamespace(connection);
+  checkNamespace(namespace, '-n');
+  const runNamespace = flags.runNamespace ?? namespace;
+  checkNamespace(runNamespace, '--run-namespace');
+  const source = await readDeploymentSource(connection, namespace, name);
+  return { ...source, runNamespace };
 }
 
 /** `-f FILE`, checked against the flags it cannot be combined with, and read. */
@@ -139,14 +212,23 @@ function podFileFor(flags: RunFlags): FilePod {
       'DC_USAGE',
       "-f and --prestop-sleep-seconds cannot be used together: the file's lifecycle.preStop is used",
     );
-  // The client Pod of a real cluster speaks only the lab contract so far, and a file's
-  // command runs on this machine only: refused rather than half-run.
-  if (flags.platform === 'kube')
-    throw new DraincheckError(
-      'DC_USAGE',
-      '-f applies only to the embedded runtime (--platform local) so far',
+  // A real cluster runs the container's image: a container without a command runs its entrypoint.
+  return readPodFile(flags.filename!, { runsImages: flags.platform === 'kube' });
+}
+
+/**
+ * On a real cluster, what the user asked for and does not get, said before the run: the file's
+ * fields the run does not copy, and the `socket` grade, which only the embedded runtime reads.
+ */
+function kubeTargetNotes(filePod: FilePod | null, target: ServiceTarget | null, say: (line: string) => void) {
+  if (filePod?.dropped?.length)
+    say(
+      `draincheck: -f ${terminalSafe(filePod.file)}: not used on the cluster (the Pod gets draincheck's own name, labels, security context and resources): ${filePod.dropped.map(terminalSafe).join(', ')}`,
     );
-  return readPodFile(flags.filename!);
+  if (target?.minEvidence === 'socket')
+    say(
+      "draincheck: --min-evidence socket on --platform kube: the socket grade is read only on the embedded runtime (the client Pod cannot see the server Pod's sockets in its own network namespace); only counter or log evidence can pass",
+    );
 }
 
 /** The scenario settings the file gives: its command, port, grace period and preStop sleep. */
@@ -154,7 +236,10 @@ function filePodScenario(pod: FilePod, flags: RunFlags): Partial<ScenarioInput> 
   const c = pod.container;
   const port = filePodPort(pod);
   return {
-    serverCommand: [...(c.command ?? []), ...(c.args ?? [])],
+    // No command (a real cluster): the image's own entrypoint runs; it is not the lab server.
+    ...(c.command?.length
+      ? { serverCommand: [...c.command, ...(c.args ?? [])] }
+      : { serverCommand: null, onSigterm: null }),
     // Kubernetes' default grace period where the file sets none (--grace-seconds still wins).
     graceSeconds: flags.graceSeconds ?? pod.terminationGracePeriodSeconds ?? 30,
     // The run's time limits allow for a preStop sleep; exec/httpGet hooks run within the grace period.

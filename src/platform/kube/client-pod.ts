@@ -50,6 +50,8 @@ export function clientArgs(
     const value = plan[field];
     if (value !== undefined) args.push(flag, String(value));
   }
+  // The user's own service (draincheck run --work ...): the client sends what the runner was told.
+  if (plan.target) args.push('--target', JSON.stringify(plan.target));
   return args;
 }
 

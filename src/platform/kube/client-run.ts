@@ -28,6 +28,11 @@ export interface KubeClientContext {
   serviceAddress: 'cluster-ip' | 'dns';
   names: KubeNames;
   workload: Workload;
+  /**
+   * The draincheck image the client Pod runs; absent: the workload Pod's image (the lab
+   * server's). The user's own service (-f, --from) runs its own image, which has no client.
+   */
+  clientImage?: string;
   /** The Service as created (it carries the ClusterIP). */
   service: V1Service;
   resources: KubeResources;
@@ -106,7 +111,7 @@ async function* inProcess(ctx: KubeClientContext, plan: ClientPlan, serviceUrl: 
 
 async function* inPod(ctx: KubeClientContext, plan: ClientPlan, serviceUrl: string, signal: AbortSignal) {
   const { namespace, clientName } = ctx.names;
-  const image = ctx.workload.pod.spec?.containers[0]?.image ?? '';
+  const image = ctx.clientImage ?? ctx.workload.pod.spec?.containers[0]?.image ?? '';
   const pod = buildClientPod({
     namespace,
     name: clientName,

@@ -68,6 +68,8 @@ export interface KubePlatformOptions {
   keep?: boolean;
   /** Default `{ mode: 'in-cluster' }`. */
   client?: ClientMode;
+  /** The draincheck image of the client Pod (`--image`); absent: the workload Pod's image. */
+  clientImage?: string;
   /** How the client Pod addresses the Service (default `cluster-ip`; see docs/FIDELITY-KUBE.md). */
   serviceAddress?: 'cluster-ip' | 'dns';
   /** The runner's monotonic clock in ms (client times are mapped onto it). */
@@ -403,6 +405,7 @@ export class KubePlatform implements Platform {
       {
         mode: this.options.client ?? { mode: 'in-cluster' },
         serviceAddress: this.options.serviceAddress ?? 'cluster-ip',
+        ...(this.options.clientImage ? { clientImage: this.options.clientImage } : {}),
         names: {
           runId: this.runId,
           namespace: job.namespace,

@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import { DraincheckError, quote } from '../../errors.js';
 import { checkImageReference, checkNamespace } from '../../workload/values.js';
+import { DEFAULT_IMAGE } from '../../workload/manifests.js';
 import { preStopActionOf, type FlagValues, type PlatformSession } from '../entry.js';
 import type { ClientMode } from './client-run.js';
 import { loadKubeConnection, type KubeConnection } from './connection.js';
@@ -42,6 +43,7 @@ export function openKubeSession(values: FlagValues): PlatformSession {
         namespace,
         keep: values.keep === true,
         client,
+        clientImage: image ?? DEFAULT_IMAGE,
         // Unset: KubePlatform chooses from the server's version.
         preStopAction,
       }),

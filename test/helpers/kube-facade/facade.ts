@@ -32,6 +32,7 @@ export interface FacadeOptions {
 
 export class KubeFacade {
   url = '';
+  /** Every request, in arrival order: what a test asserts the client did and did not do. */
   private readonly server: http.Server;
   /** Every open watch or log stream, ended when the facade stops. */
   private readonly streams = new Set<AbortController>();

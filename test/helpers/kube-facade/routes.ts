@@ -45,7 +45,7 @@ const notFound = (resource: string, name: string) =>
   status(404, 'NotFound', `${resource} "${name}" not found`);
 
 const PATH =
-  /^\/(?:api\/v1|apis\/discovery\.k8s\.io\/v1|apis\/apps\/v1)\/namespaces(?:\/([^/]+)(?:\/(pods|services|events|endpointslices|deployments)(?:\/([^/]+)(?:\/(log))?)?)?)?$/;
+  /^\/(?:api\/v1|apis\/discovery\.k8s\.io\/v1|apis\/apps\/v1)\/namespaces(?:\/([^/]+)(?:\/(pods|services|events|endpointslices|deployments|replicasets)(?:\/([^/]+)(?:\/(log))?)?)?)?$/;
 
 /** Namespaces deleted through the facade: LocalCluster keeps the object, the API would not. */
 export type DeletedNamespaces = Set<string>;
@@ -92,6 +92,10 @@ export async function route(
       200,
       cluster.deletePod(namespace, name, grace === null ? {} : { gracePeriodSeconds: Number(grace) }),
     );
+  }
+  if (kind === 'deployments' && req.method === 'GET') {
+    const found = cluster.readDeployment(namespace, name);
+    return found ? json(200, found) : notFound('deployments.apps', name);
   }
   if (kind === 'deployments' && req.method === 'DELETE') {
     const found = cluster.readDeployment(namespace, name);

@@ -60,6 +60,7 @@ const files = {
   namespaced: deployFile('rbac-namespaced.yaml'),
   cluster: deployFile('rbac-cluster.yaml'),
   policy: deployFile('admission-policy.yaml'),
+  from: deployFile('rbac-from.yaml'),
 };
 const find = (docs: Doc[], kind: string) => docs.filter((d) => d.kind === kind);
 /** The namespace the namespaced mode runs in: the one rbac-namespaced.yaml creates. */
@@ -162,7 +163,7 @@ function granted(rules: Rule[]): string[] {
   );
 }
 
-test('deploy/: three files of valid objects, each saying what it is for', () => {
+test('deploy/: four files of valid objects, each saying what it is for', () => {
   const names = (docs: Doc[]) =>
     docs.map((d) => `${d.kind} ${d.metadata.namespace ?? ''}/${d.metadata.name}`);
   assert.deepEqual(names(files.namespaced), [
@@ -177,14 +178,17 @@ test('deploy/: three files of valid objects, each saying what it is for', () => 
   assert.deepEqual(names(files.policy), [
     'ValidatingAdmissionPolicy /draincheck-own-namespaces',
     'ValidatingAdmissionPolicyBinding /draincheck-own-namespaces',
+    'ValidatingAdmissionPolicy /draincheck-from-copies',
+    'ValidatingAdmissionPolicyBinding /draincheck-from-copies',
   ]);
-  for (const d of [...files.namespaced, ...files.cluster, ...files.policy]) {
+  assert.deepEqual(names(files.from), ['Role shop/draincheck-from', 'RoleBinding shop/draincheck-from']);
+  for (const d of [...files.namespaced, ...files.cluster, ...files.policy, ...files.from]) {
     assert.deepEqual(modelErrors(d, modelFor(d)), [], `${d.kind} ${d.metadata.name}`);
   }
 });
 
 test('deploy/: no ServiceAccount, nothing bound in `default`, no wildcard, no ClusterRole for the namespaced mode', () => {
-  const all = [...files.namespaced, ...files.cluster, ...files.policy];
+  const all = [...files.namespaced, ...files.cluster, ...files.policy, ...files.from];
   assert.equal(find(all, 'ServiceAccount').length, 0);
   for (const d of all) {
     assert.notEqual(d.metadata.namespace, 'default', `${d.kind} ${d.metadata.name}`);
@@ -258,6 +262,28 @@ test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, 
   });
   assert.equal(ns.metadata?.labels?.['app.kubernetes.io/managed-by'], 'draincheck');
   assert.equal(ns.metadata?.labels?.['pod-security.kubernetes.io/enforce'], 'restricted');
+});
+
+test('deploy/rbac-from.yaml: only reads of apps objects, and its admission policy binds the same group and refuses node access', () => {
+  const rules = find(files.from, 'Role')[0]?.rules ?? [];
+  for (const r of rules.filter((x) => x.apiGroups.includes('apps')))
+    assert.deepEqual(
+      r.verbs.filter((v) => !['get', 'list', 'watch'].includes(v)),
+      [],
+      `apps/${r.resources.join(',')}: the user's objects are only read`,
+    );
+  const group = find(files.from, 'RoleBinding')[0]?.subjects?.[0];
+  const policy = find(files.policy, 'ValidatingAdmissionPolicy')[1]?.spec as {
+    matchConditions: Array<{ expression: string }>;
+    validations: Array<{ expression: string }>;
+  };
+  assert.deepEqual(
+    policy.matchConditions.map((c) => c.expression),
+    [`'${group?.name}' in request.userInfo.groups`],
+  );
+  const all = policy.validations.map((v) => v.expression.replace(/\s+/g, ' ')).join(' ');
+  for (const field of ['hostNetwork', 'hostPID', 'hostIPC', 'hostPath', 'privileged', 'ownerReferences'])
+    assert.ok(all.includes(field), field);
 });
 
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
