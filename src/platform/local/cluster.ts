@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   KubernetesObject,
+  V1Container,
   V1Deployment,
   V1EndpointSlice,
   V1Namespace,
@@ -16,12 +17,15 @@ import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import type { PlatformEvent, WatchEvent } from '../types.js';
 import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
 import { detectPid1Support, type Pid1Support } from './container.js';
+import { isDraincheckImage } from './container-spec.js';
 import { DeploymentController } from './deployment-controller.js';
 import { deploymentInvalidMessage, withDeploymentDefaults } from './deployment-validation.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { PodWorker } from './pod-worker.js';
 import { Recorder } from './recorder.js';
 import { detectNftables, NftablesTable } from './nftables.js';
+import { detectPodNetworkSupport, PodNetworks, type PodNetworkMode } from './pod-network.js';
+import { readServerSocket, type ServerSocket } from '../../probe/server-socket.js';
 import { canonicalJson } from './pod-template-hash.js';
 import { controllerOf, ReplicaSetController } from './replicaset-controller.js';
 import { ServiceProxy } from './service-proxy.js';
@@ -40,6 +44,14 @@ export interface LocalClusterOptions {
    */
   serviceProxy?: ServiceProxyMode;
   /**
+   * Which Pods get a network namespace of their own (pod-network.ts): every Pod (`isolated`;
+   * a usage error where the OS does not allow it), none (`shared`: each Pod binds its own
+   * loopback address, given in HOST), or (`auto`, the default) where the OS allows it, the Pods
+   * that run a command of their own — a server that may bind 0.0.0.0 — while the lab server,
+   * which binds HOST, shares the host's network (no setup cost per Pod).
+   */
+  podNetwork?: PodNetworkMode;
+  /**
    * Test-only: switch off one of the Kubernetes rules this runtime models, so a test can prove
    * that the scenario showing the rule (src/experiment/matrix/) notices its absence. Never set
    * by the CLI.
@@ -54,6 +66,40 @@ export type ServiceProxyMode = 'auto' | 'nftables' | 'userspace';
  * not in the recordings, kept short).
  */
 const CONTROLLER_SYNC_DELAY_MS = 10;
+
+export interface PodNetworkChoice {
+  mode: PodNetworkMode;
+  /** Whether Pods can have network namespaces here. */
+  available: boolean;
+  reason: string;
+}
+
+/** The Pod network a runtime will use for `wanted`, and why; a usage error if it cannot. */
+export function resolvePodNetwork(wanted: PodNetworkMode = 'auto'): PodNetworkChoice {
+  if (wanted === 'shared')
+    return {
+      mode: 'shared',
+      available: false,
+      reason: 'every Pod shares the host network (chosen by the caller): a server must bind HOST',
+    };
+  const support = detectPodNetworkSupport();
+  if (!support.available && wanted === 'isolated')
+    throw new DraincheckError('DC_USAGE', `--pod-network isolated is not available here: ${support.reason}`);
+  if (!support.available)
+    return {
+      mode: 'shared',
+      available: false,
+      reason: `every Pod shares the host network (${support.reason}): a server must bind HOST, or two of its Pods collide on one port`,
+    };
+  return {
+    mode: wanted,
+    available: true,
+    reason:
+      wanted === 'isolated'
+        ? support.reason
+        : `${support.reason}; the lab server binds HOST and shares the host network`,
+  };
+}
 
 export interface ServiceProxySupport {
   mode: 'nftables' | 'userspace';
@@ -75,6 +121,8 @@ export class LocalCluster {
   readonly timing: RuntimeTiming;
   readonly pid1: Pid1Support;
   readonly serviceProxy: ServiceProxySupport;
+  readonly podNetwork: PodNetworkChoice;
+  private podNetworks: PodNetworks | undefined;
   private readonly rulesOff: ReadonlySet<RuntimeRule>;
   private nftables: NftablesTable | undefined;
   private readonly store = new ObjectStore();
@@ -104,6 +152,7 @@ export class LocalCluster {
           }
         : support;
     this.serviceProxy = resolveServiceProxy(options.serviceProxy);
+    this.podNetwork = resolvePodNetwork(options.podNetwork);
     this.controller = new EndpointSliceController(
       this.store,
       this.timing.endpointsDelayMs,
@@ -281,6 +330,7 @@ export class LocalCluster {
       allocator: () => this.addresses(),
       timing: this.timing,
       pid1: this.pid1.pid1,
+      podNetworks: (container) => this.podNetworksFor(container),
       rulesOff: this.rulesOff,
     });
     for (const w of this.liveWorkers) if (w.finished) this.liveWorkers.delete(w);
@@ -288,6 +338,38 @@ export class LocalCluster {
     this.liveWorkers.add(worker);
     void worker.start();
     return created;
+  }
+
+  /** The Pod networks a container gets its own namespace from, or none (the host's network). */
+  private podNetworksFor(container: V1Container): PodNetworks | undefined {
+    const { mode, available } = this.podNetwork;
+    if (!available || mode === 'shared') return undefined;
+    // auto: the lab server (the draincheck image, no command of its own) binds HOST.
+    if (mode === 'auto' && !container.command?.length && isDraincheckImage(container.image)) return undefined;
+    this.podNetworks ??= new PodNetworks();
+    return this.podNetworks;
+  }
+
+  /**
+   * The server's end of the Service connection from `clientPort`, read from the kernel: in the
+   * Pod's network namespace when the connection went to a Pod that has one (the route read
+   * back from conntrack names it), else in the host's.
+   */
+  async serverSocket(
+    namespace: string,
+    service: string,
+    clientPort: number,
+    signal: AbortSignal,
+    excludeLocal: string,
+  ): Promise<ServerSocket | null> {
+    if (this.podNetworks) {
+      const target = await this.proxies.get(`${namespace}/${service}`)?.kernelRoute(clientPort);
+      const worker = target
+        ? [...this.liveWorkers].find((w) => w.netns && w.endpoint?.ip === target.ip)
+        : undefined;
+      if (worker?.netns) return readServerSocket(clientPort, signal, excludeLocal, worker.netns);
+    }
+    return readServerSocket(clientPort, signal, excludeLocal);
   }
 
   /**
@@ -465,6 +547,7 @@ export class LocalCluster {
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
     await this.nftables?.delete().catch(() => undefined);
+    this.podNetworks?.dispose();
     // Only now that nothing listens on them may another runtime have the addresses.
     this.allocator?.dispose();
     this.aborter.abort();

@@ -4,13 +4,21 @@
 // terminated status, the final grace-0 update and the removal of the Pod object.
 // Where it is in that life is one named state (pod-worker-state.ts, after the kubelet's
 // pod_workers.go); every step below moves it through PodWorkerStatus.apply().
-import type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1ContainerStatus,
+  V1LifecycleHandler,
+  V1Pod,
+  V1PodCondition,
+  V1Probe,
+} from '@kubernetes/client-node';
 import { PID1_ANNOTATION } from '../../workload/labels.js';
 import type { AddressAllocator, Endpoint } from './addresses.js';
 import { ContainerProcess, type ContainerExit } from './container.js';
 import { containerArgv, containerEnv, ContainerSpecError, resolvePort } from './container-spec.js';
 import { REMAPPED_PORT_ANNOTATION } from './endpointslice-controller.js';
 import { LogBuffer } from './log-buffer.js';
+import type { PodNetwork, PodNetworks } from './pod-network.js';
 import { PodWorkerStatus, type PodWorkerEvent } from './pod-worker-state.js';
 import { runPreStop, type PreStopResult } from './prestop.js';
 import { ReadinessProber } from './prober.js';
@@ -28,6 +36,8 @@ export interface KubeletDeps {
   allocator: () => Promise<AddressAllocator>;
   timing: RuntimeTiming;
   pid1: boolean;
+  /** The Pod networks to give this container a network namespace from; none: the host's network. */
+  podNetworks?: (container: V1Container) => PodNetworks | undefined;
   /** Test-only (LocalClusterOptions.rulesOff): Kubernetes rules this kubelet skips. */
   rulesOff?: ReadonlySet<RuntimeRule>;
 }
@@ -36,6 +46,8 @@ export class PodWorker {
   readonly log = new LogBuffer();
   endpoint: Endpoint | undefined;
   private allocator: AddressAllocator | undefined;
+  /** The Pod's own network namespace and address, where it has one (pod-network.ts). */
+  private network: PodNetwork | undefined;
   private container: ContainerProcess | undefined;
   private prober: ReadinessProber | undefined;
   /** The container's environment, for exec probes. */
@@ -154,21 +166,34 @@ export class PodWorker {
     const wantedPort = this.spec.ports?.[0]?.containerPort ?? 8080;
     try {
       argv = containerArgv(this.spec);
-      this.allocator = await this.deps.allocator();
-      if (this.abandoned) return;
-      this.endpoint = await this.allocator.allocate(wantedPort);
-      if (this.abandoned) {
-        this.allocator.release(this.endpoint.ip);
-        this.endpoint = undefined;
-        return;
+      const networks = this.deps.podNetworks?.(this.spec);
+      if (networks) {
+        // The Pod's network as on a node: its own namespace, so every port is its own.
+        this.network = await networks.create();
+        if (this.abandoned) {
+          networks.release(this.network);
+          this.network = undefined;
+          return;
+        }
+        this.endpoint = { ip: this.network.ip, port: wantedPort, remapped: false };
+      } else {
+        this.allocator = await this.deps.allocator();
+        if (this.abandoned) return;
+        this.endpoint = await this.allocator.allocate(wantedPort);
+        if (this.abandoned) {
+          this.allocator.release(this.endpoint.ip);
+          this.endpoint = undefined;
+          return;
+        }
       }
       env = containerEnv(this.spec, this.current(), this.endpoint.ip);
     } catch (error) {
       if (error instanceof ContainerSpecError) return this.failToStart(error.reason, error.message);
       throw error;
     }
-    // The Pod's network namespace, emulated: the server binds the Pod IP (and the remapped
-    // port when the wanted one was taken).
+    // The Pod IP, for servers that bind it (without a namespace of its own, the Pod's network
+    // is emulated this way: the server binds the Pod IP, and the remapped port when the wanted
+    // one was taken).
     env.HOST = this.endpoint.ip;
     if (this.endpoint.remapped) env.PORT = String(this.endpoint.port);
     this.containerEnv = env;
@@ -179,6 +204,7 @@ export class PodWorker {
         argv,
         env,
         pid1: this.deps.pid1,
+        ...(this.network ? { netns: this.network.netns } : {}),
         ...(this.spec.workingDir ? { cwd: this.spec.workingDir } : {}),
         onOutput: (line) => this.log.append(line),
       });
@@ -218,7 +244,7 @@ export class PodWorker {
     }
     const port = resolvePort(probe.httpGet?.port ?? probe.tcpSocket?.port, this.spec);
     this.prober = new ReadinessProber({
-      probe,
+      probe: this.inPodNetwork(probe),
       env: this.containerEnv ?? {},
       host: this.endpoint!.ip,
       port:
@@ -294,7 +320,7 @@ export class PodWorker {
         type: 'prestop-started',
         data: { handler: Object.keys(preStop)[0] },
       });
-      this.hookRun = runPreStop(preStop, {
+      this.hookRun = runPreStop(this.inPodNetwork(preStop), {
         timeoutMs: grace * 1000,
         host: this.endpoint!.ip,
         port: (p) =>
@@ -418,6 +444,19 @@ export class PodWorker {
     this.deps.store.remove('pods', this.namespace, this.name);
     // The address is free once nothing can route to it any more.
     if (this.endpoint) this.allocator?.release(this.endpoint.ip);
+    this.network?.release();
+  }
+
+  /** The Pod's network namespace (for `ss` inside it), where it has one. */
+  get netns(): string | undefined {
+    return this.network?.netns;
+  }
+
+  /** An exec probe or hook runs "in the container": in the Pod's network namespace, where it has one. */
+  private inPodNetwork<T extends V1Probe | V1LifecycleHandler>(handler: T): T {
+    const command = handler.exec?.command;
+    if (!this.network || !command?.length) return handler;
+    return { ...handler, exec: { command: this.network.enter(command) } };
   }
 
   /** Force deletion (grace 0): the object is removed at once and the container killed now. */
@@ -444,6 +483,7 @@ export class PodWorker {
     this.timers.clear();
     this.prober?.stop();
     this.container?.killNow();
+    this.network?.release();
     this.log.close();
   }
 
