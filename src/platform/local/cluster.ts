@@ -72,6 +72,8 @@ export interface PodNetworkChoice {
   /** Whether Pods can have network namespaces here. */
   available: boolean;
   reason: string;
+  /** Why a Pod without a namespace of its own shares the host network (short). */
+  sharedBecause: string;
 }
 
 /** The Pod network a runtime will use for `wanted`, and why; a usage error if it cannot. */
@@ -81,6 +83,7 @@ export function resolvePodNetwork(wanted: PodNetworkMode = 'auto'): PodNetworkCh
       mode: 'shared',
       available: false,
       reason: 'every Pod shares the host network (chosen by the caller): a server must bind HOST',
+      sharedBecause: '--pod-network shared',
     };
   const support = detectPodNetworkSupport();
   if (!support.available && wanted === 'isolated')
@@ -90,6 +93,7 @@ export function resolvePodNetwork(wanted: PodNetworkMode = 'auto'): PodNetworkCh
       mode: 'shared',
       available: false,
       reason: `every Pod shares the host network (${support.reason}): a server must bind HOST, or two of its Pods collide on one port`,
+      sharedBecause: support.reason,
     };
   return {
     mode: wanted,
@@ -98,6 +102,7 @@ export function resolvePodNetwork(wanted: PodNetworkMode = 'auto'): PodNetworkCh
       wanted === 'isolated'
         ? support.reason
         : `${support.reason}; the lab server binds HOST and shares the host network`,
+    sharedBecause: 'the lab server binds HOST',
   };
 }
 
@@ -331,6 +336,7 @@ export class LocalCluster {
       timing: this.timing,
       pid1: this.pid1.pid1,
       podNetworks: (container) => this.podNetworksFor(container),
+      sharedNetworkReason: this.podNetwork.sharedBecause,
       rulesOff: this.rulesOff,
     });
     for (const w of this.liveWorkers) if (w.finished) this.liveWorkers.delete(w);

@@ -38,6 +38,8 @@ export interface KubeletDeps {
   pid1: boolean;
   /** The Pod networks to give this container a network namespace from; none: the host's network. */
   podNetworks?: (container: V1Container) => PodNetworks | undefined;
+  /** Why Pods without a namespace of their own share the host network (for a port conflict's message). */
+  sharedNetworkReason?: string;
   /** Test-only (LocalClusterOptions.rulesOff): Kubernetes rules this kubelet skips. */
   rulesOff?: ReadonlySet<RuntimeRule>;
 }
@@ -48,6 +50,8 @@ export class PodWorker {
   private allocator: AddressAllocator | undefined;
   /** The Pod's own network namespace and address, where it has one (pod-network.ts). */
   private network: PodNetwork | undefined;
+  /** The server said its port was taken while the Pod shares the host network. */
+  private addressInUse = false;
   private container: ContainerProcess | undefined;
   private prober: ReadinessProber | undefined;
   /** The container's environment, for exec probes. */
@@ -206,7 +210,10 @@ export class PodWorker {
         pid1: this.deps.pid1,
         ...(this.network ? { netns: this.network.netns } : {}),
         ...(this.spec.workingDir ? { cwd: this.spec.workingDir } : {}),
-        onOutput: (line) => this.log.append(line),
+        onOutput: (line) => {
+          this.log.append(line);
+          if (!this.network && ADDRESS_IN_USE.test(line)) this.addressInUse = true;
+        },
       });
     } catch (error) {
       return this.failToStart('StartError', (error as Error).message);
@@ -406,6 +413,9 @@ export class PodWorker {
                 exitCode: exit.exitCode,
                 ...(exit.signal ? { signal: signalNumber(exit.signal) } : {}),
                 reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+                ...(exit.exitCode !== 0 && this.addressInUse
+                  ? { message: addressInUseMessage(this.deps.sharedNetworkReason) }
+                  : {}),
                 startedAt: this.container!.startedAt,
                 finishedAt: exit.finishedAt,
                 containerID: `draincheck://${this.container!.hostPid}`,
@@ -501,6 +511,22 @@ export class PodWorker {
       () => undefined, // a process that failed to spawn has nothing to wait for
     );
   }
+}
+
+/** How Node, Go, Python and most servers word a port that is taken. */
+const ADDRESS_IN_USE = /\bEADDRINUSE\b|address already in use/i;
+
+/**
+ * The terminated state's message of a container that could not listen because the port is
+ * taken on the host network it shares (a runtime's own words; Kubernetes' would be the
+ * termination message file, or the log's tail with FallbackToLogsOnError).
+ */
+export function addressInUseMessage(reason: string | undefined): string {
+  return (
+    'listen EADDRINUSE: the port is taken on the host network, which Pods share here' +
+    (reason ? ` (${reason})` : '') +
+    ' — make the server listen on $HOST (the Pod IP), not 0.0.0.0; on Linux as root each Pod gets a network namespace of its own (--pod-network isolated)'
+  );
 }
 
 function signalNumber(signal: NodeJS.Signals): number {

@@ -8,12 +8,17 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import http from 'node:http';
 import net from 'node:net';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { fastTiming } from '../../../src/platform/local/timing.js';
+import { cli } from '../../helpers/cli.js';
 import { detectPodNetworkSupport } from '../../../src/platform/local/pod-network.js';
+import { freePort } from '../../../src/platform/local/addresses.js';
 import { labPod, openHarness, podReady, workService, type Harness } from '../../helpers/cluster-harness.js';
 import {
   openDeploymentHarness,
@@ -116,6 +121,7 @@ test('a 3-replica Deployment of such a server becomes available and rolls out', 
   const deployment = workDeployment(h.namespace, { replicas: 3 });
   const container = deployment.spec!.template.spec!.containers[0]!;
   container.command = command;
+  delete container.args;
   h.cluster.createDeployment(deployment);
   await h.deployments.waitFor((e) => rolloutComplete(e.object), 'first rollout complete', 60_000);
   await h.cluster.proxySettled(h.namespace, 'work');
@@ -225,4 +231,67 @@ test('without root, the runtime says why Pods share the host network, and isolat
   assert.match(shared.reason, /not root: a network namespace per Pod needs root/);
   assert.match(shared.reason, /a server must bind HOST, or two of its Pods collide on one port/);
   assert.match(isolated, /^DC_USAGE: --pod-network isolated is not available here: not root/);
+});
+
+test('sharing the host network, the second Pod of such a server ends saying why, in its terminated state', {
+  skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording and 127.0.0.N: Linux',
+}, async (t) => {
+  const h = openHarness({ timing: fastTiming, podNetwork: 'shared' });
+  t.after(() => h.close());
+  await h.service(workService());
+  // A port of its own on this busy host (other runtimes' Pods listen on 8080 of their addresses).
+  const port = await freePort('127.0.0.1');
+  const onPort = (name: string) => {
+    const pod = labPod({ name, command: [...command, String(port)] });
+    pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
+    return pod;
+  };
+  h.pod(onPort('a'));
+  await podReady(h, 'a');
+  h.pod(onPort('b'));
+  const ended = await h.pods.waitFor(
+    (e) => e.object.metadata?.name === 'b' && e.object.status?.containerStatuses?.[0]?.state?.terminated !== undefined,
+    'b terminated',
+  );
+  const message = ended.value.object.status!.containerStatuses![0]!.state!.terminated!.message ?? '';
+  assert.match(
+    message,
+    /^listen EADDRINUSE: the port is taken on the host network, which Pods share here \(--pod-network shared\) — make the server listen on \$HOST \(the Pod IP\), not 0\.0\.0\.0; on Linux as root each Pod gets a network namespace of its own \(--pod-network isolated\)$/,
+  );
+});
+
+test('draincheck run: a server whose port is taken on the shared host network ends with one line saying why', {
+  skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording: Linux',
+}, async (t) => {
+  // Something else on this host holds the port (on loopback: binding 0.0.0.0 then fails too).
+  const blocker = net.createServer();
+  await new Promise<void>((resolve) => blocker.listen({ host: '127.0.0.1', port: 0 }, resolve));
+  t.after(() => blocker.close());
+  const port = (blocker.address() as net.AddressInfo).port;
+  const r = cli(
+    [
+      'run',
+      '--pod-network',
+      'shared',
+      '--server-command',
+      `"${process.execPath}" "${server}" ${port}`,
+      '--port',
+      String(port),
+      '--work',
+      'GET /slow?ms={ms}',
+      '--timing',
+      'fast',
+      '--out',
+      mkdtempSync(join(tmpdir(), 'draincheck-pod-network-')),
+    ],
+    { timeoutMs: 60_000 },
+  );
+  assert.equal(r.status, 3, r.stderr);
+  // The run's one-line summary says what happened, why, and what to do.
+  const said = r.stdout.split('\n').filter((l) => l.startsWith('custom: Inconclusive:'));
+  assert.equal(said.length, 1, `${r.stdout}\n${r.stderr}`);
+  assert.match(
+    said[0]!,
+    /the container exited \(code 1 Error\) before the experiment began: listen EADDRINUSE: the port is taken on the host network, which Pods share here \(--pod-network shared\) — make the server listen on \$HOST \(the Pod IP\), not 0\.0\.0\.0; on Linux as root each Pod gets a network namespace of its own \(--pod-network isolated\)/,
+  );
 });
