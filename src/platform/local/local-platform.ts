@@ -71,7 +71,6 @@ export class LocalPlatform implements Platform {
       label: 'Pod network',
       value: this.cluster.podNetwork.mode,
       note: this.cluster.podNetwork.reason,
-      brief: true,
     });
     if (this.perPodAddresses !== undefined)
       facts.push({

@@ -53,7 +53,8 @@ export function detectPodNetworkSupport(): PodNetworkSupport {
     return no('not root: a network namespace per Pod needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN)');
   if (!works(['ip', '-V'])) return no('the ip command is missing (Debian/Ubuntu: apt-get install iproute2)');
   if (!works(['nsenter', '--version'])) return no('the nsenter command is missing (util-linux)');
-  if (!works(['unshare', '--net', 'true'])) return no('unshare --net failed: network namespaces are not allowed here');
+  if (!works(['unshare', '--net', 'true']))
+    return no('unshare --net failed: network namespaces are not allowed here');
   return (support = {
     available: true,
     reason: `Linux as root: each such Pod has its own network namespace and address (${POD_NETWORK_CIDR}, a veth pair to the host; no route out)`,
@@ -69,7 +70,9 @@ function ipBatch(script: string, netns?: string): Promise<void> {
     const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c.slice(0, 2000)));
-    child.on('error', (error) => reject(new DraincheckError('DC_PLATFORM_UNAVAILABLE', `ip: ${error.message}`)));
+    child.on('error', (error) =>
+      reject(new DraincheckError('DC_PLATFORM_UNAVAILABLE', `ip: ${error.message}`)),
+    );
     child.on('close', (code) => {
       if (code === 0) resolve();
       else
@@ -116,7 +119,8 @@ export async function collectStaleLinks(): Promise<string[]> {
     if (liveLinks.has(name)) continue;
     const lease = await takeLease(leaseName(`198.18.${m[1]}.${m[2]}`));
     if (!lease) continue; // its runtime is alive
-    if (spawnSync('ip', ['link', 'del', name], { stdio: 'ignore', timeout: 5000 }).status === 0) stale.push(name);
+    if (spawnSync('ip', ['link', 'del', name], { stdio: 'ignore', timeout: 5000 }).status === 0)
+      stale.push(name);
     lease.close();
   }
   return stale;
@@ -215,7 +219,10 @@ export class PodNetworks {
     const network = new PodNetwork(ip, link, holder, lease);
     try {
       if (!holder.pid || !(await inOwnNamespace(holder.pid)))
-        throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', 'the Pod network namespace holder did not start');
+        throw new DraincheckError(
+          'DC_PLATFORM_UNAVAILABLE',
+          'the Pod network namespace holder did not start',
+        );
       installExitHook();
       liveLinks.add(link);
       await ipBatch(

@@ -20,11 +20,7 @@ import { cli } from '../../helpers/cli.js';
 import { detectPodNetworkSupport } from '../../../src/platform/local/pod-network.js';
 import { freePort } from '../../../src/platform/local/addresses.js';
 import { labPod, openHarness, podReady, workService, type Harness } from '../../helpers/cluster-harness.js';
-import {
-  openDeploymentHarness,
-  rolloutComplete,
-  workDeployment,
-} from '../../helpers/deployment-harness.js';
+import { openDeploymentHarness, rolloutComplete, workDeployment } from '../../helpers/deployment-harness.js';
 
 const server = fileURLToPath(new URL('../../fixtures/servers/any-address-server.js', import.meta.url));
 const hostScript = fileURLToPath(new URL('../../fixtures/runtime-host.js', import.meta.url));
@@ -71,49 +67,53 @@ async function eventually(check: () => boolean, what: string, timeoutMs = 10_000
   }
 }
 
-test('two Pods of a server bound to 0.0.0.0:8080 both become Ready and each answers through the Service', { skip }, async (t) => {
-  const h = openHarness({ timing: fastTiming });
-  t.after(() => h.close());
-  await h.service(workService());
-  h.pod(labPod({ name: 'a', command }));
-  h.pod(labPod({ name: 'b', command }));
-  const [a, b] = [await podReady(h, 'a'), await podReady(h, 'b')];
-  await h.cluster.proxySettled(h.namespace, 'work');
-  // Sharing the host's network, b would die of EADDRINUSE — after its readiness probe was
-  // answered by a's server on 0.0.0.0 — and only a would answer.
-  assert.deepEqual([...(await podsBehind(h, 2))].sort(), ['a', 'b'], 'both Pods answered');
-  assert.notEqual(a.status?.podIP, b.status?.podIP, 'each Pod has its own address');
-  assert.match(a.status!.podIP!, /^198\.18\.\d+\.\d+$/);
-  // Each Pod's link is on the host, its address only inside its namespace.
-  assert.ok(links().includes(linkOf(a.status!.podIP!)));
-  assert.ok(!addrs().includes(`${a.status!.podIP!}/32`), 'the Pod address is not on the host');
+test(
+  'two Pods of a server bound to 0.0.0.0:8080 both become Ready and each answers through the Service',
+  { skip },
+  async (t) => {
+    const h = openHarness({ timing: fastTiming });
+    t.after(() => h.close());
+    await h.service(workService());
+    h.pod(labPod({ name: 'a', command }));
+    h.pod(labPod({ name: 'b', command }));
+    const [a, b] = [await podReady(h, 'a'), await podReady(h, 'b')];
+    await h.cluster.proxySettled(h.namespace, 'work');
+    // Sharing the host's network, b would die of EADDRINUSE — after its readiness probe was
+    // answered by a's server on 0.0.0.0 — and only a would answer.
+    assert.deepEqual([...(await podsBehind(h, 2))].sort(), ['a', 'b'], 'both Pods answered');
+    assert.notEqual(a.status?.podIP, b.status?.podIP, 'each Pod has its own address');
+    assert.match(a.status!.podIP!, /^198\.18\.\d+\.\d+$/);
+    // Each Pod's link is on the host, its address only inside its namespace.
+    assert.ok(links().includes(linkOf(a.status!.podIP!)));
+    assert.ok(!addrs().includes(`${a.status!.podIP!}/32`), 'the Pod address is not on the host');
 
-  // The server's end of a Service connection is read inside the Pod's namespace.
-  const { host, port } = h.serviceAddress();
-  const socket = net.connect({ host, port });
-  t.after(() => socket.destroy());
-  await once(socket, 'connect');
-  socket.write('GET /slow?ms=5000 HTTP/1.1\r\nHost: x\r\n\r\n');
-  let found = null;
-  for (let i = 0; i < 100 && !found; i++) {
-    found = await h.cluster.serverSocket(
-      h.namespace,
-      'work',
-      socket.localPort!,
-      new AbortController().signal,
-      `${host}:${port}`,
-    );
-    if (!found) await new Promise((r) => setTimeout(r, 50));
-  }
-  assert.ok(found, 'the server socket was found in a Pod namespace');
-  assert.match(found.local, /^198\.18\.\d+\.\d+:8080$/);
-  assert.ok([a.status!.podIP, b.status!.podIP].includes(found.local.split(':')[0]));
+    // The server's end of a Service connection is read inside the Pod's namespace.
+    const { host, port } = h.serviceAddress();
+    const socket = net.connect({ host, port });
+    t.after(() => socket.destroy());
+    await once(socket, 'connect');
+    socket.write('GET /slow?ms=5000 HTTP/1.1\r\nHost: x\r\n\r\n');
+    let found = null;
+    for (let i = 0; i < 100 && !found; i++) {
+      found = await h.cluster.serverSocket(
+        h.namespace,
+        'work',
+        socket.localPort!,
+        new AbortController().signal,
+        `${host}:${port}`,
+      );
+      if (!found) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(found, 'the server socket was found in a Pod namespace');
+    assert.match(found.local, /^198\.18\.\d+\.\d+:8080$/);
+    assert.ok([a.status!.podIP, b.status!.podIP].includes(found.local.split(':')[0]));
 
-  await h.close();
-  for (const pod of [a, b]) {
-    assert.ok(!links().includes(linkOf(pod.status!.podIP!)), 'the link is gone after dispose');
-  }
-});
+    await h.close();
+    for (const pod of [a, b]) {
+      assert.ok(!links().includes(linkOf(pod.status!.podIP!)), 'the link is gone after dispose');
+    }
+  },
+);
 
 test('a 3-replica Deployment of such a server becomes available and rolls out', { skip }, async (t) => {
   const h = await openDeploymentHarness({ timing: fastTiming });
@@ -166,7 +166,8 @@ test('a SIGKILLed runtime leaves no Pod link or address behind', { skip }, async
   assert.ok(links().includes(linkOf(podIp)), 'the link exists while the Pod runs');
   child.kill('SIGKILL');
   await once(child, 'close');
-  await eventually(() => !links().includes(linkOf(podIp!)), `link ${linkOf(podIp!)} removed`);
+  const link = linkOf(podIp);
+  await eventually(() => !links().includes(link), `link ${link} removed`);
   assert.ok(!addrs().includes(` ${podIp}/`), 'no Pod address left');
   assert.equal(
     spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.includes('draincheck'),
@@ -186,9 +187,13 @@ test('a Pod link whose runtime is gone is collected by the next runtime', { skip
     'the holder is in its own namespace',
   );
   const link = `dcp-254-${200 + Math.floor(Math.random() * 50)}`;
-  const made = spawnSync('ip', ['link', 'add', link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', String(holder.pid)], {
-    encoding: 'utf8',
-  });
+  const made = spawnSync(
+    'ip',
+    ['link', 'add', link, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', String(holder.pid)],
+    {
+      encoding: 'utf8',
+    },
+  );
   assert.equal(made.status, 0, made.stderr);
   t.after(() => spawnSync('ip', ['link', 'del', link], { stdio: 'ignore' }));
   const other = spawnSync(
@@ -206,92 +211,106 @@ test('a Pod link whose runtime is gone is collected by the next runtime', { skip
   await eventually(() => !links().includes(`${link}@`), `${link} collected`);
 });
 
-test('without root, the runtime says why Pods share the host network, and isolated is a usage error', {
-  skip: process.platform === 'linux' ? undefined : `${process.platform}: the reason differs`,
-}, async () => {
-  const script = `const m = await import(${JSON.stringify(clusterModule)});
+test(
+  'without root, the runtime says why Pods share the host network, and isolated is a usage error',
+  {
+    skip: process.platform === 'linux' ? undefined : `${process.platform}: the reason differs`,
+  },
+  () => {
+    const script = `const m = await import(${JSON.stringify(clusterModule)});
     const shared = m.resolvePodNetwork('auto');
     let isolated;
     try { m.resolvePodNetwork('isolated'); isolated = 'no error'; } catch (e) { isolated = e.code + ': ' + e.message; }
     process.stdout.write(JSON.stringify({ shared, isolated }));`;
-  const asRoot = process.getuid?.() === 0;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    encoding: 'utf8',
-    timeout: 30_000,
-    ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
-    env: { PATH: process.env.PATH ?? '' },
-  });
-  assert.equal(r.status, 0, r.stderr);
-  const { shared, isolated } = JSON.parse(r.stdout) as {
-    shared: { mode: string; available: boolean; reason: string };
-    isolated: string;
-  };
-  assert.equal(shared.mode, 'shared');
-  assert.equal(shared.available, false);
-  assert.match(shared.reason, /not root: a network namespace per Pod needs root/);
-  assert.match(shared.reason, /a server must bind HOST, or two of its Pods collide on one port/);
-  assert.match(isolated, /^DC_USAGE: --pod-network isolated is not available here: not root/);
-});
+    const asRoot = process.getuid?.() === 0;
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+      encoding: 'utf8',
+      timeout: 30_000,
+      ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+      env: { PATH: process.env.PATH ?? '' },
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const { shared, isolated } = JSON.parse(r.stdout) as {
+      shared: { mode: string; available: boolean; reason: string };
+      isolated: string;
+    };
+    assert.equal(shared.mode, 'shared');
+    assert.equal(shared.available, false);
+    assert.match(shared.reason, /not root: a network namespace per Pod needs root/);
+    assert.match(shared.reason, /a server must bind HOST, or two of its Pods collide on one port/);
+    assert.match(isolated, /^DC_USAGE: --pod-network isolated is not available here: not root/);
+  },
+);
 
-test('sharing the host network, the second Pod of such a server ends saying why, in its terminated state', {
-  skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording and 127.0.0.N: Linux',
-}, async (t) => {
-  const h = openHarness({ timing: fastTiming, podNetwork: 'shared' });
-  t.after(() => h.close());
-  await h.service(workService());
-  // A port of its own on this busy host (other runtimes' Pods listen on 8080 of their addresses).
-  const port = await freePort('127.0.0.1');
-  const onPort = (name: string) => {
-    const pod = labPod({ name, command: [...command, String(port)] });
-    pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
-    return pod;
-  };
-  h.pod(onPort('a'));
-  await podReady(h, 'a');
-  h.pod(onPort('b'));
-  const ended = await h.pods.waitFor(
-    (e) => e.object.metadata?.name === 'b' && e.object.status?.containerStatuses?.[0]?.state?.terminated !== undefined,
-    'b terminated',
-  );
-  const message = ended.value.object.status!.containerStatuses![0]!.state!.terminated!.message ?? '';
-  assert.match(
-    message,
-    /^listen EADDRINUSE: the port is taken on the host network, which Pods share here \(--pod-network shared\) — make the server listen on \$HOST \(the Pod IP\), not 0\.0\.0\.0; on Linux as root each Pod gets a network namespace of its own \(--pod-network isolated\)$/,
-  );
-});
+test(
+  'sharing the host network, the second Pod of such a server ends saying why, in its terminated state',
+  {
+    skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording and 127.0.0.N: Linux',
+  },
+  async (t) => {
+    const h = openHarness({ timing: fastTiming, podNetwork: 'shared' });
+    t.after(() => h.close());
+    await h.service(workService());
+    // A port of its own on this busy host (other runtimes' Pods listen on 8080 of their addresses).
+    const port = await freePort('127.0.0.1');
+    const onPort = (name: string) => {
+      const pod = labPod({ name, command: [...command, String(port)] });
+      pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
+      return pod;
+    };
+    h.pod(onPort('a'));
+    await podReady(h, 'a');
+    h.pod(onPort('b'));
+    const ended = await h.pods.waitFor(
+      (e) =>
+        e.object.metadata?.name === 'b' &&
+        e.object.status?.containerStatuses?.[0]?.state?.terminated !== undefined,
+      'b terminated',
+    );
+    const message = ended.value.object.status!.containerStatuses![0]!.state!.terminated!.message ?? '';
+    assert.match(
+      message,
+      /^listen EADDRINUSE: the port is taken on the host network, which Pods share here \(--pod-network shared\) — make the server listen on \$HOST \(the Pod IP\), not 0\.0\.0\.0; on Linux as root each Pod gets a network namespace of its own \(--pod-network isolated\)$/,
+    );
+  },
+);
 
-test('draincheck run: a server whose port is taken on the shared host network ends with one line saying why', {
-  skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording: Linux',
-}, async (t) => {
-  // Something else on this host holds the port (on loopback: binding 0.0.0.0 then fails too).
-  const blocker = net.createServer();
-  await new Promise<void>((resolve) => blocker.listen({ host: '127.0.0.1', port: 0 }, resolve));
-  t.after(() => blocker.close());
-  const port = (blocker.address() as net.AddressInfo).port;
-  const r = cli(
-    [
-      'run',
-      '--pod-network',
-      'shared',
-      '--server-command',
-      `"${process.execPath}" "${server}" ${port}`,
-      '--port',
-      String(port),
-      '--work',
-      'GET /slow?ms={ms}',
-      '--timing',
-      'fast',
-      '--out',
-      mkdtempSync(join(tmpdir(), 'draincheck-pod-network-')),
-    ],
-    { timeoutMs: 60_000 },
-  );
-  assert.equal(r.status, 3, r.stderr);
-  // The run's one-line summary says what happened, why, and what to do.
-  const said = r.stdout.split('\n').filter((l) => l.startsWith('custom: Inconclusive:'));
-  assert.equal(said.length, 1, `${r.stdout}\n${r.stderr}`);
-  assert.match(
-    said[0]!,
-    /the container exited \(code 1 Error\) before the experiment began: listen EADDRINUSE: the port is taken on the host network, which Pods share here \(--pod-network shared\) — make the server listen on \$HOST \(the Pod IP\), not 0\.0\.0\.0; on Linux as root each Pod gets a network namespace of its own \(--pod-network isolated\)/,
-  );
-});
+test(
+  'draincheck run: a server whose port is taken on the shared host network ends with one line saying why',
+  {
+    skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording: Linux',
+  },
+  async (t) => {
+    // Something else on this host holds the port (on loopback: binding 0.0.0.0 then fails too).
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen({ host: '127.0.0.1', port: 0 }, resolve));
+    t.after(() => blocker.close());
+    const port = (blocker.address() as net.AddressInfo).port;
+    const r = cli(
+      [
+        'run',
+        '--pod-network',
+        'shared',
+        '--server-command',
+        `"${process.execPath}" "${server}" ${port}`,
+        '--port',
+        String(port),
+        '--work',
+        'GET /slow?ms={ms}',
+        '--timing',
+        'fast',
+        '--out',
+        mkdtempSync(join(tmpdir(), 'draincheck-pod-network-')),
+      ],
+      { timeoutMs: 60_000 },
+    );
+    assert.equal(r.status, 3, r.stderr);
+    // The run's one-line summary says what happened, why, and what to do.
+    const said = r.stdout.split('\n').filter((l) => l.startsWith('custom: Inconclusive:'));
+    assert.equal(said.length, 1, `${r.stdout}\n${r.stderr}`);
+    assert.match(
+      said[0]!,
+      /the container exited \(code 1 Error\) before the experiment began: listen EADDRINUSE: the port is taken on the host network, which Pods share here \(--pod-network shared\) — make the server listen on \$HOST \(the Pod IP\), not 0\.0\.0\.0; on Linux as root each Pod gets a network namespace of its own \(--pod-network isolated\)/,
+    );
+  },
+);
