@@ -314,3 +314,32 @@ test(
     );
   },
 );
+
+test(
+  'an exec readiness probe runs inside the Pod network namespace (its 127.0.0.1 is the Pod’s)',
+  { skip },
+  async (t) => {
+    const h = openHarness({ timing: fastTiming });
+    t.after(() => h.close());
+    await h.service(workService());
+    // A port nothing on the host listens on: only the Pod's own loopback has it.
+    const port = await freePort('127.0.0.1');
+    const pod = labPod({
+      name: 'a',
+      command: [...command, String(port)],
+      probe: {
+        httpGet: undefined,
+        exec: {
+          command: [
+            process.execPath,
+            '-e',
+            `require('net').connect(${port}, '127.0.0.1').on('connect', () => process.exit(0)).on('error', () => process.exit(1))`,
+          ],
+        },
+      },
+    });
+    pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
+    h.pod(pod);
+    await podReady(h, 'a');
+  },
+);
