@@ -126,7 +126,8 @@ export class LocalCluster {
   readonly timing: RuntimeTiming;
   readonly pid1: Pid1Support;
   readonly serviceProxy: ServiceProxySupport;
-  readonly podNetwork: PodNetworkChoice;
+  private readonly podNetworkMode: PodNetworkMode;
+  private podNetworkChoice: PodNetworkChoice | undefined;
   private podNetworks: PodNetworks | undefined;
   private readonly rulesOff: ReadonlySet<RuntimeRule>;
   private nftables: NftablesTable | undefined;
@@ -157,7 +158,10 @@ export class LocalCluster {
           }
         : support;
     this.serviceProxy = resolveServiceProxy(options.serviceProxy);
-    this.podNetwork = resolvePodNetwork(options.podNetwork);
+    this.podNetworkMode = options.podNetwork ?? 'auto';
+    // `isolated` where it cannot be is a usage error before anything starts; `auto` probes
+    // only when it matters (a Pod of its own command, or the platform's details).
+    if (this.podNetworkMode !== 'auto') this.podNetworkChoice = resolvePodNetwork(this.podNetworkMode);
     this.controller = new EndpointSliceController(
       this.store,
       this.timing.endpointsDelayMs,
@@ -336,7 +340,7 @@ export class LocalCluster {
       timing: this.timing,
       pid1: this.pid1.pid1,
       podNetworks: (container) => this.podNetworksFor(container),
-      sharedNetworkReason: this.podNetwork.sharedBecause,
+      sharedNetworkReason: () => this.podNetwork.sharedBecause,
       rulesOff: this.rulesOff,
     });
     for (const w of this.liveWorkers) if (w.finished) this.liveWorkers.delete(w);
@@ -346,12 +350,19 @@ export class LocalCluster {
     return created;
   }
 
+  /** Which Pods get a network namespace of their own here, and why (probed once, when first asked). */
+  get podNetwork(): PodNetworkChoice {
+    this.podNetworkChoice ??= resolvePodNetwork(this.podNetworkMode);
+    return this.podNetworkChoice;
+  }
+
   /** The Pod networks a container gets its own namespace from, or none (the host's network). */
   private podNetworksFor(container: V1Container): PodNetworks | undefined {
+    // auto: the lab server (the draincheck image, no command of its own) binds HOST.
+    const labServer = !container.command?.length && isDraincheckImage(container.image);
+    if (this.podNetworkMode === 'auto' && labServer) return undefined;
     const { mode, available } = this.podNetwork;
     if (!available || mode === 'shared') return undefined;
-    // auto: the lab server (the draincheck image, no command of its own) binds HOST.
-    if (mode === 'auto' && !container.command?.length && isDraincheckImage(container.image)) return undefined;
     this.podNetworks ??= new PodNetworks();
     return this.podNetworks;
   }

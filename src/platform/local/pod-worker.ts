@@ -39,7 +39,7 @@ export interface KubeletDeps {
   /** The Pod networks to give this container a network namespace from; none: the host's network. */
   podNetworks?: (container: V1Container) => PodNetworks | undefined;
   /** Why Pods without a namespace of their own share the host network (for a port conflict's message). */
-  sharedNetworkReason?: string;
+  sharedNetworkReason?: () => string;
   /** Test-only (LocalClusterOptions.rulesOff): Kubernetes rules this kubelet skips. */
   rulesOff?: ReadonlySet<RuntimeRule>;
 }
@@ -414,7 +414,7 @@ export class PodWorker {
                 ...(exit.signal ? { signal: signalNumber(exit.signal) } : {}),
                 reason: exit.exitCode === 0 ? 'Completed' : 'Error',
                 ...(exit.exitCode !== 0 && this.addressInUse
-                  ? { message: addressInUseMessage(this.deps.sharedNetworkReason) }
+                  ? { message: addressInUseMessage(this.deps.sharedNetworkReason?.()) }
                   : {}),
                 startedAt: this.container!.startedAt,
                 finishedAt: exit.finishedAt,

@@ -142,39 +142,50 @@ test('a 3-replica Deployment of such a server becomes available and rolls out', 
   assert.equal((await podsBehind(h, 3)).size, 3, 'all three new Pods answered through the Service');
 });
 
-test('a SIGKILLed runtime leaves no Pod link or address behind', { skip }, async (t) => {
-  const marker = `dc-netns-${randomUUID()}`;
-  const child = spawn(process.execPath, [hostScript, marker], {
-    env: { PATH: process.env.PATH ?? '', POD_COMMAND: JSON.stringify(command) },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  t.after(() => child.kill('SIGKILL'));
-  let out = '';
-  let podIp: string | undefined;
-  child.stdout.setEncoding('utf8');
-  const deleting = new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (c: string) => {
-      out += c;
-      podIp ??= /"stage":"started","pod":"([\d.]+):/.exec(out)?.[1];
-      if (out.includes('"stage":"deleting"')) resolve();
+for (const signal of ['SIGKILL', 'SIGINT'] as const) {
+  const how = signal === 'SIGKILL' ? 'a SIGKILLed runtime' : 'Ctrl-C (SIGINT) mid-run: the runtime';
+  test(`${how} leaves no Pod link or address behind`, { skip }, async (t) => {
+    const netnsBefore = spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout;
+    const marker = `dc-netns-${randomUUID()}`;
+    const child = spawn(process.execPath, [hostScript, marker], {
+      env: { PATH: process.env.PATH ?? '', POD_COMMAND: JSON.stringify(command) },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.once('close', () => reject(new Error(`the host ended early: ${out}`)));
+    t.after(() => child.kill('SIGKILL'));
+    let out = '';
+    let podIp: string | undefined;
+    child.stdout.setEncoding('utf8');
+    const deleting = new Promise<void>((resolve, reject) => {
+      child.stdout.on('data', (c: string) => {
+        out += c;
+        podIp ??= /"stage":"started","pod":"([\d.]+):/.exec(out)?.[1];
+        if (out.includes('"stage":"deleting"')) resolve();
+      });
+      child.once('close', () => reject(new Error(`the host ended early: ${out}`)));
+    });
+    // preStop (sleep 30, in the Pod's namespace) is running: the Pod has its network.
+    await deleting;
+    assert.ok(podIp, out);
+    const link = linkOf(podIp);
+    assert.ok(links().includes(link), 'the link exists while the Pod runs');
+    child.kill(signal);
+    const [code] = (await once(child, 'close')) as [number | null];
+    if (signal === 'SIGINT') {
+      // Disposed before it exited: gone at once, no process of the host left.
+      assert.equal(code, 0, out);
+      assert.ok(!links().includes(link), `${link} removed on dispose`);
+    } else {
+      // The kernel removes the namespace once its last process (dead of SIGKILL) is gone.
+      await eventually(() => !links().includes(link), `link ${link} removed`);
+    }
+    assert.ok(!addrs().includes(` ${podIp}/`), 'no Pod address left');
+    assert.equal(
+      spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout,
+      netnsBefore,
+      'no named namespace left (the Pod namespaces are unnamed)',
+    );
   });
-  // preStop (sleep 30, in the Pod's namespace) is running: the Pod has its network.
-  await deleting;
-  assert.ok(podIp, out);
-  assert.ok(links().includes(linkOf(podIp)), 'the link exists while the Pod runs');
-  child.kill('SIGKILL');
-  await once(child, 'close');
-  const link = linkOf(podIp);
-  await eventually(() => !links().includes(link), `link ${link} removed`);
-  assert.ok(!addrs().includes(` ${podIp}/`), 'no Pod address left');
-  assert.equal(
-    spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.includes('draincheck'),
-    false,
-    'no named namespace',
-  );
-});
+}
 
 test('a Pod link whose runtime is gone is collected by the next runtime', { skip }, async (t) => {
   // As a runtime SIGKILLed while a process it left holds the namespace would leave it: a
