@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
@@ -17,6 +17,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { fastTiming } from '../../../src/platform/local/timing.js';
 import { cli } from '../../helpers/cli.js';
+import { cliPath } from '../../helpers/lab-process.js';
 import { detectPodNetworkSupport } from '../../../src/platform/local/pod-network.js';
 import { freePort } from '../../../src/platform/local/addresses.js';
 import { labPod, openHarness, podReady, workService, type Harness } from '../../helpers/cluster-harness.js';
@@ -352,5 +353,58 @@ test(
     pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
     h.pod(pod);
     await podReady(h, 'a');
+  },
+);
+
+test(
+  'draincheck rollout: 3 replicas of a lab server bound to 0.0.0.0:8080 roll with no request failed',
+  { skip },
+  () => {
+    const out = mkdtempSync(join(tmpdir(), 'draincheck-pod-network-rollout-'));
+    const r = cli(
+      [
+        'rollout',
+        '--server-command',
+        `"${process.execPath}" "${cliPath}" server --host 0.0.0.0 --port 8080`,
+        '--replicas',
+        '3',
+        '--rate',
+        '20',
+        '--work-ms',
+        '50..200',
+        '--before-ms',
+        '500',
+        '--after-ms',
+        '500',
+        '--grace-seconds',
+        '5',
+        '--progress-deadline-seconds',
+        '30',
+        '--timing',
+        'fast',
+        '--out',
+        out,
+      ],
+      { timeoutMs: 120_000 },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    const file = readdirSync(out).find((f) => f.endsWith('.json'));
+    assert.ok(file, r.stdout);
+    const doc = JSON.parse(readFileSync(join(out, file), 'utf8')) as {
+      complete: boolean;
+      incompleteReason?: string;
+      verdict: { kind: string };
+      totals: { requests: number; failed: number };
+      pods: Array<{ revision: string; readyAtMs?: number | null }>;
+    };
+    rmSync(out, { recursive: true, force: true });
+    assert.equal(doc.complete, true, doc.incompleteReason);
+    assert.equal(doc.verdict.kind, 'rolled');
+    assert.ok(doc.totals.requests > 0);
+    assert.equal(doc.totals.failed, 0);
+    const ready = (revision: string) =>
+      doc.pods.filter((p) => p.revision === revision && typeof p.readyAtMs === 'number').length;
+    assert.equal(ready('old'), 3, 'three old Pods were Ready');
+    assert.equal(ready('new'), 3, 'three new Pods became Ready');
   },
 );
