@@ -88,7 +88,9 @@ test(
     assert.ok(links().includes(linkOf(a.status!.podIP!)));
     assert.ok(!addrs().includes(`${a.status!.podIP!}/32`), 'the Pod address is not on the host');
 
-    // The server's end of a Service connection is read inside the Pod's namespace.
+    // The server's end of a Service connection is read inside the Pod's namespace (kernel NAT:
+    // the connection is the server's own; a userspace proxy opens its own connection).
+    if (h.cluster.serviceProxy.mode !== 'nftables') return;
     const { host, port } = h.serviceAddress();
     const socket = net.connect({ host, port });
     t.after(() => socket.destroy());
@@ -113,6 +115,22 @@ test(
     for (const pod of [a, b]) {
       assert.ok(!links().includes(linkOf(pod.status!.podIP!)), 'the link is gone after dispose');
     }
+  },
+);
+
+test(
+  'with the userspace Service proxy too, both Pods of such a server answer through the Service',
+  { skip },
+  async (t) => {
+    const h = openHarness({ timing: fastTiming, serviceProxy: 'userspace' });
+    t.after(() => h.close());
+    await h.service(workService());
+    h.pod(labPod({ name: 'a', command }));
+    h.pod(labPod({ name: 'b', command }));
+    await podReady(h, 'a');
+    await podReady(h, 'b');
+    await h.cluster.proxySettled(h.namespace, 'work');
+    assert.deepEqual([...(await podsBehind(h, 2))].sort(), ['a', 'b'], 'both Pods answered');
   },
 );
 
