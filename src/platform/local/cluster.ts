@@ -129,6 +129,8 @@ export class LocalCluster {
   private readonly podNetworkMode: PodNetworkMode;
   private podNetworkChoice: PodNetworkChoice | undefined;
   private podNetworks: PodNetworks | undefined;
+  /** By namespace/service/client port: the Pod network namespace a connection went to. */
+  private readonly socketNetns = new Map<string, string>();
   private readonly rulesOff: ReadonlySet<RuntimeRule>;
   private nftables: NftablesTable | undefined;
   private readonly store = new ObjectStore();
@@ -380,11 +382,19 @@ export class LocalCluster {
     excludeLocal: string,
   ): Promise<ServerSocket | null> {
     if (this.podNetworks) {
-      const target = await this.proxies.get(`${namespace}/${service}`)?.kernelRoute(clientPort);
-      const worker = target
-        ? [...this.liveWorkers].find((w) => w.netns && w.endpoint?.ip === target.ip)
-        : undefined;
-      if (worker?.netns) return readServerSocket(clientPort, signal, excludeLocal, worker.netns);
+      // The route of one connection never changes: read conntrack once per connection, not
+      // on every poll (the runner polls every 50 ms while a short request is in flight).
+      const key = `${namespace}/${service}/${clientPort}`;
+      let netns = this.socketNetns.get(key);
+      if (netns === undefined) {
+        const target = await this.proxies.get(`${namespace}/${service}`)?.kernelRoute(clientPort);
+        netns = target
+          ? [...this.liveWorkers].find((w) => w.netns && w.endpoint?.ip === target.ip)?.netns
+          : undefined;
+        if (this.socketNetns.size >= 1000) this.socketNetns.clear();
+        if (netns) this.socketNetns.set(key, netns);
+      }
+      if (netns) return readServerSocket(clientPort, signal, excludeLocal, netns);
     }
     return readServerSocket(clientPort, signal, excludeLocal);
   }
