@@ -1,5 +1,5 @@
 // The kernel's view of the server's end of one connection (embedded runtime: the Pods share
-// the runner's network stack). `ss -tin` reads the sockets through netlink sock_diag; the
+// the runner's network stack, or each has a namespace of its own that `nsenter` enters). `ss -tin` reads the sockets through netlink sock_diag; the
 // server's end of the client's connection is the established socket whose *peer* port is the
 // client's local port (kernel NAT rewrites only the destination). Its tcp_info tells whether
 // the server has read what arrived (Recv-Q 0), how much arrived (bytes_received) and whether
@@ -39,16 +39,23 @@ export function parseSs(text: string, peerPort: number, excludeLocal?: string): 
   return null;
 }
 
-/** The server's end of the connection from local port `clientPort`, or null (not found, no `ss`). */
+/**
+ * The server's end of the connection from local port `clientPort`, or null (not found, no
+ * `ss`). `netns`: the Pod's own network namespace (a path for `nsenter --net=`), where the
+ * server's socket is; the peer port is still the client's (the Service's source NAT keeps it).
+ */
 export function readServerSocket(
   clientPort: number,
   signal?: AbortSignal,
   excludeLocal?: string,
+  netns?: string,
 ): Promise<ServerSocket | null> {
+  const ss = ['ss', '-tinH', 'state', 'established', 'dport', '=', `:${clientPort}`];
+  const argv = netns ? ['nsenter', `--net=${netns}`, '--', ...ss] : ss;
   return new Promise((resolve) => {
     execFile(
-      'ss',
-      ['-tinH', 'state', 'established', 'dport', '=', `:${clientPort}`],
+      argv[0]!,
+      argv.slice(1),
       { timeout: 2000, maxBuffer: 1024 * 1024, ...(signal ? { signal } : {}) },
       (error, stdout) => resolve(error ? null : parseSs(stdout, clientPort, excludeLocal)),
     );

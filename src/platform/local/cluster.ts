@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type {
   KubernetesObject,
+  V1Container,
   V1Deployment,
   V1EndpointSlice,
   V1Namespace,
@@ -16,12 +17,15 @@ import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import type { PlatformEvent, WatchEvent } from '../types.js';
 import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
 import { detectPid1Support, type Pid1Support } from './container.js';
+import { isDraincheckImage } from './container-spec.js';
 import { DeploymentController } from './deployment-controller.js';
 import { deploymentInvalidMessage, withDeploymentDefaults } from './deployment-validation.js';
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { PodWorker } from './pod-worker.js';
 import { Recorder } from './recorder.js';
 import { detectNftables, NftablesTable } from './nftables.js';
+import { detectPodNetworkSupport, PodNetworks, type PodNetworkMode } from './pod-network.js';
+import { readServerSocket, type ServerSocket } from '../../probe/server-socket.js';
 import { canonicalJson } from './pod-template-hash.js';
 import { controllerOf, ReplicaSetController } from './replicaset-controller.js';
 import { ServiceProxy } from './service-proxy.js';
@@ -40,6 +44,14 @@ export interface LocalClusterOptions {
    */
   serviceProxy?: ServiceProxyMode;
   /**
+   * Which Pods get a network namespace of their own (pod-network.ts): every Pod (`isolated`;
+   * a usage error where the OS does not allow it), none (`shared`: each Pod binds its own
+   * loopback address, given in HOST), or (`auto`, the default) where the OS allows it, the Pods
+   * that run a command of their own — a server that may bind 0.0.0.0 — while the lab server,
+   * which binds HOST, shares the host's network (no setup cost per Pod).
+   */
+  podNetwork?: PodNetworkMode;
+  /**
    * Test-only: switch off one of the Kubernetes rules this runtime models, so a test can prove
    * that the scenario showing the rule (src/experiment/matrix/) notices its absence. Never set
    * by the CLI.
@@ -54,6 +66,45 @@ export type ServiceProxyMode = 'auto' | 'nftables' | 'userspace';
  * not in the recordings, kept short).
  */
 const CONTROLLER_SYNC_DELAY_MS = 10;
+
+export interface PodNetworkChoice {
+  mode: PodNetworkMode;
+  /** Whether Pods can have network namespaces here. */
+  available: boolean;
+  reason: string;
+  /** Why a Pod without a namespace of its own shares the host network (short). */
+  sharedBecause: string;
+}
+
+/** The Pod network a runtime will use for `wanted`, and why; a usage error if it cannot. */
+export function resolvePodNetwork(wanted: PodNetworkMode = 'auto'): PodNetworkChoice {
+  if (wanted === 'shared')
+    return {
+      mode: 'shared',
+      available: false,
+      reason: 'every Pod shares the host network (chosen by the caller): a server must bind HOST',
+      sharedBecause: '--pod-network shared',
+    };
+  const support = detectPodNetworkSupport();
+  if (!support.available && wanted === 'isolated')
+    throw new DraincheckError('DC_USAGE', `--pod-network isolated is not available here: ${support.reason}`);
+  if (!support.available)
+    return {
+      mode: 'shared',
+      available: false,
+      reason: `every Pod shares the host network (${support.reason}): a server must bind HOST, or two of its Pods collide on one port`,
+      sharedBecause: support.reason,
+    };
+  return {
+    mode: wanted,
+    available: true,
+    reason:
+      wanted === 'isolated'
+        ? support.reason
+        : `${support.reason}; the lab server binds HOST and shares the host network`,
+    sharedBecause: 'the lab server binds HOST',
+  };
+}
 
 export interface ServiceProxySupport {
   mode: 'nftables' | 'userspace';
@@ -75,6 +126,11 @@ export class LocalCluster {
   readonly timing: RuntimeTiming;
   readonly pid1: Pid1Support;
   readonly serviceProxy: ServiceProxySupport;
+  private readonly podNetworkMode: PodNetworkMode;
+  private podNetworkChoice: PodNetworkChoice | undefined;
+  private podNetworks: PodNetworks | undefined;
+  /** By namespace/service/client port: the Pod network namespace a connection went to. */
+  private readonly socketNetns = new Map<string, string>();
   private readonly rulesOff: ReadonlySet<RuntimeRule>;
   private nftables: NftablesTable | undefined;
   private readonly store = new ObjectStore();
@@ -104,6 +160,10 @@ export class LocalCluster {
           }
         : support;
     this.serviceProxy = resolveServiceProxy(options.serviceProxy);
+    this.podNetworkMode = options.podNetwork ?? 'auto';
+    // `isolated` where it cannot be is a usage error before anything starts; `auto` probes
+    // only when it matters (a Pod of its own command, or the platform's details).
+    if (this.podNetworkMode !== 'auto') this.podNetworkChoice = resolvePodNetwork(this.podNetworkMode);
     this.controller = new EndpointSliceController(
       this.store,
       this.timing.endpointsDelayMs,
@@ -281,6 +341,8 @@ export class LocalCluster {
       allocator: () => this.addresses(),
       timing: this.timing,
       pid1: this.pid1.pid1,
+      podNetworks: (container) => this.podNetworksFor(container),
+      sharedNetworkReason: () => this.podNetwork.sharedBecause,
       rulesOff: this.rulesOff,
     });
     for (const w of this.liveWorkers) if (w.finished) this.liveWorkers.delete(w);
@@ -288,6 +350,53 @@ export class LocalCluster {
     this.liveWorkers.add(worker);
     void worker.start();
     return created;
+  }
+
+  /** Which Pods get a network namespace of their own here, and why (probed once, when first asked). */
+  get podNetwork(): PodNetworkChoice {
+    this.podNetworkChoice ??= resolvePodNetwork(this.podNetworkMode);
+    return this.podNetworkChoice;
+  }
+
+  /** The Pod networks a container gets its own namespace from, or none (the host's network). */
+  private podNetworksFor(container: V1Container): PodNetworks | undefined {
+    // auto: the lab server (the draincheck image, no command of its own) binds HOST.
+    const labServer = !container.command?.length && isDraincheckImage(container.image);
+    if (this.podNetworkMode === 'auto' && labServer) return undefined;
+    const { mode, available } = this.podNetwork;
+    if (!available || mode === 'shared') return undefined;
+    this.podNetworks ??= new PodNetworks();
+    return this.podNetworks;
+  }
+
+  /**
+   * The server's end of the Service connection from `clientPort`, read from the kernel: in the
+   * Pod's network namespace when the connection went to a Pod that has one (the route read
+   * back from conntrack names it), else in the host's.
+   */
+  async serverSocket(
+    namespace: string,
+    service: string,
+    clientPort: number,
+    signal: AbortSignal,
+    excludeLocal: string,
+  ): Promise<ServerSocket | null> {
+    if (this.podNetworks) {
+      // The route of one connection never changes: read conntrack once per connection, not
+      // on every poll (the runner polls every 50 ms while a short request is in flight).
+      const key = `${namespace}/${service}/${clientPort}`;
+      let netns = this.socketNetns.get(key);
+      if (netns === undefined) {
+        const target = await this.proxies.get(`${namespace}/${service}`)?.kernelRoute(clientPort);
+        netns = target
+          ? [...this.liveWorkers].find((w) => w.netns && w.endpoint?.ip === target.ip)?.netns
+          : undefined;
+        if (this.socketNetns.size >= 1000) this.socketNetns.clear();
+        if (netns) this.socketNetns.set(key, netns);
+      }
+      if (netns) return readServerSocket(clientPort, signal, excludeLocal, netns);
+    }
+    return readServerSocket(clientPort, signal, excludeLocal);
   }
 
   /**
@@ -465,6 +574,7 @@ export class LocalCluster {
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
     await this.nftables?.delete().catch(() => undefined);
+    this.podNetworks?.dispose();
     // Only now that nothing listens on them may another runtime have the addresses.
     this.allocator?.dispose();
     this.aborter.abort();

@@ -89,6 +89,8 @@ export interface ContainerStartOptions {
   pid1: boolean;
   /** The container's workingDir (a path on this machine: there is no image filesystem). */
   cwd?: string;
+  /** The Pod's network namespace (pod-network.ts) to run in; the host's network without it. */
+  netns?: string;
   onOutput: (line: string, stream: 'stdout' | 'stderr') => void;
 }
 
@@ -151,8 +153,12 @@ export class ContainerProcess {
   private readonly child: ChildProcess;
 
   private constructor(private readonly options: ContainerStartOptions) {
+    const inPidNamespace = options.pid1
+      ? ['unshare', '--pid', '--fork', '--kill-child', '--', ...options.argv]
+      : options.argv;
+    // nsenter execs in place (no fork for a network namespace): the pid stays the wrapper's.
     const argv = tiedArgv(
-      options.pid1 ? ['unshare', '--pid', '--fork', '--kill-child', '--', ...options.argv] : options.argv,
+      options.netns ? ['nsenter', `--net=${options.netns}`, '--', ...inPidNamespace] : inPidNamespace,
     );
     this.child = spawn(argv[0]!, argv.slice(1), {
       env: options.env,

@@ -3,6 +3,7 @@
 import { preStopActionFlag, preStopActionOf, type PlatformEntry } from '../entry.js';
 import { LocalCluster, type ServiceProxyMode } from './cluster.js';
 import { LocalPlatform } from './local-platform.js';
+import type { PodNetworkMode } from './pod-network.js';
 import { calibratedTiming, fastTiming, parseProxySync } from './timing.js';
 import { DraincheckError, quote } from '../../errors.js';
 
@@ -35,6 +36,16 @@ export const localEntry: PlatformEntry = {
       choices: ['auto', 'nftables', 'userspace'],
     },
     {
+      flags: '--pod-network <mode>',
+      attribute: 'podNetwork',
+      description:
+        'embedded runtime: which Pods get a network namespace and address of their own, so a server ' +
+        'that binds 0.0.0.0 collides with no other Pod — isolated (every Pod; Linux as root), shared ' +
+        '(none: each Pod must bind HOST), or auto (where the OS allows it, Pods running a command of ' +
+        'their own; the default)',
+      choices: ['auto', 'isolated', 'shared'],
+    },
+    {
       flags: '--no-pid1',
       attribute: 'pid1',
       description: 'embedded runtime: run containers as ordinary child processes, not as PID 1',
@@ -62,6 +73,7 @@ export const localEntry: PlatformEntry = {
       ...(typeof values.serviceProxy === 'string'
         ? { serviceProxy: values.serviceProxy as ServiceProxyMode }
         : {}),
+      ...(typeof values.podNetwork === 'string' ? { podNetwork: values.podNetwork as PodNetworkMode } : {}),
     });
     const preStopAction = preStopActionOf(values.prestopAction);
     return Promise.resolve({

@@ -5,7 +5,6 @@ import type { CoreV1Event, KubernetesObject } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
 import { AsyncQueue } from '../../util/async-queue.js';
 import { runClient } from '../../probe/client.js';
-import { readServerSocket } from '../../probe/server-socket.js';
 import type { ClientEvent } from '../../probe/client-events.js';
 import {
   fieldSelectorOf,
@@ -67,6 +66,12 @@ export class LocalPlatform implements Platform {
         brief: true,
       },
     ];
+    facts.push({
+      key: 'podNetwork',
+      label: 'Pod network',
+      value: this.cluster.podNetwork.mode,
+      note: this.cluster.podNetwork.reason,
+    });
     if (this.perPodAddresses !== undefined)
       facts.push({
         key: 'perPodAddresses',
@@ -203,8 +208,14 @@ export class LocalPlatform implements Platform {
       try {
         await runClient(
           { ...job.plan, serviceUrl: front?.url ?? `http://${address.host}:${address.port}` },
-          // The Pods share this host's network: the server's end of a connection is readable here.
-          { now: () => performance.now() - start, emit, signal, serverSocket: readServerSocket },
+          // The Pods' network is on this host: the server's end of a connection is readable here.
+          {
+            now: () => performance.now() - start,
+            emit,
+            signal,
+            serverSocket: (port, sig, excludeLocal) =>
+              this.cluster.serverSocket(job.namespace, job.service, port, sig, excludeLocal),
+          },
         );
       } finally {
         await front?.stop();

@@ -19,6 +19,7 @@ import { readFile } from 'node:fs/promises';
 import type net from 'node:net';
 import { DraincheckError } from '../../errors.js';
 import { takeLease } from './lease.js';
+import { HOST_SIDE_IP, POD_NETWORK_CIDR } from './pod-network.js';
 import type { Dataplane, Target } from './service-proxy.js';
 
 export interface NftablesSupport {
@@ -141,6 +142,10 @@ export class NftablesTable {
           // would lose their NAT and a draining Pod's answer would never reach its client.
           // This rule (it changes no verdict) keeps conntrack on for the table's lifetime.
           `add rule ip ${this.name} filter_output ct state invalid counter`,
+          // A Pod in a network namespace of its own (pod-network.ts) cannot answer 127.x: a
+          // Service connection DNATed to it leaves as from the host end's address.
+          `add chain ip ${this.name} nat_postrouting { type nat hook postrouting priority 100; policy accept; }`,
+          `add rule ip ${this.name} nat_postrouting ip saddr 127.0.0.0/8 ip daddr ${POD_NETWORK_CIDR} snat to ${HOST_SIDE_IP}`,
         ].join('\n'),
       );
       liveTables.add(this.name);

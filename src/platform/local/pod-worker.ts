@@ -4,13 +4,21 @@
 // terminated status, the final grace-0 update and the removal of the Pod object.
 // Where it is in that life is one named state (pod-worker-state.ts, after the kubelet's
 // pod_workers.go); every step below moves it through PodWorkerStatus.apply().
-import type { V1Container, V1ContainerStatus, V1Pod, V1PodCondition } from '@kubernetes/client-node';
+import type {
+  V1Container,
+  V1ContainerStatus,
+  V1LifecycleHandler,
+  V1Pod,
+  V1PodCondition,
+  V1Probe,
+} from '@kubernetes/client-node';
 import { PID1_ANNOTATION } from '../../workload/labels.js';
 import type { AddressAllocator, Endpoint } from './addresses.js';
 import { ContainerProcess, type ContainerExit } from './container.js';
 import { containerArgv, containerEnv, ContainerSpecError, resolvePort } from './container-spec.js';
 import { REMAPPED_PORT_ANNOTATION } from './endpointslice-controller.js';
 import { LogBuffer } from './log-buffer.js';
+import type { PodNetwork, PodNetworks } from './pod-network.js';
 import { PodWorkerStatus, type PodWorkerEvent } from './pod-worker-state.js';
 import { runPreStop, type PreStopResult } from './prestop.js';
 import { ContainerProber, probeTypeWords, type ProbeResult, type ProbeType } from './prober.js';
@@ -28,6 +36,10 @@ export interface KubeletDeps {
   allocator: () => Promise<AddressAllocator>;
   timing: RuntimeTiming;
   pid1: boolean;
+  /** The Pod networks to give this container a network namespace from; none: the host's network. */
+  podNetworks?: (container: V1Container) => PodNetworks | undefined;
+  /** Why Pods without a namespace of their own share the host network (for a port conflict's message). */
+  sharedNetworkReason?: () => string;
   /** Test-only (LocalClusterOptions.rulesOff): Kubernetes rules this kubelet skips. */
   rulesOff?: ReadonlySet<RuntimeRule>;
 }
@@ -36,6 +48,10 @@ export class PodWorker {
   readonly log = new LogBuffer();
   endpoint: Endpoint | undefined;
   private allocator: AddressAllocator | undefined;
+  /** The Pod's own network namespace and address, where it has one (pod-network.ts). */
+  private network: PodNetwork | undefined;
+  /** The server said its port was taken while the Pod shares the host network. */
+  private addressInUse = false;
   private container: ContainerProcess | undefined;
   private prober: ContainerProber | undefined;
   /** The liveness and startup probers: stopped at the deletion (kubelet.go StopLivenessAndStartup). */
@@ -159,21 +175,34 @@ export class PodWorker {
     const wantedPort = this.spec.ports?.[0]?.containerPort ?? 8080;
     try {
       argv = containerArgv(this.spec);
-      this.allocator = await this.deps.allocator();
-      if (this.abandoned) return;
-      this.endpoint = await this.allocator.allocate(wantedPort);
-      if (this.abandoned) {
-        this.allocator.release(this.endpoint.ip);
-        this.endpoint = undefined;
-        return;
+      const networks = this.deps.podNetworks?.(this.spec);
+      if (networks) {
+        // The Pod's network as on a node: its own namespace, so every port is its own.
+        this.network = await networks.create();
+        if (this.abandoned) {
+          networks.release(this.network);
+          this.network = undefined;
+          return;
+        }
+        this.endpoint = { ip: this.network.ip, port: wantedPort, remapped: false };
+      } else {
+        this.allocator = await this.deps.allocator();
+        if (this.abandoned) return;
+        this.endpoint = await this.allocator.allocate(wantedPort);
+        if (this.abandoned) {
+          this.allocator.release(this.endpoint.ip);
+          this.endpoint = undefined;
+          return;
+        }
       }
       env = containerEnv(this.spec, this.current(), this.endpoint.ip);
     } catch (error) {
       if (error instanceof ContainerSpecError) return this.failToStart(error.reason, error.message);
       throw error;
     }
-    // The Pod's network namespace, emulated: the server binds the Pod IP (and the remapped
-    // port when the wanted one was taken).
+    // The Pod IP, for servers that bind it (without a namespace of its own, the Pod's network
+    // is emulated this way: the server binds the Pod IP, and the remapped port when the wanted
+    // one was taken).
     env.HOST = this.endpoint.ip;
     if (this.endpoint.remapped) env.PORT = String(this.endpoint.port);
     this.containerEnv = env;
@@ -184,8 +213,12 @@ export class PodWorker {
         argv,
         env,
         pid1: this.deps.pid1,
+        ...(this.network ? { netns: this.network.netns } : {}),
         ...(this.spec.workingDir ? { cwd: this.spec.workingDir } : {}),
-        onOutput: (line) => this.log.append(line),
+        onOutput: (line) => {
+          this.log.append(line);
+          if (!this.network && ADDRESS_IN_USE.test(line)) this.addressInUse = true;
+        },
       });
     } catch (error) {
       return this.failToStart('StartError', (error as Error).message);
@@ -275,7 +308,7 @@ export class PodWorker {
   ): ContainerProber {
     const port = resolvePort(probe.httpGet?.port ?? probe.tcpSocket?.port, this.spec);
     return new ContainerProber({
-      probe,
+      probe: this.inPodNetwork(probe),
       type,
       env: this.containerEnv ?? {},
       host: this.endpoint!.ip,
@@ -392,7 +425,7 @@ export class PodWorker {
         type: 'prestop-started',
         data: { handler: Object.keys(preStop)[0] },
       });
-      this.hookRun = runPreStop(preStop, {
+      this.hookRun = runPreStop(this.inPodNetwork(preStop), {
         timeoutMs: grace * 1000,
         host: this.endpoint!.ip,
         port: (p) =>
@@ -480,6 +513,9 @@ export class PodWorker {
                 exitCode: exit.exitCode,
                 ...(exit.signal ? { signal: signalNumber(exit.signal) } : {}),
                 reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+                ...(exit.exitCode !== 0 && this.addressInUse
+                  ? { message: addressInUseMessage(this.deps.sharedNetworkReason?.()) }
+                  : {}),
                 startedAt: this.container!.startedAt,
                 finishedAt: exit.finishedAt,
                 containerID: `draincheck://${this.container!.hostPid}`,
@@ -518,6 +554,19 @@ export class PodWorker {
     this.deps.store.remove('pods', this.namespace, this.name);
     // The address is free once nothing can route to it any more.
     if (this.endpoint) this.allocator?.release(this.endpoint.ip);
+    this.network?.release();
+  }
+
+  /** The Pod's network namespace (for `ss` inside it), where it has one. */
+  get netns(): string | undefined {
+    return this.network?.netns;
+  }
+
+  /** An exec probe or hook runs "in the container": in the Pod's network namespace, where it has one. */
+  private inPodNetwork<T extends V1Probe | V1LifecycleHandler>(handler: T): T {
+    const command = handler.exec?.command;
+    if (!this.network || !command?.length) return handler;
+    return { ...handler, exec: { command: this.network.enter(command) } };
   }
 
   /** Force deletion (grace 0): the object is removed at once and the container killed now. */
@@ -548,6 +597,7 @@ export class PodWorker {
     this.liveness?.stop();
     this.startup?.stop();
     this.container?.killNow();
+    this.network?.release();
     this.log.close();
   }
 
@@ -565,6 +615,22 @@ export class PodWorker {
       () => undefined, // a process that failed to spawn has nothing to wait for
     );
   }
+}
+
+/** How Node, Go, Python and most servers word a port that is taken. */
+const ADDRESS_IN_USE = /\bEADDRINUSE\b|address already in use/i;
+
+/**
+ * The terminated state's message of a container that could not listen because the port is
+ * taken on the host network it shares (a runtime's own words; Kubernetes' would be the
+ * termination message file, or the log's tail with FallbackToLogsOnError).
+ */
+export function addressInUseMessage(reason: string | undefined): string {
+  return (
+    'listen EADDRINUSE: the port is taken on the host network, which Pods share here' +
+    (reason ? ` (${reason})` : '') +
+    ' — make the server listen on $HOST (the Pod IP), not 0.0.0.0; on Linux as root each Pod gets a network namespace of its own (--pod-network isolated)'
+  );
 }
 
 function signalNumber(signal: NodeJS.Signals): number {

@@ -184,6 +184,15 @@ export class ServiceProxy {
     this.dataplane.routeRecorded?.(clientPort);
   }
 
+  /**
+   * Where the kernel sent the connection from `clientPort` (kernel NAT: read from conntrack,
+   * changing nothing); undefined with the userspace proxy, whose own connection reaches the Pod.
+   */
+  async kernelRoute(clientPort: number): Promise<Target | undefined> {
+    if (this.dataplane.mode !== 'nftables') return undefined;
+    return this.dataplane.routeOf?.(clientPort);
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     clearTimeout(this.pendingSync);

@@ -1,0 +1,264 @@
+// A network namespace per Pod, as on a node: the Pod has its own loopback and one interface
+// with its own address, so a server that binds 0.0.0.0:PORT (and ignores HOST) collides with
+// no other Pod. Like the pause container that holds a Pod's namespaces on a node, a holder
+// process (`unshare --net sleep infinity`, tied to draincheck) owns the namespace; the
+// container joins it (`nsenter --net`). The namespace is unnamed (nothing under /run/netns),
+// so the kernel removes it — and the veth pair inside it with its addresses and routes — as
+// soon as the last process in it is gone, however draincheck ends.
+//
+// Addressing: a point-to-point veth pair per Pod, no bridge. The Pod's end (`eth0`) has
+// 198.18.A.B/32 (RFC 2544's benchmarking range: never routed on the Internet) and one route,
+// to the host end's 198.18.0.1 — no default route, so nothing leaves the machine. Each Pod
+// address is leased like a loopback address (lease.ts), and the host end's name carries it
+// (`dcp-A-B`), so the next runtime can delete a link whose lease nobody holds (its runtime was
+// SIGKILLed and some process it left still holds the namespace).
+//
+// Service connections come from 127.x (the client and the Service address are on loopback):
+// the Service's DNAT sends them out of the host end, which needs route_localnet on that link
+// (as kube-proxy sets it for localhost NodePorts), and nftables.ts masquerades them to
+// 198.18.0.1 so that the Pod can answer them.
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readlinkSync, writeFileSync } from 'node:fs';
+import type net from 'node:net';
+import { DraincheckError } from '../../errors.js';
+import { spawnTied } from './container.js';
+import { takeLease } from './lease.js';
+
+/** The range Pod addresses come from, and the host end's address in it. */
+export const POD_NETWORK_CIDR = '198.18.0.0/16';
+export const HOST_SIDE_IP = '198.18.0.1';
+const LINK_PREFIX = 'dcp-';
+
+/** `auto`: a namespace for Pods that run a command of their own, where the OS allows; `isolated`: for every Pod; `shared`: none. */
+export type PodNetworkMode = 'auto' | 'isolated' | 'shared';
+
+export interface PodNetworkSupport {
+  available: boolean;
+  reason: string;
+}
+
+let support: PodNetworkSupport | undefined;
+
+function works(argv: string[]): boolean {
+  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: 'ignore', timeout: 5000 });
+  return r.status === 0;
+}
+
+/** Whether Pods can have network namespaces here, and why (not). Probed once per process. */
+export function detectPodNetworkSupport(): PodNetworkSupport {
+  if (support) return support;
+  const no = (reason: string) => (support = { available: false, reason });
+  if (process.platform !== 'linux') return no(`${process.platform}: no network namespaces`);
+  if (process.getuid?.() !== 0)
+    return no('not root: a network namespace per Pod needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN)');
+  if (!works(['ip', '-V'])) return no('the ip command is missing (Debian/Ubuntu: apt-get install iproute2)');
+  if (!works(['nsenter', '--version'])) return no('the nsenter command is missing (util-linux)');
+  if (!works(['unshare', '--net', 'true']))
+    return no('unshare --net failed: network namespaces are not allowed here');
+  return (support = {
+    available: true,
+    reason: `Linux as root: each such Pod has its own network namespace and address (${POD_NETWORK_CIDR}, a veth pair to the host; no route out)`,
+  });
+}
+
+const leaseName = (ip: string) => `pod-network-lease/${ip}`;
+const linkName = (a: number, b: number) => `${LINK_PREFIX}${a}-${b}`;
+
+function ipBatch(script: string, netns?: string): Promise<void> {
+  const argv = netns ? ['nsenter', `--net=${netns}`, '--', 'ip', '-batch', '-'] : ['ip', '-batch', '-'];
+  return new Promise((resolve, reject) => {
+    const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c.slice(0, 2000)));
+    child.on('error', (error) =>
+      reject(new DraincheckError('DC_PLATFORM_UNAVAILABLE', `ip: ${error.message}`)),
+    );
+    child.on('close', (code) => {
+      if (code === 0) resolve();
+      else
+        reject(
+          new DraincheckError(
+            'DC_PLATFORM_UNAVAILABLE',
+            `ip exited ${code}: ${stderr.trim().split('\n')[0] ?? ''}`,
+          ),
+        );
+    });
+    child.stdin.end(script);
+  });
+}
+
+/** Links of this process still to delete on exit (the namespace would go anyway, but later). */
+const liveLinks = new Set<string>();
+let exitHookInstalled = false;
+
+function installExitHook() {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    if (liveLinks.size === 0) return;
+    spawnSync('ip', ['-batch', '-'], {
+      input: [...liveLinks].map((l) => `link del ${l}`).join('\n'),
+      stdio: ['pipe', 'ignore', 'ignore'],
+      timeout: 5000,
+    });
+  });
+}
+
+/**
+ * Deletes the host ends (and so the pairs) of Pod links whose lease nobody holds: their
+ * runtime is gone, and a process it left behind keeps the namespace. Returns their names.
+ */
+export async function collectStaleLinks(): Promise<string[]> {
+  const listed = spawnSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8', timeout: 5000 });
+  if (listed.status !== 0) return [];
+  const stale: string[] = [];
+  for (const line of listed.stdout.split('\n')) {
+    const m = /^\d+:\s+dcp-(\d{1,3})-(\d{1,3})[@:]/.exec(line);
+    if (!m) continue;
+    const name = linkName(Number(m[1]), Number(m[2]));
+    if (liveLinks.has(name)) continue;
+    const lease = await takeLease(leaseName(`198.18.${m[1]}.${m[2]}`));
+    if (!lease) continue; // its runtime is alive
+    if (spawnSync('ip', ['link', 'del', name], { stdio: 'ignore', timeout: 5000 }).status === 0)
+      stale.push(name);
+    lease.close();
+  }
+  return stale;
+}
+
+/** One Pod's network: its namespace (held by `holder`), its address and the host end's link. */
+export class PodNetwork {
+  private released = false;
+
+  constructor(
+    readonly ip: string,
+    readonly link: string,
+    private readonly holder: ChildProcess,
+    private readonly lease: net.Server,
+  ) {}
+
+  /** The namespace, for `nsenter --net=` (the holder's: it lives as long as the Pod). */
+  get netns(): string {
+    return `/proc/${this.holder.pid}/ns/net`;
+  }
+
+  /** `argv` run inside the Pod's network namespace. */
+  enter(argv: string[]): string[] {
+    return ['nsenter', `--net=${this.netns}`, '--', ...argv];
+  }
+
+  /** Removes the link (both ends), ends the holder, gives the address back. Idempotent. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    // Synchronously: the address may be handed out again right after.
+    spawnSync('ip', ['link', 'del', this.link], { stdio: 'ignore', timeout: 5000 });
+    liveLinks.delete(this.link);
+    if (this.holder.pid) {
+      try {
+        process.kill(this.holder.pid, 'SIGKILL');
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
+      }
+    }
+    this.lease.close();
+  }
+}
+
+/** Waits (bounded) until `pid` is in a network namespace other than ours. */
+async function inOwnNamespace(pid: number): Promise<boolean> {
+  const ours = readlinkSync('/proc/self/ns/net');
+  for (let i = 0; i < 400; i++) {
+    try {
+      if (readlinkSync(`/proc/${pid}/ns/net`) !== ours) return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false;
+      throw error;
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return false;
+}
+
+/** The Pod networks of one runtime: addresses leased from 198.18.1.1-198.18.255.254. */
+export class PodNetworks {
+  private next: number;
+  private collected: Promise<unknown> | undefined;
+  private readonly networks = new Set<PodNetwork>();
+
+  constructor() {
+    this.next = Math.floor(Math.random() * 255 * 254);
+  }
+
+  async create(): Promise<PodNetwork> {
+    this.collected ??= collectStaleLinks();
+    await this.collected;
+    for (let tries = 0; tries < 255 * 254; tries++) {
+      const n = this.next;
+      this.next = (this.next + 1) % (255 * 254);
+      const a = 1 + Math.floor(n / 254);
+      const b = 1 + (n % 254);
+      const ip = `198.18.${a}.${b}`;
+      const lease = await takeLease(leaseName(ip));
+      if (!lease) continue;
+      // On failure setUp releases the lease with whatever it had built.
+      const network = await this.setUp(ip, linkName(a, b), lease);
+      this.networks.add(network);
+      return network;
+    }
+    throw new DraincheckError('DC_PLATFORM_UNAVAILABLE', `no Pod address in ${POD_NETWORK_CIDR} is free`);
+  }
+
+  private async setUp(ip: string, link: string, lease: net.Server): Promise<PodNetwork> {
+    // A link of this name may be left from a runtime that died: the lease says it is ours now.
+    spawnSync('ip', ['link', 'del', link], { stdio: 'ignore', timeout: 5000 });
+    const holder = spawnTied(['unshare', '--net', '--', 'sleep', 'infinity'], {
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
+      stdio: 'ignore',
+    });
+    const network = new PodNetwork(ip, link, holder, lease);
+    try {
+      if (!holder.pid || !(await inOwnNamespace(holder.pid)))
+        throw new DraincheckError(
+          'DC_PLATFORM_UNAVAILABLE',
+          'the Pod network namespace holder did not start',
+        );
+      installExitHook();
+      liveLinks.add(link);
+      await ipBatch(
+        [
+          `link add ${link} type veth peer name eth0 netns ${holder.pid}`,
+          `link set ${link} up`,
+          `addr add ${HOST_SIDE_IP}/32 dev ${link}`,
+          `route add ${ip}/32 dev ${link} src ${HOST_SIDE_IP}`,
+        ].join('\n'),
+      );
+      // Service connections arrive DNATed from 127.x (see above).
+      writeFileSync(`/proc/sys/net/ipv4/conf/${link}/route_localnet`, '1');
+      await ipBatch(
+        [
+          'link set lo up',
+          'link set eth0 up',
+          `addr add ${ip}/32 dev eth0`,
+          `route add ${HOST_SIDE_IP}/32 dev eth0 scope link`,
+        ].join('\n'),
+        network.netns,
+      );
+      return network;
+    } catch (error) {
+      network.release();
+      throw error;
+    }
+  }
+
+  release(network: PodNetwork): void {
+    network.release();
+    this.networks.delete(network);
+  }
+
+  /** Releases every Pod network (the runtime is shutting down). */
+  dispose(): void {
+    for (const network of this.networks) network.release();
+    this.networks.clear();
+  }
+}
