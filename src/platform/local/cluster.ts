@@ -447,6 +447,11 @@ export class LocalCluster {
     await this.proxies.get(`${namespace}/${service}`)?.recordRoute(clientPort);
   }
 
+  /** Where the Service's rules sent the connection from `clientPort`, while the evidence lasts. */
+  async routeOf(namespace: string, service: string, clientPort: number) {
+    return this.proxies.get(`${namespace}/${service}`)?.routeOf(clientPort);
+  }
+
   /** Resolves once the Service proxy applies the routes of the latest slice (tests). */
   async proxySettled(namespace: string, service: string): Promise<void> {
     await this.proxies.get(`${namespace}/${service}`)?.settled();

@@ -184,6 +184,16 @@ export class ServiceProxy {
     this.dataplane.routeRecorded?.(clientPort);
   }
 
+  /**
+   * Where the rules sent the connection from `clientPort` (kernel NAT: its conntrack entry,
+   * which outlives a refused connection by 10 s), without recording it as an event: the
+   * rollout asks this for each connection that was refused or timed out.
+   */
+  async routeOf(clientPort: number): Promise<Target | undefined> {
+    if (this.dataplane.mode !== 'nftables' || !this.dataplane.routeOf) return undefined;
+    return this.dataplane.routeOf(clientPort);
+  }
+
   async dispose(): Promise<void> {
     this.disposed = true;
     clearTimeout(this.pendingSync);
