@@ -191,6 +191,20 @@ export interface Platform {
 
   /** Removes everything this platform created; safe to call more than once. */
   dispose(): Promise<void>;
+
+  /**
+   * Where the Service's rules sent the connection from local port `clientPort` — the Pod, by
+   * the platform's own evidence (the embedded runtime's conntrack entry), for a connection
+   * that never reached a server to say who it was. Ask at once: the evidence does not last
+   * (10 s for a refused connection). Absent, or undefined: not known on this platform.
+   */
+  routeOf?(namespace: string, service: string, clientPort: number): Promise<ServiceRoute | undefined>;
+}
+
+/** The endpoint a Service's rules sent one connection to, and the Pod behind it where known. */
+export interface ServiceRoute {
+  endpoint: string;
+  podUid: string | null;
 }
 
 /** `metadata.name=<name>` and the given field selector, as one field selector. */

@@ -7,7 +7,11 @@ import type { PodPhase, Tally } from './document.js';
 const causes: Record<FailureClass, string> = {
   'accepted-cut': 'requests the Pods had accepted were cut when their server stopped',
   'connect-failed':
+    'new connections failed before any request (a name that did not resolve; in a document from before refusals and timeouts were told apart, either of them)',
+  'connect-refused':
     'new connections were sent to Pods that had stopped listening while the Service rules still named them (the endpoint change had not reached kube-proxy yet)',
+  'connect-timeout':
+    'new connections got no answer within the connect timeout (sent where nothing answers any more — a Pod whose network was torn down while the Service rules still named it)',
   'http-5xx': 'draining Pods answered 5xx',
   'reused-connection-closed':
     'reused keep-alive connections were closed by the server as the request went out',

@@ -13,6 +13,8 @@ const colours: Record<string, string> = {
   ok: '#4a4',
   'accepted-cut': '#c00',
   'connect-failed': '#e80',
+  'connect-refused': '#f60',
+  'connect-timeout': '#fb0',
   'http-5xx': '#a0a',
   'reused-connection-closed': '#f4c',
   'client-timeout': '#666',

@@ -80,6 +80,8 @@ interface LoadSource {
   done: Promise<unknown>;
 }
 
+/** Refused or timed-out requests whose Pod is looked up in the Service rules' evidence, at most. */
+const ROUTED_MAX = 100_000;
 /** The HTML strip's resolution: this many time bins at most, whatever the run's length. */
 const TIMELINE_BINS = 600;
 
@@ -118,6 +120,24 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
    */
   let offsetUs = Number.POSITIVE_INFINITY;
   const remote = platform.runLoad !== undefined;
+  // A refused or timed-out connection reached no server to say which Pod it was (nor did one
+  // dropped before the server read it): the Service rules' evidence does (the embedded
+  // runtime's record of where each new connection went, by the local port the generator
+  // bound), but only for seconds — so it is asked as each such record arrives.
+  const routed = new Map<string, string>();
+  const routing = new Set<Promise<void>>();
+  const lookUpRoute = (r: LoadRecord) => {
+    if (!platform.routeOf || r.localPort === null || r.podUid !== null || r.failure === null) return;
+    if (routed.size + routing.size >= ROUTED_MAX) return;
+    const lookup = platform
+      .routeOf(plan.namespace, plan.name, r.localPort)
+      .then((route) => {
+        if (route?.podUid) routed.set(r.id, route.podUid);
+      })
+      .catch(() => undefined)
+      .finally(() => routing.delete(lookup));
+    routing.add(lookup);
+  };
   const rawPath = join(outDir, `${recordsFileName(plan)}.partial`);
   // The CLI checked --out and left it as it found it (results/write.ts): a directory that did
   // not exist is made now, before the records stream into it.
@@ -268,6 +288,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
         idPrefix,
         onRecord: (r) => {
           if (r.outcome === 'completed') completed += 1;
+          else lookUpRoute(r);
           w.write(r);
         },
       });
@@ -326,6 +347,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       throw error;
     } else incompleteReason = error instanceof Error ? error.message : String(error);
   }
+  await Promise.all([...routing]);
   await cleanup();
 
   // The join: every record with its server-side fate and the phase of the Pod that took it.
@@ -351,7 +373,10 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     for await (const item of readRecordFile(rawPath)) {
       if (item.kind !== 'record') continue;
       const record = remote ? onRunClock(item.record, shiftUs, triggeredAtMs, completeAtMs) : item.record;
-      for (const r of joinServerFate([record], fates)) {
+      for (const joined of joinServerFate([record], fates)) {
+        // Neither an answer nor the journal named the Pod: the rules' evidence may.
+        const pod = joined.podUid === null ? routed.get(joined.id) : undefined;
+        const r = pod === undefined ? joined : { ...joined, podUid: pod };
         aggregate.add(r);
         const bin = Math.min(TIMELINE_BINS - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / binMs)));
         while (bins.length <= bin) bins.push({});

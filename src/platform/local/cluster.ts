@@ -387,7 +387,7 @@ export class LocalCluster {
       const key = `${namespace}/${service}/${clientPort}`;
       let netns = this.socketNetns.get(key);
       if (netns === undefined) {
-        const target = await this.proxies.get(`${namespace}/${service}`)?.kernelRoute(clientPort);
+        const target = await this.proxies.get(`${namespace}/${service}`)?.routeOf(clientPort);
         netns = target
           ? [...this.liveWorkers].find((w) => w.netns && w.endpoint?.ip === target.ip)?.netns
           : undefined;
@@ -554,6 +554,11 @@ export class LocalCluster {
    */
   async recordRoute(namespace: string, service: string, clientPort: number): Promise<void> {
     await this.proxies.get(`${namespace}/${service}`)?.recordRoute(clientPort);
+  }
+
+  /** Where the Service's rules sent the connection from `clientPort`, while the evidence lasts. */
+  async routeOf(namespace: string, service: string, clientPort: number) {
+    return this.proxies.get(`${namespace}/${service}`)?.routeOf(clientPort);
   }
 
   /** Resolves once the Service proxy applies the routes of the latest slice (tests). */

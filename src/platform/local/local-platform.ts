@@ -16,6 +16,7 @@ import {
   type PlatformDetails,
   type PlatformEvent,
   type PlatformFact,
+  type ServiceRoute,
   type Selector,
   type WatchEvent,
 } from '../types.js';
@@ -174,6 +175,11 @@ export class LocalPlatform implements Platform {
 
   logs(namespace: string, pod: string, signal: AbortSignal): AsyncIterable<string> {
     return this.cluster.logs(namespace, pod, { follow: true }, signal);
+  }
+
+  async routeOf(namespace: string, service: string, clientPort: number): Promise<ServiceRoute | undefined> {
+    const target = await this.cluster.routeOf(namespace, service, clientPort);
+    return target ? { endpoint: `${target.ip}:${target.port}`, podUid: target.podUid ?? null } : undefined;
   }
 
   async *events(signal: AbortSignal): AsyncIterable<PlatformEvent> {

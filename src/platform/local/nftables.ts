@@ -112,6 +112,9 @@ export async function collectStaleTables(): Promise<string[]> {
 }
 
 const liveTables = new Set<string>();
+/** How long the kernel remembers where a new connection was sent, and how many it remembers. */
+const ROUTED_TIMEOUT_S = 30;
+const ROUTED_SIZE = 65_535;
 let exitHookInstalled = false;
 
 /** One runtime's table: a NAT chain and a filter chain on the output hook, a pair per Service. */
@@ -162,18 +165,24 @@ export class NftablesTable {
     const k = ++this.services;
     const svc = `svc_${k}`;
     const reject = `reject_${k}`;
+    const routed = `routed_${k}`;
     const match = `ip daddr ${host} tcp dport ${port}`;
     await nftAsync(
       [
         `add chain ip ${this.name} ${svc}`,
         `add chain ip ${this.name} ${reject}`,
+        // Where each new connection was sent (Pod address . port . client port), written by the
+        // kernel as the SYN leaves the NAT: the only record of a connection the Pod refused —
+        // conntrack drops such an entry at the RST. Bounded in size and time.
+        `add set ip ${this.name} ${routed} { type ipv4_addr . inet_service . inet_service; flags dynamic,timeout; timeout ${ROUTED_TIMEOUT_S}s; size ${ROUTED_SIZE}; }`,
         `add rule ip ${this.name} nat_output ${match} jump ${svc}`,
         `add rule ip ${this.name} filter_output ${match} jump ${reject}`,
+        `add rule ip ${this.name} filter_output ct direction original ct original ip daddr ${host} tcp flags syn add @${routed} { ip daddr . tcp dport . tcp sport }`,
         // Until the first sync, nothing is routed: a new connection is refused.
         `add rule ip ${this.name} ${reject} reject`,
       ].join('\n'),
     );
-    return new NftablesService(this, svc, reject, host, port);
+    return new NftablesService(this, svc, reject, host, port, routed);
   }
 
   run(script: string): Promise<void> {
@@ -214,6 +223,7 @@ export class NftablesService implements Dataplane {
     private readonly rejectChain: string,
     private readonly host: string,
     private readonly port: number,
+    private readonly routedSet: string,
   ) {}
 
   async apply(targets: Target[]): Promise<void> {
@@ -240,30 +250,106 @@ export class NftablesService implements Dataplane {
   }
 
   /**
-   * Where the kernel sent the connection from local port `clientPort`: its conntrack entry's
-   * reply tuple names the Pod address. Undefined when conntrack is not readable.
+   * Where the kernel sent the connection from local port `clientPort`: the table's set of new
+   * connections (30 s), else its conntrack entry's reply tuple. Undefined when neither knows. Lookups that arrive while the table is being read wait for the next read, which
+   * serves all of them: a burst of refused connections costs one read, not one each.
    */
-  async routeOf(clientPort: number): Promise<Target | undefined> {
-    let table: string;
+  routeOf(clientPort: number): Promise<Target | undefined> {
+    return new Promise((resolve) => {
+      const waiting = this.lookups.get(clientPort);
+      if (waiting) waiting.push(resolve);
+      else this.lookups.set(clientPort, [resolve]);
+      if (!this.reading) void this.readRoutes();
+    });
+  }
+
+  private readonly lookups = new Map<number, Array<(t: Target | undefined) => void>>();
+  private reading = false;
+
+  private async readRoutes(): Promise<void> {
+    this.reading = true;
+    const ports = new Map(this.lookups);
+    this.lookups.clear();
+    const found = new Map<number, Target>();
+    // The set first: it names the newest connection from a port, where conntrack may still hold
+    // an older one's entry (TIME_WAIT lasts 120 s) and holds none for a refused one.
+    await this.readRoutedSet(ports, found);
+    if (found.size < ports.size) await this.readConntrack(ports, found);
+    for (const [port, resolvers] of ports) for (const resolve of resolvers) resolve(found.get(port));
+    this.reading = false;
+    if (this.lookups.size > 0) void this.readRoutes();
+  }
+
+  /** The rest from conntrack: an entry's reply tuple names the Pod address. */
+  private async readConntrack(ports: Map<number, unknown>, found: Map<number, Target>): Promise<void> {
     try {
       // Asynchronously: on a busy host the table is megabytes, and this runs while the
       // runner is polling for acceptance.
-      table = await readFile('/proc/net/nf_conntrack', 'utf8');
+      const table = await readFile('/proc/net/nf_conntrack', 'utf8');
+      const original = new RegExp(` dst=${this.host.replace(/\./g, '\\.')} sport=(\\d+) dport=${this.port} `);
+      for (const line of table.split('\n')) {
+        if (!line.includes(' tcp ')) continue;
+        const m = original.exec(line);
+        const clientPort = Number(m?.[1]);
+        if (!m || !ports.has(clientPort) || found.has(clientPort)) continue;
+        const reply = /src=(\S+) dst=\S+ sport=(\d+)/.exec(line.slice(m.index + m[0].length));
+        if (!reply) continue;
+        const key = `${reply[1]}:${reply[2]}`;
+        found.set(
+          clientPort,
+          this.known.get(key) ?? {
+            ip: reply[1]!,
+            port: Number(reply[2]),
+            podUid: undefined,
+            fallback: false,
+          },
+        );
+      }
     } catch {
-      return undefined;
+      // Not readable: unknown.
     }
-    const original = ` dst=${this.host} sport=${clientPort} dport=${this.port} `;
-    for (const line of table.split('\n')) {
-      if (!line.includes(' tcp ') || !line.includes(original)) continue;
-      const afterOriginal = line.slice(line.indexOf(original) + original.length);
-      const reply = /src=(\S+) dst=\S+ sport=(\d+)/.exec(afterOriginal);
-      if (!reply) continue;
-      const key = `${reply[1]}:${reply[2]}`;
-      return (
-        this.known.get(key) ?? { ip: reply[1]!, port: Number(reply[2]), podUid: undefined, fallback: false }
-      );
+  }
+
+  /**
+   * From the kernel's set of new connections (a refused one is only there): for a client port
+   * used twice within its memory, the newest entry (the most time left).
+   */
+  private async readRoutedSet(ports: Map<number, unknown>, found: Map<number, Target>): Promise<void> {
+    const listed = await new Promise<string>((resolve) => {
+      const child = spawn('nft', ['-j', 'list', 'set', 'ip', this.table.name, this.routedSet], {
+        stdio: ['ignore', 'pipe', 'ignore'],
+      });
+      let out = '';
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        // 65,535 elements are ~6 MB of JSON; beyond that it is not ours.
+        if (out.length < 16 * 1024 * 1024) out += c;
+      });
+      child.on('error', () => resolve(''));
+      child.on('close', () => resolve(out));
+    });
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(listed);
+    } catch {
+      return;
     }
-    return undefined;
+    const items = (parsed as { nftables?: Array<{ set?: { elem?: unknown[] } }> }).nftables ?? [];
+    const newest = new Map<number, number>();
+    for (const item of items) {
+      for (const e of item.set?.elem ?? []) {
+        const elem = (e as { elem?: { val?: { concat?: unknown[] }; expires?: unknown } }).elem;
+        const [ip, podPort, clientPort] = elem?.val?.concat ?? [];
+        if (typeof ip !== 'string' || typeof podPort !== 'number' || typeof clientPort !== 'number') continue;
+        if (!ports.has(clientPort)) continue;
+        const expires = typeof elem?.expires === 'number' ? elem.expires : 0;
+        if ((newest.get(clientPort) ?? -1) >= expires) continue;
+        newest.set(clientPort, expires);
+        found.set(
+          clientPort,
+          this.known.get(`${ip}:${podPort}`) ?? { ip, port: podPort, podUid: undefined, fallback: false },
+        );
+      }
+    }
   }
 
   async dispose(): Promise<void> {

@@ -185,12 +185,14 @@ export class ServiceProxy {
   }
 
   /**
-   * Where the kernel sent the connection from `clientPort` (kernel NAT: read from conntrack,
-   * changing nothing); undefined with the userspace proxy, whose own connection reaches the Pod.
+   * Where the rules sent the connection from `clientPort` (kernel NAT: the rules' own record of
+   * each new connection, then conntrack; changing nothing, recording no event); undefined with
+   * the userspace proxy, whose own connection reaches the Pod. The rollout asks it for each
+   * connection that was refused or timed out, the server-socket evidence for its Pod.
    */
-  async kernelRoute(clientPort: number): Promise<Target | undefined> {
-    if (this.dataplane.mode !== 'nftables') return undefined;
-    return this.dataplane.routeOf?.(clientPort);
+  async routeOf(clientPort: number): Promise<Target | undefined> {
+    if (this.dataplane.mode !== 'nftables' || !this.dataplane.routeOf) return undefined;
+    return this.dataplane.routeOf(clientPort);
   }
 
   async dispose(): Promise<void> {

@@ -2,12 +2,12 @@
 // start + i/rate — whatever the server does: a slow answer never delays the next request's
 // *intended* time, and latency is measured from that intended time, so waiting for a free
 // connection counts as the user would feel it (no coordinated omission, as in wrk2). Requests go
-// out on a pool of N keep-alive connections (node:http Agent, FIFO so every connection keeps
-// being used) or on a new connection each (`connections: 'new'`). Each request's facts become
+// out on a pool of N keep-alive connections (FIFO, so every connection keeps
+// being used) or on a new connection each (`connections: 'new'`), with a small HTTP/1.1 client of
+// our own (./http1.ts) whose connections bind their local port first (./local-port.ts), so a
+// refused or timed-out connection still names its port. Each request's facts become
 // one LoadRecord handed to `onRecord` and then forgotten: nothing per request is retained
 // beyond the ones in flight and a bounded queue.
-import http from 'node:http';
-import type { Socket } from 'node:net';
 import type { ExchangeResult } from '../http-exchange.js';
 import { classifyWork } from '../outcome.js';
 import {
@@ -17,6 +17,7 @@ import {
   validateRate,
   type WorkMsDistribution,
 } from './options.js';
+import { Http1Connection, type Http1Error, type Http1Owner } from './http1.js';
 import { classifyFailure, type LoadRecord } from './record.js';
 
 /** Body bytes kept per response (the completion body is ~250); the rest is counted. */
@@ -51,6 +52,8 @@ export interface LoadOptions {
   /** performance.now() value the records' times count from (default: the start). */
   originMs?: number;
   onRecord: (record: LoadRecord) => void;
+  /** Bind each connection's local port from ./local-port.ts's range (default true). */
+  bindLocalPort?: boolean;
 }
 
 export interface LoadResult {
@@ -95,26 +98,32 @@ export function startLoad(options: LoadOptions): LoadRun {
   const responseTimeoutMs = options.responseTimeoutMs ?? loadDefaults.responseTimeoutMs;
   const host = options.target.hostname.replace(/^\[|\]$/g, '');
   const port = Number(options.target.port || 80);
-  const agent = pooled
-    ? new http.Agent({ keepAlive: true, maxSockets: limit, maxFreeSockets: limit, scheduling: 'fifo' })
-    : false;
-  const headers = pooled ? undefined : { connection: 'close' };
+  const target = { host, port, bindLocalPort: options.bindLocalPort !== false };
+  // The request head as node:http wrote it (Host with the port unless 80); a new connection per
+  // request asks the server to close it.
+  const requestTail = ` HTTP/1.1\r\nHost: ${options.target.host}\r\nConnection: ${pooled ? 'keep-alive' : 'close'}\r\n\r\n`;
 
   const interval = 1000 / rate;
   const startAt = performance.now();
   const origin = options.originMs ?? startAt;
   const marks: Array<{ at: number; name: string }> = [{ at: -Infinity, name: INITIAL_WINDOW }];
-  const connIds = new WeakMap<Socket, number>();
   let connSeq = 0;
   let next = 0;
   let inFlight = 0;
   let abandoned = 0;
   let sinkErrors = 0;
   let stopped = false;
+  let finished = false;
   let timer: NodeJS.Timeout | undefined;
   const queue: LoadRecord[] = [];
   let queueHead = 0;
-  const live = new Set<http.ClientRequest>();
+  /** Every open connection (busy or idle); idle ones also in `idle`, oldest first. */
+  const live = new Set<Http1Connection<LoadRecord>>();
+  const idle: Array<Http1Connection<LoadRecord>> = [];
+  // Deadlines are checked in one sweep over the open connections instead of a timer per
+  // request: a fraction of the shorter limit, so a timeout fires at most that late.
+  const sweepMs = Math.max(1, Math.min(50, Math.floor(Math.min(connectTimeoutMs, responseTimeoutMs) / 20)));
+  let sweeper: NodeJS.Timeout | undefined;
   let resolveDone!: (r: LoadResult) => void;
   const done = new Promise<LoadResult>((resolve) => (resolveDone = resolve));
 
@@ -133,10 +142,30 @@ export function startLoad(options: LoadOptions): LoadRun {
   };
 
   const maybeDone = () => {
-    if ((next < total && !stopped) || inFlight > 0 || queue.length - queueHead > 0) return;
+    if (finished || (next < total && !stopped) || inFlight > 0 || queue.length - queueHead > 0) return;
+    finished = true;
     clearTimeout(timer);
-    if (agent) agent.destroy();
+    clearInterval(sweeper);
+    for (const conn of live) conn.close();
+    live.clear();
+    idle.length = 0;
     resolveDone({ intended: next, abandoned, sinkErrors, durationMs: performance.now() - startAt });
+  };
+
+  const sweep = () => {
+    const now = performance.now();
+    for (const conn of live) {
+      if (!conn.busy || conn.deadline > now) continue;
+      const kind = conn.deadlineKind;
+      conn.timedOut = kind;
+      conn.abort({
+        code: 'ETIMEDOUT',
+        message:
+          kind === 'connect'
+            ? `no TCP connection within ${connectTimeoutMs} ms`
+            : `connected, but no complete response within ${responseTimeoutMs} ms`,
+      });
+    }
   };
 
   const unsent = (record: LoadRecord, code: string) => {
@@ -159,139 +188,104 @@ export function startLoad(options: LoadOptions): LoadRun {
     }
   };
 
+  const finish = (conn: Http1Connection<LoadRecord>, error: Http1Error | null) => {
+    const record = conn.item!;
+    conn.item = null;
+    inFlight -= 1;
+    record.endUs = us(performance.now() - origin);
+    if (!conn.closedForGood) {
+      if (pooled) idle.push(conn);
+      else {
+        conn.close();
+        live.delete(conn);
+      }
+    } else live.delete(conn);
+    if (error?.code === 'ABORT_ERR') {
+      abandoned += 1;
+      record.errorCode = 'ABORT_ERR';
+      record.bytes = conn.bytesReceived;
+      record.localPort = conn.localPort;
+      emit(record);
+    } else {
+      const complete = error === null;
+      const result: ExchangeResult = {
+        connected: conn.connected,
+        localPort: conn.localPort,
+        status: record.status,
+        headers: null,
+        body: complete ? conn.bodyText() : null,
+        bytesReceived: conn.bytesReceived,
+        responseComplete: complete,
+        error,
+        timedOut: conn.timedOut,
+        // A host name that never resolved fails in getaddrinfo, before any connection.
+        dnsFailed: !conn.connected && error !== null && /^(ENOTFOUND|EAI_)/.test(error.code),
+      };
+      if (complete && conn.bytesReceived > conn.kept)
+        result.bodyBytesDropped = conn.bytesReceived - conn.kept;
+      const work = classifyWork(result, record.id);
+      record.outcome = work.outcome;
+      record.status = work.status;
+      record.bytes = work.bytesReceived;
+      record.localPort = work.localPort;
+      record.podUid = work.bodyUid;
+      record.errorCode = work.error?.code ?? null;
+      record.failure = classifyFailure({
+        outcome: work.outcome,
+        status: work.status,
+        reused: record.reused,
+        responseStarted: record.firstByteUs !== null || conn.bytesReceived > 0,
+      });
+      emit(record);
+    }
+    conn.chunks = [];
+    dequeue();
+    catchUp();
+    maybeDone();
+  };
+
+  const owner: Http1Owner<LoadRecord> = {
+    connected(conn) {
+      const record = conn.item;
+      if (!record) return;
+      record.conn = conn.id;
+      conn.deadline = performance.now() + responseTimeoutMs;
+      conn.deadlineKind = 'response';
+    },
+    head(conn, status) {
+      const record = conn.item;
+      if (!record) return;
+      record.firstByteUs = us(performance.now() - origin);
+      record.status = status;
+    },
+    done: finish,
+    closed(conn) {
+      live.delete(conn);
+      const at = idle.indexOf(conn);
+      if (at >= 0) idle.splice(at, 1);
+    },
+  };
+
   const send = (record: LoadRecord) => {
     inFlight += 1;
-    record.sentUs = us(performance.now() - origin);
-    const result: ExchangeResult = {
-      connected: false,
-      localPort: null,
-      status: null,
-      headers: null,
-      body: null,
-      bytesReceived: 0,
-      responseComplete: false,
-      error: null,
-      timedOut: null,
-      dnsFailed: false,
-    };
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let settled = false;
-    let requestTimer: NodeJS.Timeout | undefined;
-
-    const finish = () => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(requestTimer);
-      live.delete(req);
-      inFlight -= 1;
-      record.endUs = us(performance.now() - origin);
-      if (result.responseComplete) {
-        result.body =
-          chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8');
-        if (result.bytesReceived > kept) result.bodyBytesDropped = result.bytesReceived - kept;
-      }
-      if (result.error?.code === 'ABORT_ERR') {
-        abandoned += 1;
-        record.errorCode = 'ABORT_ERR';
-        record.bytes = result.bytesReceived;
-        record.status = result.status;
-        record.localPort = result.localPort;
-        emit(record);
-      } else {
-        const work = classifyWork(result, record.id);
-        record.outcome = work.outcome;
-        record.status = work.status;
-        record.bytes = work.bytesReceived;
-        record.localPort = work.localPort;
-        record.podUid = work.bodyUid;
-        record.errorCode = work.error?.code ?? null;
-        record.failure = classifyFailure({
-          outcome: work.outcome,
-          status: work.status,
-          reused: record.reused,
-          responseStarted: record.firstByteUs !== null || result.bytesReceived > 0,
-        });
-        emit(record);
-      }
-      dequeue();
-      maybeDone();
-    };
-    const fail = (error: NodeJS.ErrnoException) => {
-      if (settled) return;
-      result.error ??= { code: error.code ?? null, message: error.message };
-      finish();
-    };
-
-    const req = http.request(
-      {
-        host,
-        port,
-        path: `/work?ms=${record.workMs}&id=${record.id}`,
-        agent,
-        ...(headers ? { headers } : {}),
-      },
-      (res) => {
-        record.firstByteUs = us(performance.now() - origin);
-        result.status = res.statusCode ?? null;
-        res.on('data', (chunk: Buffer) => {
-          result.bytesReceived += chunk.length;
-          const room = BODY_KEEP_BYTES - kept;
-          if (room > 0) {
-            const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-            chunks.push(part);
-            kept += part.length;
-          }
-        });
-        res.on('end', () => {
-          result.responseComplete = true;
-          finish();
-        });
-        res.on('error', fail);
-        res.on('close', () => {
-          if (!result.responseComplete)
-            fail(Object.assign(new Error('the connection closed mid-response'), { code: 'ECONNRESET' }));
-        });
-      },
-    );
-    live.add(req);
-    requestTimer = setTimeout(() => {
-      result.timedOut = 'connect';
-      result.error = { code: 'ETIMEDOUT', message: `no TCP connection within ${connectTimeoutMs} ms` };
-      req.destroy();
-    }, connectTimeoutMs);
-    req.on('socket', (socket: Socket) => {
-      // Reused: the socket carried an earlier request of ours. Not `req.reusedSocket`: Node
-      // sets that only for a socket taken from the free pool, not for one handed straight to
-      // a request the agent had queued.
-      let id = connIds.get(socket);
-      record.reused = id !== undefined;
-      if (id === undefined) connIds.set(socket, (id = ++connSeq));
-      const conn = id;
-      const onConnect = () => {
-        record.conn = conn;
-        result.connected = true;
-        result.localPort = socket.localPort ?? null;
-        clearTimeout(requestTimer);
-        if (settled) return;
-        requestTimer = setTimeout(() => {
-          result.timedOut = 'response';
-          result.error = {
-            code: 'ETIMEDOUT',
-            message: `connected, but no complete response within ${responseTimeoutMs} ms`,
-          };
-          req.destroy();
-        }, responseTimeoutMs);
-      };
-      if (socket.connecting) socket.once('connect', onConnect);
-      else onConnect();
-    });
-    req.on('error', fail);
-    req.on('close', () => {
-      // Destroyed by a timer (no 'error' then) or closed without a response.
-      if (!settled && !result.responseComplete && result.error) finish();
-    });
-    req.end();
+    const now = performance.now();
+    record.sentUs = us(now - origin);
+    sweeper ??= setInterval(sweep, sweepMs);
+    let conn = pooled ? idle.shift() : undefined;
+    if (conn) {
+      record.conn = conn.id;
+      conn.deadline = now + responseTimeoutMs;
+      conn.deadlineKind = 'response';
+    } else {
+      conn = new Http1Connection<LoadRecord>(++connSeq, target, owner, BODY_KEEP_BYTES);
+      live.add(conn);
+      conn.deadline = now + connectTimeoutMs;
+      conn.deadlineKind = 'connect';
+    }
+    // Reused: the connection carried an earlier request of ours.
+    record.reused = conn.requests > 0;
+    conn.item = record;
+    conn.send(`GET /work?ms=${record.workMs}&id=${record.id}${requestTail}`);
   };
 
   const issue = (seq: number) => {
@@ -332,6 +326,21 @@ export function startLoad(options: LoadOptions): LoadRun {
     timer = setTimeout(tick, Math.max(0, startAt + next * interval - performance.now()));
   };
 
+  /**
+   * Called as each exchange ends: requests already due go out now, and the timer is set again
+   * for the next one. Under load, answers arrive more often than requests fall due, so the
+   * schedule is kept from the I/O callbacks and the timer rarely wakes the process (a timer
+   * wake-up per request cost more CPU than the request's own work; bench load-vs-autocannon).
+   */
+  const catchUp = () => {
+    if (stopped || timer === undefined || next >= total) return;
+    const now = performance.now();
+    if (startAt + next * interval > now) return;
+    clearTimeout(timer);
+    timer = undefined;
+    tick();
+  };
+
   const run: LoadRun = {
     mark(window) {
       if (marks.length < MARKS_MAX) marks.push({ at: performance.now(), name: window.slice(0, 64) });
@@ -347,8 +356,8 @@ export function startLoad(options: LoadOptions): LoadRun {
           abandoned += 1;
           unsent(record, 'ABORT_ERR');
         }
-        for (const req of [...live])
-          req.destroy(Object.assign(new Error('abandoned by the runner'), { code: 'ABORT_ERR' }));
+        for (const conn of [...live])
+          if (conn.busy) conn.abort({ code: 'ABORT_ERR', message: 'abandoned by the runner' });
       }
       maybeDone();
     },

@@ -9,8 +9,21 @@ import type { RequestOutcome } from '../client-events.js';
 export const failureClasses = [
   /** The connection closed or reset after the request was written (a response may have begun). */
   'accepted-cut',
-  /** No connection: refused or not established in time (a stale route, a Pod gone). */
+  /**
+   * No connection for another reason: the target's name did not resolve. Documents written
+   * before refused and timed-out connections were told apart count both here too.
+   */
   'connect-failed',
+  /**
+   * The new connection was refused (ECONNREFUSED, or reset while connecting): the rules sent it
+   * to a Pod that had stopped listening (a stale route), or no endpoint was usable.
+   */
+  'connect-refused',
+  /**
+   * No answer to the SYN within the connect timeout: the rules still named a Pod whose network
+   * was already torn down (issue 14), or the server's accept queue was full.
+   */
+  'connect-timeout',
   /** A whole response with status >= 500 (a draining Pod's 503). */
   'http-5xx',
   /**
@@ -87,7 +100,9 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
     case 'unexpected-response':
       return 'unexpected-response';
     case 'connect-refused':
+      return 'connect-refused';
     case 'connect-timeout':
+      return 'connect-timeout';
     case 'dns-error':
       return 'connect-failed';
     case 'response-timeout':

@@ -42,7 +42,13 @@ export function fatesFromJournal(
 /** The failure class once the server's side is known. */
 export function joinedFailure(failure: FailureClass | null, fate: ServerFate): FailureClass | null {
   if (failure === null || failure === 'http-5xx' || failure === 'unexpected-response') return failure;
-  if (failure === 'connect-failed' || failure === 'not-sent') return failure;
+  if (
+    failure === 'connect-failed' ||
+    failure === 'connect-refused' ||
+    failure === 'connect-timeout' ||
+    failure === 'not-sent'
+  )
+    return failure;
   if (fate === 'finished') return 'done-unacknowledged';
   if (failure === 'reused-connection-closed' && (fate === 'aborted' || fate === 'cut' || fate === 'accepted'))
     return 'accepted-cut';

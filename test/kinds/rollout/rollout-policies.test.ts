@@ -80,7 +80,12 @@ test('drain without preStop: no accepted request is cut; failures only of the pr
     '300..1000',
   ]);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
-  const propagation = new Set(['connect-failed', 'reused-connection-closed', 'dropped-unseen']);
+  const propagation = new Set([
+    'connect-refused',
+    'connect-timeout',
+    'reused-connection-closed',
+    'dropped-unseen',
+  ]);
   for (const r of records) {
     if (r.failure === null) continue;
     assert.ok(propagation.has(r.failure), `${r.id}: ${r.failure} (fate ${r.fate ?? '-'})`);
@@ -145,11 +150,15 @@ test('--compare exit,drain+prestop: both at once, one table; the preStop sleep i
       );
     assert.ok(shown, r.stdout);
     assert.match(r.stdout, /^exit\s+\d+\s+\d+\s+.*accepted-cut \d+/m);
-    // The preStop sleep removes the propagation failures (connect-failed) and cuts nothing; the
+    // The preStop sleep removes the propagation failures (connect-refused) and cuts nothing; the
     // pool's keep-alive close race (reused-connection-closed) may remain.
     const prestopRow = /^drain-prestop\s+\d+\s+\d+\s+(.*?)\s{2,}/m.exec(r.stdout);
     assert.ok(prestopRow, r.stdout);
-    assert.doesNotMatch(prestopRow[1]!, /connect-failed|accepted-cut|done-unacknowledged/, r.stdout);
+    assert.doesNotMatch(
+      prestopRow[1]!,
+      /connect-refused|connect-timeout|accepted-cut|done-unacknowledged/,
+      r.stdout,
+    );
     assert.match(r.stdout, /^exit: \d+ of \d+ requests failed with --on-sigterm exit: /m);
     const docs = readdirSync(dir)
       .filter((f) => f.endsWith('.json'))

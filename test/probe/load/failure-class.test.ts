@@ -19,8 +19,8 @@ test('client-side classes: each outcome to its cause', () => {
   assert.equal(f('http-error', { status: 503 }), 'http-5xx');
   assert.equal(f('http-error', { status: 409 }), 'unexpected-response');
   assert.equal(f('unexpected-response'), 'unexpected-response');
-  assert.equal(f('connect-refused'), 'connect-failed');
-  assert.equal(f('connect-timeout'), 'connect-failed');
+  assert.equal(f('connect-refused'), 'connect-refused');
+  assert.equal(f('connect-timeout'), 'connect-timeout');
   assert.equal(f('dns-error'), 'connect-failed');
   assert.equal(f('response-timeout'), 'client-timeout');
   assert.equal(f('connection-dropped'), 'accepted-cut');
@@ -36,6 +36,8 @@ test('the journal turns a failure whose work was done into done-unacknowledged',
   // An answer is an answer; no connection is no request.
   assert.equal(joinedFailure('http-5xx', 'finished'), 'http-5xx');
   assert.equal(joinedFailure('connect-failed', 'never-seen'), 'connect-failed');
+  assert.equal(joinedFailure('connect-refused', 'never-seen'), 'connect-refused');
+  assert.equal(joinedFailure('connect-timeout', 'never-seen'), 'connect-timeout');
   assert.equal(joinedFailure(null, 'finished'), null);
   // A presumed keep-alive race the server did accept and abort is a cut.
   assert.equal(joinedFailure('reused-connection-closed', 'aborted'), 'accepted-cut');

@@ -5,11 +5,14 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
 import net from 'node:net';
+import { execFileSync, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import { LoadAggregate } from '../../../src/probe/load/aggregate.js';
 import { startLoad, type LoadOptions } from '../../../src/probe/load/generator.js';
+import { LOCAL_PORT_RANGE } from '../../../src/probe/load/local-port.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { fatesFromJournal, joinServerFate, type JournalEntry } from '../../../src/probe/load/server-fate.js';
 import { startLabProcess, type LabProcess } from '../../helpers/lab-process.js';
@@ -154,15 +157,98 @@ test('accepted request cut: a server that exits with requests in flight', async 
   });
 });
 
-test('refused connection: nothing listens on the port', async () => {
+test('refused connection: nothing listens on the port; the record still names its local port', async () => {
   // A port that was ours a moment ago; closed, nothing listens on it.
   const server = net.createServer();
   const target = await listen(server);
   await close(server);
   const records = await run({ target, rate: 50, count: 3, connections: 2, workMs: { kind: 'fixed', ms: 0 } });
   assert.deepEqual(
-    records.map((r) => [r.outcome, r.failure, r.conn, r.sentUs !== null]),
-    Array(3).fill(['connect-refused', 'connect-failed', null, true]),
+    records.map((r) => [r.outcome, r.failure, r.errorCode, r.conn, r.sentUs !== null]),
+    Array(3).fill(['connect-refused', 'connect-refused', 'ECONNREFUSED', null, true]),
+  );
+  // Bound before the connect: the port the kernel's rules saw, although no connection was made.
+  assert.ok(
+    records.every(
+      (r) =>
+        r.localPort !== null && r.localPort >= LOCAL_PORT_RANGE.from && r.localPort <= LOCAL_PORT_RANGE.to,
+    ),
+    records.map((r) => r.localPort).join(' '),
+  );
+});
+
+/**
+ * A listener that never accepts: a process whose event loop is blocked right after listen()
+ * with a backlog of 1. Once its accept queue is full the kernel drops further SYNs, so a new
+ * connection gets no answer at all — a connect timeout, as to a Pod whose network is gone.
+ */
+async function fullBacklog(t: { after: (fn: () => void) => void }): Promise<URL> {
+  const child = spawn(
+    process.execPath,
+    [
+      '-e',
+      `const s = require('node:net').createServer();
+       s.listen({ port: 0, host: '127.0.0.1', backlog: 1 }, () => {
+         process.stdout.write(s.address().port + '\\n');
+         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 120000);
+       });`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const fillers: net.Socket[] = [];
+  t.after(() => {
+    for (const f of fillers) f.destroy();
+    child.kill('SIGKILL');
+  });
+  const [line] = (await once(createInterface({ input: child.stdout }), 'line')) as [string];
+  const port = Number(line);
+  // Fill the accept queue (backlog 1 holds two): each filler's handshake completes, unaccepted.
+  for (let i = 0; i < 2; i++) {
+    const f = net.connect({ host: '127.0.0.1', port });
+    f.on('error', () => undefined);
+    fillers.push(f);
+    await once(f, 'connect');
+  }
+  // The kernel's own count of the queue (ss: Recv-Q of a listener), so the test does not race it.
+  for (let i = 0; i < 200; i++) {
+    const ss = execFileSync('ss', ['-ltnH', 'sport', '=', `:${port}`], { encoding: 'utf8' });
+    if (Number(ss.trim().split(/\s+/)[1]) >= 2) break;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return new URL(`http://127.0.0.1:${port}`);
+}
+
+test('connect timeout: no answer to the SYN within the limit, a class of its own with its local port', async (t) => {
+  const target = await fullBacklog(t);
+  const records = await run({
+    target,
+    rate: 50,
+    count: 3,
+    connections: 'new',
+    connectTimeoutMs: 300,
+    workMs: { kind: 'fixed', ms: 0 },
+  });
+  assert.deepEqual(
+    records.map((r) => [r.outcome, r.failure, r.errorCode, r.conn]),
+    Array(3).fill(['connect-timeout', 'connect-timeout', 'ETIMEDOUT', null]),
+  );
+  assert.ok(records.every((r) => r.endUs - r.sentUs! >= 299_000 && r.endUs - r.sentUs! < 3_000_000));
+  assert.ok(
+    records.every((r) => r.localPort !== null),
+    'each names the local port its SYN came from',
+  );
+  // A keep-alive pool meets the same: its connections are new ones too.
+  const pooled = await run({
+    target,
+    rate: 50,
+    count: 2,
+    connections: 2,
+    connectTimeoutMs: 300,
+    workMs: { kind: 'fixed', ms: 0 },
+  });
+  assert.deepEqual(
+    pooled.map((r) => r.failure),
+    ['connect-timeout', 'connect-timeout'],
   );
 });
 

@@ -13,6 +13,7 @@ import {
   recordLine,
   type RecordFileItem,
 } from '../../../src/probe/load/record-file.js';
+import { RECORD_BYTES_MAX, writeRecordBytes } from '../../../src/probe/load/record-bytes.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'draincheck-records-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -50,6 +51,37 @@ test('a record line is exactly JSON.stringify of the record, hostile strings inc
     assert.equal(recordLine(r), JSON.stringify(r));
   }
   assert.equal(recordLine(rec(7)), JSON.stringify(rec(7)));
+});
+
+test('a record written as bytes is exactly JSON.stringify of it; anything not plain goes the string way', async () => {
+  const buf = Buffer.alloc(RECORD_BYTES_MAX);
+  const numbers = [0, 9, 10, 99, 1e3 - 1, 1e9 - 1, 1e9, 1e9 + 7, 4_294_967_296, 2 ** 53 - 1, -1, -1e9 - 3];
+  for (const [i, n] of numbers.entries()) {
+    const r: LoadRecord = { ...rec(i), seq: Math.abs(n), intendedUs: n, sentUs: -n, endUs: n, fate: 'cut' };
+    const end = writeRecordBytes(buf, 0, r);
+    assert.equal(buf.toString('utf8', 0, end), `${JSON.stringify(r)}\n`, String(n));
+  }
+  // Not plain: a fraction, a string that needs escaping, a string longer than the plain limit.
+  for (const r of [
+    { ...rec(1), workMs: 1.5 },
+    { ...rec(1), podUid: 'a"b' },
+    { ...rec(1), window: 'é' },
+    { ...rec(1), id: 'i'.repeat(129) },
+  ])
+    assert.equal(writeRecordBytes(buf, 0, r), -1);
+  // Through the writer both ways, mixed: the file is the JSON lines, byte for byte.
+  const path = join(dir, 'mixed.ndjson');
+  const writer = await RecordWriter.open(path, { kind: RECORD_FILE_KIND, startedAt: 'x' });
+  const records = Array.from({ length: 3000 }, (_, i) =>
+    i % 10 === 3 ? { ...rec(i), window: `w\u2028${i}`, workMs: i + 0.25 } : rec(i),
+  );
+  for (const r of records) writer.write(r);
+  await writer.close();
+  const lines = readFileSync(path, 'utf8').split('\n');
+  assert.deepEqual(
+    lines.slice(1, -2),
+    records.map((r) => JSON.stringify(r)),
+  );
 });
 
 async function readAll(path: string, maxLineChars?: number): Promise<RecordFileItem[]> {
