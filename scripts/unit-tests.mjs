@@ -36,6 +36,7 @@ export const unitTests = [
   'test/platform/local/timing.test.ts',
   'test/probe/body.test.ts',
   'test/probe/load/failure-class.test.ts',
+  'test/probe/load/fate-window.test.ts',
   'test/probe/load/histogram.test.ts',
   'test/probe/load/record-file.test.ts',
   'test/probe/own-client.test.ts',
