@@ -149,11 +149,21 @@ export async function* joinFatesWindowed(
     }
     return next;
   };
+  // A run has a few Pod UIDs and millions of lines naming them: one copy of each is held.
+  const uids = new Map<string, string>();
+  const uidOf = (x: unknown): string | null => {
+    if (typeof x !== 'string') return null;
+    const uid = x.slice(0, 128);
+    const known = uids.get(uid);
+    if (known !== undefined) return known;
+    if (uids.size < 1024) uids.set(uid, uid);
+    return uid;
+  };
   const apply = (line: StampedJournalEntry) => {
     const fate = fateOfEvent[line.event];
     if (!fate || typeof line.id !== 'string') return;
     counts.journalLines += 1;
-    const uid = typeof line.uid === 'string' ? line.uid.slice(0, 128) : null;
+    const uid = uidOf(line.uid);
     const known = held.get(line.id);
     if (known) {
       if (rank[known.fate] <= rank[fate]) Object.assign(known, { fate, uid });
