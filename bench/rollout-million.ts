@@ -30,6 +30,8 @@ interface Sample {
   at: number;
   rss?: number;
   heapAfterGc?: number;
+  rssAfterGc?: number;
+  heapTotal?: number;
   exit?: boolean;
   maxRss?: number;
 }
@@ -128,6 +130,9 @@ export async function benchRolloutMillion(
       median(duringLoad.slice(-third).map((s) => s.rss!)) -
       median(duringLoad.slice(0, third).map((s) => s.rss!));
     const heaps = samples.filter((s) => s.heapAfterGc !== undefined && s.at >= loadStart + 20_000);
+    // Resident memory right after a full GC (every 10 s): the growth without V8's sawtooth.
+    const rssAfterGcFirst = heaps[0]?.rssAfterGc ?? NaN;
+    const rssAfterGcGrowth = (Math.max(...heaps.map((s) => s.rssAfterGc!)) - rssAfterGcFirst) / MB;
     const heapFirst = heaps[0]?.heapAfterGc ?? NaN;
     const heapMax = Math.max(...heaps.map((s) => s.heapAfterGc!));
     const heapLast = heaps.at(-1)?.heapAfterGc ?? NaN;
@@ -183,8 +188,22 @@ export async function benchRolloutMillion(
         { name: 'RSS after warm-up (load + 20..30 s)', value: baseline / MB, unit: 'MB' },
         { name: 'RSS peak during load', value: peakLoadRss / MB, unit: 'MB' },
         { name: 'RSS peak in join + document', value: joinPeakRss / MB, unit: 'MB' },
-        { name: 'RSS trend during load (last − first third)', value: trend / MB, unit: 'MB' },
         { name: 'RSS peak − after warm-up', value: growth, unit: 'MB', target: '<= 50', pass: growth <= 50 },
+        {
+          name: 'RSS trend during load (last − first third)',
+          value: trend / MB,
+          unit: 'MB',
+          target: '<= 50',
+          pass: trend / MB <= 50,
+        },
+        { name: 'RSS right after a full GC, after warm-up', value: rssAfterGcFirst / MB, unit: 'MB' },
+        {
+          name: 'RSS right after a full GC: max − after warm-up',
+          value: rssAfterGcGrowth,
+          unit: 'MB',
+          target: '<= 50',
+          pass: rssAfterGcGrowth <= 50,
+        },
         { name: 'RSS peak of the process (kernel maxRSS)', value: exitMaxRss / MB, unit: 'MB' },
         { name: 'heap after GC, after warm-up', value: heapFirst / MB, unit: 'MB' },
         { name: 'heap after GC, max', value: heapMax / MB, unit: 'MB' },
@@ -225,6 +244,13 @@ export async function benchRolloutMillion(
           Math.round((s.at - loadStart) / 1000),
           +(s.heapAfterGc! / MB).toFixed(1),
         ]),
+        rssAfterGcMb: heaps.map((s) => [
+          Math.round((s.at - loadStart) / 1000),
+          +(s.rssAfterGc! / MB).toFixed(1),
+        ]),
+        heapTotalMb: samples
+          .filter((s) => s.heapTotal !== undefined)
+          .map((s) => [Math.round((s.at - loadStart) / 1000), +(s.heapTotal! / MB).toFixed(1)]),
         join: doc.records.join,
         records: { written: doc.records.written, dropped: doc.records.dropped },
         failures: doc.totals.failures,

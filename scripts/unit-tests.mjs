@@ -25,6 +25,7 @@ export const unitTests = [
   'test/experiment/server-lines.test.ts',
   'test/kinds/registry.test.ts',
   'test/kinds/rollout/gate.test.ts',
+  'test/kinds/rollout/html-bound.test.ts',
   'test/kinds/rollout/render.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',
