@@ -3,6 +3,7 @@
 // from its Pods (at most 1000), both bounded by the schema whatever the run's length. The
 // largest page the schema allows — every class in every bin, 1000 Pods — stays within issue
 // 14's 2 MB, and the same document at 10,000 or 1,000,000 requests differs only in its digits.
+// The text report says when the bounded journal join left fates unknown.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RolloutDocumentSchema, type RolloutDocument } from '../../../src/kinds/rollout/document.js';
@@ -86,5 +87,30 @@ test('the same run at 10,000 and at 1,000,000 requests: the page differs only in
   assert.ok(
     Math.abs(large.length - small.length) < 0.05 * small.length,
     `${small.length} vs ${large.length}`,
+  );
+});
+
+test('text: a join that could not settle every fate says how many, and that their classes are presumed', () => {
+  const settled = doc(10_000, 600, 6);
+  const join = {
+    maxHeld: 100_000,
+    lagMs: 5_000,
+    journalLines: 19_990,
+    journalLinesLost: 0,
+    fateUnknown: 0,
+    evicted: 0,
+    unclaimed: 0,
+    heldAtMost: 800,
+  };
+  const text = (d: RolloutDocument) =>
+    rolloutKind.renderers.text([d], { style: plainStyle, title: 't', generatedAt: 'now' });
+  assert.doesNotMatch(text({ ...settled, records: { ...settled.records, join } }), /journal join/);
+  const unsettled = {
+    ...settled,
+    records: { ...settled.records, join: { ...join, fateUnknown: 3, unclaimed: 2 } },
+  };
+  assert.match(
+    text(unsettled),
+    /journal join: server fate unknown for 3 requests \(window passed\), 2 journal ids no request claimed, 0 journal lines lost — their failure classes are the client's presumption/,
   );
 });
