@@ -79,6 +79,8 @@ const TIMELINE_BINS = 600;
 const JOIN_MAX_HELD = 100_000;
 /** How long after a request's end its journal lines may still be received (the log pipe's lag). */
 const JOIN_LAG_MS = 5_000;
+/** Bytes of the final record file the join lets wait for the disk. */
+const JOIN_OUT_BUFFER_BYTES = 1024 * 1024;
 
 export const recordsFileName = (plan: RolloutPlan): string =>
   `rollout-${plan.runId}-${plan.scenario.name}.records.ndjson${plan.load.gzip ? '.gz' : ''}`;
@@ -304,7 +306,10 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       { maxHeld: JOIN_MAX_HELD, lagUs: JOIN_LAG_MS * 1000, lostUpToUs: journal.lostUpToUs },
       joinCounts,
     );
+    let joinedCount = 0;
     for await (const r of joined) {
+      // The join runs after the load: it can wait for the disk instead of buffering (or dropping).
+      if (++joinedCount % 1000 === 0) await out.waitBelow(JOIN_OUT_BUFFER_BYTES);
       aggregate.add(r);
       const bin = Math.min(TIMELINE_BINS - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / binMs)));
       while (bins.length <= bin) bins.push({});
