@@ -1,7 +1,8 @@
 // The bounded journal join (joinFatesWindowed) against the unbounded one (fatesFromJournal +
 // joinServerFate): over many more ids than its bound it gives the same fate to every record whose
 // journal lines it could hold, `unknown` (counted) to the ones it could not — never a different
-// fate — and the journal spool that feeds it keeps what the join reads, counting what it lost.
+// fate — and the journal spool that feeds it keeps what the join reads, counting what it lost;
+// the record file the join writes waits for the disk rather than dropping records.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { JournalSpool, readJournalSpool } from '../../../src/probe/load/fate-spool.js';
 import type { FailureClass, LoadRecord } from '../../../src/probe/load/record.js';
+import { RECORD_FILE_KIND, RecordWriter } from '../../../src/probe/load/record-file.js';
 import {
   fatesFromJournal,
   joinFatesWindowed,
@@ -221,4 +223,25 @@ test('the journal spool: the fields the join reads, in order, hostile values cut
   assert.ok(full.lost > 0, 'lines were lost');
   assert.equal(full.lost + full.written, 2_000);
   assert.ok(full.lostUpToUs >= 0 && full.lostUpToUs < 2_000);
+});
+
+test('a record writer that can wait (the join) loses nothing to a slow disk; one that cannot drops', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-wait-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const { records } = run(20_000, 200, 5);
+  const write = async (wait: boolean) => {
+    // 256 KiB may wait for the disk: far less than 20,000 records (~6 MB) written in a tight loop.
+    const w = await RecordWriter.open(
+      join(dir, `r-${wait}.ndjson`),
+      { kind: RECORD_FILE_KIND, startedAt: 'now' },
+      { maxBufferedBytes: 256 * 1024 },
+    );
+    for (const [i, r] of records.entries()) {
+      if (wait && i % 100 === 0) await w.waitBelow(64 * 1024);
+      w.write(r);
+    }
+    return w.close();
+  };
+  assert.deepEqual(await write(true), { written: 20_000, dropped: 0 });
+  assert.ok((await write(false)).dropped > 0, 'without waiting, the bound drops records');
 });
