@@ -5,6 +5,7 @@ import { benchLab } from './lab.js';
 import { benchMatrix } from './matrix.js';
 import { benchLoadMemory, benchLoadRecording, benchLoadVsAutocannon } from './load.js';
 import { benchRolloutInherentWaits } from './rollout.js';
+import { benchRolloutMillion } from './rollout-million.js';
 import { benchProxy } from './runtime.js';
 import { benchDrainExitLag, benchServerThroughput } from './server.js';
 
@@ -18,7 +19,10 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   'load-recording': () => benchLoadRecording(),
   'load-memory': () => benchLoadMemory(),
   'rollout-inherent-waits': () => Promise.resolve(benchRolloutInherentWaits()),
+  'rollout-million': () => benchRolloutMillion(),
 };
+/** Run only when named: they take minutes. */
+const optIn = new Set(['rollout-million']);
 
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((w) => !(w in benches));
@@ -26,7 +30,7 @@ if (unknown.length > 0) {
   console.error(`bench: unknown benchmark ${unknown.join(', ')}; known: ${Object.keys(benches).join(', ')}`);
   process.exit(2);
 }
-for (const name of wanted.length > 0 ? wanted : Object.keys(benches)) {
+for (const name of wanted.length > 0 ? wanted : Object.keys(benches).filter((b) => !optIn.has(b))) {
   const result = await benches[name]!();
   printTable(result);
   console.log(`  -> ${writeResult(result)}`);

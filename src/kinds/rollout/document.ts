@@ -108,6 +108,27 @@ export const RolloutDocumentSchema = z.object({
       .describe('the NDJSON record file, beside this document'),
     written: z.number(),
     dropped: z.number(),
+    join: z
+      .object({
+        maxHeld: z.number().describe('the bound: work ids the join held at most at once'),
+        lagMs: z.number().describe('how long after a request ended its journal lines were waited for'),
+        journalLines: z.number().describe('request lines of the Pods’ journals read'),
+        journalLinesLost: z.number().describe('journal lines lost before the join (the spool fell behind)'),
+        fateUnknown: z
+          .number()
+          .describe('records whose server fate the bound could not settle: fate `unknown` (window passed)'),
+        evicted: z
+          .number()
+          .describe('journal ids dropped to stay within maxHeld before a record claimed them'),
+        unclaimed: z
+          .number()
+          .describe(
+            'journal ids no record claimed by the end (a line later than lagMs, or no record for it)',
+          ),
+        heldAtMost: z.number(),
+      })
+      .optional()
+      .describe('the bounded journal join (src/probe/load/server-fate.ts joinFatesWindowed)'),
   }),
 });
 export type RolloutDocument = z.infer<typeof RolloutDocumentSchema>;

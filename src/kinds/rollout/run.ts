@@ -20,7 +20,8 @@ import { loadOrigin, startLoad } from '../../probe/load/generator.js';
 import type { WorkMsDistribution } from '../../probe/load/options.js';
 import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
 import { readRecordFile, RecordWriter } from '../../probe/load/record-file.js';
-import { fatesFromJournal, joinServerFate, type JournalEntry } from '../../probe/load/server-fate.js';
+import { JournalSpool, readJournalSpool } from '../../probe/load/fate-spool.js';
+import { joinFatesWindowed, newJoinCounts } from '../../probe/load/server-fate.js';
 import { parseJournalLine } from '../../server/journal.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { version } from '../../version.js';
@@ -84,6 +85,21 @@ interface LoadSource {
 const ROUTED_MAX = 100_000;
 /** The HTML strip's resolution: this many time bins at most, whatever the run's length. */
 const TIMELINE_BINS = 600;
+/**
+ * The join's bound: work ids held at once (~100 bytes each). A run holds about rate × (request
+ * time + JOIN_LAG_MS) of them, 12,500 at 2,500/s; beyond the bound fates become `unknown`, counted.
+ */
+const JOIN_MAX_HELD = 100_000;
+/** How long after a request's end its journal lines may still be received (the log pipe's lag). */
+const JOIN_LAG_MS = 5_000;
+/**
+ * The same on a cluster: the Pods' logs come through the API server's log stream and the load
+ * Pod's records through another, so a journal line may trail its record by more; a line later
+ * than this would make a finished request look never seen, so the bound is wide.
+ */
+const REMOTE_JOIN_LAG_MS = 30_000;
+/** Bytes of the final record file the join lets wait for the disk. */
+const JOIN_OUT_BUFFER_BYTES = 1024 * 1024;
 
 export const recordsFileName = (plan: RolloutPlan): string =>
   `rollout-${plan.runId}-${plan.scenario.name}.records.ndjson${plan.load.gzip ? '.gz' : ''}`;
@@ -98,8 +114,6 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
   const lifecycles = new PodLifecycles(now);
   const watching = new AbortController();
   const watchSignal = AbortSignal.any([signal, watching.signal]);
-  // Only the request lines, and only the fields the join reads (one small object per line).
-  const journal: JournalEntry[] = [];
   let journalFinished = 0;
   let completed = 0;
   const followed = new Set<string>();
@@ -139,9 +153,12 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     routing.add(lookup);
   };
   const rawPath = join(outDir, `${recordsFileName(plan)}.partial`);
+  const spoolPath = join(outDir, `${recordsFileName(plan)}.journal.partial`);
   // The CLI checked --out and left it as it found it (results/write.ts): a directory that did
   // not exist is made now, before the records stream into it.
   await mkdir(outDir, { recursive: true });
+  // The Pods' request lines, on disk until the join (only the fields it reads, stamped when received).
+  const journal = await JournalSpool.open(spoolPath);
   const finalName = recordsFileName(plan);
   let writer: RecordWriter | undefined;
 
@@ -166,7 +183,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
         for await (const line of platform.logs(plan.namespace, pod, watchSignal)) {
           const parsed = parseJournalLine(line);
           if (!parsed || !parsed.event.startsWith('request-')) continue;
-          journal.push({ event: parsed.event, id: parsed.id, uid: parsed.uid });
+          journal.write({ atUs: now() * 1000, event: parsed.event, id: parsed.id, uid: parsed.uid });
           if (parsed.event === 'request-finished') journalFinished += 1;
         }
       })().catch(() => undefined),
@@ -344,6 +361,8 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     else if (error instanceof Incomplete) incompleteReason = error.message;
     else if (error instanceof DraincheckError && error.exitCode === 2) {
       await cleanup();
+      await journal.close();
+      await rm(spoolPath, { force: true });
       throw error;
     } else incompleteReason = error instanceof Error ? error.message : String(error);
   }
@@ -351,8 +370,8 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
   await cleanup();
 
   // The join: every record with its server-side fate and the phase of the Pod that took it.
-  const fates = fatesFromJournal(journal);
-  journal.length = 0;
+  await journal.close();
+  const joinCounts = newJoinCounts();
   const aggregate = new LoadAggregate();
   const byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>> = {};
   let counts = { written: 0, dropped: 0 };
@@ -370,29 +389,44 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       },
     );
     const shiftUs = Number.isFinite(offsetUs) ? offsetUs : 0;
-    for await (const item of readRecordFile(rawPath)) {
-      if (item.kind !== 'record') continue;
-      const record = remote ? onRunClock(item.record, shiftUs, triggeredAtMs, completeAtMs) : item.record;
-      for (const joined of joinServerFate([record], fates)) {
-        // Neither an answer nor the journal named the Pod: the rules' evidence may.
-        const pod = joined.podUid === null ? routed.get(joined.id) : undefined;
-        const r = pod === undefined ? joined : { ...joined, podUid: pod };
-        aggregate.add(r);
-        const bin = Math.min(TIMELINE_BINS - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / binMs)));
-        while (bins.length <= bin) bins.push({});
-        const key = r.failure ?? 'ok';
-        bins[bin]![key] = (bins[bin]![key] ?? 0) + 1;
-        out.write(r);
-        if (r.failure) {
-          const phase = lifecycles.phaseAt(r.podUid, (r.sentUs ?? r.intendedUs) / 1000);
-          const row = (byPhase[phase] ??= {});
-          row[r.failure] = (row[r.failure] ?? 0) + 1;
-        }
+    const records = async function* (): AsyncGenerator<LoadRecord> {
+      for await (const item of readRecordFile(rawPath))
+        if (item.kind === 'record')
+          yield remote ? onRunClock(item.record, shiftUs, triggeredAtMs, completeAtMs) : item.record;
+    };
+    const joined = joinFatesWindowed(
+      records(),
+      readJournalSpool(spoolPath),
+      {
+        maxHeld: JOIN_MAX_HELD,
+        lagUs: (remote ? REMOTE_JOIN_LAG_MS : JOIN_LAG_MS) * 1000,
+        lostUpToUs: journal.lostUpToUs,
+      },
+      joinCounts,
+    );
+    let joinedCount = 0;
+    for await (const fated of joined) {
+      // The join runs after the load: it can wait for the disk instead of buffering (or dropping).
+      if (++joinedCount % 1000 === 0) await out.waitBelow(JOIN_OUT_BUFFER_BYTES);
+      // Neither an answer nor the journal named the Pod: the rules' evidence may.
+      const pod = fated.podUid === null ? routed.get(fated.id) : undefined;
+      const r = pod === undefined ? fated : { ...fated, podUid: pod };
+      aggregate.add(r);
+      const bin = Math.min(TIMELINE_BINS - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / binMs)));
+      while (bins.length <= bin) bins.push({});
+      const key = r.failure ?? 'ok';
+      bins[bin]![key] = (bins[bin]![key] ?? 0) + 1;
+      out.write(r);
+      if (r.failure) {
+        const phase = lifecycles.phaseAt(r.podUid, (r.sentUs ?? r.intendedUs) / 1000);
+        const row = (byPhase[phase] ??= {});
+        row[r.failure] = (row[r.failure] ?? 0) + 1;
       }
     }
     counts = await out.close();
     await rm(rawPath, { force: true });
   }
+  await rm(spoolPath, { force: true });
   const { all, windows } = aggregate.summary();
   const complete = incompleteReason === null;
   if (!complete && verdictKind === 'rolled') verdictKind = 'incomplete';
@@ -438,7 +472,21 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     windows,
     failuresByPhase: byPhase,
     timeline: { binMs, bins },
-    records: { file: finalName, written: counts.written, dropped: counts.dropped + dropped },
+    records: {
+      file: finalName,
+      written: counts.written,
+      dropped: counts.dropped + dropped,
+      join: {
+        maxHeld: JOIN_MAX_HELD,
+        lagMs: remote ? REMOTE_JOIN_LAG_MS : JOIN_LAG_MS,
+        journalLines: joinCounts.journalLines,
+        journalLinesLost: journal.lost,
+        fateUnknown: joinCounts.fateUnknown,
+        evicted: joinCounts.evicted,
+        unclaimed: joinCounts.unclaimed,
+        heldAtMost: joinCounts.maxHeld,
+      },
+    },
   };
 
   async function cleanup(): Promise<void> {

@@ -49,6 +49,11 @@ export function renderRolloutText(docs: RolloutDocument[], style: Style): string
   for (const d of docs) {
     lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(d.verdict.explanation)}`);
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
+    const j = d.records.join;
+    if (j && (j.fateUnknown > 0 || j.unclaimed > 0 || j.journalLinesLost > 0))
+      lines.push(
+        `  journal join: server fate unknown for ${j.fateUnknown} requests (window passed), ${j.unclaimed} journal ids no request claimed, ${j.journalLinesLost} journal lines lost — their failure classes are the client's presumption`,
+      );
   }
   for (const d of docs) {
     lines.push(

@@ -5,9 +5,15 @@
 // Followers already reading are pushed every line as it comes.
 import { AsyncQueue } from '../../util/async-queue.js';
 
-/** What the buffer keeps at most: characters, and lines (an empty line costs a slot too). */
-export const LOG_BUFFER_MAX_CHARS = 16 * 1024 * 1024;
-export const LOG_BUFFER_MAX_LINES = 100_000;
+/**
+ * What the buffer keeps at most: characters, and lines (an empty line costs a slot too). Less
+ * than the kubelet's 10 MiB containerLogMaxSize, because here the log is in the runner's own
+ * memory, not on a node's disk: at 16 MiB / 100,000 lines the six Pods of a 1,000,000-request
+ * rollout held ~160 MB of journal lines in the runner (bench rollout-million). Followers read
+ * from a Pod's start, so they miss nothing; only a reader that starts late sees the newest lines.
+ */
+export const LOG_BUFFER_MAX_CHARS = 4 * 1024 * 1024;
+export const LOG_BUFFER_MAX_LINES = 20_000;
 
 export class LogBuffer {
   private lines: string[] = [];

@@ -98,6 +98,15 @@ export class RecordWriter {
     return true;
   }
 
+  /**
+   * Resolves once at most `bytes` wait for the disk. A writer that can wait (the rollout's join,
+   * after the load) waits here rather than let records pile up towards the drop bound.
+   */
+  async waitBelow(bytes: number): Promise<void> {
+    while (!this.failure && !this.closed && this.head.writableLength > bytes)
+      await once(this.head, 'drain').catch(() => undefined);
+  }
+
   get counts(): { written: number; dropped: number } {
     return { written: this.written, dropped: this.dropped };
   }

@@ -44,8 +44,11 @@ export const failureClasses = [
 ] as const;
 export type FailureClass = (typeof failureClasses)[number];
 
-/** What the server's journal says happened to a request (server-fate.ts). */
-export const serverFates = ['finished', 'aborted', 'cut', 'accepted', 'never-seen'] as const;
+/**
+ * What the server's journal says happened to a request (server-fate.ts). `unknown`: the bounded
+ * join could not hold every journal line that might be this request's (joinFatesWindowed).
+ */
+export const serverFates = ['finished', 'aborted', 'cut', 'accepted', 'never-seen', 'unknown'] as const;
 export type ServerFate = (typeof serverFates)[number];
 
 /** Times are integer microseconds since the run's origin (the header's `startedAt`). */

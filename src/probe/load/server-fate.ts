@@ -16,7 +16,14 @@ export interface JournalEntry {
 }
 
 /** Later events overwrite earlier ones in this order of strength. */
-const rank: Record<ServerFate, number> = { 'never-seen': 0, accepted: 1, aborted: 2, cut: 2, finished: 3 };
+const rank: Record<ServerFate, number> = {
+  unknown: 0,
+  'never-seen': 0,
+  accepted: 1,
+  aborted: 2,
+  cut: 2,
+  finished: 3,
+};
 const fateOfEvent: Record<string, ServerFate | undefined> = {
   'request-accepted': 'accepted',
   'request-finished': 'finished',
@@ -75,3 +82,141 @@ export function* joinServerFate(
     };
   }
 }
+
+/** A journal line as the runner received it: `atUs` on the records' clock (µs since their origin). */
+export interface StampedJournalEntry extends JournalEntry {
+  atUs: number;
+}
+
+export interface WindowedJoinOptions {
+  /** The most work ids held at once (the join's memory bound). */
+  maxHeld: number;
+  /**
+   * How long after a request's end (or the end of the work it asked for, if later) its journal
+   * lines may still arrive: the log pipeline's lag. Lines beyond it are not waited for.
+   */
+  lagUs: number;
+  /**
+   * Journal lines lost before the join (a spool that fell behind): the receive time of the last
+   * one. A request that may have been among them gets the fate `unknown`, never `never-seen`.
+   */
+  lostUpToUs?: number;
+}
+
+export interface WindowedJoinCounts {
+  /** Journal request lines read. */
+  journalLines: number;
+  /** Records whose fate the bound could not settle (`unknown`: the window passed them). */
+  fateUnknown: number;
+  /** Ids evicted before a record claimed them, to stay within `maxHeld`. */
+  evicted: number;
+  /** Ids still held at the end that no record claimed (no record for them, or a line past the lag). */
+  unclaimed: number;
+  /** The most ids held at once. */
+  maxHeld: number;
+}
+
+interface Held {
+  fate: ServerFate;
+  uid: string | null;
+  /** When its first line was received. */
+  firstUs: number;
+}
+
+/**
+ * The join with bounded memory, for runs too long to hold every id: records in the order they
+ * ended (their file order: `endUs` never decreases) and journal lines in the order they were
+ * received (`atUs` never decreases) are merged. Before a record is joined, the journal is read up
+ * to its end (or its work's end) + `lagUs`; at most `maxHeld` ids are held, the oldest unclaimed
+ * one evicted past that, and a claimed id is dropped at once (ids are unique in a run).
+ *
+ * Never a silently wrong fate: a request's journal lines are received no earlier than it was
+ * meant to be sent (the server sees it after the client sends it), so an evicted id whose first
+ * line came at `t` can only be a request intended at or before `t`. Such a record — no id found,
+ * or one found that may have lost a stronger line — gets `unknown` and is counted, not
+ * `never-seen`. For the records after the last eviction the result is the unbounded join's.
+ */
+export async function* joinFatesWindowed(
+  records: AsyncIterable<LoadRecord> | Iterable<LoadRecord>,
+  journal: AsyncIterable<StampedJournalEntry> | Iterable<StampedJournalEntry>,
+  options: WindowedJoinOptions,
+  counts: WindowedJoinCounts = newJoinCounts(),
+): AsyncGenerator<LoadRecord> {
+  const held = new Map<string, Held>();
+  /** The receive time of the newest line that may belong to an id no longer held. */
+  let evictedUpToUs = options.lostUpToUs ?? -Infinity;
+  const lines =
+    Symbol.asyncIterator in journal ? journal[Symbol.asyncIterator]() : journal[Symbol.iterator]();
+  let next: StampedJournalEntry | null | undefined;
+  const peek = async (): Promise<StampedJournalEntry | null> => {
+    if (next === undefined) {
+      const r = await lines.next();
+      next = r.done ? null : r.value;
+    }
+    return next;
+  };
+  // A run has a few Pod UIDs and millions of lines naming them: one copy of each is held.
+  const uids = new Map<string, string>();
+  const uidOf = (x: unknown): string | null => {
+    if (typeof x !== 'string') return null;
+    const uid = x.slice(0, 128);
+    const known = uids.get(uid);
+    if (known !== undefined) return known;
+    if (uids.size < 1024) uids.set(uid, uid);
+    return uid;
+  };
+  const apply = (line: StampedJournalEntry) => {
+    const fate = fateOfEvent[line.event];
+    if (!fate || typeof line.id !== 'string') return;
+    counts.journalLines += 1;
+    const uid = uidOf(line.uid);
+    const known = held.get(line.id);
+    if (known) {
+      if (rank[known.fate] <= rank[fate]) Object.assign(known, { fate, uid });
+      return;
+    }
+    if (held.size >= options.maxHeld) {
+      const [oldest, gone] = held.entries().next().value!;
+      held.delete(oldest);
+      counts.evicted += 1;
+      // Held ids are in the order of their first line: the newest first line evicted so far.
+      evictedUpToUs = Math.max(evictedUpToUs, gone.firstUs);
+    }
+    held.set(line.id, { fate, uid, firstUs: line.atUs });
+    if (held.size > counts.maxHeld) counts.maxHeld = held.size;
+  };
+  for await (const record of records) {
+    const until =
+      Math.max(record.endUs, (record.sentUs ?? record.intendedUs) + record.workMs * 1000) + options.lagUs;
+    for (let line = await peek(); line !== null && line.atUs <= until; line = await peek()) {
+      next = undefined;
+      apply(line);
+    }
+    const known = held.get(record.id);
+    if (known) held.delete(record.id);
+    // Lines of this request may have been evicted (or lost): only `finished`, the strongest
+    // fate, cannot be changed by a line not seen.
+    const mayMiss = record.intendedUs <= evictedUpToUs && known?.fate !== 'finished';
+    const fate: ServerFate = mayMiss ? 'unknown' : (known?.fate ?? 'never-seen');
+    if (fate === 'unknown') counts.fateUnknown += 1;
+    yield {
+      ...record,
+      fate,
+      failure: joinedFailure(record.failure, fate),
+      podUid: record.podUid ?? known?.uid ?? null,
+    };
+  }
+  for (let line = await peek(); line !== null; line = await peek()) {
+    next = undefined;
+    apply(line);
+  }
+  counts.unclaimed = held.size;
+}
+
+export const newJoinCounts = (): WindowedJoinCounts => ({
+  journalLines: 0,
+  fateUnknown: 0,
+  evicted: 0,
+  unclaimed: 0,
+  maxHeld: 0,
+});

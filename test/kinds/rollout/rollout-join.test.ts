@@ -1,0 +1,68 @@
+// `draincheck rollout`'s journal join through the real CLI: the Pods' request lines go to a spool
+// file on disk during the run (not into memory) and are merged with the records in a bounded
+// window; the document counts what the join read and held, every completed request is
+// `finished` on the Pod that answered it, no fate is left unknown, and no partial file remains.
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
+import type { LoadRecord } from '../../../src/probe/load/record.js';
+import { readRecordFile } from '../../../src/probe/load/record-file.js';
+import { cli } from '../../helpers/cli.js';
+import { assertValidRolloutDocument } from '../../helpers/schema.js';
+
+test('the journal join: spooled to disk, bounded, counted in the document; every completion finished', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-join-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const r = cli(
+    [
+      'rollout',
+      '--out',
+      dir,
+      '--format',
+      'json',
+      '--timing',
+      'fast',
+      '--rate',
+      '300',
+      '--work-ms',
+      '0..20',
+      '--before-ms',
+      '1500',
+      '--after-ms',
+      '1000',
+    ],
+    { timeoutMs: 120_000 },
+  );
+  assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
+  const doc = JSON.parse(r.stdout) as RolloutDocument;
+  assertValidRolloutDocument(doc);
+  const files = readdirSync(dir);
+  assert.deepEqual(
+    files.filter((f) => f.includes('.partial')),
+    [],
+    `no partial file (records or journal spool) left: ${files.join(', ')}`,
+  );
+  const records: LoadRecord[] = [];
+  for await (const item of readRecordFile(join(dir, doc.records.file))) {
+    if (item.kind === 'record') records.push(item.record);
+  }
+  assert.equal(records.length, doc.totals.requests);
+  const join_ = doc.records.join;
+  assert.ok(join_, 'the document has the join’s counts');
+  assert.equal(join_.fateUnknown, 0);
+  assert.equal(join_.journalLinesLost, 0);
+  assert.equal(join_.evicted, 0);
+  assert.equal(join_.unclaimed, 0);
+  assert.ok(join_.heldAtMost > 0 && join_.heldAtMost <= join_.maxHeld);
+  // Two journal lines (accepted, finished) per completed request at least.
+  const completed = records.filter((x) => x.outcome === 'completed');
+  assert.ok(completed.length > 500, `${completed.length} completed`);
+  assert.ok(join_.journalLines >= 2 * completed.length, `${join_.journalLines} journal lines`);
+  for (const x of completed) assert.equal(x.fate, 'finished', `${x.id}: ${x.fate}`);
+  // The saved document is the one printed.
+  const saved = files.find((f) => f.endsWith('.json'))!;
+  assert.deepEqual(JSON.parse(readFileSync(join(dir, saved), 'utf8')), doc);
+});
