@@ -14,6 +14,8 @@ export class PodLifecycles {
   private inSlice = new Set<string>();
   /** Pods created once the rollout was triggered belong to the new template. */
   private rolloutStarted = false;
+  /** Called when the last old Pod is gone (see whenOldGone). */
+  private onOldGone: (() => void) | undefined;
 
   constructor(private readonly now: () => number) {}
 
@@ -52,7 +54,26 @@ export class PodLifecycles {
     if (event.type === 'DELETED' && p.goneAtMs === null) {
       p.goneAtMs = t;
       p.terminatingAtMs ??= t;
+      if (this.oldNotGone() === 0) this.onOldGone?.();
     }
+  }
+
+  /** The old template's Pods not gone yet. */
+  oldNotGone(): number {
+    let n = 0;
+    for (const p of this.pods.values()) if (p.revision === 'old' && p.goneAtMs === null) n += 1;
+    return n;
+  }
+
+  /** Resolves once every old Pod is gone (at once if none is left); one waiter at a time. */
+  whenOldGone(): Promise<void> {
+    if (this.oldNotGone() === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.onOldGone = () => {
+        this.onOldGone = undefined;
+        resolve();
+      };
+    });
   }
 
   slice(event: WatchEvent<V1EndpointSlice>): void {

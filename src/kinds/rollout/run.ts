@@ -83,6 +83,8 @@ interface LoadSource {
 
 /** Refused or timed-out requests whose Pod is looked up in the Service rules' evidence, at most. */
 const ROUTED_MAX = 100_000;
+/** Beyond the grace period, how long the after window waits for the old Pods to be gone. */
+const SETTLE_MARGIN_S = 10;
 /** The HTML strip's resolution: this many time bins at most, whatever the run's length. */
 const TIMELINE_BINS = 600;
 /**
@@ -350,6 +352,21 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     load.mark('after');
     await abortableDelay(plan.load.afterMs, signal);
     if (signal.aborted) throw signal.reason;
+    // "Rollout complete" is not "traffic settled": the Deployment counts an old Pod as gone once
+    // it is terminating, while it still drains (and, on a real node, while the rules may still
+    // name it). The after window lasts until every old Pod is gone too — bounded by their grace
+    // period — so each one's end and exit code are in the run, under load.
+    const settleMs = (plan.scenario.terminationGracePeriodSeconds + SETTLE_MARGIN_S) * 1000;
+    if (lifecycles.oldNotGone() > 0) {
+      input.onPhase?.('load: after (old Pods still terminating)');
+      const settled = new AbortController();
+      await Promise.race([
+        lifecycles.whenOldGone().then(() => settled.abort()),
+        abortableDelay(settleMs, AbortSignal.any([signal, settled.signal])),
+      ]);
+      settled.abort();
+      if (signal.aborted) throw signal.reason;
+    }
     load.stop();
     await within(load.done, LOAD_END_MS);
     // The journals follow the responses by a pipe: wait until they show as many finished

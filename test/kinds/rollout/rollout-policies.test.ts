@@ -120,6 +120,14 @@ test('drain with a preStop sleep beyond the propagation time: 0 failures over mo
   assert.equal(doc.totals.failed, 0, `${JSON.stringify(doc.totals.failures)}: ${doc.verdict.explanation}`);
   assert.equal(doc.totals.outcomes.completed, doc.totals.requests);
   assert.match(doc.verdict.explanation, /^none of \d+ requests failed/);
+  // "Rollout complete" is not "traffic settled": the last old Pod is still in its 3 s preStop
+  // sleep when the Deployment completes (the after window is 1.5 s); the after window lasts until
+  // every old Pod is gone, so each one's end and exit code are in the run.
+  assert.equal(oldPods(doc).length, 3);
+  for (const p of oldPods(doc)) {
+    assert.notEqual(p.goneAtMs, null, `${p.name} is gone before the run ends`);
+    assert.equal(p.exitCode, 0, `${p.name} exit code`);
+  }
 });
 
 test('--compare exit,drain+prestop: both at once, one table; the preStop sleep is the measured propagation time, shown', () => {
