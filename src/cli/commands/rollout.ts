@@ -221,6 +221,14 @@ export function rolloutCommand(): Command {
               ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               manifest: session.planOptions.manifest ?? {},
             });
+            // Interrupted while measuring: no rollout starts (the measurement's objects are gone).
+            if (interrupt.signal.aborted) {
+              process.stderr.write(
+                'draincheck: interrupted while measuring the propagation time: no rollout was started, nothing saved\n',
+              );
+              process.exitCode = ExitCode.interrupted;
+              return; // the `finally` below still closes the session
+            }
             preStop = measured.preStopSeconds;
             propagation = propagationLine(measured);
           } else if (compare.includes('drain+prestop'))

@@ -164,3 +164,85 @@ test('rollout --platform kube --compare drain,drain+prestop: the preStop sleep f
     assert.ok(ns && ns.status < 300, `namespace draincheck-${prestop.runId}-${policy} deleted`);
   }
 });
+
+test('rollout --platform kube -n NS --compare drain,drain+prestop: Ctrl-C while measuring the propagation time deletes its objects by UID and starts no rollout', async (t) => {
+  const namespace = 'draincheck';
+  const cluster = new LocalCluster({ timing: { ...fastTiming, proxySyncDelayMs: PROXY_SYNC_MS } });
+  cluster.createNamespace({ metadata: { name: namespace } });
+  const facade = await startKubeFacade(cluster);
+  const out = mkdtempSync(join(tmpdir(), 'draincheck-rollout-kube-propagation-'));
+  t.after(async () => {
+    await facade.stop();
+    await cluster.dispose();
+    rmSync(out, { recursive: true, force: true });
+  });
+  const run = startCli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    facade.writeKubeconfig(),
+    '-n',
+    namespace,
+    '--out',
+    out,
+    '--compare',
+    'drain,drain+prestop',
+    '--replicas',
+    '2',
+    '--rate',
+    '20',
+  ]);
+  t.after(() => run.kill());
+  await run.waitForStderr('drain-prestop: measuring the propagation time', 60_000);
+  // Interrupted once the first of the Deployment's Pods was deleted (the load Pod is running).
+  const podDeletes = () =>
+    facade.requests.filter(
+      (r) => r.method === 'DELETE' && /\/pods\/propagation-[a-z0-9]+-[a-z0-9]+$/.test(r.path),
+    );
+  const until = Date.now() + 120_000;
+  while (podDeletes().length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  assert.equal(podDeletes().length, 1, run.stderr());
+  run.child.kill('SIGINT');
+  const code = await Promise.race([
+    run.exited,
+    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 60_000).unref()),
+  ]);
+  assert.equal(code, 130, `exit ${code}: ${run.stderr()}`);
+  assert.match(run.stderr(), /interrupted while measuring the propagation time: no rollout was started/);
+
+  const created = facade.requests.filter((r) => r.method === 'POST' && r.status === 201);
+  assert.deepEqual(
+    created.map((r) => `${(r.body as KubernetesObject).kind} ${(r.body as KubernetesObject).metadata?.name}`),
+    ['Service propagation', 'Deployment propagation', 'Pod propagation-load'],
+    'only the measurement’s objects: no rollout started',
+  );
+  const createdUids = new Set(created.map((r) => (r.answer as KubernetesObject | undefined)?.metadata?.uid));
+  const deletes = facade.requests.filter((r) => r.method === 'DELETE');
+  const uidOf = (r: (typeof deletes)[number]) =>
+    (r.body as { preconditions?: { uid?: string } } | undefined)?.preconditions?.uid;
+  for (const r of deletes) {
+    assert.ok(uidOf(r), `DELETE ${r.path} names a UID`);
+    assert.ok(
+      podDeletes().includes(r) || createdUids.has(uidOf(r)),
+      `DELETE ${r.path} names a UID this run created: ${uidOf(r)}`,
+    );
+  }
+  const paths = deletes.map((r) => r.path.replace(`/namespaces/${namespace}`, ''));
+  for (const path of [
+    '/apis/apps/v1/deployments/propagation',
+    '/api/v1/services/propagation',
+    '/api/v1/pods/propagation-load',
+  ])
+    assert.ok(paths.includes(path), `${path} deleted: ${paths.join(', ')}`);
+  const deadline = Date.now() + 30_000;
+  while (cluster.list('pods', namespace).items.length > 0 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(
+    cluster.list('pods', namespace).items.map((p) => p.metadata?.name),
+    [],
+    'no Pod left',
+  );
+  assert.equal(cluster.list('deployments', namespace).items.length, 0, 'the Deployment is gone');
+  assert.equal(cluster.list('services', namespace).items.length, 0, 'the Service is gone');
+});
