@@ -246,3 +246,68 @@ test('rollout --platform kube -n NS --compare drain,drain+prestop: Ctrl-C while 
   assert.equal(cluster.list('deployments', namespace).items.length, 0, 'the Deployment is gone');
   assert.equal(cluster.list('services', namespace).items.length, 0, 'the Service is gone');
 });
+
+test('rollout --platform kube --compare drain,drain+prestop: a load Pod the credentials may not create ends the measurement with the 403, its objects deleted, no rollout', async (t) => {
+  const cluster = new LocalCluster({ timing: fastTiming });
+  // A Role without `pods create`: the Deployment's own Pods are the controller's, the load Pod is not.
+  const facade = await startKubeFacade(cluster, {
+    forbid: (method, path) => method === 'POST' && path.endsWith('/pods'),
+  });
+  const out = mkdtempSync(join(tmpdir(), 'draincheck-rollout-kube-propagation-'));
+  t.after(async () => {
+    await facade.stop();
+    await cluster.dispose();
+    rmSync(out, { recursive: true, force: true });
+  });
+  const run = startCli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    facade.writeKubeconfig(),
+    '--out',
+    out,
+    '--compare',
+    'drain,drain+prestop',
+    '--replicas',
+    '2',
+  ]);
+  t.after(() => run.kill());
+  const code = await Promise.race([
+    run.exited,
+    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 120_000).unref()),
+  ]);
+  assert.equal(code, 3, `exit ${code}: ${run.stderr()}`);
+  assert.match(run.stderr(), /^draincheck: .*(forbidden|403|cannot create)/im);
+  assert.doesNotMatch(run.stderr(), /^\s+at /m, 'no stack trace');
+  t.diagnostic(run.stderr());
+  const created = facade.requests.filter((r) => r.method === 'POST' && r.status === 201);
+  const what = created.map(
+    (r) => `${(r.body as KubernetesObject).kind} ${(r.body as KubernetesObject).metadata?.name}`,
+  );
+  assert.ok(
+    what.every((w) => w.endsWith('propagation') || w.startsWith('Namespace draincheck-')),
+    `no rollout started: ${what.join(', ')}`,
+  );
+  const ns = created.find((r) => (r.body as KubernetesObject).kind === 'Namespace')!;
+  const nsUid = (ns.answer as KubernetesObject).metadata?.uid;
+  const deleted = facade.requests.find(
+    (r) =>
+      r.method === 'DELETE' && r.path.endsWith(`/namespaces/${(ns.body as KubernetesObject).metadata?.name}`),
+  );
+  assert.ok(deleted && deleted.status < 300, 'the measurement’s namespace deleted');
+  assert.equal(
+    (deleted.body as { preconditions?: { uid?: string } }).preconditions?.uid,
+    nsUid,
+    'by its UID',
+  );
+  const deadline = Date.now() + 30_000;
+  while (cluster.list('pods', undefined).items.length > 0 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(
+    cluster.list('pods', undefined).items.map((p) => p.metadata?.name),
+    [],
+    'no Pod left',
+  );
+  assert.equal(cluster.list('deployments', undefined).items.length, 0, 'the Deployment is gone');
+});
