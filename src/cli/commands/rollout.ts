@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { DraincheckError, ExitCode, quote } from '../../errors.js';
 import { rolloutKind } from '../../kinds/rollout/index.js';
 import type { RolloutDocument } from '../../kinds/rollout/document.js';
+import type { PropagationMeasurement } from '../../kinds/rollout/propagation.js';
 import { exceededLimits, parseFailureLimit, type FailureLimit } from '../../kinds/rollout/gate.js';
 import { loadDefaults, parseWorkMs, validateConnections, validateRate } from '../../probe/load/options.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
@@ -136,6 +137,10 @@ export function rolloutCommand(): Command {
         'On a cluster (--platform kube): a real Deployment and Service in a namespace of the run’s own (or -n NS),',
         'rolled by the patch `kubectl rollout restart` sends; the load comes from a load Pod in the cluster',
         '(`draincheck load`, same image) to the Service’s ClusterIP, its records read back from its log.',
+        'drain+prestop’s preStop sleep (--compare, no --prestop-sleep-seconds) is measured there first: a Deployment',
+        '`propagation` of 3 draining lab servers, each Pod deleted in turn, sampled by a load Pod `propagation-load`',
+        '(a new connection every 10 ms; which Pod answered and when, put on this machine’s clock late by at most the',
+        'fastest log delivery, so the sleep errs long); then its objects are deleted by UID.',
         'Permissions: deploy/rbac-*.yaml (deployments create/list/watch/patch, delete with -n); see',
         'docs/REAL-CLUSTER.md.',
         '',
@@ -143,6 +148,7 @@ export function rolloutCommand(): Command {
         '  draincheck rollout --on-sigterm exit',
         '  draincheck rollout --on-sigterm drain --prestop-sleep-seconds 2 --rate 400 --work-ms 50..500',
         '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100',
+        '  draincheck rollout --platform kube --compare exit,drain,drain+prestop --rate 100',
       ].join('\n'),
     )
     .action(async (flags: RolloutFlags) => {
@@ -188,17 +194,6 @@ export function rolloutCommand(): Command {
           workMs: workMs.kind === 'fixed' ? workMs.ms : workMs.max,
           ...over,
         });
-      // The propagation time is measured by connecting from this process to the Service's
-      // address (./propagation.ts), which a runner outside a cluster cannot reach.
-      if (
-        flags.platform === 'kube' &&
-        compare?.includes('drain+prestop') &&
-        flags.prestopSleepSeconds === undefined
-      )
-        throw new DraincheckError(
-          'DC_USAGE',
-          '--compare drain+prestop on --platform kube needs --prestop-sleep-seconds: the propagation time is measured on the embedded runtime only so far',
-        );
       // Checked before anything starts (the drain+prestop sleep is set later, when measured).
       const single = compare ? null : scenarioOf({});
       if (compare) for (const policy of compare) scenarioOf(comparedInput(policy, 0));
@@ -214,6 +209,7 @@ export function rolloutCommand(): Command {
       const runId = newRunId();
       let docs: RolloutDocument[];
       let propagation: string | null = null;
+      let measured: PropagationMeasurement | null = null;
       try {
         let scenarios = single ? [single] : [];
         if (compare) {
@@ -221,9 +217,20 @@ export function rolloutCommand(): Command {
           let preStop = given === undefined ? 0 : Number(given);
           if (given === undefined && compare.includes('drain+prestop')) {
             progress('drain-prestop', 'measuring the propagation time (DELETE → endpoint no longer routed)');
-            const measured = await measurePropagation(session.newPlatform(), runId, interrupt.signal);
+            measured = await measurePropagation(session.newPlatform(), runId, interrupt.signal, {
+              ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
+              manifest: session.planOptions.manifest ?? {},
+            });
+            // Interrupted while measuring: no rollout starts (the measurement's objects are gone).
+            if (interrupt.signal.aborted) {
+              process.stderr.write(
+                'draincheck: interrupted while measuring the propagation time: no rollout was started, nothing saved\n',
+              );
+              process.exitCode = ExitCode.interrupted;
+              return; // the `finally` below still closes the session
+            }
             preStop = measured.preStopSeconds;
-            propagation = `drain+prestop: preStop sleep ${preStop} s, from the propagation time measured on this platform (DELETE → no new connection routed to the Pod: ${measured.samplesMs.map((x) => (x === null ? 'not seen' : `${x} ms`)).join(', ')} over ${measured.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s)`;
+            propagation = propagationLine(measured);
           } else if (compare.includes('drain+prestop'))
             propagation = `drain+prestop: preStop sleep ${preStop} s (--prestop-sleep-seconds)`;
           scenarios = compare.map((policy) => scenarioOf(comparedInput(policy, preStop)));
@@ -243,9 +250,12 @@ export function rolloutCommand(): Command {
               signal: interrupt.signal,
               onPhase: (phase) => progress(scenario.name, phase),
             });
+            // The samples drain+prestop's preStop sleep was taken from, in its own document.
+            const withSamples =
+              measured && scenario.name === 'drain-prestop' ? { ...doc, propagation: measured } : doc;
             // Saved as soon as it exists: a later failure of another rollout cannot lose it.
-            writeJsonAtomic(join(outDir, rolloutFileName(doc)), doc);
-            return doc;
+            writeJsonAtomic(join(outDir, rolloutFileName(withSamples)), withSamples);
+            return withSamples;
           }),
         );
       } finally {
@@ -302,6 +312,18 @@ export function parseCompare(text: string): ComparePolicy[] {
       `--compare must list two or more of ${comparePolicies.join(', ')}, each once, separated by commas, got ${quote(text)}`,
     );
   return items as ComparePolicy[];
+}
+
+/** The output's line on drain+prestop's measured preStop sleep: the samples and the rule. */
+function propagationLine(m: PropagationMeasurement): string {
+  const samples = m.samplesMs.map((x) => (x === null ? 'not seen' : `${x} ms`)).join(', ');
+  // A load Pod's answers are put on this machine's clock late by at most the fastest log
+  // delivery (src/kinds/rollout/propagation-load.ts): a sample can only be longer than the lag.
+  const via =
+    m.sampledBy === 'load-pod'
+      ? `; sampled by a load Pod in the cluster, a new connection every ${m.sampleIntervalMs} ms, its times put on this machine's clock late by at most the fastest log delivery, so a sample can only be longer than the lag (the sleep errs long)`
+      : '';
+  return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})`;
 }
 
 /** One compared policy as a scenario: its own name (a DNS label) and, for drain+prestop, the sleep. */

@@ -100,6 +100,26 @@ export const RolloutDocumentSchema = z.object({
         .describe('requests by intended send time: bin i covers [i·binMs, (i+1)·binMs), counted by outcome'),
     })
     .describe('requests over time for the HTML strip: fixed size whatever the number of requests'),
+  propagation: z
+    .object({
+      samplesMs: z
+        .array(ms)
+        .max(100)
+        .describe(
+          'DELETE → the last new connection the Pod answered, one per deleted Pod; null: none after its DELETE',
+        ),
+      preStopSeconds: z.number().describe('the preStop sleep chosen: ceil(max / 1 s) + 1'),
+      sampledBy: z
+        .enum(['runner', 'load-pod'])
+        .describe(
+          'runner: new connections from the runner to the ClusterIP; load-pod: from a load Pod in the cluster, its times mapped onto the runner’s clock late by at most the smallest log delivery delay (a sample can only be longer than the lag)',
+        ),
+      sampleIntervalMs: z.number().describe('one new connection every this many ms'),
+    })
+    .optional()
+    .describe(
+      'drain+prestop under --compare, its preStop sleep measured: the propagation samples it was taken from',
+    ),
   records: z.object({
     file: z
       .string()

@@ -5,20 +5,27 @@
 // and the last answer from it after its DELETE is when the rules still routed to it. The
 // preStop sleep of `--compare … drain+prestop` defaults to the largest of these, rounded up
 // to whole seconds plus one: a few samples underestimate the largest lag of a distribution.
+// Where the runner cannot reach the Service (a real cluster: the platform has `runLoad`), the
+// samples are taken the same way from inside the cluster, by a load Pod (./propagation-load.ts).
 import http from 'node:http';
 import type { KubernetesObject, V1Pod, V1Service } from '@kubernetes/client-node';
+import { DraincheckError } from '../../errors.js';
 import type { Platform } from '../../platform/types.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { buildDeploymentWorkload } from '../../workload/deployment.js';
 import { RUN_LABEL, SCENARIO_LABEL } from '../../workload/labels.js';
+import type { ManifestOptions } from '../../workload/manifests.js';
 import { resolveScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
+import { LOAD_SAMPLE_RATE, LoadPodSampler } from './propagation-load.js';
 
 const SAMPLE_MS = 10;
 /** How long after a DELETE the sampler looks for the Pod (longer than any lag measured: 1.75 s). */
 const WATCH_AFTER_DELETE_MS = 4_000;
 const REPLICAS = 3;
 const READY_MS = 60_000;
+/** On a cluster: images pulled, Pods scheduled and started. */
+const REMOTE_READY_MS = 300_000;
 
 export interface PropagationMeasurement {
   /**
@@ -28,26 +35,46 @@ export interface PropagationMeasurement {
   samplesMs: Array<number | null>;
   /** The preStop sleep that covers them: ceil(max / 1 s) + 1. */
   preStopSeconds: number;
+  /**
+   * `runner`: new connections from the runner to the ClusterIP; `load-pod`: from a load Pod
+   * inside the cluster, its times mapped onto the runner's clock (late by at most the smallest
+   * log delivery delay, so a sample is at most that much longer than the lag, never shorter).
+   */
+  sampledBy: 'runner' | 'load-pod';
+  /** One new connection every this many ms. */
+  sampleIntervalMs: number;
+}
+
+export interface PropagationOptions {
+  /** `--namespace` (--platform kube): the Deployment goes there, not in a namespace of its own. */
+  namespace?: string;
+  /** The run's manifest options (the image). */
+  manifest?: ManifestOptions;
 }
 
 export async function measurePropagation(
   platform: Platform,
   runId: string,
   signal: AbortSignal,
+  options: PropagationOptions = {},
 ): Promise<PropagationMeasurement> {
   const name = 'propagation';
-  const namespace = `draincheck-${runId}-${name}`;
+  const namespace = options.namespace ?? `draincheck-${runId}-${name}`;
+  // A platform with a load Pod: the runner may be outside the cluster, where no ClusterIP answers.
+  const runLoad = platform.runLoad?.bind(platform);
   // Keeps listening 6 s after SIGTERM, so a connection routed to it is answered, not refused.
   const scenario = resolveScenario({ name, onSigterm: 'drain', drainDelayMs: 6000, graceSeconds: 10 });
   const { deployment, service } = buildDeploymentWorkload(
     scenario,
     { runId, namespace, name },
     { replicas: REPLICAS, maxSurge: 1, maxUnavailable: 0, progressDeadlineSeconds: 60 },
+    options.manifest,
   );
   const [ns] = workloadObjects({ namespace, pod: { metadata: deployment.metadata }, service });
   const aborter = new AbortController();
   const watchSignal = AbortSignal.any([signal, aborter.signal]);
   const ready = new Map<string, string>(); // uid → name
+  let sampler: LoadPodSampler | undefined;
   try {
     await platform.apply([ns!], signal);
     const [svc] = (await platform.apply([service, deployment] as KubernetesObject[], signal)) as [V1Service];
@@ -61,9 +88,18 @@ export async function measurePropagation(
         else if (uid) ready.delete(uid);
       }
     })().catch(() => undefined);
-    const until = performance.now() + READY_MS;
+    const readyMs = runLoad ? REMOTE_READY_MS : READY_MS;
+    const until = performance.now() + readyMs;
     while (ready.size < REPLICAS && performance.now() < until && !signal.aborted)
       await abortableDelay(SAMPLE_MS * 5, signal);
+    if (runLoad) {
+      if (ready.size < REPLICAS && !signal.aborted)
+        throw new DraincheckError(
+          'DC_POD_NOT_READY',
+          `${ready.size} of the ${REPLICAS} Pods of the Deployment ${namespace}/${name} that measures the propagation time became Ready within ${readyMs / 1000} s: give --prestop-sleep-seconds to skip the measurement`,
+        );
+      return await measureThroughLoadPod(runLoad);
+    }
     const target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}/healthz`);
     const victims = [...ready].slice(0, REPLICAS);
     const samplesMs: Array<number | null> = [];
@@ -79,15 +115,61 @@ export async function measurePropagation(
       }
       samplesMs.push(last === null ? null : Math.round(last));
     }
-    const max = Math.max(0, ...samplesMs.filter((x): x is number => x !== null));
-    return { samplesMs, preStopSeconds: Math.ceil(max / 1000) + 1 };
+    return measured(samplesMs, 'runner', SAMPLE_MS);
   } finally {
     aborter.abort();
-    // The Deployment (and its Pods) goes; the platform's other objects stay for the rollouts.
-    await platform
-      .delete({ kind: 'Deployment', namespace, name }, { gracePeriodSeconds: 0 })
-      .catch(() => undefined);
+    if (runLoad) {
+      // Everything this platform created goes, each by its UID: the load Pod, then the
+      // namespace (or, with --namespace, the Deployment, the load Pod and the Service).
+      await sampler?.stop();
+      await platform.dispose().catch(() => undefined);
+    } else {
+      // The Deployment (and its Pods) goes; the platform's other objects stay for the rollouts.
+      await platform
+        .delete({ kind: 'Deployment', namespace, name }, { gracePeriodSeconds: 0 })
+        .catch(() => undefined);
+    }
   }
+
+  /**
+   * The same deletions, sampled by a load Pod: each Pod is deleted in turn and its window
+   * waited out; the answers are read from the load Pod's records at the end, on the runner's
+   * clock (./propagation-load.ts: late by at most the smallest delivery delay, never early).
+   */
+  async function measureThroughLoadPod(
+    run: NonNullable<Platform['runLoad']>,
+  ): Promise<PropagationMeasurement> {
+    const image = deployment.spec?.template.spec?.containers[0]?.image ?? '';
+    sampler = await LoadPodSampler.start(
+      run,
+      { namespace, service: name, name: `${name}-load`, image, idPrefix: `${name}-` },
+      watchSignal,
+    );
+    const victims = [...ready].slice(0, REPLICAS);
+    const deleted: Array<{ uid: string; atMs: number }> = [];
+    for (const [uid, podName] of victims) {
+      if (signal.aborted) break;
+      const atMs = performance.now();
+      await platform.delete({ kind: 'Pod', namespace, name: podName, uid }, {});
+      deleted.push({ uid, atMs });
+      await abortableDelay(WATCH_AFTER_DELETE_MS, signal);
+    }
+    await sampler.caughtUp(performance.now(), signal);
+    const samplesMs = deleted.map(({ uid, atMs }) => {
+      const last = sampler!.lastAnswerMs(uid);
+      return last === null || last < atMs ? null : Math.round(last - atMs);
+    });
+    return measured(samplesMs, 'load-pod', 1000 / LOAD_SAMPLE_RATE);
+  }
+}
+
+function measured(
+  samplesMs: Array<number | null>,
+  sampledBy: PropagationMeasurement['sampledBy'],
+  sampleIntervalMs: number,
+): PropagationMeasurement {
+  const max = Math.max(0, ...samplesMs.filter((x): x is number => x !== null));
+  return { samplesMs, preStopSeconds: Math.ceil(max / 1000) + 1, sampledBy, sampleIntervalMs };
 }
 
 /** The Pod UID that answered GET /healthz on a new connection, or null (refused, timed out). */

@@ -40,10 +40,6 @@ test('bad values: one line each, exit 2, nothing started', (t) => {
     [['--work-ms', '9..1'], /^draincheck: --work-ms must be a number of ms or a range/],
     [['--connections', '4', '--new-connections'], /^draincheck: --connections and --new-connections/],
     [
-      ['--platform', 'kube', '--compare', 'exit,drain+prestop'],
-      /^draincheck: --compare drain\+prestop on --platform kube needs --prestop-sleep-seconds/,
-    ],
-    [
       ['--platform', 'kube', '--client', 'local'],
       /^draincheck: `draincheck rollout --platform kube` sends its load from a load Pod in the cluster: --client local is not for a rollout$/m,
     ],
