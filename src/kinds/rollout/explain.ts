@@ -29,6 +29,14 @@ export function explainFailures(
   scenario: ResolvedScenario,
   incompleteReason: string | null,
 ): string {
+  // The phase is the Pod's when the request was sent, not when it failed: a request sent to a
+  // ready Pod and cut at its exit counts as "sent to a ready Pod".
+  const sentTo: Record<PodPhase, string> = {
+    ready: 'to a ready Pod',
+    terminating: 'to a terminating Pod',
+    gone: 'to a Pod already gone',
+    unknown: 'to no known Pod',
+  };
   const prefix = incompleteReason ? `Incomplete (${incompleteReason}): ` : '';
   if (totals.requests === 0) return `${prefix}no request was sent.`;
   if (totals.failed === 0)
@@ -39,7 +47,7 @@ export function explainFailures(
     .map(([cls, n]) => {
       const phases = (Object.entries(byPhase) as Array<[PodPhase, Partial<Record<FailureClass, number>>]>)
         .filter(([, row]) => (row[cls] ?? 0) > 0)
-        .map(([phase, row]) => `${row[cls]} ${phase === 'unknown' ? 'on no known Pod' : `on ${phase} Pods`}`);
+        .map(([phase, row]) => `${row[cls]} sent ${sentTo[phase]}`);
       return `${n} ${cls} — ${causes[cls]}${phases.length ? ` (${phases.join(', ')})` : ''}`;
     });
   const policy = scenario.onSigterm ? ` with --on-sigterm ${scenario.onSigterm}` : '';
