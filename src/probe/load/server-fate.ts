@@ -122,11 +122,72 @@ export interface WindowedJoinCounts {
   maxHeld: number;
 }
 
-interface Held {
-  fate: ServerFate;
-  uid: string | null;
-  /** When its first line was received. */
-  firstUs: number;
+/**
+ * The ids held by the windowed join: id → a slot in columns (fate, Pod UID, first line's receive
+ * time) reused as ids are claimed, rather than an object per id. Every held id outlives several
+ * young-generation collections (the lag window is ~10,000 requests at 2,000/s), so an object
+ * each was promoted and died in the old generation, piling up between full collections.
+ */
+class HeldIds {
+  private readonly slots = new Map<string, number>();
+  private fate: ServerFate[] = [];
+  private uid: Array<string | null> = [];
+  private firstUs = new Float64Array(1024);
+  private readonly free: number[] = [];
+  private next = 0;
+
+  get size(): number {
+    return this.slots.size;
+  }
+
+  /** The id's slot, or -1. */
+  find(id: string): number {
+    return this.slots.get(id) ?? -1;
+  }
+
+  fateAt(slot: number): ServerFate {
+    return this.fate[slot]!;
+  }
+
+  uidAt(slot: number): string | null {
+    return this.uid[slot]!;
+  }
+
+  set(slot: number, fate: ServerFate, uid: string | null): void {
+    this.fate[slot] = fate;
+    this.uid[slot] = uid;
+  }
+
+  add(id: string, fate: ServerFate, uid: string | null, firstUs: number): void {
+    let slot = this.free.pop();
+    if (slot === undefined) {
+      slot = this.next++;
+      if (slot >= this.firstUs.length) {
+        const wider = new Float64Array(this.firstUs.length * 2);
+        wider.set(this.firstUs);
+        this.firstUs = wider;
+      }
+    }
+    this.fate[slot] = fate;
+    this.uid[slot] = uid;
+    this.firstUs[slot] = firstUs;
+    this.slots.set(id, slot);
+  }
+
+  /** Forgets the id (its slot is reused). */
+  delete(id: string, slot: number): void {
+    this.slots.delete(id);
+    this.uid[slot] = null;
+    this.free.push(slot);
+  }
+
+  /** Forgets the oldest id held (by its first line); the receive time of that line. */
+  evictOldest(): number {
+    const [oldest, slot] = this.slots.entries().next().value!;
+    const firstUs = this.firstUs[slot]!;
+    this.delete(oldest, slot);
+    return firstUs;
+  }
 }
 
 /**
@@ -168,7 +229,7 @@ export async function* joinFatesWindowedBatches(
   options: WindowedJoinOptions,
   counts: WindowedJoinCounts = newJoinCounts(),
 ): AsyncGenerator<LoadRecord[]> {
-  const held = new Map<string, Held>();
+  const held = new HeldIds();
   /** The receive time of the newest line that may belong to an id no longer held. */
   let evictedUpToUs = options.lostUpToUs ?? -Infinity;
   const batches =
@@ -207,22 +268,17 @@ export async function* joinFatesWindowedBatches(
     if (!fate || typeof line.id !== 'string') return;
     counts.journalLines += 1;
     const uid = uidOf(line.uid);
-    const known = held.get(line.id);
-    if (known) {
-      if (rank[known.fate] <= rank[fate]) {
-        known.fate = fate;
-        known.uid = uid;
-      }
+    const known = held.find(line.id);
+    if (known >= 0) {
+      if (rank[held.fateAt(known)] <= rank[fate]) held.set(known, fate, uid);
       return;
     }
     if (held.size >= options.maxHeld) {
-      const [oldest, gone] = held.entries().next().value!;
-      held.delete(oldest);
       counts.evicted += 1;
       // Held ids are in the order of their first line: the newest first line evicted so far.
-      evictedUpToUs = Math.max(evictedUpToUs, gone.firstUs);
+      evictedUpToUs = Math.max(evictedUpToUs, held.evictOldest());
     }
-    held.set(line.id, { fate, uid, firstUs: line.atUs });
+    held.add(line.id, fate, uid, line.atUs);
     if (held.size > counts.maxHeld) counts.maxHeld = held.size;
   };
   for await (const records of recordBatches) {
@@ -238,15 +294,17 @@ export async function* joinFatesWindowedBatches(
         at += 1;
         apply(line);
       }
-      const known = held.get(record.id);
-      if (known) held.delete(record.id);
+      const slot = held.find(record.id);
+      const knownFate = slot >= 0 ? held.fateAt(slot) : undefined;
+      const knownUid = slot >= 0 ? held.uidAt(slot) : null;
+      if (slot >= 0) held.delete(record.id, slot);
       // Lines of this request may have been evicted (or lost): only `finished`, the strongest
       // fate, cannot be changed by a line not seen.
-      const mayMiss = record.intendedUs <= evictedUpToUs && known?.fate !== 'finished';
-      const fate: ServerFate = mayMiss ? 'unknown' : (known?.fate ?? 'never-seen');
+      const mayMiss = record.intendedUs <= evictedUpToUs && knownFate !== 'finished';
+      const fate: ServerFate = mayMiss ? 'unknown' : (knownFate ?? 'never-seen');
       if (fate === 'unknown') counts.fateUnknown += 1;
       const failure = joinedFailure(record.failure, fate);
-      const podUid = record.podUid ?? known?.uid ?? null;
+      const podUid = record.podUid ?? knownUid;
       if (options.inPlace) {
         record.fate = fate;
         record.failure = failure;
