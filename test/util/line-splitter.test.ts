@@ -168,4 +168,9 @@ test('LogBuffer keeps its lines outside the JS heap (no old-generation garbage p
   buffer.append('x'.repeat(100_000));
   buffer.append('');
   assert.deepEqual(buffer.kept().slice(-2), ['x'.repeat(100_000), '']);
+  // The limit is in characters, as before, not in the bytes they are stored as.
+  const small = new LogBuffer(1000, 100);
+  for (let i = 0; i < 3; i++) small.append('é'.repeat(400));
+  assert.equal(small.kept().length, 2);
+  assert.equal(small.dropped, 1);
 });

@@ -13,8 +13,7 @@
 import { AsyncQueue } from '../../util/async-queue.js';
 
 /**
- * What the buffer keeps at most: bytes of line text (UTF-8), and lines (an empty line costs a
- * slot too). Less than the kubelet's 10 MiB containerLogMaxSize, because here the log is in the
+ * What the buffer keeps at most: characters, and lines (an empty line costs a slot too). Less than the kubelet's 10 MiB containerLogMaxSize, because here the log is in the
  * runner's own memory, not on a node's disk: at 16 MiB / 100,000 lines the six Pods of a
  * 1,000,000-request rollout held ~160 MB of journal lines in the runner (bench rollout-million).
  * Followers read from a Pod's start, so they miss nothing; only a reader that starts late sees
@@ -25,8 +24,11 @@ export const LOG_BUFFER_MAX_LINES = 20_000;
 
 /** Bytes per storage segment; a longer line gets a segment of its own size. */
 const SEGMENT_BYTES = 32 * 1024;
-/** Each kept line is stored as its byte length (UInt32LE), then its UTF-8 bytes. */
-const PREFIX = 4;
+/**
+ * Each kept line: its length in bytes and in characters (UInt32LE each), then its UTF-8 bytes.
+ * (A lone surrogate, which only a line cut mid-pair can hold, reads back as U+FFFD.)
+ */
+const PREFIX = 8;
 
 interface Segment {
   buf: Buffer;
@@ -42,7 +44,7 @@ export class LogBuffer {
   /** One emptied standard segment kept for reuse (no allocation while a Pod logs steadily). */
   private spare: Buffer | null = null;
   private lines = 0;
-  private bytes = 0;
+  private chars = 0;
   /** Lines dropped from the front to stay within the limits. */
   dropped = 0;
   private readonly followers = new Set<AsyncQueue<string>>();
@@ -64,12 +66,13 @@ export class LogBuffer {
       this.segments.push(segment);
     }
     segment.buf.writeUInt32LE(length, segment.end);
+    segment.buf.writeUInt32LE(line.length, segment.end + 4);
     segment.buf.write(line, segment.end + PREFIX, length, 'utf8');
     segment.end += PREFIX + length;
     segment.lines += 1;
     this.lines += 1;
-    this.bytes += length;
-    while (this.lines > this.maxLines || (this.bytes > this.maxChars && this.lines > 1)) this.dropOldest();
+    this.chars += line.length;
+    while (this.lines > this.maxLines || (this.chars > this.maxChars && this.lines > 1)) this.dropOldest();
     for (const f of this.followers) f.push(line);
   }
 
@@ -113,10 +116,10 @@ export class LogBuffer {
   private dropOldest(): void {
     const segment = this.segments[0]!;
     const length = segment.buf.readUInt32LE(segment.start);
+    this.chars -= segment.buf.readUInt32LE(segment.start + 4);
     segment.start += PREFIX + length;
     segment.lines -= 1;
     this.lines -= 1;
-    this.bytes -= length;
     this.dropped += 1;
     if (segment.lines === 0 && this.segments.length > 1) {
       this.segments.shift();
