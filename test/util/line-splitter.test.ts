@@ -6,6 +6,8 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { LineWriter } from '../../src/platform/kube/log-lines.js';
 import { forEachLine } from '../../src/platform/local/container.js';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { LogBuffer } from '../../src/platform/local/log-buffer.js';
 import { JOURNAL_LINE_MAX_CHARS } from '../../src/server/journal.js';
 import { splitCutLine } from '../../src/util/line-splitter.js';
@@ -138,4 +140,37 @@ test("LineWriter with the client log's wider limit delivers a 200 KiB line whole
   const line = `{"type":"work-outcome","body":"${'\\u0001'.repeat(33_000)}"}`;
   await writeAll(new LineWriter(0, (l) => got.push(l), undefined, CLIENT_LINE_MAX_CHARS), [line, '\n']);
   assert.deepEqual(got, [line]);
+});
+
+test('LogBuffer keeps its lines outside the JS heap (no old-generation garbage per line), and reads them back', () => {
+  // A kept line outlives young-generation collections: as a JS string each was promoted and died
+  // in the old generation (bench rollout-million). As bytes in reused segments the heap stays put.
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  const buffer = new LogBuffer();
+  const line = (i: number) =>
+    `{"at":"2026-01-01T00:00:00.000Z","event":"request-finished","id":"L${i}","n":${i} é${'x'.repeat(110)}}`;
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  for (let i = 0; i < 20_000; i++) buffer.append(line(i));
+  gc();
+  const grown = process.memoryUsage().heapUsed - before;
+  // 20,000 lines of ~200 characters: ~4.5 MB as strings.
+  assert.ok(grown < 1024 * 1024, `the heap grew ${(grown / 1048576).toFixed(1)} MB`);
+  const kept = buffer.kept();
+  assert.equal(kept.length, 20_000);
+  assert.equal(kept[0], line(0));
+  assert.equal(kept.at(-1), line(19_999));
+  for (let i = 20_000; i < 60_000; i++) buffer.append(line(i));
+  assert.equal(buffer.dropped, 40_000);
+  assert.equal(buffer.kept()[0], line(40_000));
+  // A line longer than a storage segment is kept whole; an empty one too.
+  buffer.append('x'.repeat(100_000));
+  buffer.append('');
+  assert.deepEqual(buffer.kept().slice(-2), ['x'.repeat(100_000), '']);
+  // The limit is in characters, as before, not in the bytes they are stored as.
+  const small = new LogBuffer(1000, 100);
+  for (let i = 0; i < 3; i++) small.append('é'.repeat(400));
+  assert.equal(small.kept().length, 2);
+  assert.equal(small.dropped, 1);
 });

@@ -82,23 +82,35 @@ export class JournalSpool {
 
 /** The spool read back in order; a line that is not one of ours is skipped. */
 export async function* readJournalSpool(path: string): AsyncGenerator<StampedJournalEntry> {
+  for await (const batch of readJournalSpoolBatches(path)) yield* batch;
+}
+
+/**
+ * The same, one array per chunk read (~64 KiB of lines): the join awaits once per chunk, not
+ * once per line (a 1,000,000-request run has two or three lines per request).
+ */
+export async function* readJournalSpoolBatches(path: string): AsyncGenerator<StampedJournalEntry[]> {
   const source = createReadStream(path, { encoding: 'utf8' });
   let pending: string[] = [];
   const splitter = new LineSplitter(LINE_MAX_CHARS, (line) => pending.push(line));
-  const entries = function* (): Generator<StampedJournalEntry> {
+  const entries = (): StampedJournalEntry[] => {
+    const out: StampedJournalEntry[] = [];
     for (const line of pending) {
       const entry = parseSpoolLine(line);
-      if (entry) yield entry;
+      if (entry) out.push(entry);
     }
     pending = [];
+    return out;
   };
   try {
     for await (const chunk of source as AsyncIterable<string>) {
       splitter.push(chunk);
-      yield* entries();
+      const batch = entries();
+      if (batch.length > 0) yield batch;
     }
     splitter.end();
-    yield* entries();
+    const batch = entries();
+    if (batch.length > 0) yield batch;
   } finally {
     source.destroy();
   }

@@ -8,12 +8,22 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { JournalSpool, readJournalSpool } from '../../../src/probe/load/fate-spool.js';
+import {
+  JournalSpool,
+  readJournalSpool,
+  readJournalSpoolBatches,
+} from '../../../src/probe/load/fate-spool.js';
 import type { FailureClass, LoadRecord } from '../../../src/probe/load/record.js';
-import { RECORD_FILE_KIND, RecordWriter } from '../../../src/probe/load/record-file.js';
+import {
+  readRecordFile,
+  readRecordFileBatches,
+  RECORD_FILE_KIND,
+  RecordWriter,
+} from '../../../src/probe/load/record-file.js';
 import {
   fatesFromJournal,
   joinFatesWindowed,
+  joinFatesWindowedBatches,
   joinServerFate,
   newJoinCounts,
   type StampedJournalEntry,
@@ -244,4 +254,66 @@ test('a record writer that can wait (the join) loses nothing to a slow disk; one
   };
   assert.deepEqual(await write(true), { written: 20_000, dropped: 0 });
   assert.ok((await write(false)).dropped > 0, 'without waiting, the bound drops records');
+});
+
+test('the join in batches from the files (as the rollout runs it): the same records and fates, a chunk per await', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-join-batches-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const { records, journal } = run(20_000, 200, 7);
+  const recordsPath = join(dir, 'records');
+  const spoolPath = join(dir, 'spool');
+  const writer = await RecordWriter.open(recordsPath, { kind: RECORD_FILE_KIND, startedAt: 'x' });
+  for (const r of records) assert.ok(writer.write(r));
+  await writer.close();
+  const spool = await JournalSpool.open(spoolPath);
+  for (const line of journal) spool.write(line);
+  await spool.close();
+  assert.equal(spool.lost, 0);
+
+  // The batch readers give what the item readers give, in far fewer batches than items.
+  const items: unknown[] = [];
+  for await (const item of readRecordFile(recordsPath)) items.push(item);
+  const batches: unknown[][] = [];
+  for await (const batch of readRecordFileBatches(recordsPath)) batches.push(batch);
+  assert.deepEqual(batches.flat(), items);
+  assert.ok(batches.length > 1 && batches.length < items.length / 50, `${batches.length} batches`);
+  const lines: StampedJournalEntry[] = [];
+  for await (const line of readJournalSpool(spoolPath)) lines.push(line);
+  const lineBatches: StampedJournalEntry[][] = [];
+  for await (const batch of readJournalSpoolBatches(spoolPath)) lineBatches.push(batch);
+  assert.deepEqual(lineBatches.flat(), lines);
+  assert.ok(lineBatches.length > 1 && lineBatches.length < lines.length / 50);
+
+  // The join on those batches, in place: the records read from the file are the ones yielded,
+  // with the fates the unbounded join gives.
+  const unbounded = [...joinServerFate(records, fatesFromJournal(journal))];
+  const read: LoadRecord[][] = [];
+  const recordBatches = async function* () {
+    for await (const batch of readRecordFileBatches(recordsPath)) {
+      const got = batch.flatMap((item) => (item.kind === 'record' ? [item.record] : []));
+      read.push(got);
+      yield got;
+    }
+  };
+  const counts = newJoinCounts();
+  const out: LoadRecord[][] = [];
+  for await (const batch of joinFatesWindowedBatches(
+    recordBatches(),
+    readJournalSpoolBatches(spoolPath),
+    { maxHeld: 2_000, lagUs: 10_000, inPlace: true },
+    counts,
+  ))
+    out.push(batch);
+  assert.deepEqual(out.flat().map(key), unbounded.map(key));
+  assert.equal(out.length, read.length);
+  out.forEach((batch, i) => batch.forEach((r, j) => assert.equal(r, read[i]![j], 'the same object')));
+  assert.equal(counts.journalLines, journal.length);
+  assert.equal(counts.fateUnknown, 0);
+
+  // Without inPlace the input is left as it was (joinFatesWindowed's contract).
+  const input = records.slice(0, 100).map((r) => ({ ...r }));
+  const before = JSON.stringify(input);
+  for await (const batch of joinFatesWindowedBatches([input], [journal], { maxHeld: 2_000, lagUs: 10_000 }))
+    assert.notEqual(batch[0], input[0]);
+  assert.equal(JSON.stringify(input), before);
 });
