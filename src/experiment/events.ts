@@ -230,6 +230,8 @@ export const eventSpecs = {
     'container-exited': { exitCode: 'number', signal: 'string|number', pid1: 'boolean' },
     probe: { result: 'string', message: 'string', probe: 'string' },
     'probe-kill': { probe: 'string', message: 'string', gracePeriodSeconds: 'number' },
+    /** The port is taken on the shared host network: the Pod waits for another Pod to end. */
+    'port-wait': { message: 'string', attempt: 'number' },
   },
   proxy: {
     'connection-routed': { clientPort: 'number', endpoint: 'string', podUid: 'string', fallback: 'boolean' },

@@ -114,6 +114,8 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           return `container process exited: code ${v(e.data.exitCode)}${typeof e.data.signal === 'string' ? ` (${e.data.signal})` : ''}`;
         case 'probe-kill':
           return `${v(e.data.probe)} probe failed: the kubelet kills the container (grace ${v(e.data.gracePeriodSeconds)} s)`;
+        case 'port-wait':
+          return `port taken on the shared host network: waiting for another Pod to end (attempt ${v(e.data.attempt)})`;
         default:
           return null;
       }

@@ -99,6 +99,7 @@ export function kubeletLabel(e: Extract<TypedEvent, { source: 'kubelet' }>): str
     case 'container-exited':
     case 'probe':
     case 'probe-kill':
+    case 'port-wait':
       return e.type;
     default:
       return assertNever(e);

@@ -140,6 +140,8 @@ export class LocalCluster {
   private readonly deploymentController: DeploymentController;
   /** The kubelet's worker of each Pod by namespace/name (the latest incarnation). */
   private readonly workers = new Map<string, PodWorker>();
+  /** Pod workers waiting for a port on the shared host network (pod-worker.ts waitForPort). */
+  private readonly containerExitListeners = new Set<() => void>();
   /** Every worker with something left to stop, earlier incarnations of a name included. */
   private readonly liveWorkers = new Set<PodWorker>();
   private readonly proxies = new Map<string, ServiceProxy>();
@@ -343,6 +345,16 @@ export class LocalCluster {
       pid1: this.pid1.pid1,
       podNetworks: (container) => this.podNetworksFor(container),
       sharedNetworkReason: () => this.podNetwork.sharedBecause,
+      portWait: {
+        othersRunning: (self) => [...this.liveWorkers].some((w) => w !== self && w.runsContainer),
+        onContainerExit: (listener) => {
+          this.containerExitListeners.add(listener);
+          return () => this.containerExitListeners.delete(listener);
+        },
+        containerExited: () => {
+          for (const listener of [...this.containerExitListeners]) listener();
+        },
+      },
       rulesOff: this.rulesOff,
     });
     for (const w of this.liveWorkers) if (w.finished) this.liveWorkers.delete(w);

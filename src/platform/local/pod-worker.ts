@@ -27,6 +27,13 @@ import type { ObjectStore } from './store.js';
 import type { RuntimeTiming } from './timing.js';
 import type { RuntimeRule } from './rules-off.js';
 
+/**
+ * How long, and how many times, a Pod whose port is taken on the shared host network waits for
+ * another Pod's container to exit and starts its container again (waitForPort).
+ */
+export const PORT_WAIT_ATTEMPTS = 5;
+export const PORT_WAIT_MS = 120_000;
+
 /** The kubelet's minimum shutdown window (minimumGracePeriodInSeconds in kuberuntime). */
 const MINIMUM_GRACE_SECONDS = 2;
 
@@ -40,6 +47,15 @@ export interface KubeletDeps {
   podNetworks?: (container: V1Container) => PodNetworks | undefined;
   /** Why Pods without a namespace of their own share the host network (for a port conflict's message). */
   sharedNetworkReason?: () => string;
+  /**
+   * One Pod of such a server at a time on the shared host network: whether another Pod's
+   * container runs now, and every container exit of the runtime (waitForPort).
+   */
+  portWait?: {
+    othersRunning(self: PodWorker): boolean;
+    onContainerExit(listener: () => void): () => void;
+    containerExited(): void;
+  };
   /** Test-only (LocalClusterOptions.rulesOff): Kubernetes rules this kubelet skips. */
   rulesOff?: ReadonlySet<RuntimeRule>;
 }
@@ -62,6 +78,13 @@ export class PodWorker {
   /** The container's environment, for exec probes. */
   private containerEnv: Record<string, string> | undefined;
   private exit: ContainerExit | undefined;
+  /** The container's argv, to start it again after a wait for the port (waitForPort). */
+  private argv: string[] | undefined;
+  /** Waiting for the port on the shared host network: ends the wait (restart: false to end terminal). */
+  private portWaitEnd: ((restart: boolean) => void) | undefined;
+  /** Container starts after a wait for the port, and when the first wait began. */
+  private restarts = 0;
+  private portWaitSince: number | undefined;
   /** SyncPod → TerminatingPod → TerminatedPod → RemovingPod → Removed (pod-worker-state.ts). */
   private readonly status = new PodWorkerStatus();
   /**
@@ -206,6 +229,14 @@ export class PodWorker {
     env.HOST = this.endpoint.ip;
     if (this.endpoint.remapped) env.PORT = String(this.endpoint.port);
     this.containerEnv = env;
+    this.argv = argv;
+    await this.runContainer();
+  }
+
+  /** Creates and starts the container process (again, after a wait for the port). */
+  private async runContainer(): Promise<void> {
+    const argv = this.argv!;
+    const env = this.containerEnv!;
     this.deps.recorder.podEvent(this.current(), 'Normal', 'Created', 'Created container server');
     let container: ContainerProcess;
     try {
@@ -243,8 +274,13 @@ export class PodWorker {
       pod.status!.podIP = this.endpoint!.ip;
       pod.status!.podIPs = [{ ip: this.endpoint!.ip }];
       // `started` waits for a startup probe's success (worker.go; kubelet_pods.go).
+      const last = pod.status!.containerStatuses?.[0]?.lastState;
       pod.status!.containerStatuses = [
-        status(this.spec, { running: { startedAt } }, false, !this.spec.startupProbe),
+        {
+          ...status(this.spec, { running: { startedAt } }, false, !this.spec.startupProbe),
+          restartCount: this.restarts,
+          ...(last ? { lastState: last } : {}),
+        },
       ];
     });
     this.startProbers();
@@ -380,6 +416,8 @@ export class PodWorker {
    */
   terminate(gracePeriodSeconds: number): void {
     if (!this.transition('terminate')) return;
+    // Waiting for the port: no container runs, nothing to signal — the Pod ends at once.
+    this.portWaitEnd?.(false);
     // Liveness and startup probes stop at the deletion: their workers set Success and stop
     // (worker.go doProbe, "Pod deletion requested"; kubelet.go SyncTerminatingPod
     // StopLivenessAndStartup). Readiness keeps probing.
@@ -480,7 +518,9 @@ export class PodWorker {
     this.exit = exit;
     // Nothing left to kill: a pending SIGKILL must not hold the runtime for the rest of the grace period.
     this.cancel(this.killTimer);
-    this.log.close();
+    this.deps.portWait?.containerExited();
+    // The log stays open while the container may start again (its output continues in it).
+    if (!this.mayWaitForPort(exit)) this.log.close();
     this.deps.recorder.emit({
       namespace: this.namespace,
       source: 'kubelet',
@@ -498,37 +538,125 @@ export class PodWorker {
     // status is written, the readiness probe keeps probing (and fails against the dead port).
     this.after(this.deps.timing.containerStatusDelayMs, () => {
       this.prober?.stop();
-      // Force-deleted (Removed): no object left to write to.
-      if (!this.transition('statusWritten')) return;
-      const deleting = Boolean(this.current().metadata?.deletionTimestamp);
-      this.update((pod) => {
-        const cs = pod.status!.containerStatuses![0]!;
-        pod.status!.containerStatuses = [
-          {
-            ...cs,
-            ready: false,
-            started: false,
-            state: {
-              terminated: {
-                exitCode: exit.exitCode,
-                ...(exit.signal ? { signal: signalNumber(exit.signal) } : {}),
-                reason: exit.exitCode === 0 ? 'Completed' : 'Error',
-                ...(exit.exitCode !== 0 && this.addressInUse
-                  ? { message: addressInUseMessage(this.deps.sharedNetworkReason?.()) }
-                  : {}),
-                startedAt: this.container!.startedAt,
-                finishedAt: exit.finishedAt,
-                containerID: `draincheck://${this.container!.hostPid}`,
-              },
-            },
-          },
-        ];
-        pod.status!.conditions = conditions(new Date(), false, pod.status!.conditions);
-        // Since 1.27 the kubelet gives a Pod that will not run again a terminal phase.
-        pod.status!.phase = exit.exitCode === 0 ? 'Succeeded' : 'Failed';
-      });
-      if (deleting) this.finishDeletion();
+      if (this.mayWaitForPort(exit) && this.deps.portWait!.othersRunning(this)) return this.waitForPort(exit);
+      this.log.close();
+      this.writeTerminated(exit);
     });
+  }
+
+  /**
+   * Issue 13: without a network namespace of its own, every Pod shares the host's ports, so a
+   * server that ignores HOST and PORT cannot run twice. Like a node whose hostPort is taken (the
+   * scheduler's NodePorts filter), one Pod of such a server runs at a time: a Pod whose
+   * container died with EADDRINUSE while another Pod's container runs waits for a container of
+   * the runtime to exit and starts its own again — at most PORT_WAIT_ATTEMPTS times within
+   * PORT_WAIT_MS of the first wait; after that, or at a deletion, it ends as it would have.
+   */
+  private mayWaitForPort(exit: ContainerExit): boolean {
+    return (
+      Boolean(this.deps.portWait) &&
+      !this.network &&
+      this.addressInUse &&
+      exit.exitCode !== 0 &&
+      this.status.is('SyncPod') &&
+      !this.disposed &&
+      !this.current().metadata?.deletionTimestamp &&
+      this.restarts < PORT_WAIT_ATTEMPTS &&
+      (this.portWaitSince === undefined || Date.now() - this.portWaitSince < PORT_WAIT_MS)
+    );
+  }
+
+  private waitForPort(exit: ContainerExit) {
+    this.portWaitSince ??= Date.now();
+    const message =
+      'the port is taken on the host network, which Pods share here' +
+      (this.deps.sharedNetworkReason ? ` (${this.deps.sharedNetworkReason()})` : '') +
+      ': waiting for another Pod to end, one Pod of such a server at a time';
+    this.deps.recorder.emit({
+      namespace: this.namespace,
+      source: 'kubelet',
+      type: 'port-wait',
+      data: { message, attempt: this.restarts + 1 },
+    });
+    // The server ignores PORT (it died of EADDRINUSE on the port it chose): a remapped port
+    // would only point the Service at a port nobody listens on. It will run on the wanted one.
+    const wantedPort = this.spec.ports?.[0]?.containerPort ?? 8080;
+    if (this.endpoint?.remapped) {
+      this.endpoint = { ip: this.endpoint.ip, port: wantedPort, remapped: false };
+      delete this.containerEnv?.PORT;
+    }
+    this.update((pod) => {
+      if (pod.metadata?.annotations) delete pod.metadata.annotations[REMAPPED_PORT_ANNOTATION];
+      const cs = pod.status!.containerStatuses![0]!;
+      pod.status!.containerStatuses = [
+        {
+          ...cs,
+          ready: false,
+          started: false,
+          state: { waiting: { reason: 'PortTaken', message } },
+          lastState: { terminated: this.terminatedState(exit) },
+        },
+      ];
+      pod.status!.conditions = conditions(new Date(), false, pod.status!.conditions);
+    });
+    const unsubscribe = this.deps.portWait!.onContainerExit(() => end(true));
+    const timer = this.after(Math.max(0, this.portWaitSince + PORT_WAIT_MS - Date.now()), () => end(false));
+    const end = (restart: boolean) => {
+      if (this.portWaitEnd !== end) return;
+      this.portWaitEnd = undefined;
+      unsubscribe();
+      this.cancel(timer);
+      if (restart && this.status.is('SyncPod') && !this.disposed) {
+        this.restarts += 1;
+        this.addressInUse = false;
+        this.exit = undefined;
+        this.killing = false;
+        this.starting = this.runContainer().catch((error: unknown) => {
+          this.failToStart('StartError', (error as Error).message);
+        });
+        return;
+      }
+      this.log.close();
+      this.writeTerminated(exit);
+    };
+    this.portWaitEnd = end;
+  }
+
+  /** The container's terminated state for its exit. */
+  private terminatedState(exit: ContainerExit) {
+    return {
+      exitCode: exit.exitCode,
+      ...(exit.signal ? { signal: signalNumber(exit.signal) } : {}),
+      reason: exit.exitCode === 0 ? 'Completed' : 'Error',
+      ...(exit.exitCode !== 0 && this.addressInUse
+        ? { message: addressInUseMessage(this.deps.sharedNetworkReason?.()) }
+        : {}),
+      startedAt: this.container!.startedAt,
+      finishedAt: exit.finishedAt,
+      containerID: `draincheck://${this.container!.hostPid}`,
+    };
+  }
+
+  /** The kubelet writes the container's terminated status; a deleted Pod then goes on to its end. */
+  private writeTerminated(exit: ContainerExit) {
+    // Force-deleted (Removed): no object left to write to.
+    if (!this.transition('statusWritten')) return;
+    const deleting = Boolean(this.current().metadata?.deletionTimestamp);
+    this.update((pod) => {
+      const cs = pod.status!.containerStatuses![0]!;
+      pod.status!.containerStatuses = [
+        {
+          ...cs,
+          ready: false,
+          started: false,
+          state: { terminated: this.terminatedState(exit) },
+        },
+      ];
+      pod.status!.conditions = conditions(new Date(), false, pod.status!.conditions);
+      // Since 1.27 the kubelet gives a Pod that will not run again a terminal phase.
+      pod.status!.phase = exit.exitCode === 0 ? 'Succeeded' : 'Failed';
+    });
+    if (deleting) this.finishDeletion();
   }
 
   /** The kubelet's final delete: grace period 0, then the object is gone. */
@@ -573,6 +701,7 @@ export class PodWorker {
   forceDelete(): void {
     this.hookStop.abort();
     this.removeObject('forceDelete');
+    this.portWaitEnd?.(false);
     this.prober?.stop();
     this.liveness?.stop();
     this.startup?.stop();
@@ -590,6 +719,7 @@ export class PodWorker {
   /** Stops everything at once (runtime shutdown). */
   dispose(): void {
     this.shutdown.abort();
+    this.portWaitEnd?.(false);
     this.hookStop.abort();
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
@@ -599,6 +729,11 @@ export class PodWorker {
     this.container?.killNow();
     this.network?.release();
     this.log.close();
+  }
+
+  /** A container process of this Pod runs now. */
+  get runsContainer(): boolean {
+    return this.container !== undefined && this.exit === undefined && !this.removed;
   }
 
   /** The Pod object is gone and no container process is left (or none was ever started). */

@@ -203,6 +203,8 @@ function describeKubelet(e: Known<'kubelet'>): MarkText {
       );
     case 'probe-kill':
       return mark(`killed: ${e.data.probe ?? '?'} probe failed`, 'bad', 4);
+    case 'port-wait':
+      return mark('port taken: waiting for another Pod to end', 'warn', 3);
     default:
       return assertNever(e);
   }

@@ -20,7 +20,14 @@ import { cli } from '../../helpers/cli.js';
 import { cliPath } from '../../helpers/lab-process.js';
 import { detectPodNetworkSupport } from '../../../src/platform/local/pod-network.js';
 import { freePort } from '../../../src/platform/local/addresses.js';
-import { labPod, openHarness, podReady, workService, type Harness } from '../../helpers/cluster-harness.js';
+import {
+  labPod,
+  openHarness,
+  platformEvent,
+  podReady,
+  workService,
+  type Harness,
+} from '../../helpers/cluster-harness.js';
 import { openDeploymentHarness, rolloutComplete, workDeployment } from '../../helpers/deployment-harness.js';
 
 const server = fileURLToPath(new URL('../../fixtures/servers/any-address-server.js', import.meta.url));
@@ -273,7 +280,7 @@ test(
 );
 
 test(
-  'sharing the host network, the second Pod of such a server ends saying why, in its terminated state',
+  'sharing the host network, the second Pod of such a server waits for the first to end, then serves',
   {
     skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording and 127.0.0.N: Linux',
   },
@@ -291,17 +298,80 @@ test(
     h.pod(onPort('a'));
     await podReady(h, 'a');
     h.pod(onPort('b'));
-    const ended = await h.pods.waitFor(
+    // One Pod of such a server at a time: b's container died with EADDRINUSE while a runs, so
+    // b waits (one kubelet event saying why) instead of ending.
+    const wait = await platformEvent(h, 'port-wait');
+    assert.match(
+      String(wait.value.data.message),
+      /^the port is taken on the host network, which Pods share here \(--pod-network shared\): waiting for another Pod to end, one Pod of such a server at a time$/,
+    );
+    const waiting = await h.pods.waitFor(
       (e) =>
         e.object.metadata?.name === 'b' &&
-        e.object.status?.containerStatuses?.[0]?.state?.terminated !== undefined,
-      'b terminated',
+        e.object.status?.containerStatuses?.[0]?.state?.waiting?.reason === 'PortTaken',
+      'b waiting for the port',
+    );
+    assert.equal(waiting.value.object.status?.phase, 'Running');
+    // b's server ignores PORT: the port remapped for it at its start is given up while it waits.
+    await eventually(
+      () => h.slices.values.at(-1)?.object.ports?.[0]?.port === port,
+      'the slice on the wanted port',
+    );
+    await h.cluster.proxySettled(h.namespace, 'work');
+    assert.equal(await podBehind(h).catch((e: Error) => e.message), 'a');
+    h.deletePod({ gracePeriodSeconds: 5 }, 'a');
+    const b = await podReady(h, 'b');
+    assert.equal(b.status?.containerStatuses?.[0]?.restartCount, 1);
+    assert.equal(b.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode, 1);
+    await h.cluster.proxySettled(h.namespace, 'work');
+    assert.equal(await podBehind(h).catch((e: Error) => e.message), 'b');
+    // b never ended: no terminated state was ever written for it.
+    assert.ok(
+      !h.pods.values.some(
+        (e) => e.object.metadata?.name === 'b' && e.object.status?.containerStatuses?.[0]?.state?.terminated,
+      ),
+      'b never ended',
+    );
+  },
+);
+
+test(
+  'sharing the host network, a Pod waiting for the port ends at once when it is deleted',
+  {
+    skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording and 127.0.0.N: Linux',
+  },
+  async (t) => {
+    const h = openHarness({ timing: fastTiming, podNetwork: 'shared' });
+    t.after(() => h.close());
+    await h.service(workService());
+    const port = await freePort('127.0.0.1');
+    const onPort = (name: string) => {
+      const pod = labPod({ name, command: [...command, String(port)] });
+      pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
+      return pod;
+    };
+    h.pod(onPort('a'));
+    await podReady(h, 'a');
+    h.pod(onPort('b'));
+    await platformEvent(h, 'port-wait');
+    h.deletePod({ gracePeriodSeconds: 30 }, 'b');
+    // Nothing runs in b: it ends at once (well within its 30 s grace period), saying why.
+    const ended = await h.pods.waitFor(
+      (e) => e.type === 'DELETED' && e.object.metadata?.name === 'b',
+      'b removed',
+      10_000,
     );
     const message = ended.value.object.status!.containerStatuses![0]!.state!.terminated!.message ?? '';
     assert.match(
       message,
       /^listen EADDRINUSE: the port is taken on the host network, which Pods share here \(--pod-network shared\) — make the server listen on \$HOST \(the Pod IP\), not 0\.0\.0\.0; on Linux as root each Pod gets a network namespace of its own \(--pod-network isolated\)$/,
     );
+    await eventually(
+      () => h.slices.values.at(-1)?.object.ports?.[0]?.port === port,
+      'the slice on the wanted port',
+    );
+    await h.cluster.proxySettled(h.namespace, 'work');
+    assert.equal(await podBehind(h), 'a');
   },
 );
 
