@@ -74,7 +74,10 @@ test(
         (doc.failuresByPhase.terminating?.['connect-refused'] ?? 0) +
         (doc.failuresByPhase.gone?.['connect-refused'] ?? 0);
       assert.equal(onPods, refused.length, JSON.stringify(doc.failuresByPhase));
-      assert.match(doc.verdict.explanation, /\d+ connect-refused — [^;]* \(\d+ on (terminating|gone) Pods/);
+      assert.match(
+        doc.verdict.explanation,
+        /\d+ connect-refused — [^;]* \(\d+ sent to (a terminating Pod|a Pod already gone)/,
+      );
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
