@@ -13,7 +13,7 @@ import type {
 } from '@kubernetes/client-node';
 import { version } from '../version.js';
 import type { Workload } from './workload.js';
-import type { FilePod } from './pod-file.js';
+import { FILE_CONTAINER_FIELDS, type FilePod } from './pod-file.js';
 import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
 import { scenarioDefaults, scenarioSettingRows, type ResolvedScenario } from './scenario.js';
 import { checkImageReference, checkWorkloadNames } from './values.js';
@@ -132,17 +132,7 @@ export function buildWorkload(
     // `-f FILE`: the user's container as written (src/workload/pod-file.ts); only the Pod's
     // identity — name, namespace, labels — and the container's name are draincheck's.
     container.command = fromFile.container.command;
-    for (const key of [
-      'args',
-      'env',
-      'workingDir',
-      'ports',
-      'readinessProbe',
-      'livenessProbe',
-      'startupProbe',
-      'lifecycle',
-    ] as const)
-      delete container[key];
+    for (const key of FILE_CONTAINER_FIELDS) delete container[key];
     Object.assign(container, fromFile.container, { name: 'server' });
   }
 

@@ -42,19 +42,23 @@ export interface PodFileOptions {
   runsImages?: boolean;
 }
 
-/** What the run takes of the file; every other field is dropped (and said so on a cluster). */
-const USED_CONTAINER_FIELDS = new Set([
-  'name',
-  'image',
-  'command',
+/**
+ * The first container's fields the run takes as written, besides its name, image and command:
+ * the one list the manifests replace the lab container's with and the "not used" line checks.
+ */
+export const FILE_CONTAINER_FIELDS = [
   'args',
   'env',
   'workingDir',
   'ports',
   'readinessProbe',
   'livenessProbe',
+  'startupProbe',
   'lifecycle',
-]);
+] as const;
+
+/** What the run takes of the file; every other field is dropped (and said so on a cluster). */
+const USED_CONTAINER_FIELDS = new Set<string>(['name', 'image', 'command', ...FILE_CONTAINER_FIELDS]);
 const USED_SPEC_FIELDS = new Set(['containers', 'terminationGracePeriodSeconds']);
 
 type Obj = Record<string, unknown>;

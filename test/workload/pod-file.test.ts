@@ -99,3 +99,31 @@ test('one line naming the file and the field for each bad file', () => {
   bad('- a\n- b\n', /has no Pod or Deployment/);
   bad('kind: Pod\nspec: {containers: [{command: [a]}}\n', /not valid YAML \(document 1/);
 });
+
+test('"not used" lists only what the run drops: every probe kind, preStop and the rest it takes are not in it', () => {
+  const pod = parsePodFile(
+    'web.yaml',
+    `
+kind: Pod
+metadata: {name: web}
+spec:
+  terminationGracePeriodSeconds: 5
+  nodeSelector: {disk: ssd}
+  containers:
+  - name: web
+    image: example.com/web:1
+    command: [node, server.js]
+    args: [--port, "9000"]
+    env: [{name: MODE, value: prod}]
+    workingDir: /srv
+    ports: [{containerPort: 9000}]
+    readinessProbe: {httpGet: {path: /ready, port: 9000}}
+    livenessProbe: {tcpSocket: {port: 9000}}
+    startupProbe: {exec: {command: [true]}}
+    lifecycle: {preStop: {sleep: {seconds: 1}}}
+    resources: {limits: {cpu: 100m}}
+`,
+  );
+  assert.ok(pod.container.startupProbe, 'the startup probe is taken');
+  assert.deepEqual(pod.dropped, ['spec.nodeSelector', 'spec.containers[0].resources']);
+});
