@@ -3,7 +3,6 @@
 // cluster is the API facade over the embedded runtime (real processes) or, for cleanup, the
 // fake API server; the CLI is a real child process talking HTTP to it.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,32 +15,13 @@ import { fastTiming } from '../../src/platform/local/timing.js';
 import { sendJson } from '../helpers/fake-apiserver/recorded.js';
 import { FakeApiServer, isList } from '../helpers/fake-apiserver/server.js';
 import { startKubeFacade, type FacadeOptions } from '../helpers/kube-facade/facade.js';
-import { cliPath } from '../helpers/lab-process.js';
+import { cliPath, runCli } from '../helpers/lab-process.js';
 import { platformFact } from '../../src/experiment/platform-facts.js';
 
 const pluginPath = fileURLToPath(new URL('../../src/cli/kubectl-plugin.js', import.meta.url));
 
-function cli(t: TestContext, bin: string, args: string[], timeoutMs = 120_000) {
-  const child = spawn(process.execPath, [bin, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', HOME: tmpdir() },
-  });
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  t.after(() => {
-    clearTimeout(timer);
-    child.kill('SIGKILL');
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+const cli = (t: TestContext, bin: string, args: string[], timeoutMs?: number) =>
+  runCli(t, args, { bin, timeoutMs });
 
 async function facadeCluster(t: TestContext, options?: FacadeOptions) {
   const cluster = new LocalCluster({ timing: fastTiming });

@@ -3,7 +3,6 @@
 // runtime (real processes, a real proxy, a request log); the CLI is a real child process
 // talking HTTP to it, and the client runs in a client Pod (`draincheck client`), as on a cluster.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,32 +16,12 @@ import { FakeApiServer } from '../helpers/fake-apiserver/server.js';
 import { LocalCluster } from '../../src/platform/local/cluster.js';
 import { fastTiming } from '../../src/platform/local/timing.js';
 import { startKubeFacade, type FacadeOptions } from '../helpers/kube-facade/facade.js';
-import { cliPath } from '../helpers/lab-process.js';
+import { runCli } from '../helpers/lab-process.js';
 import { parseAllDocuments } from 'yaml';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/servers/${name}`, import.meta.url));
 
-function cli(t: TestContext, args: string[], timeoutMs = 120_000) {
-  const child = spawn(process.execPath, [cliPath, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env.PATH ?? '', HOME: tmpdir() },
-  });
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  t.after(() => {
-    clearTimeout(timer);
-    child.kill('SIGKILL');
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    }),
-  );
-}
+const cli = (t: TestContext, args: string[], timeoutMs?: number) => runCli(t, args, { timeoutMs });
 
 async function facadeCluster(t: TestContext, options?: FacadeOptions) {
   const cluster = new LocalCluster({ timing: fastTiming });

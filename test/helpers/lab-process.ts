@@ -2,10 +2,42 @@
 // journal as awaitable events. Every wait is bounded; every process is killed in stop().
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { tmpdir } from 'node:os';
+import type { TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { parseJournalLine, type JournalLine } from '../../src/server/journal.js';
 
 export const cliPath = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+
+/**
+ * Runs the CLI (or `bin`) to its end with a clean environment, killed at `timeoutMs` and when
+ * the test ends: its exit code and whole output.
+ */
+export function runCli(
+  t: TestContext,
+  args: string[],
+  { bin = cliPath, timeoutMs = 120_000 }: { bin?: string; timeoutMs?: number } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [bin, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '', HOME: tmpdir() },
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  t.after(() => {
+    clearTimeout(timer);
+    child.kill('SIGKILL');
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    }),
+  );
+}
 
 export interface ExitInfo {
   code: number | null;
