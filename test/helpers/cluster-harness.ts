@@ -59,6 +59,22 @@ export class Recording<T> {
     return this.items.map((s) => s.value);
   }
 
+  /** Resolves when the stream ends by itself; waits at most timeoutMs. */
+  waitForEnd(what: string, timeoutMs = 15_000): Promise<void> {
+    if (this.ended) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const onEnd = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.endWaiters.delete(onEnd);
+        reject(new Error(`${this.name}: timed out after ${timeoutMs} ms waiting for ${what}`));
+      }, timeoutMs);
+      this.endWaiters.add(onEnd);
+    });
+  }
+
   /** The first item (from `from` on) that matches; waits at most timeoutMs for it. */
   waitFor(test: (v: T) => boolean, what: string, timeoutMs = 15_000, from = 0): Promise<Seen<T>> {
     const found = this.items.slice(from).find((s) => test(s.value));

@@ -552,7 +552,9 @@ export class LocalCluster {
     signal: AbortSignal,
   ): AsyncIterable<string> {
     const worker = this.workers.get(`${namespace}/${pod}`);
-    if (!worker) throw new DraincheckError('DC_NOT_FOUND', `pods "${pod}" not found in ${namespace}`);
+    // A removed Pod's log went with its container (LogBuffer.release), as on a node.
+    if (!worker || worker.log.released)
+      throw new DraincheckError('DC_NOT_FOUND', `pods "${pod}" not found in ${namespace}`);
     return worker.log.read(options.follow, signal);
   }
 

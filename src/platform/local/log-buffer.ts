@@ -49,6 +49,8 @@ export class LogBuffer {
   dropped = 0;
   private readonly followers = new Set<AsyncQueue<string>>();
   private closed = false;
+  /** release() was called: nothing is kept, and a reader is told the Pod is not found. */
+  released = false;
 
   constructor(
     private readonly maxChars = LOG_BUFFER_MAX_CHARS,
@@ -94,6 +96,22 @@ export class LogBuffer {
     this.closed = true;
     for (const f of this.followers) f.end();
     this.followers.clear();
+  }
+
+  /**
+   * The Pod object is gone and its container too: the kubelet's container garbage collection
+   * removes the log with the container, and `kubectl logs` of a removed Pod is NotFound. The
+   * bytes go now (up to LOG_BUFFER_MAX_CHARS per Pod, held until the runtime's end before: a
+   * rollout's six Pods kept ~16 MB through the join — bench rollout-million). Followers already
+   * reading have every line pushed to them and end after those.
+   */
+  release(): void {
+    this.close();
+    this.released = true;
+    this.segments = [];
+    this.spare = null;
+    this.lines = 0;
+    this.chars = 0;
   }
 
   read(follow: boolean, signal: AbortSignal): AsyncIterable<string> {

@@ -516,6 +516,8 @@ export class PodWorker {
 
   private onExit(exit: ContainerExit) {
     this.exit = exit;
+    // A force-deleted Pod's object went before its container.
+    this.releaseLogIfFinished();
     // Nothing left to kill: a pending SIGKILL must not hold the runtime for the rest of the grace period.
     this.cancel(this.killTimer);
     this.deps.portWait?.containerExited();
@@ -683,6 +685,12 @@ export class PodWorker {
     // The address is free once nothing can route to it any more.
     if (this.endpoint) this.allocator?.release(this.endpoint.ip);
     this.network?.release();
+    this.releaseLogIfFinished();
+  }
+
+  /** The Pod object and its container are both gone: so is its log (LogBuffer.release). */
+  private releaseLogIfFinished() {
+    if (this.finished) this.log.release();
   }
 
   /** The Pod's network namespace (for `ss` inside it), where it has one. */

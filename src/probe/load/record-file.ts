@@ -296,9 +296,16 @@ const recordFields: Record<keyof LoadRecord, (x: unknown) => boolean> = {
   fate: (x) => x === undefined || (serverFates as readonly unknown[]).includes(x),
 };
 
+/**
+ * The checks as a list, made once: `Object.entries` per record was ~750 of the ~1,600 bytes a
+ * record's read allocated, and a rollout's join reads a million of them (bench rollout-million).
+ */
+const recordFieldChecks = Object.entries(recordFields);
+
 /** Why an object is not a load record, or null. Unknown extra fields are allowed and dropped by no one. */
 function recordProblem(v: Record<string, unknown>): string | null {
-  for (const [field, ok] of Object.entries(recordFields)) {
+  for (let i = 0; i < recordFieldChecks.length; i++) {
+    const [field, ok] = recordFieldChecks[i]!;
     if (!ok(v[field])) return `field ${field} is missing or has the wrong type`;
   }
   return null;

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { test } from 'node:test';
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
+import { isDraincheckError } from '../../../src/errors.js';
 import { detectPid1Support } from '../../../src/platform/local/container.js';
 import { fastTiming } from '../../../src/platform/local/timing.js';
 import type { LabState } from '../../../src/server/lab-server.js';
@@ -252,3 +253,28 @@ for (const how of ['graceful delete', 'grace 0', 'runtime shutdown'] as const) {
     assert.deepEqual(processesWithMarker(marker), []);
   });
 }
+
+test("a removed Pod's log goes with it: a follower gets every line and ends, a new reader gets NotFound", async (t) => {
+  const h = await started(t);
+  h.pod(labPod({ onSigterm: 'drain' }));
+  await podReady(h);
+  const follower = h.journal();
+  await follower.waitFor((line) => line.event === 'listening', 'the listening line');
+  const before = h.cluster.logs(h.namespace, 'work', { follow: false }, new AbortController().signal);
+  const kept: string[] = [];
+  for await (const line of before) kept.push(line);
+  assert.ok(kept.length > 0, 'the log is readable while the Pod exists');
+  h.cluster.deletePod(h.namespace, 'work');
+  await h.pods.waitFor((e) => e.type === 'DELETED', 'DELETED');
+  // The follower ends by itself (no abort): it had every line up to the container's exit.
+  await follower.waitForEnd('the follower to end');
+  assert.ok(
+    follower.values.some((line) => line.event === 'exit'),
+    `the follower saw the shutdown: ${follower.values.map((l) => l.event).join(', ')}`,
+  );
+  assert.throws(
+    () => h.cluster.logs(h.namespace, 'work', { follow: false }, new AbortController().signal),
+    (e: unknown) => isDraincheckError(e) && e.code === 'DC_NOT_FOUND',
+    'a removed Pod has no log (kubectl logs: NotFound)',
+  );
+});
