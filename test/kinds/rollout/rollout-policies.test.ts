@@ -83,6 +83,7 @@ test('drain without preStop: no accepted request is cut; failures only of the pr
   const propagation = new Set([
     'connect-refused',
     'connect-timeout',
+    'stale-conntrack',
     'reused-connection-closed',
     'dropped-unseen',
   ]);
