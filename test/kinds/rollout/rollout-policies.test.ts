@@ -165,7 +165,7 @@ test('--compare exit,drain+prestop: both at once, one table; the preStop sleep i
     assert.ok(prestopRow, r.stdout);
     assert.doesNotMatch(
       prestopRow[1]!,
-      /connect-refused|connect-timeout|accepted-cut|done-unacknowledged/,
+      /connect-refused|connect-timeout|stale-conntrack|accepted-cut|done-unacknowledged/,
       r.stdout,
     );
     assert.match(r.stdout, /^exit: \d+ of \d+ requests failed with --on-sigterm exit: /m);
