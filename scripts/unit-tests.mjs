@@ -30,6 +30,8 @@ export const unitTests = [
   'test/kinds/rollout/gate.test.ts',
   'test/kinds/rollout/html-bound.test.ts',
   'test/kinds/rollout/render.test.ts',
+  'test/kinds/rollout/stale-conntrack.test.ts',
+  'test/kinds/rollout/explain.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',
   'test/platform/local/endpointslice-controller.test.ts',

@@ -10,8 +10,7 @@ const causes: Record<FailureClass, string> = {
     'new connections failed before any request (a name that did not resolve; in a document from before refusals and timeouts were told apart, either of them)',
   'connect-refused':
     'new connections were sent to Pods that had stopped listening while the Service rules still named them (the endpoint change had not reached kube-proxy yet)',
-  'connect-timeout':
-    'new connections got no answer within the connect timeout (sent where nothing answers any more — a Pod whose network was torn down while the Service rules still named it)',
+  'connect-timeout': 'new connections got no answer to the SYN within the connect timeout',
   'http-5xx': 'draining Pods answered 5xx',
   'reused-connection-closed':
     'reused keep-alive connections were closed by the server as the request went out',
@@ -21,6 +20,21 @@ const causes: Record<FailureClass, string> = {
   'dropped-unseen': 'connections dropped before the server saw the request',
   'unexpected-response': 'answers were not the completion body',
   'not-sent': 'the load generator’s queue was full (the Service took too long to take connections)',
+  'stale-conntrack':
+    'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
+};
+
+/**
+ * What the phase of the Pod a request was sent to says about its class's cause, where the class
+ * alone does not: a connect timeout is read from the Pod's phase at the send, never asserted.
+ */
+const readings: Partial<Record<FailureClass, Partial<Record<PodPhase, string>>>> = {
+  'connect-timeout': {
+    gone: 'the rules still named it',
+    terminating: 'its accept queue was full or its network already torn down',
+    ready: 'its accept queue was full or the SYN was lost',
+    unknown: 'the cause is not observed',
+  },
 };
 
 export function explainFailures(
@@ -47,7 +61,10 @@ export function explainFailures(
     .map(([cls, n]) => {
       const phases = (Object.entries(byPhase) as Array<[PodPhase, Partial<Record<FailureClass, number>>]>)
         .filter(([, row]) => (row[cls] ?? 0) > 0)
-        .map(([phase, row]) => `${row[cls]} sent ${sentTo[phase]}`);
+        .map(([phase, row]) => {
+          const reading = readings[cls]?.[phase];
+          return `${row[cls]} sent ${sentTo[phase]}${reading ? `: ${reading}` : ''}`;
+        });
       return `${n} ${cls} — ${causes[cls]}${phases.length ? ` (${phases.join(', ')})` : ''}`;
     });
   const policy = scenario.onSigterm ? ` with --on-sigterm ${scenario.onSigterm}` : '';

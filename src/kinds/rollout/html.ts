@@ -1,5 +1,6 @@
 // The rollout's HTML page: the same table and sentences as the text report, requests over time
 // coloured by outcome, and each Pod's lifecycle as a band below, on one time axis. Every document string goes through esc().
+import type { FailureClass } from '../../probe/load/record.js';
 import { esc } from '../../report/html/escape.js';
 import type { RenderContext } from '../kind.js';
 import type { PodLifecycle, RolloutDocument } from './document.js';
@@ -9,7 +10,7 @@ const ms = (x: number | null): string => (x === null ? '-' : String(Math.round(x
 const ROW = 16;
 
 /** Outcome colours of the strip: completions green, each failure class its own colour. */
-const colours: Record<string, string> = {
+const colours: Record<'ok' | FailureClass, string> = {
   ok: '#4a4',
   'accepted-cut': '#c00',
   'connect-failed': '#e80',
@@ -22,6 +23,7 @@ const colours: Record<string, string> = {
   'dropped-unseen': '#c66',
   'unexpected-response': '#08c',
   'not-sent': '#999',
+  'stale-conntrack': '#b80',
 };
 const STRIP_H = 80;
 
@@ -50,7 +52,7 @@ function timeline(doc: RolloutDocument): string {
         .map(([k, n]) => {
           const h = ((n ?? 0) / tallest) * STRIP_H;
           y -= h;
-          return `<rect x="${x(i * binMs).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(0.5, x(binMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${colours[k] ?? '#000'}"><title>${esc(`${k} ${n ?? 0} at ${i * binMs} ms`)}</title></rect>`;
+          return `<rect x="${x(i * binMs).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(0.5, x(binMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${(colours as Record<string, string>)[k] ?? '#000'}"><title>${esc(`${k} ${n ?? 0} at ${i * binMs} ms`)}</title></rect>`;
         })
         .join('');
     })

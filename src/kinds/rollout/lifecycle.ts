@@ -104,6 +104,11 @@ export class PodLifecycles {
     return 'ready';
   }
 
+  /** The Pod's lifecycle as seen so far (undefined: not followed). */
+  get(uid: string): PodLifecycle | undefined {
+    return this.pods.get(uid);
+  }
+
   list(): PodLifecycle[] {
     return [...this.pods.values()];
   }

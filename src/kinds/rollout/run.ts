@@ -15,10 +15,9 @@ import type {
 } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
 import type { LoadItem, Platform, RemoteLoad } from '../../platform/types.js';
-import { LoadAggregate } from '../../probe/load/aggregate.js';
 import { loadOrigin, startLoad } from '../../probe/load/generator.js';
 import type { WorkMsDistribution } from '../../probe/load/options.js';
-import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
+import type { LoadRecord } from '../../probe/load/record.js';
 import { readRecordFileBatches, RecordWriter } from '../../probe/load/record-file.js';
 import { JournalSpool, readJournalSpoolBatches } from '../../probe/load/fate-spool.js';
 import { joinFatesWindowedBatches, newJoinCounts } from '../../probe/load/server-fate.js';
@@ -34,9 +33,10 @@ import { RUN_LABEL, SCENARIO_LABEL, SERVICE_NAME_LABEL } from '../../workload/la
 import type { ManifestOptions } from '../../workload/manifests.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
-import { ROLLOUT_SCHEMA, type PodPhase, type RolloutDocument } from './document.js';
+import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
 import { explainFailures } from './explain.js';
 import { PodLifecycles } from './lifecycle.js';
+import { RolloutTally } from './tally.js';
 
 export interface RolloutPlan {
   runId: string;
@@ -389,12 +389,11 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
   // The join: every record with its server-side fate and the phase of the Pod that took it.
   await journal.close();
   const joinCounts = newJoinCounts();
-  const aggregate = new LoadAggregate();
-  const byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>> = {};
   let counts = { written: 0, dropped: 0 };
   // Requests over time (by intended send time), a fixed number of bins: the HTML strip.
   const binMs = Math.max(20, Math.ceil(now() / TIMELINE_BINS));
-  const bins: RolloutDocument['timeline']['bins'] = [];
+  // Replaced once the records are there (no port history is needed for none).
+  let tally = new RolloutTally(lifecycles, binMs, TIMELINE_BINS, false);
   let dropped = 0;
   if (writer) {
     dropped = (await writer.close().catch(() => writer.counts)).dropped;
@@ -428,30 +427,24 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       },
       joinCounts,
     );
+    // Records come out of the join in the file's order, the order they ended, so a local
+    // port's earlier connection is always counted first (the stale-conntrack presumption,
+    // stale-conntrack.ts); with any record dropped a port's history has holes and is not used.
+    tally = new RolloutTally(lifecycles, binMs, TIMELINE_BINS, dropped === 0);
     for await (const batch of joined) {
       // The join runs after the load: it can wait for the disk instead of buffering (or dropping).
       await out.waitBelow(JOIN_OUT_BUFFER_BYTES);
       for (const fated of batch) {
         // Neither an answer nor the journal named the Pod: the rules' evidence may.
         const pod = fated.podUid === null ? routed.get(fated.id) : undefined;
-        const r = pod === undefined ? fated : { ...fated, podUid: pod };
-        aggregate.add(r);
-        const bin = Math.min(TIMELINE_BINS - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / binMs)));
-        while (bins.length <= bin) bins.push({});
-        const key = r.failure ?? 'ok';
-        bins[bin]![key] = (bins[bin]![key] ?? 0) + 1;
-        out.write(r);
-        if (r.failure) {
-          const phase = lifecycles.phaseAt(r.podUid, (r.sentUs ?? r.intendedUs) / 1000);
-          const row = (byPhase[phase] ??= {});
-          row[r.failure] = (row[r.failure] ?? 0) + 1;
-        }
+        out.write(tally.add(pod === undefined ? fated : { ...fated, podUid: pod }));
       }
     }
     counts = await out.close();
     await rm(rawPath, { force: true });
   }
   await rm(spoolPath, { force: true });
+  const { aggregate, byPhase, bins } = tally;
   const { all, windows } = aggregate.summary();
   const complete = incompleteReason === null;
   if (!complete && verdictKind === 'rolled') verdictKind = 'incomplete';

@@ -20,8 +20,9 @@ export const failureClasses = [
    */
   'connect-refused',
   /**
-   * No answer to the SYN within the connect timeout: the rules still named a Pod whose network
-   * was already torn down (issue 14), or the server's accept queue was full.
+   * No answer to the SYN within the connect timeout. The cause is not observed: a Pod whose
+   * network was torn down while the rules still named it (issue 14), a full accept queue, a lost
+   * SYN; the phase of the Pod it was sent to (where known) grades the reading.
    */
   'connect-timeout',
   /** A whole response with status >= 500 (a draining Pod's 503). */
@@ -41,6 +42,13 @@ export const failureClasses = [
   'unexpected-response',
   /** Never sent: the generator's queue of requests waiting for a connection was full. */
   'not-sent',
+  /**
+   * A presumption (the rollout runner's, src/kinds/rollout/stale-conntrack.ts): a connect-timeout
+   * from a local port whose earlier connection of this run — same generator, so the same
+   * conntrack tuple — went to a Pod that was gone, its endpoint out of the EndpointSlice, when
+   * this one was sent. The port's stale conntrack entry presumably sent the SYN there (issue 14).
+   */
+  'stale-conntrack',
 ] as const;
 export type FailureClass = (typeof failureClasses)[number];
 

@@ -53,6 +53,7 @@ export function joinedFailure(failure: FailureClass | null, fate: ServerFate): F
     failure === 'connect-failed' ||
     failure === 'connect-refused' ||
     failure === 'connect-timeout' ||
+    failure === 'stale-conntrack' ||
     failure === 'not-sent'
   )
     return failure;

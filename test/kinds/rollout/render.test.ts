@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RolloutDocumentSchema, type RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import { rolloutKind } from '../../../src/kinds/rollout/index.js';
+import { failureClasses } from '../../../src/probe/load/record.js';
 import { plainStyle } from '../../../src/report/style.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
@@ -99,4 +100,20 @@ test('text: one row per rollout, document strings made safe for a terminal', () 
   });
   assert.match(text, /^drain\s+1000\s+100\s+connect-failed 100\s/m);
   assert.ok(!text.includes('\u001b'), 'no raw escape reaches the terminal');
+});
+
+test('HTML: every failure class has a colour of its own in the strip; a document carrying stale-conntrack is valid', () => {
+  const doc = sampleDoc(1000);
+  doc.timeline.bins = failureClasses.map((cls) => ({ [cls]: 1 }));
+  doc.totals.failures = { 'stale-conntrack': 3, 'connect-timeout': 1 };
+  doc.failuresByPhase = { unknown: { 'stale-conntrack': 3 }, ready: { 'connect-timeout': 1 } };
+  assertValidRolloutDocument(doc);
+  const html = rolloutKind.renderers.html([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
+  const fills = failureClasses.map((cls) => {
+    const m = new RegExp(`fill="(#[0-9a-f]+)"><title>${cls} 1 at`).exec(html);
+    assert.ok(m, `${cls} drawn`);
+    return m[1];
+  });
+  assert.equal(new Set(fills).size, failureClasses.length, fills.join(' '));
+  assert.ok(!fills.includes('#000'), 'no class falls back to black');
 });

@@ -62,6 +62,19 @@ test('the journal join: spooled to disk, bounded, counted in the document; every
   assert.ok(completed.length > 500, `${completed.length} completed`);
   assert.ok(join_.journalLines >= 2 * completed.length, `${join_.journalLines} journal lines`);
   for (const x of completed) assert.equal(x.fate, 'finished', `${x.id}: ${x.fate}`);
+  // The document's counts and the file agree, class by class (each record's class is settled
+  // once, before anything counts it): the totals, the phases and the timeline bins.
+  const byClass: Record<string, number> = {};
+  for (const x of records) if (x.failure) byClass[x.failure] = (byClass[x.failure] ?? 0) + 1;
+  assert.deepEqual(doc.totals.failures, byClass);
+  const inPhases: Record<string, number> = {};
+  for (const row of Object.values(doc.failuresByPhase))
+    for (const [cls, n] of Object.entries(row)) inPhases[cls] = (inPhases[cls] ?? 0) + (n ?? 0);
+  assert.deepEqual(inPhases, byClass);
+  const inBins: Record<string, number> = {};
+  for (const bin of doc.timeline.bins)
+    for (const [cls, n] of Object.entries(bin)) inBins[cls] = (inBins[cls] ?? 0) + (n ?? 0);
+  assert.deepEqual(inBins, { ...byClass, ok: completed.length });
   // The saved document is the one printed.
   const saved = files.find((f) => f.endsWith('.json'))!;
   assert.deepEqual(JSON.parse(readFileSync(join(dir, saved), 'utf8')), doc);

@@ -83,6 +83,7 @@ test('drain without preStop: no accepted request is cut; failures only of the pr
   const propagation = new Set([
     'connect-refused',
     'connect-timeout',
+    'stale-conntrack',
     'reused-connection-closed',
     'dropped-unseen',
   ]);
@@ -164,7 +165,7 @@ test('--compare exit,drain+prestop: both at once, one table; the preStop sleep i
     assert.ok(prestopRow, r.stdout);
     assert.doesNotMatch(
       prestopRow[1]!,
-      /connect-refused|connect-timeout|accepted-cut|done-unacknowledged/,
+      /connect-refused|connect-timeout|stale-conntrack|accepted-cut|done-unacknowledged/,
       r.stdout,
     );
     assert.match(r.stdout, /^exit: \d+ of \d+ requests failed with --on-sigterm exit: /m);

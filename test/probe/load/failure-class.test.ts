@@ -38,6 +38,7 @@ test('the journal turns a failure whose work was done into done-unacknowledged',
   assert.equal(joinedFailure('connect-failed', 'never-seen'), 'connect-failed');
   assert.equal(joinedFailure('connect-refused', 'never-seen'), 'connect-refused');
   assert.equal(joinedFailure('connect-timeout', 'never-seen'), 'connect-timeout');
+  assert.equal(joinedFailure('stale-conntrack', 'never-seen'), 'stale-conntrack');
   assert.equal(joinedFailure(null, 'finished'), null);
   // A presumed keep-alive race the server did accept and abort is a cut.
   assert.equal(joinedFailure('reused-connection-closed', 'aborted'), 'accepted-cut');

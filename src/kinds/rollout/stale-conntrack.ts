@@ -1,0 +1,72 @@
+// Which connect timeouts were presumably sent by a stale conntrack entry (issue 14: "a client
+// reusing a local port whose conntrack entry still pointed at a dead Pod timed out 10–30 s
+// after the rollout ended"). The load generator binds its own local ports
+// (src/probe/load/local-port.ts), so one generator's connections from one local port to one
+// Service address share one conntrack tuple: a SYN the kernel matches to that tuple's entry
+// is sent where the entry's NAT says — the Pod of the port's earlier connection — whatever the
+// Service rules say now. Nothing on our side sees that entry; the class is a presumption from
+// three pieces of evidence, stated as such wherever the class is named:
+//   1. this request's connection got no answer to its SYN (`connect-timeout`);
+//   2. the same local port carried an earlier connection of this run that had ended before this
+//      one was sent, and that connection's Pod is known (its completion body, the journal, or
+//      the Service rules' record of where it went);
+//   3. at this request's send time that Pod was gone (the Pod watch's DELETED) AND its endpoint
+//      had left the EndpointSlice — so the rules no longer had a reason to name it, and a
+//      Pod whose network may still be up (terminating: containers stop within the grace
+//      period, the sandbox after) does not count. Strictest rule the lifecycle evidence allows;
+//      the exit time of a terminating Pod is not observed, so "terminating and past its exit"
+//      cannot be told and is not used.
+// Not excluded: within the proxy's rule-sync lag after the endpoint's removal (0.24–1.75 s on
+// a real node) the rules may still have named the Pod; and the request's own Pod, where the
+// rules' record names one, must be that same Pod (another Pod named is evidence against).
+import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
+import type { PodLifecycles } from './lifecycle.js';
+
+/** The Pod the earlier connection on a port reached (null: unknown), and when it ended. */
+interface PortUse {
+  podUid: string | null;
+  endUs: number;
+}
+
+/** A TCP port; anything else in a (possibly remote, untrusted) record is not remembered. */
+const isPort = (x: number | null): x is number => x !== null && Number.isInteger(x) && x >= 1 && x <= 65_535;
+
+/**
+ * The last connection seen on each local port, fed every record of one load generator in the
+ * order the records ended (their file order). Bounded by the port space (65,535 entries; the
+ * generator's range is 12,768 ports): nothing per request is kept beyond its port's entry.
+ *
+ * The order is what makes "earlier" true: a local port is bound by one socket at a time (a taken
+ * port fails the bind with EADDRINUSE and the generator tries the next), so the earlier
+ * connection on a port ended before this one was sent, hence before this one ended, and its
+ * record came first. The check `endUs <= sentUs` keeps that true for records out of order.
+ */
+export class LocalPortHistory {
+  private readonly last = new Map<number, PortUse>();
+
+  constructor(private readonly lifecycles: Pick<PodLifecycles, 'phaseAt' | 'get'>) {}
+
+  /** The record's failure class with the port's earlier connection in view; then remembers it. */
+  classify(r: LoadRecord): FailureClass | null {
+    if (!isPort(r.localPort)) return r.failure;
+    const port = r.localPort;
+    const failure = this.isStale(r, port) ? 'stale-conntrack' : r.failure;
+    const known = this.last.get(port);
+    // A record that ended before the one remembered (out of order) does not replace it.
+    if (!known || r.endUs >= known.endUs) this.last.set(port, { podUid: r.podUid, endUs: r.endUs });
+    return failure;
+  }
+
+  private isStale(r: LoadRecord, port: number): boolean {
+    if (r.failure !== 'connect-timeout') return false;
+    const sentUs = r.sentUs ?? r.intendedUs;
+    const earlier = this.last.get(port);
+    if (!earlier || earlier.podUid === null || earlier.endUs > sentUs) return false;
+    // The rules' record named another Pod for this connection: not the port's old entry.
+    if (r.podUid !== null && r.podUid !== earlier.podUid) return false;
+    const sentMs = sentUs / 1000;
+    if (this.lifecycles.phaseAt(earlier.podUid, sentMs) !== 'gone') return false;
+    const removedAtMs = this.lifecycles.get(earlier.podUid)?.endpointRemovedAtMs ?? null;
+    return removedAtMs !== null && removedAtMs <= sentMs;
+  }
+}

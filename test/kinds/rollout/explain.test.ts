@@ -1,0 +1,61 @@
+// The rollout's sentence from its counts: each failure class with its cause, and a connect
+// timeout read from the phase of the Pod it was sent to — never a torn-down network asserted
+// where the evidence is a ready Pod or no Pod at all.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { PodPhase, Tally } from '../../../src/kinds/rollout/document.js';
+import { explainFailures } from '../../../src/kinds/rollout/explain.js';
+import { failureClasses, type FailureClass } from '../../../src/probe/load/record.js';
+import type { ResolvedScenario } from '../../../src/workload/scenario.js';
+
+const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
+const scenario = { onSigterm: 'drain' } as ResolvedScenario;
+const tally = (failures: Partial<Record<FailureClass, number>>): Tally => {
+  const failed = Object.values(failures).reduce((a, n) => a + (n ?? 0), 0);
+  return { requests: 1000, failed, outcomes: {}, failures, latency: empty, sendLag: empty };
+};
+type ByPhase = Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>>;
+const explain = (failures: Partial<Record<FailureClass, number>>, byPhase: ByPhase) =>
+  explainFailures(tally(failures), byPhase, scenario, null);
+
+test('connect-timeout sent to a ready Pod: a full accept queue or a lost SYN, not a torn-down network', () => {
+  const s = explain({ 'connect-timeout': 2 }, { ready: { 'connect-timeout': 2 } });
+  assert.match(
+    s,
+    /2 connect-timeout — new connections got no answer to the SYN within the connect timeout \(2 sent to a ready Pod: its accept queue was full or the SYN was lost\)/,
+  );
+  assert.doesNotMatch(s, /torn down|still named/);
+});
+
+test('connect-timeout graded by phase: gone (the rules still named it), terminating, no Pod known (not observed)', () => {
+  const s = explain(
+    { 'connect-timeout': 6 },
+    {
+      gone: { 'connect-timeout': 3 },
+      terminating: { 'connect-timeout': 1 },
+      unknown: { 'connect-timeout': 2 },
+    },
+  );
+  assert.match(s, /3 sent to a Pod already gone: the rules still named it/);
+  assert.match(s, /1 sent to a terminating Pod: its accept queue was full or its network already torn down/);
+  assert.match(s, /2 sent to no known Pod: the cause is not observed/);
+  // Without phases (a document that has none), the class alone asserts no cause.
+  const bare = explain({ 'connect-timeout': 1 }, {});
+  assert.match(
+    bare,
+    /1 connect-timeout — new connections got no answer to the SYN within the connect timeout\./,
+  );
+});
+
+test('stale-conntrack is named as a presumption; every class has its cause', () => {
+  const s = explain({ 'stale-conntrack': 4 }, { unknown: { 'stale-conntrack': 4 } });
+  assert.match(
+    s,
+    /4 stale-conntrack — [^;]*presumed: the port’s conntrack entry still sent the SYN to that Pod/,
+  );
+  for (const cls of failureClasses) {
+    const one = explain({ [cls]: 1 }, {});
+    assert.match(one, new RegExp(`1 of 1000 requests failed with --on-sigterm drain: 1 ${cls} — \\w`), cls);
+    assert.doesNotMatch(one, /undefined/, cls);
+  }
+});
