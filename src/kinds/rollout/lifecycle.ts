@@ -97,11 +97,7 @@ export class PodLifecycles {
 
   /** The Pod's phase at `atMs`: ready until its deletion, terminating until DELETED, then gone. */
   phaseAt(uid: string | null, atMs: number): PodPhase {
-    const p = uid === null ? undefined : this.pods.get(uid);
-    if (!p) return 'unknown';
-    if (p.goneAtMs !== null && atMs >= p.goneAtMs) return 'gone';
-    if (p.terminatingAtMs !== null && atMs >= p.terminatingAtMs) return 'terminating';
-    return 'ready';
+    return phaseOf(uid === null ? undefined : this.pods.get(uid), atMs);
   }
 
   /** The Pod's lifecycle as seen so far (undefined: not followed). */
@@ -112,4 +108,27 @@ export class PodLifecycles {
   list(): PodLifecycle[] {
     return [...this.pods.values()];
   }
+}
+
+/** What the join reads of the lifecycles (the tally, the stale-conntrack presumption). */
+export type LifecycleLookup = Pick<PodLifecycles, 'phaseAt' | 'get'>;
+
+/** A Pod's phase at `atMs` from its lifecycle (undefined: a Pod not followed). */
+function phaseOf(p: PodLifecycle | undefined, atMs: number): PodPhase {
+  if (!p) return 'unknown';
+  if (p.goneAtMs !== null && atMs >= p.goneAtMs) return 'gone';
+  if (p.terminatingAtMs !== null && atMs >= p.terminatingAtMs) return 'terminating';
+  return 'ready';
+}
+
+/**
+ * The lifecycles as they stood when the load ended, from their list (PodLifecycles.list): what
+ * the join reads, in a thread of its own (./join.ts), where the watches are not.
+ */
+export function lifecycleLookup(list: readonly PodLifecycle[]): LifecycleLookup {
+  const pods = new Map(list.map((p) => [p.uid, p]));
+  return {
+    phaseAt: (uid, atMs) => phaseOf(uid === null ? undefined : pods.get(uid), atMs),
+    get: (uid) => pods.get(uid),
+  };
 }

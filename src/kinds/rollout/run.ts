@@ -18,9 +18,8 @@ import type { LoadItem, Platform, RemoteLoad } from '../../platform/types.js';
 import { loadOrigin, startLoad } from '../../probe/load/generator.js';
 import type { WorkMsDistribution } from '../../probe/load/options.js';
 import type { LoadRecord } from '../../probe/load/record.js';
-import { readRecordFileBatches, RecordWriter } from '../../probe/load/record-file.js';
-import { JournalSpool, readJournalSpoolBatches } from '../../probe/load/fate-spool.js';
-import { joinFatesWindowedBatches, newJoinCounts } from '../../probe/load/server-fate.js';
+import { RecordWriter } from '../../probe/load/record-file.js';
+import { JournalSpool } from '../../probe/load/fate-spool.js';
 import { parseJournalLine } from '../../server/journal.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { version } from '../../version.js';
@@ -36,7 +35,7 @@ import { workloadObjects } from '../../workload/workload.js';
 import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
 import { explainFailures } from './explain.js';
 import { PodLifecycles } from './lifecycle.js';
-import { RolloutTally } from './tally.js';
+import { emptyJoin, runJoin, type JoinOutput } from './join.js';
 
 export interface RolloutPlan {
   runId: string;
@@ -388,64 +387,38 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
 
   // The join: every record with its server-side fate and the phase of the Pod that took it.
   await journal.close();
-  const joinCounts = newJoinCounts();
-  let counts = { written: 0, dropped: 0 };
   // Requests over time (by intended send time), a fixed number of bins: the HTML strip.
   const binMs = Math.max(20, Math.ceil(now() / TIMELINE_BINS));
-  // Replaced once the records are there (no port history is needed for none).
-  let tally = new RolloutTally(lifecycles, binMs, TIMELINE_BINS, false);
+  let joined: Omit<JoinOutput, 'ranIn'> = emptyJoin();
   let dropped = 0;
   if (writer) {
     dropped = (await writer.close().catch(() => writer.counts)).dropped;
-    const out = await RecordWriter.open(
-      join(outDir, finalName),
-      { kind: 'draincheck.load-records/v1', startedAt },
-      {
-        gzip: plan.load.gzip,
-      },
-    );
-    const shiftUs = Number.isFinite(offsetUs) ? offsetUs : 0;
-    // In batches (a chunk of the files at a time): per-record promises were most of the join's
-    // garbage, and its peak memory (bench rollout-million).
-    const records = async function* (): AsyncGenerator<LoadRecord[]> {
-      for await (const items of readRecordFileBatches(rawPath)) {
-        const batch: LoadRecord[] = [];
-        for (const item of items)
-          if (item.kind === 'record')
-            batch.push(remote ? onRunClock(item.record, shiftUs, triggeredAtMs, completeAtMs) : item.record);
-        if (batch.length > 0) yield batch;
-      }
-    };
-    const joined = joinFatesWindowedBatches(
-      records(),
-      readJournalSpoolBatches(spoolPath),
-      {
-        maxHeld: JOIN_MAX_HELD,
-        lagUs: (remote ? REMOTE_JOIN_LAG_MS : JOIN_LAG_MS) * 1000,
-        lostUpToUs: journal.lostUpToUs,
-        inPlace: true,
-      },
-      joinCounts,
-    );
-    // Records come out of the join in the file's order, the order they ended, so a local
-    // port's earlier connection is always counted first (the stale-conntrack presumption,
-    // stale-conntrack.ts); with any record dropped a port's history has holes and is not used.
-    tally = new RolloutTally(lifecycles, binMs, TIMELINE_BINS, dropped === 0);
-    for await (const batch of joined) {
-      // The join runs after the load: it can wait for the disk instead of buffering (or dropping).
-      await out.waitBelow(JOIN_OUT_BUFFER_BYTES);
-      for (const fated of batch) {
-        // Neither an answer nor the journal named the Pod: the rules' evidence may.
-        const pod = fated.podUid === null ? routed.get(fated.id) : undefined;
-        out.write(tally.add(pod === undefined ? fated : { ...fated, podUid: pod }));
-      }
-    }
-    counts = await out.close();
+    const ran = await runJoin({
+      rawPath,
+      spoolPath,
+      outPath: join(outDir, finalName),
+      startedAt,
+      gzip: plan.load.gzip,
+      remote: remote
+        ? { shiftUs: Number.isFinite(offsetUs) ? offsetUs : 0, triggeredAtMs, completeAtMs }
+        : null,
+      maxHeld: JOIN_MAX_HELD,
+      lagUs: (remote ? REMOTE_JOIN_LAG_MS : JOIN_LAG_MS) * 1000,
+      lostUpToUs: journal.lostUpToUs,
+      outBufferBytes: JOIN_OUT_BUFFER_BYTES,
+      routed,
+      lifecycles: lifecycles.list(),
+      binMs,
+      maxBins: TIMELINE_BINS,
+      portHistory: dropped === 0,
+    });
+    if (ran.ranIn !== 'worker') input.onPhase?.(`join: ran in the runner's own thread (${ran.ranIn.inline})`);
+    joined = ran;
     await rm(rawPath, { force: true });
   }
   await rm(spoolPath, { force: true });
-  const { aggregate, byPhase, bins } = tally;
-  const { all, windows } = aggregate.summary();
+  const { all, windows, byPhase, bins, joinCounts } = joined;
+  const counts = { written: joined.written, dropped: joined.dropped };
   const complete = incompleteReason === null;
   if (!complete && verdictKind === 'rolled') verdictKind = 'incomplete';
   return {
@@ -585,34 +558,6 @@ async function startRemoteLoad(
     clearTimeout(timer);
     limit.abort();
   }
-}
-
-/**
- * A load Pod's record on the run's clock (shifted by the estimated offset), its window from
- * the run's own marks: before the rollout was triggered, during it, after it completed.
- */
-function onRunClock(
-  r: LoadRecord,
-  shiftUs: number,
-  triggeredAtMs: number | null,
-  completeAtMs: number | null,
-) {
-  const at = (x: number | null) => (x === null ? null : x + shiftUs);
-  const intendedUs = r.intendedUs + shiftUs;
-  const window =
-    triggeredAtMs === null || intendedUs < triggeredAtMs * 1000
-      ? 'before'
-      : completeAtMs === null || intendedUs < completeAtMs * 1000
-        ? 'during'
-        : 'after';
-  return {
-    ...r,
-    window,
-    intendedUs,
-    sentUs: at(r.sentUs),
-    firstByteUs: at(r.firstByteUs),
-    endUs: r.endUs + shiftUs,
-  };
 }
 
 const round = (x: number | null): number | null => (x === null ? null : Math.round(x * 10) / 10);

@@ -20,7 +20,7 @@
 // a real node) the rules may still have named the Pod; and the request's own Pod, where the
 // rules' record names one, must be that same Pod (another Pod named is evidence against).
 import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
-import type { PodLifecycles } from './lifecycle.js';
+import type { LifecycleLookup } from './lifecycle.js';
 
 /** The Pod the earlier connection on a port reached (null: unknown), and when it ended. */
 interface PortUse {
@@ -44,7 +44,7 @@ const isPort = (x: number | null): x is number => x !== null && Number.isInteger
 export class LocalPortHistory {
   private readonly last = new Map<number, PortUse>();
 
-  constructor(private readonly lifecycles: Pick<PodLifecycles, 'phaseAt' | 'get'>) {}
+  constructor(private readonly lifecycles: LifecycleLookup) {}
 
   /** The record's failure class with the port's earlier connection in view; then remembers it. */
   classify(r: LoadRecord): FailureClass | null {

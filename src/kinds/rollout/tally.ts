@@ -5,7 +5,7 @@
 import { LoadAggregate } from '../../probe/load/aggregate.js';
 import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
 import type { PodPhase, RolloutDocument } from './document.js';
-import type { PodLifecycles } from './lifecycle.js';
+import type { LifecycleLookup } from './lifecycle.js';
 import { LocalPortHistory } from './stale-conntrack.js';
 
 export class RolloutTally {
@@ -16,7 +16,7 @@ export class RolloutTally {
   private readonly ports: LocalPortHistory | undefined;
 
   constructor(
-    private readonly lifecycles: PodLifecycles,
+    private readonly lifecycles: LifecycleLookup,
     private readonly binMs: number,
     private readonly maxBins: number,
     /**

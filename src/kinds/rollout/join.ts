@@ -1,0 +1,202 @@
+// The rollout's join, after the load: every record read back from the raw record file, joined
+// with the Pods' journal lines from their spool (server-fate.ts), counted (./tally.ts) and
+// written to the final record file. Everything it needs comes in one plain object and the
+// counts go out as one, so it runs in a worker thread of its own (./join-worker.ts).
+//
+// Why a thread: the join allocates a few hundred bytes per record, quickly (a 1,000,000-request
+// run's join reads ~300 MB of JSON), and in the runner's main isolate — whose heap the load and
+// the runtime had grown — V8 promoted most of what survived a scavenge (its ids held for the
+// journal's lag, its batches): ~1 MB of old-generation garbage per scavenge, ~40 MB of resident
+// memory before the next full collection (bench rollout-million measured the run's peak there).
+// A fresh isolate with a small young generation keeps the same work to about half that, and
+// gives its heap back when it ends. If the thread cannot run (it fails to start, or hits its
+// heap limit), the same join runs inline: slower to give memory back, never a lost document.
+import { type ResourceLimits, Worker } from 'node:worker_threads';
+import { LoadAggregate, type TallySummary } from '../../probe/load/aggregate.js';
+import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
+import { readRecordFileBatches, RecordWriter } from '../../probe/load/record-file.js';
+import { readJournalSpoolBatches } from '../../probe/load/fate-spool.js';
+import {
+  joinFatesWindowedBatches,
+  newJoinCounts,
+  type WindowedJoinCounts,
+} from '../../probe/load/server-fate.js';
+import type { PodLifecycle, PodPhase, RolloutDocument } from './document.js';
+import { lifecycleLookup } from './lifecycle.js';
+import { RolloutTally } from './tally.js';
+
+export interface JoinInput {
+  /** The records as the load wrote them, the spooled journal lines, the final record file. */
+  rawPath: string;
+  spoolPath: string;
+  outPath: string;
+  /** The final file's header. */
+  startedAt: string;
+  gzip: boolean;
+  /** A load Pod's records carry its clock: shifted onto the run's, windows from the run's marks. */
+  remote: { shiftUs: number; triggeredAtMs: number | null; completeAtMs: number | null } | null;
+  maxHeld: number;
+  lagUs: number;
+  /** The receive time of the last journal line lost (-Infinity: none; Infinity: the spool failed). */
+  lostUpToUs: number;
+  outBufferBytes: number;
+  /** Records with no Pod of their own: the Pod the Service rules' evidence named, by work id. */
+  routed: Map<string, string>;
+  lifecycles: PodLifecycle[];
+  binMs: number;
+  maxBins: number;
+  /** Whether each local port's history is whole (no record dropped while the load ran). */
+  portHistory: boolean;
+}
+
+export interface JoinOutput {
+  all: TallySummary;
+  windows: Record<string, TallySummary>;
+  byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>>;
+  bins: RolloutDocument['timeline']['bins'];
+  written: number;
+  dropped: number;
+  joinCounts: WindowedJoinCounts;
+  /** Where it ran: its own thread, or inline (with why). */
+  ranIn: 'worker' | { inline: string };
+}
+
+/** No records to join (the load never started). */
+export function emptyJoin(): Omit<JoinOutput, 'ranIn'> {
+  return {
+    ...new LoadAggregate().summary(),
+    byPhase: {},
+    bins: [],
+    written: 0,
+    dropped: 0,
+    joinCounts: newJoinCounts(),
+  };
+}
+
+/** The join, in this thread. */
+export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'ranIn'>> {
+  const out = await RecordWriter.open(
+    input.outPath,
+    { kind: 'draincheck.load-records/v1', startedAt: input.startedAt },
+    { gzip: input.gzip },
+  );
+  const remote = input.remote;
+  // In batches (a chunk of the files at a time): per-record promises were most of the join's
+  // garbage, and its peak memory (bench rollout-million).
+  const records = async function* (): AsyncGenerator<LoadRecord[]> {
+    for await (const items of readRecordFileBatches(input.rawPath)) {
+      const batch: LoadRecord[] = [];
+      for (const item of items)
+        if (item.kind === 'record') batch.push(remote ? onRunClock(item.record, remote) : item.record);
+      if (batch.length > 0) yield batch;
+    }
+  };
+  const joinCounts = newJoinCounts();
+  const joined = joinFatesWindowedBatches(
+    records(),
+    readJournalSpoolBatches(input.spoolPath),
+    { maxHeld: input.maxHeld, lagUs: input.lagUs, lostUpToUs: input.lostUpToUs, inPlace: true },
+    joinCounts,
+  );
+  // Records come out of the join in the file's order, the order they ended, so a local
+  // port's earlier connection is always counted first (the stale-conntrack presumption,
+  // stale-conntrack.ts); with any record dropped a port's history has holes and is not used.
+  const tally = new RolloutTally(
+    lifecycleLookup(input.lifecycles),
+    input.binMs,
+    input.maxBins,
+    input.portHistory,
+  );
+  try {
+    for await (const batch of joined) {
+      // The join runs after the load: it can wait for the disk instead of buffering (or dropping).
+      await out.waitBelow(input.outBufferBytes);
+      for (const fated of batch) {
+        // Neither an answer nor the journal named the Pod: the rules' evidence may.
+        const pod = fated.podUid === null ? input.routed.get(fated.id) : undefined;
+        out.write(tally.add(pod === undefined ? fated : { ...fated, podUid: pod }));
+      }
+    }
+  } catch (error) {
+    // A failed read still closes the file it was writing.
+    await out.close().catch(() => undefined);
+    throw error;
+  }
+  const counts = await out.close();
+  const { all, windows } = tally.aggregate.summary();
+  return { all, windows, byPhase: tally.byPhase, bins: tally.bins, ...counts, joinCounts };
+}
+
+/** Resource limits of the join's thread: a small young generation is the point (see above). */
+export const JOIN_WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGenerationSizeMb: 256 } as const;
+
+/**
+ * The join in a worker thread (./join-worker.ts), or inline when the thread cannot do it. A
+ * thread that fails after it began writing leaves a partial final file: the inline join opens
+ * it again from the start (RecordWriter.open truncates).
+ */
+export async function runJoin(
+  input: JoinInput,
+  limits: ResourceLimits = JOIN_WORKER_LIMITS,
+): Promise<JoinOutput> {
+  let why: string;
+  try {
+    return { ...(await inWorker(input, limits)), ranIn: 'worker' };
+  } catch (error) {
+    why = error instanceof Error ? error.message : String(error);
+  }
+  return { ...(await joinRecords(input)), ranIn: { inline: why.slice(0, 300) } };
+}
+
+type WorkerReply = { ok: true; output: Omit<JoinOutput, 'ranIn'> } | { ok: false; message: string };
+
+function inWorker(input: JoinInput, limits: ResourceLimits): Promise<Omit<JoinOutput, 'ranIn'>> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const worker = new Worker(new URL('./join-worker.js', import.meta.url), {
+      workerData: input,
+      resourceLimits: limits,
+      // Its stdout/stderr are not the CLI's: nothing it prints may reach the user's terminal.
+      stdout: true,
+      stderr: true,
+    });
+    worker.stdout.resume();
+    worker.stderr.resume();
+    worker.once('message', (reply: WorkerReply) => {
+      settled = true;
+      if (reply.ok) resolve(reply.output);
+      else reject(new Error(reply.message));
+    });
+    worker.once('error', (error) => {
+      settled = true;
+      reject(error);
+    });
+    worker.once('exit', (code) => {
+      if (!settled) reject(new Error(`the join's thread exited (${code}) without an answer`));
+    });
+  });
+}
+
+/**
+ * A load Pod's record on the run's clock (shifted by the estimated offset), its window from
+ * the run's own marks: before the rollout was triggered, during it, after it completed.
+ */
+export function onRunClock(r: LoadRecord, clock: NonNullable<JoinInput['remote']>): LoadRecord {
+  const { shiftUs, triggeredAtMs, completeAtMs } = clock;
+  const at = (x: number | null) => (x === null ? null : x + shiftUs);
+  const intendedUs = r.intendedUs + shiftUs;
+  const window =
+    triggeredAtMs === null || intendedUs < triggeredAtMs * 1000
+      ? 'before'
+      : completeAtMs === null || intendedUs < completeAtMs * 1000
+        ? 'during'
+        : 'after';
+  return {
+    ...r,
+    window,
+    intendedUs,
+    sentUs: at(r.sentUs),
+    firstByteUs: at(r.firstByteUs),
+    endUs: r.endUs + shiftUs,
+  };
+}
