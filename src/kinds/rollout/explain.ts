@@ -30,7 +30,7 @@ const causes: Record<FailureClass, string> = {
  */
 const readings: Partial<Record<FailureClass, Partial<Record<PodPhase, string>>>> = {
   'connect-timeout': {
-    gone: 'the rules still named it',
+    gone: 'the rules or a stale conntrack entry still named it',
     terminating: 'its accept queue was full or its network already torn down',
     ready: 'its accept queue was full or the SYN was lost',
     unknown: 'the cause is not observed',

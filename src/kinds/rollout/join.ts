@@ -10,7 +10,8 @@
 // memory before the next full collection (bench rollout-million measured the run's peak there).
 // A fresh isolate with a small young generation keeps the same work to about half that, and
 // gives its heap back when it ends. If the thread cannot run (it fails to start, or hits its
-// heap limit), the same join runs inline: slower to give memory back, never a lost document.
+// heap limit), the same join runs inline: slower to give memory back, never a lost document. A
+// join that fails of itself (a file it cannot read or write) fails once, not again inline.
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { LoadAggregate, type TallySummary } from '../../probe/load/aggregate.js';
 import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
@@ -132,48 +133,65 @@ export const JOIN_WORKER_LIMITS = { maxYoungGenerationSizeMb: 4, maxOldGeneratio
 
 /**
  * The join in a worker thread (./join-worker.ts), or inline when the thread cannot do it. A
- * thread that fails after it began writing leaves a partial final file: the inline join opens
- * it again from the start (RecordWriter.open truncates).
+ * thread that dies after it began writing leaves a partial final file: the inline join opens
+ * it again from the start (RecordWriter.open truncates), once the thread has exited.
  */
 export async function runJoin(
   input: JoinInput,
   limits: ResourceLimits = JOIN_WORKER_LIMITS,
 ): Promise<JoinOutput> {
-  let why: string;
-  try {
-    return { ...(await inWorker(input, limits)), ranIn: 'worker' };
-  } catch (error) {
-    why = error instanceof Error ? error.message : String(error);
-  }
-  return { ...(await joinRecords(input)), ranIn: { inline: why.slice(0, 300) } };
+  const threaded = await inWorker(input, limits);
+  // The join itself failed (a file it cannot read or write): inline it would fail the same way.
+  if (threaded.kind === 'failed') throw new Error(threaded.message);
+  if (threaded.kind === 'joined') return { ...threaded.output, ranIn: 'worker' };
+  return { ...(await joinRecords(input)), ranIn: { inline: threaded.why.slice(0, 300) } };
 }
 
 type WorkerReply = { ok: true; output: Omit<JoinOutput, 'ranIn'> } | { ok: false; message: string };
 
-function inWorker(input: JoinInput, limits: ResourceLimits): Promise<Omit<JoinOutput, 'ranIn'>> {
-  return new Promise((resolve, reject) => {
+/** What the thread did: joined, failed at the join itself, or could not run it (why). */
+type Threaded =
+  | { kind: 'joined'; output: Omit<JoinOutput, 'ranIn'> }
+  | { kind: 'failed'; message: string }
+  | { kind: 'unavailable'; why: string };
+
+function inWorker(input: JoinInput, limits: ResourceLimits): Promise<Threaded> {
+  return new Promise((resolve) => {
+    let worker: Worker;
+    try {
+      worker = new Worker(new URL('./join-worker.js', import.meta.url), {
+        workerData: input,
+        resourceLimits: limits,
+        // Its stdout/stderr are not the CLI's: nothing it prints may reach the user's terminal.
+        stdout: true,
+        stderr: true,
+      });
+    } catch (error) {
+      resolve({ kind: 'unavailable', why: error instanceof Error ? error.message : String(error) });
+      return;
+    }
     let settled = false;
-    const worker = new Worker(new URL('./join-worker.js', import.meta.url), {
-      workerData: input,
-      resourceLimits: limits,
-      // Its stdout/stderr are not the CLI's: nothing it prints may reach the user's terminal.
-      stdout: true,
-      stderr: true,
-    });
+    const settle = (result: Threaded) => {
+      if (settled) return;
+      settled = true;
+      // Done with it either way: nothing it still holds may keep the process alive.
+      void worker.terminate();
+      resolve(result);
+    };
     worker.stdout.resume();
     worker.stderr.resume();
-    worker.once('message', (reply: WorkerReply) => {
-      settled = true;
-      if (reply.ok) resolve(reply.output);
-      else reject(new Error(reply.message));
-    });
-    worker.once('error', (error) => {
-      settled = true;
-      reject(error);
-    });
-    worker.once('exit', (code) => {
-      if (!settled) reject(new Error(`the join's thread exited (${code}) without an answer`));
-    });
+    worker.once('message', (reply: WorkerReply) =>
+      settle(
+        reply.ok ? { kind: 'joined', output: reply.output } : { kind: 'failed', message: reply.message },
+      ),
+    );
+    // A thread that died may have had writes to the final file in flight: the inline join
+    // (which truncates it) starts only once the thread has exited.
+    let error: string | undefined;
+    worker.once('error', (e) => (error = e.message));
+    worker.once('exit', (code) =>
+      settle({ kind: 'unavailable', why: error ?? `the join's thread exited (${code}) without an answer` }),
+    );
   });
 }
 

@@ -13,7 +13,7 @@ import type {
   V1Pod,
   V1Service,
 } from '@kubernetes/client-node';
-import { DraincheckError } from '../../errors.js';
+import { DraincheckError, isDraincheckError } from '../../errors.js';
 import type { LoadItem, Platform, RemoteLoad } from '../../platform/types.js';
 import { loadOrigin, startLoad } from '../../probe/load/generator.js';
 import type { WorkMsDistribution } from '../../probe/load/options.js';
@@ -187,7 +187,11 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
           journal.write({ atUs: now() * 1000, event: parsed.event, id: parsed.id, uid: parsed.uid });
           if (parsed.event === 'request-finished') journalFinished += 1;
         }
-      })().catch(() => undefined),
+      })().catch((error: unknown) => {
+        // A Pod removed before its log was read (its log went with it): its journal lines are
+        // lost, so no request up to now may be called never-seen — the join says `unknown`.
+        if (isDraincheckError(error) && error.code === 'DC_NOT_FOUND') journal.lostFrom(now() * 1000);
+      }),
     );
   };
   const watchAll = () => {

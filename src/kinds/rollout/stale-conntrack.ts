@@ -9,7 +9,13 @@
 //   1. this request's connection got no answer to its SYN (`connect-timeout`);
 //   2. the same local port carried an earlier connection of this run that had ended before this
 //      one was sent, and that connection's Pod is known (its completion body, the journal, or
-//      the Service rules' record of where it went);
+//      the Service rules' record of where it went); and that connection ended *unanswered* —
+//      no SYN-ACK (`connect-timeout`, or an earlier `stale-conntrack`) or no response before the
+//      client gave up (`client-timeout`). Why: netfilter's TCP tracker reopens an entry a new
+//      SYN finds in TIME_WAIT or CLOSE — where a clean close or a reset leaves it — and looks
+//      the NAT up again (nf_conntrack_proto_tcp.c, "Reopened connection"); only an entry left
+//      in SYN_SENT, or ESTABLISHED / FIN_WAIT / CLOSE_WAIT / LAST_ACK because the peer stopped
+//      answering, keeps its old NAT for the new SYN (tcp_conntracks: syn in sES..sLA is sIG);
 //   3. at this request's send time that Pod was gone (the Pod watch's DELETED) AND its endpoint
 //      had left the EndpointSlice — so the rules no longer had a reason to name it, and a
 //      Pod whose network may still be up (terminating: containers stop within the grace
@@ -22,11 +28,20 @@
 import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
 import type { LifecycleLookup } from './lifecycle.js';
 
-/** The Pod the earlier connection on a port reached (null: unknown), and when it ended. */
+/** The Pod the earlier connection on a port reached (null: unknown), when it ended, and how. */
 interface PortUse {
   podUid: string | null;
   endUs: number;
+  /** Its peer never answered (no SYN-ACK, or no response): its conntrack entry was not closed. */
+  unanswered: boolean;
 }
+
+/** The classes of a connection whose peer stopped answering (see 2. above). */
+const unansweredClasses: ReadonlySet<FailureClass | null> = new Set<FailureClass | null>([
+  'connect-timeout',
+  'stale-conntrack',
+  'client-timeout',
+]);
 
 /** A TCP port; anything else in a (possibly remote, untrusted) record is not remembered. */
 const isPort = (x: number | null): x is number => x !== null && Number.isInteger(x) && x >= 1 && x <= 65_535;
@@ -50,10 +65,18 @@ export class LocalPortHistory {
   classify(r: LoadRecord): FailureClass | null {
     if (!isPort(r.localPort)) return r.failure;
     const port = r.localPort;
-    const failure = this.isStale(r, port) ? 'stale-conntrack' : r.failure;
     const known = this.last.get(port);
-    // A record that ended before the one remembered (out of order) does not replace it.
-    if (!known || r.endUs >= known.endUs) this.last.set(port, { podUid: r.podUid, endUs: r.endUs });
+    const stale = this.isStale(r, port);
+    const failure = stale ? 'stale-conntrack' : r.failure;
+    // A record that ended before the one remembered (out of order) does not replace it. A stale
+    // one leaves the entry where it was (the same presumed Pod, for the port's next SYN), but
+    // the record itself is not given that Pod: it is a presumption, not the record's evidence.
+    if (!known || r.endUs >= known.endUs)
+      this.last.set(port, {
+        podUid: r.podUid ?? (stale ? known!.podUid : null),
+        endUs: r.endUs,
+        unanswered: unansweredClasses.has(failure),
+      });
     return failure;
   }
 
@@ -61,7 +84,7 @@ export class LocalPortHistory {
     if (r.failure !== 'connect-timeout') return false;
     const sentUs = r.sentUs ?? r.intendedUs;
     const earlier = this.last.get(port);
-    if (!earlier || earlier.podUid === null || earlier.endUs > sentUs) return false;
+    if (!earlier || earlier.podUid === null || earlier.endUs > sentUs || !earlier.unanswered) return false;
     // The rules' record named another Pod for this connection: not the port's old entry.
     if (r.podUid !== null && r.podUid !== earlier.podUid) return false;
     const sentMs = sentUs / 1000;

@@ -61,6 +61,12 @@ export class JournalSpool {
     if (this.batchChars >= BATCH_CHARS) this.flush();
   }
 
+  /** Lines were lost elsewhere (a log that could not be read) up to `atUs`: counted as one. */
+  lostFrom(atUs: number): void {
+    this.lost += 1;
+    this.lostUpToUs = Math.max(this.lostUpToUs, atUs);
+  }
+
   /** Flushes and closes; a write error makes every line since count as lost (lostUpToUs = Infinity). */
   async close(): Promise<void> {
     if (this.closed) return;

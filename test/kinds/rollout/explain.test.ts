@@ -27,7 +27,7 @@ test('connect-timeout sent to a ready Pod: a full accept queue or a lost SYN, no
   assert.doesNotMatch(s, /torn down|still named/);
 });
 
-test('connect-timeout graded by phase: gone (the rules still named it), terminating, no Pod known (not observed)', () => {
+test('connect-timeout graded by phase: gone (the rules or a stale conntrack entry still named it), terminating, no Pod known (not observed)', () => {
   const s = explain(
     { 'connect-timeout': 6 },
     {
@@ -36,7 +36,7 @@ test('connect-timeout graded by phase: gone (the rules still named it), terminat
       unknown: { 'connect-timeout': 2 },
     },
   );
-  assert.match(s, /3 sent to a Pod already gone: the rules still named it/);
+  assert.match(s, /3 sent to a Pod already gone: the rules or a stale conntrack entry still named it/);
   assert.match(s, /1 sent to a terminating Pod: its accept queue was full or its network already torn down/);
   assert.match(s, /2 sent to no known Pod: the cause is not observed/);
   // Without phases (a document that has none), the class alone asserts no cause.

@@ -40,3 +40,20 @@ test('a limit is exceeded only above it, overall or for its class', () => {
   );
   assert.deepEqual(exceededLimits(totals, [parseFailureLimit('http-5xx=0')]), []);
 });
+
+test('a connect-timeout limit counts the stale-conntrack ones too (a presumed cause of a connect timeout)', () => {
+  const timeouts: Tally = {
+    ...totals,
+    requests: 100,
+    failed: 3,
+    failures: { 'connect-timeout': 1, 'stale-conntrack': 2 },
+  };
+  assert.deepEqual(exceededLimits(timeouts, [parseFailureLimit('connect-timeout=2')]), [
+    '3 connect-timeout failures (stale-conntrack included), more than --max-failures connect-timeout=2 allows',
+  ]);
+  assert.deepEqual(exceededLimits(timeouts, [parseFailureLimit('connect-timeout=3')]), []);
+  // The narrower class alone counts only itself.
+  assert.deepEqual(exceededLimits(timeouts, [parseFailureLimit('stale-conntrack=1')]), [
+    '2 stale-conntrack failures, more than --max-failures stale-conntrack=1 allows',
+  ]);
+});

@@ -1,5 +1,5 @@
 // The stale-conntrack presumption (issue 14): a connect timeout from a local port whose earlier
-// connection of the run went to a Pod deleted and out of the EndpointSlice by the send. Records
+// connection of the run went unanswered to a Pod deleted and out of the EndpointSlice by the send. Records
 // and the Pods' lifecycles (the real PodLifecycles, fed watch events on a test clock) in,
 // classes out; then the same records counted by the rollout's tally and written to a real
 // record file: the document's counts and the file read back agree on every class.
@@ -54,6 +54,7 @@ const outcomeOf: Partial<Record<FailureClass, LoadRecord['outcome']>> = {
   'connect-timeout': 'connect-timeout',
   'connect-refused': 'connect-refused',
   'accepted-cut': 'connection-dropped',
+  'client-timeout': 'response-timeout',
 };
 
 let seq = 0;
@@ -96,50 +97,70 @@ const classes = (records: LoadRecord[]) => {
 const timeout = (port: number | null, sentMs: number, podUid: string | null = null) =>
   rec(port, sentMs, 3000, podUid, 'connect-timeout');
 
-test('a connect timeout from a port whose earlier connection went to a Pod gone and out of the slice: stale-conntrack', () => {
-  assert.deepEqual(classes([rec(20_001, 1000, 100, 'X'), timeout(20_001, 20_000)]), [
-    null,
+test('a connect timeout from a port whose earlier connection went unanswered to a Pod gone and out of the slice: stale-conntrack', () => {
+  // The earlier SYN got no answer (its entry left in SYN_SENT, NAT to X): the rules' record named X.
+  assert.deepEqual(classes([timeout(20_001, 1000, 'X'), timeout(20_001, 20_000)]), [
+    'connect-timeout',
     'stale-conntrack',
   ]);
   // The rules' own record naming that same Pod for this connection agrees with the presumption.
-  assert.deepEqual(classes([rec(20_001, 1000, 100, 'X'), timeout(20_001, 20_000, 'X')]), [
-    null,
+  assert.deepEqual(classes([timeout(20_001, 1000, 'X'), timeout(20_001, 20_000, 'X')]), [
+    'connect-timeout',
     'stale-conntrack',
   ]);
-  // The earlier connection may itself have failed: its Pod known from the journal or the route.
-  assert.deepEqual(classes([rec(20_001, 1000, 100, 'X', 'accepted-cut'), timeout(20_001, 20_000)]), [
-    'accepted-cut',
+  // Connected, then no response before the client gave up (its close never answered).
+  assert.deepEqual(classes([rec(20_001, 1000, 100, 'X', 'client-timeout'), timeout(20_001, 20_000)]), [
+    'client-timeout',
+    'stale-conntrack',
+  ]);
+  // A chain: the port's entry still holds X for the third SYN too.
+  assert.deepEqual(classes([timeout(20_001, 1000, 'X'), timeout(20_001, 20_000), timeout(20_001, 24_000)]), [
+    'connect-timeout',
+    'stale-conntrack',
     'stale-conntrack',
   ]);
 });
 
 test('stays connect-timeout without the evidence: port not reused, Pod not gone, no earlier Pod known', () => {
   const cases: Array<[string, LoadRecord[]]> = [
-    ['port not reused', [rec(20_001, 1000, 100, 'X'), timeout(20_002, 20_000)]],
-    ['earlier Pod still ready at the send', [rec(20_001, 1000, 100, 'X'), timeout(20_001, 5000)]],
+    // A clean close leaves the entry in TIME_WAIT, a reset in CLOSE: a new SYN reopens it and the
+    // NAT is looked up again (nf_conntrack_proto_tcp.c), so the Pod's absence is no evidence.
+    [
+      'earlier connection answered and closed cleanly',
+      [rec(20_001, 1000, 100, 'X'), timeout(20_001, 20_000)],
+    ],
+    [
+      'earlier connection reset (accepted-cut)',
+      [rec(20_001, 1000, 100, 'X', 'accepted-cut'), timeout(20_001, 20_000)],
+    ],
+    ['port not reused', [timeout(20_001, 1000, 'X'), timeout(20_002, 20_000)]],
+    ['earlier Pod still ready at the send', [timeout(20_001, 1000, 'X'), timeout(20_001, 5000)]],
     // Terminating: its network may still be up (the sandbox goes after the containers).
-    ['earlier Pod terminating, not gone', [rec(20_001, 1000, 100, 'X'), timeout(20_001, 11_000)]],
+    ['earlier Pod terminating, not gone', [timeout(20_001, 1000, 'X'), timeout(20_001, 11_000)]],
     [
       'earlier Pod terminating, out of the slice, not gone',
-      [rec(20_001, 1000, 100, 'V'), timeout(20_001, 20_000)],
+      [timeout(20_001, 1000, 'V'), timeout(20_001, 20_000)],
     ],
     // Gone, but its endpoint not yet out of the slice: the rules may still name it (that is the
     // plain connect-timeout's "sent to a Pod already gone").
-    ['gone, endpoint not yet removed at the send', [rec(20_001, 1000, 100, 'X'), timeout(20_001, 12_200)]],
-    ['gone, endpoint never removed', [rec(20_001, 1000, 100, 'Z'), timeout(20_001, 20_000)]],
-    ['earlier Pod still ready (another Pod)', [rec(20_001, 1000, 100, 'Y'), timeout(20_001, 20_000)]],
-    ['no earlier Pod known', [rec(20_001, 1000, 100, null, 'connect-refused'), timeout(20_001, 20_000)]],
-    ['a Pod unknown to the lifecycles', [rec(20_001, 1000, 100, 'W'), timeout(20_001, 20_000)]],
+    ['gone, endpoint not yet removed at the send', [timeout(20_001, 1000, 'X'), timeout(20_001, 12_200)]],
+    ['gone, endpoint never removed', [timeout(20_001, 1000, 'Z'), timeout(20_001, 20_000)]],
+    ['earlier Pod still ready (another Pod)', [timeout(20_001, 1000, 'Y'), timeout(20_001, 20_000)]],
+    ['no earlier Pod known', [timeout(20_001, 1000, null), timeout(20_001, 20_000)]],
+    ['a Pod unknown to the lifecycles', [timeout(20_001, 1000, 'W'), timeout(20_001, 20_000)]],
     // The port's last connection (to Y, ready) is what its conntrack entry holds, not X's.
     [
       'a later connection on the port went to a ready Pod',
-      [rec(20_001, 1000, 100, 'X'), rec(20_001, 13_000, 100, 'Y'), timeout(20_001, 20_000)],
+      [timeout(20_001, 1000, 'X'), rec(20_001, 13_000, 100, 'Y'), timeout(20_001, 20_000)],
     ],
     // The rules' record names another Pod for this very connection.
-    ['this connection routed to another Pod', [rec(20_001, 1000, 100, 'X'), timeout(20_001, 20_000, 'Y')]],
+    ['this connection routed to another Pod', [timeout(20_001, 1000, 'X'), timeout(20_001, 20_000, 'Y')]],
     // Not earlier: the other connection had not ended when this one was sent.
-    ['the other connection ended after this send', [rec(20_001, 1000, 25_000, 'X'), timeout(20_001, 20_000)]],
-    ['no local port', [rec(null, 1000, 100, 'X'), timeout(null, 20_000)]],
+    [
+      'the other connection ended after this send',
+      [rec(20_001, 1000, 25_000, 'X', 'client-timeout'), timeout(20_001, 20_000)],
+    ],
+    ['no local port', [timeout(null, 1000, 'X'), timeout(null, 20_000)]],
   ];
   for (const [name, records] of cases) {
     const out = classes(records);
@@ -149,10 +170,10 @@ test('stays connect-timeout without the evidence: port not reused, Pod not gone,
 
 test('only connect timeouts are reclassified; a port out of range (untrusted record) is not remembered', () => {
   const refused = rec(20_001, 20_000, 1, null, 'connect-refused');
-  assert.deepEqual(classes([rec(20_001, 1000, 100, 'X'), refused]), [null, 'connect-refused']);
+  assert.deepEqual(classes([timeout(20_001, 1000, 'X'), refused]), ['connect-timeout', 'connect-refused']);
   for (const port of [0, 70_000, 20_001.5, -1]) {
     assert.equal(
-      classes([rec(port, 1000, 100, 'X'), timeout(port, 20_000)]).at(-1),
+      classes([timeout(port, 1000, 'X'), timeout(port, 20_000)]).at(-1),
       'connect-timeout',
       `${port}`,
     );
@@ -166,9 +187,11 @@ test('the tally settles the class once: totals, phases, bins and the record file
   const tally = new RolloutTally(life, 1000, 600, true);
   // In end order, as the join hands them out.
   const records = [
-    rec(20_001, 1000, 100, 'X'),
-    rec(20_002, 1000, 200, 'Y'),
-    rec(20_003, 2000, 100, 'X'),
+    timeout(20_001, 1000, 'X'),
+    timeout(20_002, 1000, 'Y'),
+    timeout(20_003, 2000, 'X'),
+    rec(20_005, 1000, 100, 'X'),
+    timeout(20_005, 20_000),
     timeout(20_004, 13_000),
     timeout(20_001, 20_000),
     timeout(20_002, 20_000),
@@ -183,7 +206,7 @@ test('the tally settles the class once: totals, phases, bins and the record file
   for await (const item of readRecordFile(path))
     if (item.kind === 'record' && item.record.failure)
       fromFile[item.record.failure] = (fromFile[item.record.failure] ?? 0) + 1;
-  assert.deepEqual(fromFile, { 'stale-conntrack': 2, 'connect-timeout': 2 });
+  assert.deepEqual(fromFile, { 'stale-conntrack': 2, 'connect-timeout': 6 });
   assert.deepEqual(tally.aggregate.summary().all.failures, fromFile);
   const inPhases: Record<string, number> = {};
   for (const row of Object.values(tally.byPhase))
@@ -197,6 +220,6 @@ test('the tally settles the class once: totals, phases, bins and the record file
 
 test('with records dropped (a port history with holes) the tally presumes nothing', () => {
   const tally = new RolloutTally(lifecycles(), 1000, 600, false);
-  for (const r of [rec(20_001, 1000, 100, 'X'), timeout(20_001, 20_000)]) tally.add(r);
-  assert.deepEqual(tally.aggregate.summary().all.failures, { 'connect-timeout': 1 });
+  for (const r of [timeout(20_001, 1000, 'X'), timeout(20_001, 20_000)]) tally.add(r);
+  assert.deepEqual(tally.aggregate.summary().all.failures, { 'connect-timeout': 2 });
 });
