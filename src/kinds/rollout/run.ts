@@ -134,6 +134,10 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
    * (the same bound as src/platform/kube/clock-map.ts).
    */
   let offsetUs = Number.POSITIVE_INFINITY;
+  /** A load Pod's records received, the highest seq among them, and any line that was not one. */
+  let remoteRecords = 0;
+  let remoteMaxSeq = -1;
+  let remoteHoles = false;
   const remote = platform.runLoad !== undefined;
   // A refused or timed-out connection reached no server to say which Pod it was (nor did one
   // dropped before the server read it): the Service rules' evidence does (the embedded
@@ -290,9 +294,13 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
           watchSignal,
         ),
         (item) => {
+          // A line of the load Pod's that is not a record may have been one (cut, garbled).
+          if (item.kind === 'other') remoteHoles = true;
           // Untrusted and unbounded at the source: no more than the load could have sent.
           if (item.kind !== 'record' || ++records > count) return;
           const r = item.record;
+          remoteMaxSeq = Math.max(remoteMaxSeq, r.seq);
+          remoteRecords = records;
           offsetUs = Math.min(offsetUs, Math.round((item.readAtMs - originMs) * 1000) - r.endUs);
           if (r.outcome === 'completed') completed += 1;
           w.write(r);
@@ -414,7 +422,10 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       lifecycles: lifecycles.list(),
       binMs,
       maxBins: TIMELINE_BINS,
-      portHistory: dropped === 0,
+      // A record missing is a hole in a local port's history (an older Pod taken for the port's
+      // last one): none dropped here, and from a load Pod no other line and every seq up to the
+      // last received (its log stream may lose lines where no count says so).
+      portHistory: dropped === 0 && (!remote || (!remoteHoles && remoteRecords === remoteMaxSeq + 1)),
     });
     if (ran.ranIn !== 'worker') input.onPhase?.(`join: ran in the runner's own thread (${ran.ranIn.inline})`);
     joined = ran;
@@ -519,10 +530,16 @@ async function startRemoteLoad(
   const begun = new Promise<void>((resolve) => (started = resolve));
   let lastOther = '';
   const consumed = (async () => {
+    let begun = false;
     for await (const item of remoteLoad.items) {
-      if (item.kind === 'started') started();
-      else if (item.kind === 'other') lastOther = item.line;
-      else onItem(item);
+      if (item.kind === 'started') {
+        begun = true;
+        started();
+      } else if (item.kind === 'other') {
+        lastOther = item.line;
+        // Once records flow, another line may be one that did not arrive whole.
+        if (begun) onItem(item);
+      } else onItem(item);
     }
   })();
   consumed.catch(() => undefined);
