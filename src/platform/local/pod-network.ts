@@ -13,6 +13,13 @@
 // (`dcp-A-B`), so the next runtime can delete a link whose lease nobody holds (its runtime was
 // SIGKILLed and some process it left still holds the namespace).
 //
+// A Pod's network goes with its Pod (the link deleted, the holder killed), but its address stays
+// leased, with a blackhole route in its place, until the runtime ends: the Service rules may
+// still name the address for a while (kube-proxy's sync lag), and a SYN DNATed there must go
+// nowhere — dropped, so the client waits for its connect timeout, as on a node whose Pod sandbox
+// is gone while the rules still name it (issue 14) — rather than follow the host's default route
+// out of the machine.
+//
 // Service connections come from 127.x (the client and the Service address are on loopback):
 // the Service's DNAT sends them out of the host end, which needs route_localnet on that link
 // (as kube-proxy sets it for localhost NodePorts), and nftables.ts masquerades them to
@@ -89,15 +96,20 @@ function ipBatch(script: string, netns?: string): Promise<void> {
 
 /** Links of this process still to delete on exit (the namespace would go anyway, but later). */
 const liveLinks = new Set<string>();
+/** Addresses of this process's gone Pods, blackholed until the runtime ends (deleted on exit). */
+const liveBlackholes = new Set<string>();
 let exitHookInstalled = false;
 
 function installExitHook() {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on('exit', () => {
-    if (liveLinks.size === 0) return;
-    spawnSync('ip', ['-batch', '-'], {
-      input: [...liveLinks].map((l) => `link del ${l}`).join('\n'),
+    if (liveLinks.size === 0 && liveBlackholes.size === 0) return;
+    spawnSync('ip', ['-force', '-batch', '-'], {
+      input: [
+        ...[...liveLinks].map((l) => `link del ${l}`),
+        ...[...liveBlackholes].map((ip) => `route del blackhole ${ip}/32`),
+      ].join('\n'),
       stdio: ['pipe', 'ignore', 'ignore'],
       timeout: 5000,
     });
@@ -123,12 +135,39 @@ export async function collectStaleLinks(): Promise<string[]> {
       stale.push(name);
     lease.close();
   }
+  // A gone Pod's blackholed address whose lease nobody holds: its runtime died before its end.
+  const routes = spawnSync('ip', ['-o', 'route', 'show', 'type', 'blackhole'], {
+    encoding: 'utf8',
+    timeout: 5000,
+  });
+  for (const line of routes.status === 0 ? routes.stdout.split('\n') : []) {
+    const m = /^blackhole (198\.18\.(\d{1,3})\.(\d{1,3}))\s/.exec(`${line} `);
+    if (!m || liveBlackholes.has(m[1]!)) continue;
+    const lease = await takeLease(leaseName(m[1]!));
+    if (!lease) continue;
+    if (dropBlackhole(m[1]!)) stale.push(`blackhole ${m[1]}`);
+    lease.close();
+  }
   return stale;
 }
 
+/** Deletes the blackhole route of `ip` (true: there was one). */
+function dropBlackhole(ip: string): boolean {
+  return (
+    spawnSync('ip', ['route', 'del', 'blackhole', `${ip}/32`], { stdio: 'ignore', timeout: 5000 }).status ===
+    0
+  );
+}
+
+/**
+ * Where a Pod network is: `up` (the Pod's namespace and link), `retired` (its Pod is gone: the
+ * link deleted, the address still leased and blackholed), `closed` (the address given back).
+ */
+type PodNetworkState = 'up' | 'retired' | 'closed';
+
 /** One Pod's network: its namespace (held by `holder`), its address and the host end's link. */
 export class PodNetwork {
-  private released = false;
+  private state: PodNetworkState = 'up';
 
   constructor(
     readonly ip: string,
@@ -147,11 +186,13 @@ export class PodNetwork {
     return ['nsenter', `--net=${this.netns}`, '--', ...argv];
   }
 
-  /** Removes the link (both ends), ends the holder, gives the address back. Idempotent. */
+  /**
+   * The Pod is gone: removes the link (both ends) and ends the holder; the address stays leased,
+   * blackholed (see the top of this file), until close(). Idempotent.
+   */
   release(): void {
-    if (this.released) return;
-    this.released = true;
-    // Synchronously: the address may be handed out again right after.
+    if (this.state !== 'up') return;
+    this.state = 'retired';
     spawnSync('ip', ['link', 'del', this.link], { stdio: 'ignore', timeout: 5000 });
     liveLinks.delete(this.link);
     if (this.holder.pid) {
@@ -161,6 +202,20 @@ export class PodNetwork {
         if ((error as NodeJS.ErrnoException).code !== 'ESRCH') throw error;
       }
     }
+    installExitHook();
+    const added = spawnSync('ip', ['route', 'replace', 'blackhole', `${this.ip}/32`], {
+      stdio: 'ignore',
+      timeout: 5000,
+    });
+    if (added.status === 0) liveBlackholes.add(this.ip);
+  }
+
+  /** The runtime ends: the network released if it was not, the blackhole removed, the address given back. */
+  close(): void {
+    if (this.state === 'closed') return;
+    this.release();
+    this.state = 'closed';
+    if (liveBlackholes.delete(this.ip)) dropBlackhole(this.ip);
     this.lease.close();
   }
 }
@@ -210,8 +265,10 @@ export class PodNetworks {
   }
 
   private async setUp(ip: string, link: string, lease: net.Server): Promise<PodNetwork> {
-    // A link of this name may be left from a runtime that died: the lease says it is ours now.
+    // A link of this name (or its address's blackhole) may be left from a runtime that died:
+    // the lease says they are ours now.
     spawnSync('ip', ['link', 'del', link], { stdio: 'ignore', timeout: 5000 });
+    dropBlackhole(ip);
     const holder = spawnTied(['unshare', '--net', '--', 'sleep', 'infinity'], {
       env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin' },
       stdio: 'ignore',
@@ -246,19 +303,14 @@ export class PodNetworks {
       );
       return network;
     } catch (error) {
-      network.release();
+      network.close();
       throw error;
     }
   }
 
-  release(network: PodNetwork): void {
-    network.release();
-    this.networks.delete(network);
-  }
-
-  /** Releases every Pod network (the runtime is shutting down). */
+  /** Closes every Pod network, retired or not (the runtime is shutting down). */
   dispose(): void {
-    for (const network of this.networks) network.release();
+    for (const network of this.networks) network.close();
     this.networks.clear();
   }
 }

@@ -203,7 +203,8 @@ export class PodWorker {
         // The Pod's network as on a node: its own namespace, so every port is its own.
         this.network = await networks.create();
         if (this.abandoned) {
-          networks.release(this.network);
+          // Never an endpoint: nothing can route to it, so it needs no blackhole.
+          this.network.close();
           this.network = undefined;
           return;
         }

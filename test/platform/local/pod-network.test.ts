@@ -506,3 +506,78 @@ test(
     assert.ok(servedByNew.length > 0, 'the new Pods served requests');
   },
 );
+
+const routeTo = (ip: string) => spawnSync('ip', ['-o', 'route', 'get', ip], { encoding: 'utf8' }).stdout;
+const blackholes = () =>
+  spawnSync('ip', ['-o', 'route', 'show', 'type', 'blackhole'], { encoding: 'utf8' }).stdout;
+
+test(
+  "a gone Pod's address goes nowhere while the rules may still name it: the SYN is dropped on the machine (connect timeout), not routed out; nothing is left after dispose",
+  { skip },
+  async (t) => {
+    // The rules follow the slice 4 s late: long enough to connect while they still name the Pod.
+    const h = openHarness({ timing: { ...fastTiming, proxySyncDelayMs: 4_000 } });
+    t.after(() => h.close());
+    await h.service(workService());
+    h.pod(labPod({ name: 'a', command }));
+    const pod = await podReady(h, 'a');
+    await h.cluster.proxySettled(h.namespace, 'work');
+    if (h.cluster.serviceProxy.mode !== 'nftables') return t.skip('kernel NAT rules only');
+    const ip = pod.status!.podIP!;
+    assert.equal(await podBehind(h), 'a');
+    h.cluster.deletePod(h.namespace, 'a', { gracePeriodSeconds: 0 });
+    await h.pods.waitFor((e) => e.type === 'DELETED', 'DELETED');
+    // The Pod's link is gone; its address is a blackhole, not the host's default route.
+    assert.ok(!links().includes(`${linkOf(ip)}@`), 'the link went with the Pod');
+    const own = spawnSync('ip', ['-o', 'route', 'show', `${ip}/32`], { encoding: 'utf8' }).stdout;
+    assert.match(own, /^blackhole /, `its own route: ${own}`);
+    // `ip route get` of a blackhole fails (EINVAL); without one it named the default gateway.
+    assert.ok(!/ via /.test(routeTo(ip)), `not routed out: ${routeTo(ip)}`);
+    // Through the Service, whose rules still name the address: no answer at all (not refused).
+    const { host, port } = h.serviceAddress();
+    const started = performance.now();
+    const result = await new Promise<string>((resolve) => {
+      const socket = net.connect({ host, port });
+      const timer = setTimeout(() => {
+        socket.destroy();
+        resolve('no answer');
+      }, 1_500);
+      socket.once('connect', () => {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve('connected');
+      });
+      socket.once('error', (e: NodeJS.ErrnoException) => {
+        clearTimeout(timer);
+        resolve(e.code ?? e.message);
+      });
+    });
+    assert.equal(result, 'no answer', `after ${Math.round(performance.now() - started)} ms`);
+    await h.close();
+    assert.ok(!blackholes().includes(`blackhole ${ip} `), `no blackhole left: ${blackholes()}`);
+  },
+);
+
+test(
+  "a gone Pod's blackholed address whose runtime died is collected by the next runtime",
+  { skip },
+  async (t) => {
+    // As a runtime SIGKILLed after a Pod of it was gone leaves it: the route, nobody holding the lease.
+    const ip = `198.18.254.${100 + Math.floor(Math.random() * 50)}`;
+    const made = spawnSync('ip', ['route', 'add', 'blackhole', `${ip}/32`], { encoding: 'utf8' });
+    assert.equal(made.status, 0, made.stderr);
+    t.after(() => spawnSync('ip', ['route', 'del', 'blackhole', `${ip}/32`], { stdio: 'ignore' }));
+    const other = spawnSync(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `const m = await import(${JSON.stringify(podNetworkModule)});
+       process.stdout.write(JSON.stringify(await m.collectStaleLinks()));`,
+      ],
+      { encoding: 'utf8', timeout: 30_000 },
+    );
+    assert.equal(other.status, 0, other.stderr);
+    await eventually(() => !blackholes().includes(`blackhole ${ip} `), `${ip} collected`);
+  },
+);
