@@ -66,6 +66,21 @@ const linkOf = (ip: string) => {
   return `dcp-${a}-${b}`;
 };
 
+/** What the next runtime does first: collects leftovers (collectStaleLinks), in a process of its own. */
+function collectInAnotherRuntime() {
+  const other = spawnSync(
+    process.execPath,
+    [
+      '--input-type=module',
+      '-e',
+      `const m = await import(${JSON.stringify(podNetworkModule)});
+       process.stdout.write(JSON.stringify(await m.collectStaleLinks()));`,
+    ],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
+  assert.equal(other.status, 0, other.stderr);
+}
+
 /** Waits (bounded) until `check` holds: the kernel removes a namespace asynchronously. */
 async function eventually(check: () => boolean, what: string, timeoutMs = 10_000) {
   const deadline = Date.now() + timeoutMs;
@@ -233,17 +248,7 @@ test('a Pod link whose runtime is gone is collected by the next runtime', { skip
   );
   assert.equal(made.status, 0, made.stderr);
   t.after(() => spawnSync('ip', ['link', 'del', link], { stdio: 'ignore' }));
-  const other = spawnSync(
-    process.execPath,
-    [
-      '--input-type=module',
-      '-e',
-      `const m = await import(${JSON.stringify(podNetworkModule)});
-       process.stdout.write(JSON.stringify(await m.collectStaleLinks()));`,
-    ],
-    { encoding: 'utf8', timeout: 30_000 },
-  );
-  assert.equal(other.status, 0, other.stderr);
+  collectInAnotherRuntime();
   // Other test files' runtimes collect too: what counts is that it is gone.
   await eventually(() => !links().includes(`${link}@`), `${link} collected`);
 });
@@ -567,17 +572,7 @@ test(
     const made = spawnSync('ip', ['route', 'add', 'blackhole', `${ip}/32`], { encoding: 'utf8' });
     assert.equal(made.status, 0, made.stderr);
     t.after(() => spawnSync('ip', ['route', 'del', 'blackhole', `${ip}/32`], { stdio: 'ignore' }));
-    const other = spawnSync(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `const m = await import(${JSON.stringify(podNetworkModule)});
-       process.stdout.write(JSON.stringify(await m.collectStaleLinks()));`,
-      ],
-      { encoding: 'utf8', timeout: 30_000 },
-    );
-    assert.equal(other.status, 0, other.stderr);
+    collectInAnotherRuntime();
     await eventually(() => !blackholes().includes(`blackhole ${ip} `), `${ip} collected`);
   },
 );
