@@ -13,6 +13,7 @@ import { collectStaleTables, detectNftables } from '../../../src/platform/local/
 import { readRecordFile } from '../../../src/probe/load/record-file.js';
 import { cli, startCli } from '../../helpers/cli.js';
 import { processesWithEnv } from '../../helpers/procs.js';
+import { rolloutJson } from '../../helpers/rollout-cli.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'draincheck-rollout-faults-'));
@@ -83,25 +84,11 @@ test("maxSurge and maxUnavailable both 0: Kubernetes' own message, exit 2, no do
 test('a template that never becomes ready: the progress deadline verdict, exit 3, saved as incomplete', (t) => {
   const dir = tmp();
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const r = cli(
-    [
-      'rollout',
-      '--out',
-      dir,
-      '--format',
-      'json',
-      '--timing',
-      'fast',
-      '--server-command',
-      'sleep 60',
-      '--progress-deadline-seconds',
-      '2',
-    ],
-    { timeoutMs: 60_000 },
+  const { doc } = rolloutJson(
+    dir,
+    ['--timing', 'fast', '--server-command', 'sleep 60', '--progress-deadline-seconds', '2'],
+    { status: 3, timeoutMs: 60_000 },
   );
-  assert.equal(r.status, 3, `exit ${r.status}: ${r.stderr}`);
-  const doc = JSON.parse(r.stdout) as RolloutDocument;
-  assertValidRolloutDocument(doc);
   assert.equal(doc.complete, false);
   assert.equal(doc.verdict.kind, 'progress-deadline-exceeded');
   assert.match(
@@ -163,13 +150,9 @@ test('--out a directory that does not exist yet: made for the records as for the
   const dir = tmp();
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const out = join(dir, 'new', 'results');
-  const r = cli(
+  const { doc } = rolloutJson(
+    out,
     [
-      'rollout',
-      '--out',
-      out,
-      '--format',
-      'json',
       '--timing',
       'fast',
       '--replicas',
@@ -185,9 +168,6 @@ test('--out a directory that does not exist yet: made for the records as for the
     ],
     { timeoutMs: 60_000 },
   );
-  assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
-  const doc = JSON.parse(r.stdout) as RolloutDocument;
-  assertValidRolloutDocument(doc);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.ok(doc.totals.requests > 0);
   assert.ok(existsSync(join(out, doc.records.file)), doc.records.file);

@@ -7,48 +7,30 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
-import type { LoadRecord } from '../../../src/probe/load/record.js';
-import { readRecordFile } from '../../../src/probe/load/record-file.js';
-import { cli } from '../../helpers/cli.js';
-import { assertValidRolloutDocument } from '../../helpers/schema.js';
+import { recordsOf, rolloutJson } from '../../helpers/rollout-cli.js';
 
 test('the journal join: spooled to disk, bounded, counted in the document; every completion finished', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-join-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const r = cli(
-    [
-      'rollout',
-      '--out',
-      dir,
-      '--format',
-      'json',
-      '--timing',
-      'fast',
-      '--rate',
-      '300',
-      '--work-ms',
-      '0..20',
-      '--before-ms',
-      '1500',
-      '--after-ms',
-      '1000',
-    ],
-    { timeoutMs: 120_000 },
-  );
-  assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
-  const doc = JSON.parse(r.stdout) as RolloutDocument;
-  assertValidRolloutDocument(doc);
+  const { doc } = rolloutJson(dir, [
+    '--timing',
+    'fast',
+    '--rate',
+    '300',
+    '--work-ms',
+    '0..20',
+    '--before-ms',
+    '1500',
+    '--after-ms',
+    '1000',
+  ]);
   const files = readdirSync(dir);
   assert.deepEqual(
     files.filter((f) => f.includes('.partial')),
     [],
     `no partial file (records or journal spool) left: ${files.join(', ')}`,
   );
-  const records: LoadRecord[] = [];
-  for await (const item of readRecordFile(join(dir, doc.records.file))) {
-    if (item.kind === 'record') records.push(item.record);
-  }
+  const records = await recordsOf(dir, doc);
   assert.equal(records.length, doc.totals.requests);
   const join_ = doc.records.join;
   assert.ok(join_, 'the document has the join’s counts');

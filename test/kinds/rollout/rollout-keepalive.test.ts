@@ -12,52 +12,36 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
-import { readRecordFile } from '../../../src/probe/load/record-file.js';
-import { cli } from '../../helpers/cli.js';
-import { assertValidRolloutDocument } from '../../helpers/schema.js';
+import { recordsOf, rolloutJson } from '../../helpers/rollout-cli.js';
 
 const PRESTOP_SECONDS = 2;
 
 async function rollout(drainIdleMs: number): Promise<{ doc: RolloutDocument; records: LoadRecord[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-keepalive-'));
   try {
-    const r = cli(
-      [
-        'rollout',
-        '--format',
-        'json',
-        '--out',
-        dir,
-        '--before-ms',
-        '500',
-        '--after-ms',
-        '500',
-        '--on-sigterm',
-        'drain',
-        '--prestop-sleep-seconds',
-        String(PRESTOP_SECONDS),
-        '--drain-idle-ms',
-        String(drainIdleMs),
-        // Many requests on few pooled connections: the race at SIGTERM is a request written on an
-        // idle connection in the instant the server closes it, so its count grows with the rate.
-        '--connections',
-        '32',
-        '--rate',
-        '3000',
-        '--work-ms',
-        '0',
-      ],
-      { timeoutMs: 120_000 },
-    );
-    assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
-    const doc = JSON.parse(r.stdout) as RolloutDocument;
-    assertValidRolloutDocument(doc);
+    const { doc } = rolloutJson(dir, [
+      '--before-ms',
+      '500',
+      '--after-ms',
+      '500',
+      '--on-sigterm',
+      'drain',
+      '--prestop-sleep-seconds',
+      String(PRESTOP_SECONDS),
+      '--drain-idle-ms',
+      String(drainIdleMs),
+      // Many requests on few pooled connections: the race at SIGTERM is a request written on an
+      // idle connection in the instant the server closes it, so its count grows with the rate.
+      '--connections',
+      '32',
+      '--rate',
+      '3000',
+      '--work-ms',
+      '0',
+    ]);
     assert.equal(doc.complete, true, doc.incompleteReason ?? '');
     assert.equal(doc.scenario.drainIdleMs, drainIdleMs);
-    const records: LoadRecord[] = [];
-    for await (const item of readRecordFile(join(dir, doc.records.file))) {
-      if (item.kind === 'record') records.push(item.record);
-    }
+    const records = await recordsOf(dir, doc);
     assert.equal(records.length, doc.totals.requests);
     assert.ok(readdirSync(dir).some((f) => f.endsWith('.json')));
     return { doc, records };

@@ -8,12 +8,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import { detectNftables } from '../../../src/platform/local/nftables.js';
-import type { LoadRecord } from '../../../src/probe/load/record.js';
-import { readRecordFile } from '../../../src/probe/load/record-file.js';
-import { cli } from '../../helpers/cli.js';
-import { assertValidRolloutDocument } from '../../helpers/schema.js';
+import { recordsOf, rolloutJson } from '../../helpers/rollout-cli.js';
 
 const nft = detectNftables();
 
@@ -23,42 +19,29 @@ test(
   async () => {
     const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-routes-'));
     try {
-      const r = cli(
-        [
-          'rollout',
-          '--format',
-          'json',
-          '--out',
-          dir,
-          '--service-proxy',
-          'nftables',
-          '--on-sigterm',
-          'drain',
-          '--new-connections',
-          '--rate',
-          '300',
-          '--work-ms',
-          '20..100',
-          // A fixed sync lag of 1 s: every old Pod is refusing for a second while still routed.
-          '--proxy-sync-ms',
-          '1000',
-          '--before-ms',
-          '1000',
-          '--after-ms',
-          '1000',
-        ],
-        { timeoutMs: 120_000 },
-      );
-      assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
-      const doc = JSON.parse(r.stdout) as RolloutDocument;
-      assertValidRolloutDocument(doc);
+      const { doc } = rolloutJson(dir, [
+        '--service-proxy',
+        'nftables',
+        '--on-sigterm',
+        'drain',
+        '--new-connections',
+        '--rate',
+        '300',
+        '--work-ms',
+        '20..100',
+        // A fixed sync lag of 1 s: every old Pod is refusing for a second while still routed.
+        '--proxy-sync-ms',
+        '1000',
+        '--before-ms',
+        '1000',
+        '--after-ms',
+        '1000',
+      ]);
       assert.equal(doc.complete, true, doc.incompleteReason ?? '');
       const saved = readdirSync(dir).filter((f) => f.endsWith('.json'));
       assert.equal(saved.length, 1);
       assert.deepEqual(JSON.parse(readFileSync(join(dir, saved[0]!), 'utf8')), doc);
-      const records: LoadRecord[] = [];
-      for await (const item of readRecordFile(join(dir, doc.records.file)))
-        if (item.kind === 'record') records.push(item.record);
+      const records = await recordsOf(dir, doc);
       const refused = records.filter((x) => x.failure === 'connect-refused');
       assert.ok(refused.length > 0, `no refused connection: ${JSON.stringify(doc.totals.failures)}`);
       const old = new Set(doc.pods.filter((p) => p.revision === 'old').map((p) => p.uid));
