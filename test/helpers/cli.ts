@@ -31,6 +31,8 @@ export interface RunningCli {
   /** Resolves once stderr contains the text (bounded). */
   waitForStderr(text: string | RegExp, timeoutMs?: number): Promise<void>;
   exited: Promise<number | null>;
+  /** The exit code, or 'timeout' if it has not exited within `timeoutMs`. */
+  exitedWithin(timeoutMs: number): Promise<number | null | 'timeout'>;
   kill(): void;
 }
 
@@ -58,6 +60,11 @@ export function startCli(
     stderr: () => err,
     stdout: () => out,
     exited,
+    exitedWithin: (timeoutMs) =>
+      Promise.race([
+        exited,
+        new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), timeoutMs).unref()),
+      ]),
     kill: () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },

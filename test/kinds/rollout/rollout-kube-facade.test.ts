@@ -4,40 +4,20 @@
 // `draincheck load` process. The CLI talks to it only through @kubernetes/client-node, so what
 // it asks for is the facade's request log: the restart patch, what it creates and deletes.
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test, type TestContext } from 'node:test';
+import { test } from 'node:test';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
-import { LocalCluster } from '../../../src/platform/local/cluster.js';
-import { fastTiming } from '../../../src/platform/local/timing.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { readRecordFile } from '../../../src/probe/load/record-file.js';
 import { startCli } from '../../helpers/cli.js';
-import {
-  startKubeFacade,
-  type FacadeOptions,
-  type KubeFacade,
-  type SeenFacadeRequest,
-} from '../../helpers/kube-facade/facade.js';
+import { facadeCluster } from '../../helpers/kube-rollout.js';
+import { type KubeFacade, type SeenFacadeRequest } from '../../helpers/kube-facade/facade.js';
 import { restrictedViolations } from '../../helpers/pod-security.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
 const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
-
-async function facadeCluster(t: TestContext, namespace?: string, options?: FacadeOptions) {
-  const cluster = new LocalCluster({ timing: fastTiming });
-  if (namespace) cluster.createNamespace({ metadata: { name: namespace } });
-  const facade = await startKubeFacade(cluster, options);
-  const out = mkdtempSync(join(tmpdir(), 'draincheck-rollout-kube-'));
-  t.after(async () => {
-    await facade.stop();
-    await cluster.dispose();
-    rmSync(out, { recursive: true, force: true });
-  });
-  return { cluster, facade, kubeconfig: facade.writeKubeconfig(), out };
-}
 
 /** The rollout's arguments: small and quick, on the facade's cluster. */
 const rolloutArgs = (kubeconfig: string, out: string, extra: string[] = []) => [
@@ -115,10 +95,7 @@ test('rollout --platform kube: a real Deployment rolled by the restartedAt patch
   const { cluster, facade, kubeconfig, out } = await facadeCluster(t);
   const run = startCli(rolloutArgs(kubeconfig, out, ['--on-sigterm', 'drain']));
   t.after(() => run.kill());
-  const code = await Promise.race([
-    run.exited,
-    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 150_000).unref()),
-  ]);
+  const code = await run.exitedWithin(150_000);
   assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
   const doc = JSON.parse(run.stdout()) as RolloutDocument;
   assertValidRolloutDocument(doc);
@@ -215,17 +192,14 @@ test('rollout --platform kube: a real Deployment rolled by the restartedAt patch
 
 test('rollout --platform kube -n NS: Ctrl-C mid-rollout saves the records so far as incomplete and deletes each of its objects by UID', async (t) => {
   const namespace = 'draincheck';
-  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, namespace);
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, { namespace });
   const run = startCli(
     rolloutArgs(kubeconfig, out, ['-n', namespace, '--on-sigterm', 'drain', '--format', 'text']),
   );
   t.after(() => run.kill());
   await run.waitForStderr('drain: rolling', 120_000);
   run.child.kill('SIGINT');
-  const code = await Promise.race([
-    run.exited,
-    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 60_000).unref()),
-  ]);
+  const code = await run.exitedWithin(60_000);
   assert.equal(code, 130, `exit ${code}: ${run.stderr()}`);
   const saved = readdirSync(out).filter((f) => /^rollout-.*\.json$/.test(f));
   assert.equal(saved.length, 1, readdirSync(out).join(', '));
@@ -278,15 +252,13 @@ test('rollout --platform kube -n NS: Ctrl-C mid-rollout saves the records so far
 test('rollout --platform kube: a load Pod the credentials may not create ends the run incomplete with the 403, nothing left', async (t) => {
   const namespace = 'draincheck';
   // A Role without `pods create`: the Deployment's own Pods are the controller's, the load Pod is not.
-  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, namespace, {
-    forbid: (method, path) => method === 'POST' && path.endsWith('/pods'),
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, {
+    namespace,
+    facade: { forbid: (method, path) => method === 'POST' && path.endsWith('/pods') },
   });
   const run = startCli(rolloutArgs(kubeconfig, out, ['-n', namespace, '--on-sigterm', 'drain']));
   t.after(() => run.kill());
-  const code = await Promise.race([
-    run.exited,
-    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 120_000).unref()),
-  ]);
+  const code = await run.exitedWithin(120_000);
   assert.equal(code, 3, `exit ${code}: ${run.stderr()}`);
   const doc = JSON.parse(run.stdout()) as RolloutDocument;
   assertValidRolloutDocument(doc);
@@ -305,10 +277,7 @@ test('rollout --platform kube --compare exit,drain: one Deployment, Service and 
   const { cluster, facade, kubeconfig, out } = await facadeCluster(t);
   const run = startCli(rolloutArgs(kubeconfig, out, ['--compare', 'exit,drain']));
   t.after(() => run.kill());
-  const code = await Promise.race([
-    run.exited,
-    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 150_000).unref()),
-  ]);
+  const code = await run.exitedWithin(150_000);
   assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
   const docs = JSON.parse(run.stdout()) as RolloutDocument[];
   assert.deepEqual(

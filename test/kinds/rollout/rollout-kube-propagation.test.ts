@@ -5,36 +5,27 @@
 // the ClusterIP. The embedded runtime's Service proxy drops a Pod PROXY_SYNC_MS after its
 // endpoint changes, so every deleted Pod still answers new connections for about that long.
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
-import { LocalCluster } from '../../../src/platform/local/cluster.js';
 import { fastTiming } from '../../../src/platform/local/timing.js';
 import { startCli } from '../../helpers/cli.js';
-import { startKubeFacade } from '../../helpers/kube-facade/facade.js';
+import { facadeCluster } from '../../helpers/kube-rollout.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
 /** The Service proxy's rule sync: DELETE → the Pod no longer routed, at least this long. */
 const PROXY_SYNC_MS = 600;
 
 test('rollout --platform kube --compare drain,drain+prestop: the preStop sleep from the propagation time a load Pod measured, shown and in the document; nothing left', async (t) => {
-  const cluster = new LocalCluster({ timing: { ...fastTiming, proxySyncDelayMs: PROXY_SYNC_MS } });
-  const facade = await startKubeFacade(cluster);
-  const out = mkdtempSync(join(tmpdir(), 'draincheck-rollout-kube-propagation-'));
-  t.after(async () => {
-    await facade.stop();
-    await cluster.dispose();
-    rmSync(out, { recursive: true, force: true });
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, {
+    timing: { ...fastTiming, proxySyncDelayMs: PROXY_SYNC_MS },
   });
   const run = startCli([
     'rollout',
     '--platform',
     'kube',
     '--kubeconfig',
-    facade.writeKubeconfig(),
+    kubeconfig,
     '--out',
     out,
     '--format',
@@ -63,10 +54,7 @@ test('rollout --platform kube --compare drain,drain+prestop: the preStop sleep f
     '60',
   ]);
   t.after(() => run.kill());
-  const code = await Promise.race([
-    run.exited,
-    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 240_000).unref()),
-  ]);
+  const code = await run.exitedWithin(240_000);
   assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
   const docs = JSON.parse(run.stdout()) as RolloutDocument[];
   assert.deepEqual(
@@ -167,21 +155,16 @@ test('rollout --platform kube --compare drain,drain+prestop: the preStop sleep f
 
 test('rollout --platform kube -n NS --compare drain,drain+prestop: Ctrl-C while measuring the propagation time deletes its objects by UID and starts no rollout', async (t) => {
   const namespace = 'draincheck';
-  const cluster = new LocalCluster({ timing: { ...fastTiming, proxySyncDelayMs: PROXY_SYNC_MS } });
-  cluster.createNamespace({ metadata: { name: namespace } });
-  const facade = await startKubeFacade(cluster);
-  const out = mkdtempSync(join(tmpdir(), 'draincheck-rollout-kube-propagation-'));
-  t.after(async () => {
-    await facade.stop();
-    await cluster.dispose();
-    rmSync(out, { recursive: true, force: true });
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, {
+    namespace,
+    timing: { ...fastTiming, proxySyncDelayMs: PROXY_SYNC_MS },
   });
   const run = startCli([
     'rollout',
     '--platform',
     'kube',
     '--kubeconfig',
-    facade.writeKubeconfig(),
+    kubeconfig,
     '-n',
     namespace,
     '--out',
@@ -204,10 +187,7 @@ test('rollout --platform kube -n NS --compare drain,drain+prestop: Ctrl-C while 
   while (podDeletes().length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   assert.equal(podDeletes().length, 1, run.stderr());
   run.child.kill('SIGINT');
-  const code = await Promise.race([
-    run.exited,
-    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 60_000).unref()),
-  ]);
+  const code = await run.exitedWithin(60_000);
   assert.equal(code, 130, `exit ${code}: ${run.stderr()}`);
   assert.match(run.stderr(), /interrupted while measuring the propagation time: no rollout was started/);
 
@@ -248,23 +228,16 @@ test('rollout --platform kube -n NS --compare drain,drain+prestop: Ctrl-C while 
 });
 
 test('rollout --platform kube --compare drain,drain+prestop: a load Pod the credentials may not create ends the measurement with the 403, its objects deleted, no rollout', async (t) => {
-  const cluster = new LocalCluster({ timing: fastTiming });
   // A Role without `pods create`: the Deployment's own Pods are the controller's, the load Pod is not.
-  const facade = await startKubeFacade(cluster, {
-    forbid: (method, path) => method === 'POST' && path.endsWith('/pods'),
-  });
-  const out = mkdtempSync(join(tmpdir(), 'draincheck-rollout-kube-propagation-'));
-  t.after(async () => {
-    await facade.stop();
-    await cluster.dispose();
-    rmSync(out, { recursive: true, force: true });
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, {
+    facade: { forbid: (method, path) => method === 'POST' && path.endsWith('/pods') },
   });
   const run = startCli([
     'rollout',
     '--platform',
     'kube',
     '--kubeconfig',
-    facade.writeKubeconfig(),
+    kubeconfig,
     '--out',
     out,
     '--compare',
@@ -273,10 +246,7 @@ test('rollout --platform kube --compare drain,drain+prestop: a load Pod the cred
     '2',
   ]);
   t.after(() => run.kill());
-  const code = await Promise.race([
-    run.exited,
-    new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), 120_000).unref()),
-  ]);
+  const code = await run.exitedWithin(120_000);
   assert.equal(code, 3, `exit ${code}: ${run.stderr()}`);
   assert.match(run.stderr(), /^draincheck: .*(forbidden|403|cannot create)/im);
   assert.doesNotMatch(run.stderr(), /^\s+at /m, 'no stack trace');
