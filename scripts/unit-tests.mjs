@@ -32,6 +32,7 @@ export const unitTests = [
   'test/kinds/rollout/render.test.ts',
   'test/kinds/rollout/stale-conntrack.test.ts',
   'test/kinds/rollout/join.test.ts',
+  'test/platform/local/pod-range.test.ts',
   'test/kinds/rollout/explain.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',

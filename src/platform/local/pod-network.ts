@@ -51,6 +51,61 @@ function works(argv: string[]): boolean {
   return r.status === 0;
 }
 
+const RANGE = { base: ipv4('198.18.0.0')!, bits: 16 };
+
+/** An IPv4 address as an unsigned 32-bit number (null: not one). */
+function ipv4(text: string): number | null {
+  const parts = text.split('.');
+  if (parts.length !== 4) return null;
+  let n = 0;
+  for (const part of parts) {
+    if (!/^\d{1,3}$/.test(part) || Number(part) > 255) return null;
+    n = n * 256 + Number(part);
+  }
+  return n;
+}
+
+/** Whether `a.b.c.d[/len]` and POD_NETWORK_CIDR share any address. */
+function overlapsRange(prefix: string): boolean {
+  const [addr, len = '32'] = prefix.split('/');
+  const base = ipv4(addr ?? '');
+  const bits = Number(len);
+  if (base === null || !Number.isInteger(bits) || bits < 0 || bits > 32) return false;
+  const shorter = Math.min(bits, RANGE.bits);
+  const mask = shorter === 0 ? 0 : (0xffffffff << (32 - shorter)) >>> 0;
+  return (base & mask) >>> 0 === (RANGE.base & mask) >>> 0;
+}
+
+/**
+ * What already uses POD_NETWORK_CIDR on this host, from `ip -o route show` and `ip -o -4 addr
+ * show` (null: nothing). Draincheck's own are not a conflict: Pod links (`dcp-…`) with their
+ * routes and the host end's address, and a gone Pod's blackholed /32 (another runtime's, or one
+ * the next runtime collects). The default route is not one either.
+ */
+export function podRangeConflict(routes: string, addrs: string): string | null {
+  for (const line of routes.split('\n')) {
+    const words = line.trim().split(/\s+/);
+    if (words[0] === '' || words[0] === 'default') continue;
+    const type = /^(blackhole|unreachable|prohibit|throw|local|broadcast|multicast|nat|anycast)$/.test(
+      words[0]!,
+    )
+      ? words[0]
+      : 'unicast';
+    const prefix = type === 'unicast' ? words[0]! : (words[1] ?? '');
+    if (!overlapsRange(prefix)) continue;
+    const dev = words[words.indexOf('dev') + 1];
+    if (words.includes('dev') && dev?.startsWith(LINK_PREFIX)) continue;
+    if (type === 'blackhole' && (prefix.endsWith('/32') || !prefix.includes('/'))) continue;
+    return `route ${line.trim().slice(0, 120)}`;
+  }
+  for (const line of addrs.split('\n')) {
+    const m = /^\d+:\s+(\S+)\s+inet\s+(\S+)/.exec(line);
+    if (!m || m[1]!.startsWith(LINK_PREFIX) || !overlapsRange(m[2]!)) continue;
+    return `address ${m[2]} on ${m[1]!.slice(0, 32)}`;
+  }
+  return null;
+}
+
 /** Whether Pods can have network namespaces here, and why (not). Probed once per process. */
 export function detectPodNetworkSupport(): PodNetworkSupport {
   if (support) return support;
@@ -62,6 +117,12 @@ export function detectPodNetworkSupport(): PodNetworkSupport {
   if (!works(['nsenter', '--version'])) return no('the nsenter command is missing (util-linux)');
   if (!works(['unshare', '--net', 'true']))
     return no('unshare --net failed: network namespaces are not allowed here');
+  // The range must be free here: a gone Pod's address is blackholed on the host, and every Pod
+  // address gets a host route — either would take the traffic of a real network in the range.
+  const routes = spawnSync('ip', ['-o', 'route', 'show'], { encoding: 'utf8', timeout: 5000 });
+  const addrs = spawnSync('ip', ['-o', '-4', 'addr', 'show'], { encoding: 'utf8', timeout: 5000 });
+  const taken = podRangeConflict(routes.stdout ?? '', addrs.stdout ?? '');
+  if (taken) return no(`${POD_NETWORK_CIDR} is in use on this host (${taken}): Pods share the host network`);
   return (support = {
     available: true,
     reason: `Linux as root: each such Pod has its own network namespace and address (${POD_NETWORK_CIDR}, a veth pair to the host; no route out)`,
