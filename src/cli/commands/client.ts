@@ -10,6 +10,7 @@ import { createNameLookup, readSystemResolverFiles } from '../../probe/resolve.j
 import { WORK_ID_PATTERN, WORK_MS_MAX } from '../../server/work-params.js';
 import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
 import { checkPlaceholders, parseExpectStatus, type TargetPlan } from '../../probe/work-template.js';
+import { firstIssue } from '../zod-issue.js';
 
 /** A time limit or pause in ms: at least 1, at most what a Node timer can wait. */
 const timeMs = (label: string) => integerSchema({ label, min: 1, max: TIMER_MAX_MS });
@@ -70,10 +71,7 @@ export function parseTargetFlag(text: string): TargetPlan {
     throw bad('not JSON');
   }
   const parsed = targetSchema.safeParse(value);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw bad(`${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'bad value'}`);
-  }
+  if (!parsed.success) throw bad(firstIssue(parsed.error));
   const target = parsed.data;
   checkPlaceholders('--target work.path', target.work.path);
   for (const [, v] of target.work.headers) checkPlaceholders('--target work.headers', v);
@@ -140,13 +138,7 @@ export function clientCommand(): Command {
     )
     .action(async (flags: Record<string, string>) => {
       const parsed = flagsSchema.safeParse(flags);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new DraincheckError(
-          'DC_USAGE',
-          `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'bad value'}`,
-        );
-      }
+      if (!parsed.success) throw new DraincheckError('DC_USAGE', firstIssue(parsed.error));
       const { target, ...rest } = parsed.data;
       const plan = { ...rest, ...(target === undefined ? {} : { target: parseTargetFlag(target) }) };
       const controller = new AbortController();

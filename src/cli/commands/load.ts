@@ -13,6 +13,7 @@ import { RECORD_FILE_KIND, recordLine } from '../../probe/load/record-file.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
+import { firstIssue } from '../zod-issue.js';
 
 /** The load never runs longer than this (a runner that vanished must not leave it running). */
 const LOAD_SECONDS_MAX = 3600;
@@ -46,13 +47,7 @@ export function loadCommand(): Command {
     .option('--max-seconds <s>', 'stop offering after this long whatever happens', String(LOAD_SECONDS_MAX))
     .action(async (flags: Record<string, string | boolean | undefined>) => {
       const parsed = flagsSchema.safeParse(flags);
-      if (!parsed.success) {
-        const issue = parsed.error.issues[0];
-        throw new DraincheckError(
-          'DC_USAGE',
-          `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'bad value'}`,
-        );
-      }
+      if (!parsed.success) throw new DraincheckError('DC_USAGE', firstIssue(parsed.error));
       const { serviceUrl, idPrefix, serviceReadyTimeoutMs, maxSeconds } = parsed.data;
       const rate = validateRate(Number(flags.rate));
       const connections = flags.newConnections
