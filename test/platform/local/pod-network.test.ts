@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import http from 'node:http';
 import net from 'node:net';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { fastTiming } from '../../../src/platform/local/timing.js';
 import { cli } from '../../helpers/cli.js';
@@ -65,6 +65,26 @@ const linkOf = (ip: string) => {
   const [, , a, b] = ip.split('.');
   return `dcp-${a}-${b}`;
 };
+
+/**
+ * On the shared host network: Pod a of such a server Ready on a port of its own (other
+ * runtimes' Pods listen on 8080 of their addresses on this busy host), then Pod b on the same port.
+ */
+async function twoPodsOnOnePort(t: TestContext): Promise<{ h: Harness; port: number }> {
+  const h = openHarness({ timing: fastTiming, podNetwork: 'shared' });
+  t.after(() => h.close());
+  await h.service(workService());
+  const port = await freePort('127.0.0.1');
+  const onPort = (name: string) => {
+    const pod = labPod({ name, command: [...command, String(port)] });
+    pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
+    return pod;
+  };
+  h.pod(onPort('a'));
+  await podReady(h, 'a');
+  h.pod(onPort('b'));
+  return { h, port };
+}
 
 /** What the next runtime does first: collects leftovers (collectStaleLinks), in a process of its own. */
 function collectInAnotherRuntime() {
@@ -290,19 +310,7 @@ test(
     skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording and 127.0.0.N: Linux',
   },
   async (t) => {
-    const h = openHarness({ timing: fastTiming, podNetwork: 'shared' });
-    t.after(() => h.close());
-    await h.service(workService());
-    // A port of its own on this busy host (other runtimes' Pods listen on 8080 of their addresses).
-    const port = await freePort('127.0.0.1');
-    const onPort = (name: string) => {
-      const pod = labPod({ name, command: [...command, String(port)] });
-      pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
-      return pod;
-    };
-    h.pod(onPort('a'));
-    await podReady(h, 'a');
-    h.pod(onPort('b'));
+    const { h, port } = await twoPodsOnOnePort(t);
     // One Pod of such a server at a time: b's container died with EADDRINUSE while a runs, so
     // b waits (one kubelet event saying why) instead of ending.
     const wait = await platformEvent(h, 'port-wait');
@@ -346,18 +354,7 @@ test(
     skip: process.platform === 'linux' ? undefined : 'EADDRINUSE wording and 127.0.0.N: Linux',
   },
   async (t) => {
-    const h = openHarness({ timing: fastTiming, podNetwork: 'shared' });
-    t.after(() => h.close());
-    await h.service(workService());
-    const port = await freePort('127.0.0.1');
-    const onPort = (name: string) => {
-      const pod = labPod({ name, command: [...command, String(port)] });
-      pod.spec!.containers[0]!.ports = [{ name: 'http', containerPort: port, protocol: 'TCP' }];
-      return pod;
-    };
-    h.pod(onPort('a'));
-    await podReady(h, 'a');
-    h.pod(onPort('b'));
+    const { h, port } = await twoPodsOnOnePort(t);
     await platformEvent(h, 'port-wait');
     h.deletePod({ gracePeriodSeconds: 30 }, 'b');
     // Nothing runs in b: it ends at once (well within its 30 s grace period), saying why.
