@@ -5,7 +5,11 @@
 import { z } from 'zod';
 import { requestOutcomes } from '../../probe/client-events.js';
 import { failureClasses } from '../../probe/load/record.js';
-import { PlatformFactSchema, ScenarioSchema } from '../../experiment/run-document.js';
+import {
+  PlatformFactSchema,
+  PlatformTimingSchema,
+  ScenarioSchema,
+} from '../../experiment/run-document.js';
 
 export const ROLLOUT_SCHEMA = 'draincheck.rollout/v1';
 
@@ -76,6 +80,7 @@ export const RolloutDocumentSchema = z.object({
     name: z.string(),
     namespace: z.string().optional(),
     details: z.array(PlatformFactSchema).optional(),
+    timing: PlatformTimingSchema.optional(),
   }),
   rollout: z.object({
     triggeredAtMs: ms.describe('the PUT of the new Pod template (kubectl rollout restart)'),
