@@ -148,7 +148,7 @@ export const RolloutDocumentSchema = z.object({
         heldAtMost: z.number(),
       })
       .optional()
-      .describe('the bounded journal join (src/probe/load/server-fate.ts joinFatesWindowed)'),
+      .describe('the bounded journal join (src/kinds/rollout/join/server-fate.ts joinFatesWindowed)'),
   }),
 });
 export type RolloutDocument = z.infer<typeof RolloutDocumentSchema>;

@@ -3,10 +3,10 @@
 import type { ExperimentKind } from '../kind.js';
 import { explainFailures } from './explain.js';
 import { ROLLOUT_SCHEMA, RolloutDocumentSchema, type RolloutDocument } from './document.js';
-import { renderRolloutHtml } from './html.js';
+import { renderRolloutHtml } from './render/html.js';
 import { planRollout } from './plan.js';
 import { runRollout } from './run.js';
-import { renderRolloutText } from './text.js';
+import { renderRolloutText } from './render/text.js';
 
 export const rolloutKind = {
   schema: ROLLOUT_SCHEMA,

@@ -19,7 +19,7 @@ import { loadOrigin, startLoad } from '../../probe/load/generator.js';
 import type { WorkMsDistribution } from '../../probe/load/options.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 import { RecordWriter } from '../../probe/load/record-file.js';
-import { JournalSpool } from '../../probe/load/fate-spool.js';
+import { JournalSpool } from './join/fate-spool.js';
 import { parseJournalLine } from '../../server/journal.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { version } from '../../version.js';
@@ -34,8 +34,8 @@ import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
 import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
 import { explainFailures } from './explain.js';
-import { PodLifecycles } from './lifecycle.js';
-import { emptyJoin, runJoin, type JoinOutput } from './join.js';
+import { PodLifecycles } from './join/lifecycle.js';
+import { emptyJoin, runJoin, type JoinOutput } from './join/join.js';
 
 export interface RolloutPlan {
   runId: string;
