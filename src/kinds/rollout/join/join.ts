@@ -17,11 +17,7 @@ import { LoadAggregate, type TallySummary } from '../../../probe/load/aggregate.
 import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
 import { readRecordFileBatches, RecordWriter } from '../../../probe/load/record-file.js';
 import { readJournalSpoolBatches } from './fate-spool.js';
-import {
-  joinFatesWindowedBatches,
-  newJoinCounts,
-  type WindowedJoinCounts,
-} from './server-fate.js';
+import { joinFatesWindowedBatches, newJoinCounts, type WindowedJoinCounts } from './server-fate.js';
 import type { PodLifecycle, PodPhase, RolloutDocument } from '../document.js';
 import { lifecycleLookup } from './lifecycle.js';
 import { RolloutTally } from './tally.js';
