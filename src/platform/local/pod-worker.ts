@@ -41,6 +41,11 @@ export interface KubeletDeps {
   store: ObjectStore;
   recorder: Recorder;
   allocator: () => Promise<AddressAllocator>;
+  /**
+   * The Pod with this loopback address is gone: the runtime gives the address back once no
+   * Service rule names it (gone-addresses.ts). Absent: given back at once.
+   */
+  addressGone?: (address: Endpoint) => void;
   timing: RuntimeTiming;
   pid1: boolean;
   /** The Pod networks to give this container a network namespace from; none: the host's network. */
@@ -684,7 +689,10 @@ export class PodWorker {
     if (!this.transition(event)) return;
     this.deps.store.remove('pods', this.namespace, this.name);
     // The address is free once nothing can route to it any more.
-    if (this.endpoint) this.allocator?.release(this.endpoint.ip);
+    if (this.endpoint && this.allocator) {
+      if (this.deps.addressGone) this.deps.addressGone(this.endpoint);
+      else this.allocator.release(this.endpoint.ip);
+    }
     this.network?.release();
     this.releaseLogIfFinished();
   }
