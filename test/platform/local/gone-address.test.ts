@@ -140,6 +140,40 @@ for (const { mode, skip } of modes) {
 
   test(
     named(
+      "a deleted lab Pod whose container exited: its address goes unanswered as the kubelet's kill returns (the sandbox stops), before its terminated status is written and the object goes",
+      mode,
+      skip,
+    ),
+    { skip },
+    async (t) => {
+      // The status comes 4 s after the exit, the rules follow the slice 3 s late.
+      const h = openHarness({
+        timing: { ...fastTiming, proxySyncDelayMs: 3_000, containerStatusDelayMs: 4_000 },
+        serviceProxy: mode,
+      });
+      t.after(() => h.close());
+      await h.service(workService());
+      h.pod(labPod({ name: 'a', onSigterm: 'exit' }));
+      const pod = await podReady(h, 'a');
+      await h.cluster.proxySettled(h.namespace, 'work');
+      assert.match(pod.status!.podIP!, /^127\./);
+      const { host, port } = h.serviceAddress();
+      const from = h.platform.items.length;
+      h.cluster.deletePod(h.namespace, 'a');
+      await h.platform.waitFor((e) => e.type === 'container-exited', 'the container exited', 10_000, from);
+      await h.cluster.goneSettled();
+      assert.equal(
+        await probe(host, port, 1_000),
+        mode === 'nftables' ? 'no SYN-ACK' : 'connected, no response',
+      );
+      const status = h.pods.values.at(-1)?.object.status?.containerStatuses?.[0]?.state;
+      assert.equal(status?.terminated, undefined, 'the terminated status is not written yet');
+      assert.ok(!h.pods.values.some((e) => e.type === 'DELETED'), 'the Pod object is still there');
+    },
+  );
+
+  test(
+    named(
       "with the rule off, the same connection to a gone lab Pod's address is refused at once (the difference the rule makes)",
       mode,
       skip,
