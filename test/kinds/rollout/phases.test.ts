@@ -14,8 +14,12 @@ import {
 test('rollout phases: every phase reachable; only done and refused are final; failed and interrupted still join', () => {
   const seen = new Set<RolloutPhase>(['applying']);
   const queue: RolloutPhase[] = ['applying'];
-  while (queue.length)
-    for (const n of rolloutTransitions[queue.shift()!]) if (!seen.has(n)) (queue.push(n), seen.add(n));
+  for (let i = 0; i < queue.length; i++)
+    for (const n of rolloutTransitions[queue[i]!])
+      if (!seen.has(n)) {
+        seen.add(n);
+        queue.push(n);
+      }
   assert.deepEqual([...seen].sort(), [...rolloutPhases].sort());
   const final = rolloutPhases.filter((p) => rolloutTransitions[p].length === 0);
   assert.deepEqual(final.sort(), ['done', 'refused']);
