@@ -36,6 +36,7 @@ export const unitTests = [
   'test/platform/local/pod-range.test.ts',
   'test/kinds/rollout/explain.test.ts',
   'test/kinds/rollout/phases.test.ts',
+  'test/kinds/rollout/conclude.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',
   'test/platform/local/endpointslice-controller.test.ts',

@@ -609,7 +609,9 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
     if (run.phases.phase === 'joining') run.phases.to('failed');
     await rm(joiningPath, { force: true });
     await rm(finalPath, { force: true });
-    return { ...none, droppedLive };
+    // Every record the load handed over is lost with the file: counted as dropped.
+    const { written, dropped } = writer.counts;
+    return { ...none, droppedLive: Math.max(droppedLive, written + dropped) };
   } finally {
     await rm(run.rawPath, { force: true });
     await rm(run.spoolPath, { force: true });
@@ -663,6 +665,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         scenario: plan.scenario,
         incompleteReason,
         pods,
+        recordsLost: joined.file === null ? joined.droppedLive : 0,
       }),
     },
     pods,
