@@ -398,10 +398,13 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
     // A load Pod checks the Service itself (the runner may not reach a ClusterIP).
     if (!run.remote) await serviceAnswers(run.target!, run.waitSignal);
     run.check();
-    run.writer = await RecordWriter.open(run.rawPath, {
-      kind: 'draincheck.load-records/v1',
-      startedAt: run.startedAt,
-    }).catch((error: unknown) => {
+    run.writer = await RecordWriter.open(
+      run.rawPath,
+      { kind: 'draincheck.load-records/v1', startedAt: run.startedAt },
+      // A disk that cannot take the records ends the run now: every record from here on would
+      // be lost, and waiting out the rollout would only hide it (issue 23).
+      { onError: (error) => run.observers.failFast(resultWriteError(run.rawPath, error)) },
+    ).catch((error: unknown) => {
       throw resultWriteError(run.rawPath, error);
     });
     const shape: LoadShape = {
