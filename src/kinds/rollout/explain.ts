@@ -44,6 +44,8 @@ export interface RolloutFacts {
   scenario: ResolvedScenario;
   incompleteReason: string | null;
   pods: readonly PodLifecycle[];
+  /** Records handed over by the load but lost with a file the disk did not take. */
+  recordsLost?: number;
 }
 
 /** The rollout kind's conclusion: its sentence, from the counts and what the run observed. */
@@ -52,6 +54,11 @@ export function concludeRollout(facts: RolloutFacts): string {
   // A Pod counts as replaced once its deletion was seen (deletionTimestamp): from then on its
   // accepted requests and its endpoint's removal were under observation.
   const replaced = old.filter((p) => p.terminatingAtMs !== null || p.goneAtMs !== null).length;
+  const lost = facts.recordsLost ?? 0;
+  if (facts.totals.requests === 0 && lost > 0) {
+    const prefix = facts.incompleteReason ? `Incomplete (${facts.incompleteReason}): ` : '';
+    return `${prefix}the records of ${lost} requests were lost with their file: what happened to them is not known.`;
+  }
   return explainFailures(facts.totals, facts.failuresByPhase, facts.scenario, facts.incompleteReason, {
     replaced,
     old: old.length,

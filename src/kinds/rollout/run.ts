@@ -398,10 +398,13 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
     // A load Pod checks the Service itself (the runner may not reach a ClusterIP).
     if (!run.remote) await serviceAnswers(run.target!, run.waitSignal);
     run.check();
-    run.writer = await RecordWriter.open(run.rawPath, {
-      kind: 'draincheck.load-records/v1',
-      startedAt: run.startedAt,
-    }).catch((error: unknown) => {
+    run.writer = await RecordWriter.open(
+      run.rawPath,
+      { kind: 'draincheck.load-records/v1', startedAt: run.startedAt },
+      // A disk that cannot take the records ends the run now: every record from here on would
+      // be lost, and waiting out the rollout would only hide it (issue 23).
+      { onError: (error) => run.observers.failFast(resultWriteError(run.rawPath, error)) },
+    ).catch((error: unknown) => {
       throw resultWriteError(run.rawPath, error);
     });
     const shape: LoadShape = {
@@ -609,7 +612,9 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
     if (run.phases.phase === 'joining') run.phases.to('failed');
     await rm(joiningPath, { force: true });
     await rm(finalPath, { force: true });
-    return { ...none, droppedLive };
+    // Every record the load handed over is lost with the file: counted as dropped.
+    const { written, dropped } = writer.counts;
+    return { ...none, droppedLive: Math.max(droppedLive, written + dropped) };
   } finally {
     await rm(run.rawPath, { force: true });
     await rm(run.spoolPath, { force: true });
@@ -663,6 +668,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         scenario: plan.scenario,
         incompleteReason,
         pods,
+        recordsLost: joined.file === null ? joined.droppedLive : 0,
       }),
     },
     pods,

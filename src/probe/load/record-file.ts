@@ -38,6 +38,8 @@ export interface RecordWriterOptions {
   gzip?: boolean;
   /** Bytes waiting for the disk beyond which records are dropped and counted (default 16 MiB). */
   maxBufferedBytes?: number;
+  /** Told of the first write error at once (a full disk): later records are only dropped. */
+  onError?: (error: Error) => void;
 }
 
 export class RecordWriter {
@@ -59,7 +61,9 @@ export class RecordWriter {
   ) {
     this.maxBuffered = options.maxBufferedBytes ?? 16 * 1024 * 1024;
     const onError = (error: Error) => {
-      this.failure ??= error;
+      if (this.failure) return;
+      this.failure = error;
+      options.onError?.(error);
     };
     head.on('error', onError);
     if (file !== head) file.on('error', onError);
