@@ -24,6 +24,8 @@ const colours: Record<'ok' | FailureClass, string> = {
   'unexpected-response': '#08c',
   'not-sent': '#999',
   'stale-conntrack': '#b80',
+  unanswered: '#333',
+  'protocol-error': '#06a',
 };
 const STRIP_H = 80;
 

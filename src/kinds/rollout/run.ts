@@ -33,6 +33,7 @@ import type { ManifestOptions } from '../../workload/manifests.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
 import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
+import { readNotSent } from '../../probe/load/not-sent.js';
 import { explainFailures } from './explain.js';
 import { PodLifecycles } from './lifecycle.js';
 import { emptyJoin, runJoin, type JoinOutput } from './join.js';
@@ -432,10 +433,14 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     await rm(rawPath, { force: true });
   }
   await rm(spoolPath, { force: true });
-  const { all, windows, byPhase, bins, joinCounts } = joined;
+  const { all, windows, byPhase, podFromConnection, bins, joinCounts } = joined;
   const counts = { written: joined.written, dropped: joined.dropped };
   const complete = incompleteReason === null;
   if (!complete && verdictKind === 'rolled') verdictKind = 'incomplete';
+  // Requests not sent: whose limit it was, from the run's own evidence. The load's own (its pool,
+  // its schedule) makes the run inconclusive: its counts are not the Service's result.
+  const notSent = readNotSent(all, plan.load);
+  if (notSent?.loadFellBehind && verdictKind === 'rolled') verdictKind = 'inconclusive';
   return {
     schema: ROLLOUT_SCHEMA,
     runId: plan.runId,
@@ -463,7 +468,11 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     },
     verdict: {
       kind: verdictKind,
-      explanation: explainFailures(all, byPhase, plan.scenario, incompleteReason),
+      explanation: explainFailures(all, byPhase, plan.scenario, incompleteReason, {
+        notSent,
+        podFromConnection,
+        protocolErrors: all.protocolErrors,
+      }),
     },
     pods: lifecycles.list().map((p) => ({
       ...p,
@@ -476,6 +485,8 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     })),
     totals: all,
     windows,
+    notSent,
+    podFromConnection,
     failuresByPhase: byPhase,
     timeline: { binMs, bins },
     records: {
