@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PodPhase, Tally } from '../../../src/kinds/rollout/document.js';
 import { explainFailures } from '../../../src/kinds/rollout/explain.js';
-import { failureClasses, type FailureClass } from '../../../src/probe/load/record.js';
+import { serverFailureClasses, type FailureClass } from '../../../src/probe/load/record.js';
 import type { ResolvedScenario } from '../../../src/workload/scenario.js';
 
 const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
@@ -53,7 +53,7 @@ test('stale-conntrack is named as a presumption; every class has its cause', () 
     s,
     /4 stale-conntrack — [^;]*presumed: the port’s conntrack entry still sent the SYN to that Pod/,
   );
-  for (const cls of failureClasses) {
+  for (const cls of serverFailureClasses) {
     const one = explain({ [cls]: 1 }, {});
     assert.match(one, new RegExp(`1 of 1000 requests failed with --on-sigterm drain: 1 ${cls} — \\w`), cls);
     assert.doesNotMatch(one, /undefined/, cls);
