@@ -311,8 +311,7 @@ export function rolloutCommand(): Command {
               `draincheck: ${compare ? `${d.scenario.name}: ` : ''}inconclusive: the load fell behind (${terminalSafe(d.notSent?.words ?? 'requests not sent')}); the gate is not applied\n`,
             );
         process.exitCode = ExitCode.incomplete;
-      }
-      else {
+      } else {
         for (const line of exceeded) process.stderr.write(`draincheck: ${line}\n`);
         process.exitCode = exceeded.length ? ExitCode.mismatch : ExitCode.ok;
       }

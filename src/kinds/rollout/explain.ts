@@ -27,7 +27,8 @@ const causes: Record<FailureClass, string> = {
   'not-sent':
     'never sent: the load’s queue of requests waiting for a connection was full, or the run ended while they waited',
   unanswered: 'requests were sent and never answered by the end of the run (the server held them past it)',
-  'protocol-error': 'responses were not valid HTTP/1.1 (the server answered, badly; not a dropped connection)',
+  'protocol-error':
+    'responses were not valid HTTP/1.1 (the server answered, badly; not a dropped connection)',
   'stale-conntrack':
     'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
 };
@@ -121,6 +122,7 @@ export function explainFailures(
       return `${n} ${cls} — ${what}${phases.length ? ` (${phases.join(', ')})` : ''}`;
     });
   const policy = scenario.onSigterm ? ` with --on-sigterm ${scenario.onSigterm}` : '';
-  const of = notSent > 0 ? `${failed} of the ${sent} requests sent` : `${failed} of ${totals.requests} requests`;
+  const of =
+    notSent > 0 ? `${failed} of the ${sent} requests sent` : `${failed} of ${totals.requests} requests`;
   return `${prefix}${of} failed${policy}: ${[...parts, ...tail].join('; ')}.`;
 }

@@ -113,7 +113,8 @@ export class LoadAggregate {
       else t.unaccounted += 1;
       if (record.failure === 'protocol-error') {
         // The code comes from a record (a load Pod's: untrusted): a known shape, a bounded set.
-        let code = record.errorCode !== null && PROTOCOL_CODE.test(record.errorCode) ? record.errorCode : 'other';
+        let code =
+          record.errorCode !== null && PROTOCOL_CODE.test(record.errorCode) ? record.errorCode : 'other';
         if (!(code in t.protocolErrors) && Object.keys(t.protocolErrors).length >= PROTOCOL_CODES_MAX)
           code = 'other';
         t.protocolErrors[code] = (t.protocolErrors[code] ?? 0) + 1;
@@ -123,7 +124,8 @@ export class LoadAggregate {
         t.inFlightUs += Math.max(0, record.endUs - record.sentUs);
         t.workMs += Number.isFinite(record.workMs) ? record.workMs : 0;
       }
-      if (record.failure === null && record.outcome === 'completed') t.latency.record(record.endUs - record.intendedUs);
+      if (record.failure === null && record.outcome === 'completed')
+        t.latency.record(record.endUs - record.intendedUs);
       if (record.sentUs !== null) t.sendLag.record(record.sentUs - record.intendedUs);
     }
   }

@@ -235,7 +235,10 @@ export class Http1Connection<T = unknown> {
           // HPE_CR_EXPECTED, and so does this one — at once, not after the response timeout
           // that waiting for a CRLF CRLF that never comes would take.
           if (bareLf(buf, i))
-            return this.fail({ code: 'HPE_CR_EXPECTED', message: 'a line of the response head ends without CR' });
+            return this.fail({
+              code: 'HPE_CR_EXPECTED',
+              message: 'a line of the response head ends without CR',
+            });
           const end = buf.indexOf('\r\n\r\n', i, 'latin1');
           if (end < 0 || end - i > HEAD_MAX_BYTES) {
             if (buf.length - i > HEAD_MAX_BYTES)
@@ -318,7 +321,10 @@ export class Http1Connection<T = unknown> {
     const code = Number(status[2]);
     // Three digits, the first 1–5 (RFC 9110 §15): 999 is no status, never a 5xx.
     if (code < 100 || code > 599)
-      return { code: 'HPE_INVALID_STATUS', message: `status ${status[2]} is not an HTTP status code (100–599)` };
+      return {
+        code: 'HPE_INVALID_STATUS',
+        message: `status ${status[2]} is not an HTTP status code (100–599)`,
+      };
     let length: number | null = null;
     let chunked = false;
     let connection = '';

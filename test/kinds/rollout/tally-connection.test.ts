@@ -51,7 +51,12 @@ test("reused-connection-closed on a connection whose last answer named Pod A: co
   tally.add(rec({ conn: 1, reused: false, outcome: 'completed', status: 200, podUid: 'A' }));
   tally.add(rec({ conn: 2, reused: false, outcome: 'completed', status: 200, podUid: 'B' }));
   const cut = tally.add(
-    rec({ conn: 1, outcome: 'connection-dropped', failure: 'reused-connection-closed', errorCode: 'ECONNRESET' }),
+    rec({
+      conn: 1,
+      outcome: 'connection-dropped',
+      failure: 'reused-connection-closed',
+      errorCode: 'ECONNRESET',
+    }),
   );
   assert.equal(cut.podUid, 'A');
   assert.equal(cut.podUidFrom, 'connection');
@@ -62,7 +67,9 @@ test("reused-connection-closed on a connection whose last answer named Pod A: co
   assert.equal(fresh.podUid, null);
   assert.equal(fresh.podUidFrom, undefined);
   // A record's own Pod is never replaced.
-  const own = tally.add(rec({ conn: 2, outcome: 'http-error', status: 503, failure: 'http-5xx', podUid: 'A' }));
+  const own = tally.add(
+    rec({ conn: 2, outcome: 'http-error', status: 503, failure: 'http-5xx', podUid: 'A' }),
+  );
   assert.equal(own.podUidFrom, undefined);
   assert.deepEqual(tally.byPhase, {
     ready: { 'reused-connection-closed': 1, 'http-5xx': 1 },

@@ -90,7 +90,10 @@ test('not sent, read from the evidence: the pool (Little’s law), the generator
   const pool = readNotSent(facts({}), { rate: 400, connections: 16 })!;
   assert.equal(pool.cause, 'pool');
   assert.equal(pool.loadFellBehind, true);
-  assert.match(pool.words, /the pool of 16 connections were too few.*at most 145\/s of the 400\/s offered \(Little's law\)/);
+  assert.match(
+    pool.words,
+    /the pool of 16 connections were too few.*at most 145\/s of the 400\/s offered \(Little's law\)/,
+  );
   // The pool could carry it, yet requests waited: the generator fell behind.
   const generator = readNotSent(facts({}), { rate: 100, connections: 256 })!;
   assert.equal(generator.cause, 'generator');
@@ -100,15 +103,24 @@ test('not sent, read from the evidence: the pool (Little’s law), the generator
   const service = readNotSent(facts({ inFlightMeanMs: 24_000 }), { rate: 100, connections: 16 })!;
   assert.equal(service.cause, 'service');
   assert.equal(service.loadFellBehind, false);
-  assert.match(service.words, /held a connection a mean 24\.0 s for 100 ms of work asked — the Service was slow/);
+  assert.match(
+    service.words,
+    /held a connection a mean 24\.0 s for 100 ms of work asked — the Service was slow/,
+  );
   // Nothing sent: nothing says who held the pool.
-  assert.equal(readNotSent(facts({ notSent: 1000, inFlightMeanMs: null }), { rate: 1, connections: 1 })!.cause, 'unknown');
+  assert.equal(
+    readNotSent(facts({ notSent: 1000, inFlightMeanMs: null }), { rate: 1, connections: 1 })!.cause,
+    'unknown',
+  );
   assert.equal(readNotSent(facts({ notSent: 0 }), { rate: 100, connections: 16 }), null);
 });
 
 test("Little's law at the start: a pool that cannot carry rate × mean work is named", () => {
   const warning = poolShortfall(400, 256, { kind: 'uniform', min: 50, max: 1500 });
-  assert.match(warning ?? '', /--connections 256 cannot carry --rate 400 × a mean work of 775 ms: that needs about 310 connections/);
+  assert.match(
+    warning ?? '',
+    /--connections 256 cannot carry --rate 400 × a mean work of 775 ms: that needs about 310 connections/,
+  );
   assert.equal(poolShortfall(100, 256, { kind: 'uniform', min: 50, max: 1500 }), null);
   assert.equal(poolShortfall(1000, 'new', { kind: 'fixed', ms: 1000 }), null);
 });

@@ -15,7 +15,12 @@ import { classifyWork } from '../../../src/probe/outcome.js';
 
 /** Each hostile answer, and the code(s) the load's parser and node:http's name it by. */
 const hostile: Array<{ name: string; bytes: string; load: string; node: string }> = [
-  { name: 'a bad status line', bytes: 'HTTX/1.1 200 OK\r\n\r\n', load: 'HPE_INVALID_CONSTANT', node: 'HPE_INVALID_CONSTANT' },
+  {
+    name: 'a bad status line',
+    bytes: 'HTTX/1.1 200 OK\r\n\r\n',
+    load: 'HPE_INVALID_CONSTANT',
+    node: 'HPE_INVALID_CONSTANT',
+  },
   {
     name: 'a bad chunk size',
     bytes: 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n',
