@@ -71,3 +71,45 @@ test('a service that never answers: every request counted once, unanswered named
   assert.equal(doc.verdict.kind, 'rolled');
   assert.match(stderr, /draincheck: \d+ failures.*more than --max-failures 100 allows/);
 });
+
+test("a pool too small for the rate: warned at the start (Little's law), the run inconclusive — the load fell behind — not the Service's failure (exit 3)", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-accounting-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // 1 connection held ~100 ms per request carries ~10/s of the 100/s offered.
+  const { doc, stderr } = rolloutJson(
+    dir,
+    [
+      '--timing',
+      'fast',
+      '--rate',
+      '100',
+      '--connections',
+      '1',
+      '--work-ms',
+      '100',
+      '--before-ms',
+      '1000',
+      '--after-ms',
+      '500',
+      '--max-failures',
+      '0',
+    ],
+    { status: 3, timeoutMs: 120_000 },
+  );
+  assert.match(
+    stderr,
+    /draincheck: warning: --connections 1 cannot carry --rate 100 × a mean work of 100 ms: that needs about 10 connections/,
+  );
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.verdict.kind, 'inconclusive');
+  assert.equal(doc.notSent?.cause, 'pool', JSON.stringify(doc.notSent));
+  assert.match(
+    doc.verdict.explanation,
+    /^Inconclusive — the load fell behind \(the pool of 1 connections were too few/,
+  );
+  assert.doesNotMatch(doc.verdict.explanation, /took too long|Service was slow/);
+  const totals = doc.totals;
+  assert.ok((totals.notSent ?? 0) > 0);
+  assert.equal((totals.outcomes.completed ?? 0) + totals.failed + (totals.notSent ?? 0), totals.requests);
+  assert.match(stderr, /draincheck: inconclusive: the load fell behind .*the gate is not applied/);
+});
