@@ -72,7 +72,7 @@ test('a service that never answers: every request counted once, unanswered named
   assert.match(stderr, /draincheck: \d+ failures.*more than --max-failures 100 allows/);
 });
 
-test("a pool too small for the rate: warned at the start (Little's law), the run inconclusive — the load fell behind — not the Service's failure (exit 3)", async (t) => {
+test("a pool too small for the rate: warned at the start (Little's law), the run inconclusive — the load fell behind — not the Service's failure (exit 3)", (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-accounting-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // 1 connection held ~100 ms per request carries ~10/s of the 100/s offered.
