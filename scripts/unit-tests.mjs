@@ -37,6 +37,8 @@ export const unitTests = [
   'test/kinds/rollout/explain.test.ts',
   'test/kinds/rollout/phases.test.ts',
   'test/kinds/rollout/conclude.test.ts',
+  'test/kinds/rollout/tally-connection.test.ts',
+  'test/probe/load/accounting.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',
   'test/platform/local/endpointslice-controller.test.ts',

@@ -41,6 +41,7 @@ import type { ManifestOptions } from '../../workload/manifests.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
 import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
+import { readNotSent } from '../../probe/load/not-sent.js';
 import { concludeRollout } from './explain.js';
 import { JournalSpool } from './join/fate-spool.js';
 import { emptyJoin, runJoin, type JoinOutput } from './join/join.js';
@@ -623,7 +624,7 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
 
 function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   const { plan, platform, ending, triggeredAtMs, completeAtMs } = run;
-  const { all, windows, byPhase, bins, joinCounts } = joined;
+  const { all, windows, byPhase, podFromConnection, bins, joinCounts } = joined;
   const incompleteReason = ending?.reason ?? null;
   const pods = run.lifecycles.list().map((p) => ({
     ...p,
@@ -634,6 +635,10 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     endpointRemovedAtMs: round(p.endpointRemovedAtMs),
     goneAtMs: round(p.goneAtMs),
   }));
+  // Requests not sent: whose limit it was, from the run's own evidence. The load's own (its pool,
+  // its schedule) makes the run inconclusive: its counts are not the Service's result.
+  const notSent = readNotSent(all, plan.load);
+  const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   return {
     schema: ROLLOUT_SCHEMA,
     runId: plan.runId,
@@ -661,7 +666,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         triggeredAtMs !== null && completeAtMs !== null ? round(completeAtMs - triggeredAtMs) : null,
     },
     verdict: {
-      kind: ending?.verdict ?? 'rolled',
+      kind: verdictKind,
       explanation: concludeRollout({
         totals: all,
         failuresByPhase: byPhase,
@@ -669,11 +674,14 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         incompleteReason,
         pods,
         recordsLost: joined.file === null ? joined.droppedLive : 0,
+        context: { notSent, podFromConnection, protocolErrors: all.protocolErrors },
       }),
     },
     pods,
     totals: all,
     windows,
+    notSent,
+    podFromConnection,
     failuresByPhase: byPhase,
     timeline: { binMs: joined.binMs, bins },
     records: {

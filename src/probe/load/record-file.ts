@@ -189,7 +189,7 @@ export function recordLine(r: LoadRecord): string {
     `,"intendedUs":${num(r.intendedUs)},"sentUs":${num(r.sentUs)},"firstByteUs":${num(r.firstByteUs)}` +
     `,"endUs":${num(r.endUs)},"bytes":${num(r.bytes)},"status":${num(r.status)},"outcome":${str(r.outcome)}` +
     `,"failure":${str(r.failure)},"errorCode":${str(r.errorCode)},"conn":${num(r.conn)},"reused":${r.reused}` +
-    `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}}`
+    `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}${r.podUidFrom === undefined ? '' : `,"podUidFrom":${str(r.podUidFrom)}`}}`
   );
 }
 
@@ -315,6 +315,7 @@ const recordFields: Record<keyof LoadRecord, (x: unknown) => boolean> = {
   localPort: orNull(isCount),
   podUid: orNull((x) => isShortString(x, 128)),
   fate: (x) => x === undefined || (serverFates as readonly unknown[]).includes(x),
+  podUidFrom: (x) => x === undefined || x === 'connection',
 };
 
 /**
