@@ -16,7 +16,7 @@ import type {
 import { DraincheckError, isDraincheckError } from '../../errors.js';
 import type { LoadItem, Platform, RemoteLoad } from '../../platform/types.js';
 import { loadOrigin, startLoad } from '../../probe/load/generator.js';
-import type { WorkMsDistribution } from '../../probe/load/options.js';
+import { loadSettingValues } from '../../probe/load/settings.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 import { RecordWriter } from '../../probe/load/record-file.js';
 import { JournalSpool } from '../../probe/load/fate-spool.js';
@@ -36,6 +36,7 @@ import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
 import { explainFailures } from './explain.js';
 import { PodLifecycles } from './lifecycle.js';
 import { emptyJoin, runJoin, type JoinOutput } from './join.js';
+import { loadDocumentFields, type LoadPlan } from './settings.js';
 
 export interface RolloutPlan {
   runId: string;
@@ -44,14 +45,8 @@ export interface RolloutPlan {
   name: string;
   scenario: ResolvedScenario;
   deployment: DeploymentSettings;
-  load: {
-    rate: number;
-    connections: number | 'new';
-    workMs: WorkMsDistribution;
-    beforeMs: number;
-    afterMs: number;
-    gzip: boolean;
-  };
+  /** The load's settings, from their rows (./settings.ts). */
+  load: LoadPlan;
   manifest: ManifestOptions;
 }
 
@@ -104,9 +99,6 @@ const JOIN_OUT_BUFFER_BYTES = 1024 * 1024;
 
 export const recordsFileName = (plan: RolloutPlan): string =>
   `rollout-${plan.runId}-${plan.scenario.name}.records.ndjson${plan.load.gzip ? '.gz' : ''}`;
-
-export const workMsText = (d: WorkMsDistribution): string =>
-  d.kind === 'fixed' ? String(d.ms) : `${d.min}..${d.max}`;
 
 export async function runRollout(input: RolloutInput): Promise<RolloutDocument> {
   const { platform, plan, outDir, signal } = input;
@@ -286,9 +278,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
             service: plan.name,
             name: `${plan.name}-load`.slice(0, 63),
             image: wanted.spec?.template.spec?.containers[0]?.image ?? '',
-            rate: plan.load.rate,
-            connections: plan.load.connections,
-            workMs: plan.load.workMs,
+            ...loadSettingValues(plan.load),
             idPrefix,
           },
           watchSignal,
@@ -310,10 +300,8 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     } else
       load = startLoad({
         target,
-        rate: plan.load.rate,
+        ...loadSettingValues(plan.load),
         count,
-        connections: plan.load.connections,
-        workMs: plan.load.workMs,
         originMs,
         idPrefix,
         onRecord: (r) => {
@@ -447,13 +435,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     // A rollout runs the lab server (no --work target flags): its target is the lab contract.
     scenario: { ...plan.scenario, target: null },
     deployment: { name: plan.name, ...plan.deployment },
-    load: {
-      rate: plan.load.rate,
-      connections: plan.load.connections,
-      workMs: workMsText(plan.load.workMs),
-      beforeMs: plan.load.beforeMs,
-      afterMs: plan.load.afterMs,
-    },
+    load: loadDocumentFields(plan.load),
     platform: { ...platform.details() },
     rollout: {
       triggeredAtMs: round(triggeredAtMs),
