@@ -8,7 +8,10 @@ export function addSettingFlags(command: Command, rows: SettingTable): Command {
   for (const row of Object.values(rows)) {
     const flags = row.arg === '' ? row.flag : `${row.flag} ${row.arg}`;
     if (row.repeatable)
-      command.option(flags, settingHelp(row), (value: string, previous: string[] = []) => [...previous, value]);
+      command.option(flags, settingHelp(row), (value: string, previous: string[] = []) => [
+        ...previous,
+        value,
+      ]);
     else command.option(flags, settingHelp(row));
     if (row.alternative) command.option(row.alternative.flag, row.alternative.help);
   }

@@ -78,7 +78,10 @@ export function settingHelp<T>(row: SettingRow<T>): string {
 }
 
 /** Every value of a table from commander's options (a flag not given: its row's default). */
-export function readSettings<R extends SettingTable>(rows: R, options: Record<string, unknown>): SettingValues<R> {
+export function readSettings<R extends SettingTable>(
+  rows: R,
+  options: Record<string, unknown>,
+): SettingValues<R> {
   const out: Record<string, unknown> = {};
   for (const [name, row] of Object.entries(rows)) out[name] = readSetting(row, options);
   return out as SettingValues<R>;
@@ -90,7 +93,10 @@ export function readSetting<T>(row: SettingRow<T>, options: Record<string, unkno
   const alternative = row.alternative;
   if (alternative && options[flagAttribute(alternative.flag)] === true) {
     if (raw !== undefined)
-      throw new DraincheckError('DC_USAGE', `${row.flag} and ${alternative.flag} ask for two things: give one`);
+      throw new DraincheckError(
+        'DC_USAGE',
+        `${row.flag} and ${alternative.flag} ask for two things: give one`,
+      );
     return alternative.value;
   }
   if (raw === undefined) return row.default;
@@ -129,7 +135,10 @@ export type DocumentShape<R extends SettingTable, S extends string> = {
     : never;
 };
 
-export function documentShape<R extends SettingTable, S extends string>(rows: R, section: S): DocumentShape<R, S> {
+export function documentShape<R extends SettingTable, S extends string>(
+  rows: R,
+  section: S,
+): DocumentShape<R, S> {
   const out: Record<string, z.ZodType> = {};
   for (const [name, row] of Object.entries(rows))
     if (row.document?.section === section) out[name] = row.document.schema.describe(row.help);

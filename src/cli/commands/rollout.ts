@@ -2,7 +2,7 @@
 // every request accounted for (issue 14). The kind's steps are src/kinds/rollout/.
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { DraincheckError, ExitCode, quote } from '../../errors.js';
+import { DraincheckError, ExitCode } from '../../errors.js';
 import { rolloutKind } from '../../kinds/rollout/index.js';
 import type { RolloutDocument } from '../../kinds/rollout/document.js';
 import type { PropagationMeasurement } from '../../kinds/rollout/propagation.js';
@@ -57,11 +57,10 @@ export function rolloutCommand(): Command {
         `${s.help} (default ${name === 'graceSeconds' ? ROLLOUT_GRACE_SECONDS : scenarioDefaults[name]})`,
       );
   // The rollout's own settings and the load's, from their rows (src/kinds/rollout/settings.ts).
-  addSettingFlags(command, rolloutSettings)
-    .option(
-      '--server-command <command>',
-      'run this server (speaking docs/LAB-CONTRACT.md) in each Pod instead of draincheck server (see `draincheck run --help`)',
-    );
+  addSettingFlags(command, rolloutSettings).option(
+    '--server-command <command>',
+    'run this server (speaking docs/LAB-CONTRACT.md) in each Pod instead of draincheck server (see `draincheck run --help`)',
+  );
   addPlatformFlags(command).option(
     '--out <dir>',
     'directory for the rollout document and its records (default ./draincheck-results/<time>/)',

@@ -199,3 +199,23 @@ type Fields<Shape extends Record<string, z.ZodType>> = { [K in keyof Shape]: z.i
 export function loadDocumentFields(load: LoadPlan): Fields<typeof loadDocumentShape> {
   return documentFields(rolloutSettings, 'load', load) as Fields<typeof loadDocumentShape>;
 }
+
+/** A document's sections the rows keep their values in (untrusted when read back). */
+interface SettingSections {
+  load: Record<string, unknown>;
+  deployment: Record<string, unknown>;
+}
+
+/**
+ * How the report says each setting a document keeps, from its rows, in table order (the text's
+ * header line and the page's facts): `name` is the document field, `text` is unescaped.
+ */
+export function rolloutFacts(
+  doc: SettingSections,
+): Array<{ section: keyof SettingSections; name: string; text: string }> {
+  return Object.entries(rolloutSettings).flatMap(([name, row]) => {
+    const section = row.document?.section as keyof SettingSections | undefined;
+    if (!section || !row.fact || !(name in doc[section])) return [];
+    return [{ section, name, text: (row.fact as (v: unknown) => string)(doc[section][name]) }];
+  });
+}

@@ -9,7 +9,8 @@ import { integerSchema } from '../../util/integer.js';
 import { setting, settingArgv, type SettingValues } from '../../util/setting-rows.js';
 
 /** The work time per request: a fixed number of ms, or uniform between two bounds. */
-export type WorkMsDistribution = { kind: 'fixed'; ms: number } | { kind: 'uniform'; min: number; max: number };
+export type WorkMsDistribution =
+  { kind: 'fixed'; ms: number } | { kind: 'uniform'; min: number; max: number };
 
 /** Above this, a timer tick cannot even hand requests to sockets on this runtime. */
 export const RATE_MAX = 100_000;
@@ -76,7 +77,11 @@ export function loadSettings(workMsMax: number) {
       default: 256,
       schema: integerSchema({ label: '--connections', min: 1, max: CONNECTIONS_MAX }),
       text: String,
-      alternative: { flag: '--new-connections', help: 'a new connection per request instead of a pool', value: 'new' },
+      alternative: {
+        flag: '--new-connections',
+        help: 'a new connection per request instead of a pool',
+        value: 'new',
+      },
       sample: '9',
       document: {
         section: 'load',
@@ -89,7 +94,7 @@ export function loadSettings(workMsMax: number) {
       flag: '--work-ms',
       arg: '<ms|min..max>',
       help: `work per request in ms: fixed (300), or uniform between two bounds (50..2000); at most ${workMsMax}`,
-      default: { kind: 'uniform', min: 50, max: 2000 } as WorkMsDistribution,
+      default: { kind: 'uniform', min: 50, max: 2000 },
       schema: workMsSchema(workMsMax),
       text: workMsText,
       sample: '20..40',
