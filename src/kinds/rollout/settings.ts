@@ -17,7 +17,30 @@ import {
   setting,
   type SettingValues,
 } from '../../util/setting-rows.js';
-import { failureLimitSchema, failureLimitText, type FailureLimit } from './gate.js';
+import { failureClasses, type FailureClass } from '../../probe/load/record.js';
+
+export interface FailureLimit {
+  /** null: every failure counts. */
+  failureClass: FailureClass | null;
+  max: number;
+}
+
+/** One `--max-failures` value: `N` or `CLASS=N` (the message names the value otherwise). */
+export const failureLimitSchema = z.string().transform((text, ctx): FailureLimit => {
+  const m = /^\s*(?:([a-z0-9-]+)\s*=\s*)?(\d{1,9})\s*$/.exec(text);
+  const failureClass = m?.[1] ?? null;
+  if (m && (failureClass === null || (failureClasses as readonly string[]).includes(failureClass)))
+    return { failureClass: failureClass as FailureClass | null, max: Number(m[2]) };
+  ctx.addIssue({
+    code: 'custom',
+    message: `--max-failures must be N or CLASS=N with CLASS one of ${failureClasses.join(', ')}, got ${quote(text)}`,
+  });
+  return z.NEVER;
+});
+
+/** A limit as its flag's text: `3` or `accepted-cut=0`. */
+export const failureLimitText = ({ failureClass, max }: FailureLimit): string =>
+  failureClass === null ? String(max) : `${failureClass}=${max}`;
 
 /** The longest before- or after-window: an hour. */
 export const WINDOW_MS_MAX = 3_600_000;
