@@ -35,6 +35,9 @@ const flagsSchema = z.object({
  */
 const settingRows = loadSettings(WORK_MS_MAX);
 
+/** The load's settings from commander's options (DC_USAGE with the row's message when bad). */
+export const readLoadFlags = (flags: Record<string, unknown>) => readSettings(settingRows, flags);
+
 export function loadCommand(): Command {
   const command = new Command('load')
     .summary('send open-loop load to a Service URL, one NDJSON record per request (used in the load Pod)')
@@ -50,7 +53,7 @@ export function loadCommand(): Command {
       const parsed = flagsSchema.safeParse(flags);
       if (!parsed.success) throw new DraincheckError('DC_USAGE', firstIssue(parsed.error));
       const { serviceUrl, idPrefix, serviceReadyTimeoutMs, maxSeconds } = parsed.data;
-      const settings = readSettings(settingRows, flags);
+      const settings = readLoadFlags(flags);
       const target = new URL(serviceUrl);
 
       const stopping = new AbortController();
