@@ -43,6 +43,8 @@ export interface SettingRow<T, D = unknown, S extends string = string> {
   alternative?: { flag: `--${string}`; help: string; value: T };
   /** An example of a valid non-default text (the row test sends it through every place). */
   sample: string;
+  /** A text the schema refuses (the row test checks its one line); none for a switch. */
+  badSample?: string;
   /** Where the document keeps it; null: not in the document. */
   document: DocumentField<T, D, S> | null;
   /** How the report says it, from the document's value (the renderer escapes it); null: not said. */

@@ -7,7 +7,7 @@
 // facts (./text.ts, ./html.ts). Adding a setting: docs/ARCHITECTURE.md, "Adding a rollout setting".
 import { z } from 'zod';
 import { quote } from '../../errors.js';
-import { loadSettings } from '../../probe/load/settings.js';
+import { loadSettings, loadSettingValues } from '../../probe/load/settings.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
 import { integerSchema } from '../../util/integer.js';
 import {
@@ -87,6 +87,7 @@ const windowRow = (flag: '--before-ms' | '--after-ms', help: string, fact: (v: n
     schema: integerSchema({ label: flag, min: 0, max: WINDOW_MS_MAX }),
     text: String,
     sample: '1234',
+    badSample: '3600001',
     document: { section: 'load', schema: z.number(), value: (v: number) => v },
     fact,
   });
@@ -101,6 +102,7 @@ const intOrPercentRow = (flag: '--max-surge' | '--max-unavailable', field: strin
     schema: intOrPercentSchema(flag),
     text: String,
     sample: '2',
+    badSample: '101%',
     document: {
       section: 'deployment',
       schema: z.union([z.number(), z.string()]),
@@ -119,6 +121,7 @@ export const rolloutSettings = {
     schema: integerSchema({ label: '--replicas', min: 1, max: 100 }),
     text: String,
     sample: '4',
+    badSample: '0',
     document: { section: 'deployment', schema: z.number(), value: (v: number) => v },
     fact: (v: number) => `${v} replicas`,
   }),
@@ -137,6 +140,7 @@ export const rolloutSettings = {
     schema: integerSchema({ label: '--progress-deadline-seconds', min: 1, max: 3600 }),
     text: String,
     sample: '90',
+    badSample: '3601',
     document: { section: 'deployment', schema: z.number(), value: (v: number) => v },
     fact: (v: number) => `progressDeadlineSeconds ${v}`,
   }),
@@ -152,6 +156,7 @@ export const rolloutSettings = {
     text: (limits) => limits.map(failureLimitText).join(' '),
     repeatable: true,
     sample: 'accepted-cut=3',
+    badSample: 'cut=1',
     // The gate is the run's verdict on the document, not a fact of the rollout.
     document: null,
     fact: null,
@@ -165,6 +170,7 @@ export const rolloutSettings = {
     schema: compareSchema,
     text: (v) => (v === null ? '' : v.join(',')),
     sample: 'exit,drain',
+    badSample: 'exit',
     // Each compared policy is a document of its own: its scenario says which.
     document: null,
     fact: null,
@@ -190,12 +196,13 @@ export function readRolloutSettings(options: Record<string, unknown>): RolloutSe
   return readSettings(rolloutSettings, options);
 }
 
-/** The plan's `load`: the load's rows and the windows, with the record file's compression. */
+/**
+ * The plan's `load`: every row of the load's table (a row added there reaches the plan, the
+ * generator and the load Pod without an edit here), the windows, the record file's compression.
+ */
 export function loadPlan(s: RolloutSettings) {
   return {
-    rate: s.rate,
-    connections: s.connections,
-    workMs: s.workMs,
+    ...loadSettingValues(s),
     beforeMs: s.beforeMs,
     afterMs: s.afterMs,
     gzip: s.gzip,

@@ -63,6 +63,7 @@ export function loadSettings(workMsMax: number) {
       schema: rateSchema,
       text: String,
       sample: '37.5',
+      badSample: '0',
       document: { section: 'load', schema: z.number(), value: (v: number) => v },
       fact: (v: number) => `${v}/s`,
     }),
@@ -83,6 +84,7 @@ export function loadSettings(workMsMax: number) {
         value: 'new',
       },
       sample: '9',
+      badSample: '10001',
       document: {
         section: 'load',
         schema: z.union([z.number(), z.literal('new')]),
@@ -98,6 +100,7 @@ export function loadSettings(workMsMax: number) {
       schema: workMsSchema(workMsMax),
       text: workMsText,
       sample: '20..40',
+      badSample: '9..1',
       document: {
         section: 'load',
         schema: z.string(),
