@@ -39,6 +39,7 @@ export const unitTests = [
   'test/platform/kube/deploy.test.ts',
   'test/platform/local/endpointslice-controller.test.ts',
   'test/platform/local/pod-worker-state.test.ts',
+  'test/platform/local/gone-addresses.test.ts',
   'test/platform/local/rolling-update.test.ts',
   'test/platform/local/service-proxy-routing.test.ts',
   'test/platform/local/store.test.ts',

@@ -11,7 +11,7 @@ import { loadCommand, readLoadFlags } from '../../src/cli/commands/load.js';
 import { rolloutCommand } from '../../src/cli/commands/rollout.js';
 import { isDraincheckError } from '../../src/errors.js';
 import { RolloutDocumentSchema, type RolloutDocument } from '../../src/kinds/rollout/document.js';
-import { renderRolloutHtml } from '../../src/kinds/rollout/html.js';
+import { renderRolloutHtml } from '../../src/kinds/rollout/render/html.js';
 import { planRollout } from '../../src/kinds/rollout/plan.js';
 import {
   deploymentPlan,
@@ -21,7 +21,7 @@ import {
   rolloutSettings,
   type RolloutSettings,
 } from '../../src/kinds/rollout/settings.js';
-import { renderRolloutText } from '../../src/kinds/rollout/text.js';
+import { renderRolloutText } from '../../src/kinds/rollout/render/text.js';
 import { loadArgs } from '../../src/platform/kube/load-pod.js';
 import { loadSettings, loadSettingValues } from '../../src/probe/load/settings.js';
 import { plainStyle } from '../../src/report/style.js';
