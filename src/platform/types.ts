@@ -6,7 +6,7 @@
 // and a real cluster are read the same way. Platforms are listed in ./registry.ts.
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../probe/client-events.js';
-import type { WorkMsDistribution } from '../probe/load/options.js';
+import type { LoadSettingValues } from '../probe/load/settings.js';
 import type { LoadRecord } from '../probe/load/record.js';
 
 /** A watch event as the API server sends it (`{type, object}` per line). */
@@ -72,7 +72,8 @@ export interface ClientJob {
  * the Pods behind it: the load generator (src/probe/load/) run where other Pods' requests
  * start, so they take the cluster's Service path.
  */
-export interface LoadJob {
+/** The load's settings (one field per row of src/probe/load/settings.ts) and where it goes. */
+export interface LoadJob extends LoadSettingValues {
   namespace: string;
   /** The Service the load goes to (by its ClusterIP). */
   service: string;
@@ -80,9 +81,6 @@ export interface LoadJob {
   name: string;
   /** The draincheck image (the load Pod runs `draincheck load`). */
   image: string;
-  rate: number;
-  connections: number | 'new';
-  workMs: WorkMsDistribution;
   /** Work ids are `<idPrefix><seq>`; a record with another id is not the run's. */
   idPrefix: string;
 }

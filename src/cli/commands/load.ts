@@ -8,11 +8,13 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import { DraincheckError } from '../../errors.js';
 import { loadOrigin, startLoad } from '../../probe/load/generator.js';
-import { parseWorkMs, validateConnections, validateRate } from '../../probe/load/options.js';
+import { loadSettings } from '../../probe/load/settings.js';
 import { RECORD_FILE_KIND, recordLine } from '../../probe/load/record-file.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
+import { readSettings } from '../../util/setting-rows.js';
+import { addSettingFlags } from '../setting-flags.js';
 import { firstIssue } from '../zod-issue.js';
 
 /** The load never runs longer than this (a runner that vanished must not leave it running). */
@@ -27,21 +29,23 @@ const flagsSchema = z.object({
   maxSeconds: integerSchema({ label: '--max-seconds', min: 1, max: LOAD_SECONDS_MAX }),
 });
 
+/**
+ * The load's settings: the rows `draincheck rollout` passes to the load Pod
+ * (src/platform/kube/load-pod.ts), read back here by the same rows.
+ */
+const settingRows = loadSettings(WORK_MS_MAX);
+
+/** The load's settings from commander's options (DC_USAGE with the row's message when bad). */
+export const readLoadFlags = (flags: Record<string, unknown>) => readSettings(settingRows, flags);
+
 export function loadCommand(): Command {
-  return new Command('load')
+  const command = new Command('load')
     .summary('send open-loop load to a Service URL, one NDJSON record per request (used in the load Pod)')
     .description(
       'Wait until GET /healthz through the Service answers 200, then send GET /work at a fixed rate (open loop) until SIGTERM or --max-seconds, and print one draincheck.load-records/v1 line per request on stdout. On SIGTERM the requests in flight finish and are printed before the exit.',
     )
-    .requiredOption('--service-url <url>', 'the Service, e.g. http://10.96.0.12:80')
-    .option('--rate <n>', 'requests per second', '200')
-    .option('--connections <n>', 'a pool of this many keep-alive connections', '32')
-    .option('--new-connections', 'a new connection per request instead of a pool')
-    .option(
-      '--work-ms <ms|min..max>',
-      'work per request: fixed ms, or uniform between two bounds',
-      '50..2000',
-    )
+    .requiredOption('--service-url <url>', 'the Service, e.g. http://10.96.0.12:80');
+  return addSettingFlags(command, settingRows)
     .option('--id-prefix <prefix>', 'work ids are <prefix><seq>', 'L')
     .option('--service-ready-timeout-ms <ms>', 'give up waiting for GET /healthz 200', '60000')
     .option('--max-seconds <s>', 'stop offering after this long whatever happens', String(LOAD_SECONDS_MAX))
@@ -49,11 +53,7 @@ export function loadCommand(): Command {
       const parsed = flagsSchema.safeParse(flags);
       if (!parsed.success) throw new DraincheckError('DC_USAGE', firstIssue(parsed.error));
       const { serviceUrl, idPrefix, serviceReadyTimeoutMs, maxSeconds } = parsed.data;
-      const rate = validateRate(Number(flags.rate));
-      const connections = flags.newConnections
-        ? ('new' as const)
-        : validateConnections(Number(flags.connections));
-      const workMs = parseWorkMs(String(flags.workMs), WORK_MS_MAX);
+      const settings = readLoadFlags(flags);
       const target = new URL(serviceUrl);
 
       const stopping = new AbortController();
@@ -73,10 +73,8 @@ export function loadCommand(): Command {
       let records = 0;
       const load = startLoad({
         target,
-        rate,
-        count: Math.ceil(rate * maxSeconds),
-        connections,
-        workMs,
+        ...settings,
+        count: Math.ceil(settings.rate * maxSeconds),
         originMs,
         idPrefix,
         onRecord: (r) => {

@@ -2,19 +2,24 @@
 // every request accounted for (issue 14). The kind's steps are src/kinds/rollout/.
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
-import { DraincheckError, ExitCode, quote } from '../../errors.js';
+import { DraincheckError, ExitCode } from '../../errors.js';
 import { rolloutKind } from '../../kinds/rollout/index.js';
 import type { RolloutDocument } from '../../kinds/rollout/document.js';
 import type { PropagationMeasurement } from '../../kinds/rollout/propagation.js';
-import { exceededLimits, parseFailureLimit, type FailureLimit } from '../../kinds/rollout/gate.js';
+import { exceededLimits } from '../../kinds/rollout/gate.js';
+import {
+  deploymentPlan,
+  loadPlan,
+  readRolloutSettings,
+  ROLLOUT_GRACE_SECONDS,
+  rolloutSettings,
+  type ComparePolicy,
+} from '../../kinds/rollout/settings.js';
 import { poolShortfall } from '../../probe/load/not-sent.js';
-import { loadDefaults, parseWorkMs, validateConnections, validateRate } from '../../probe/load/options.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { styleFor } from '../../report/style.js';
 import { shutdownPolicies } from '../../server/config.js';
-import { WORK_MS_MAX } from '../../server/work-params.js';
 import { terminalSafe } from '../../util/terminal-text.js';
-import { parseInteger } from '../../util/integer.js';
 import {
   resolveScenario,
   scenarioDefaults,
@@ -24,48 +29,14 @@ import {
 } from '../../workload/scenario.js';
 import { newRunId } from '../../experiment/plan.js';
 import { measurePropagation } from '../../kinds/rollout/propagation.js';
-import { parseIntOrPercent } from '../../kinds/rollout/plan.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 import { onInterrupt } from '../interrupt.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { addSettingFlags } from '../setting-flags.js';
 
-interface RolloutFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
-  replicas: string;
-  maxSurge: string;
-  maxUnavailable: string;
-  progressDeadlineSeconds: string;
-  rate: string;
-  connections?: string;
-  newConnections?: boolean;
-  beforeMs: string;
-  afterMs: string;
-  gzip?: boolean;
-  out?: string;
-  maxFailures?: FailureLimit[];
-  compare?: string;
-}
-
-export const rolloutDefaults = {
-  replicas: 3,
-  maxSurge: '25%',
-  maxUnavailable: '25%',
-  /** Kubernetes' own default for progressDeadlineSeconds. */
-  progressDeadlineSeconds: 600,
-  workMs: '50..2000',
-  beforeMs: 2000,
-  afterMs: 2000,
-  /** A rollout replaces Pods that may be working 2 s: a grace period well above that. */
-  graceSeconds: 30,
-  /**
-   * Keep-alive connections: enough for the default load (200/s of up to 2 s work needs ~200
-   * in flight) — fewer would queue requests on the client and show as latency, not as failures.
-   */
-  connections: 256,
-} as const;
-
-/** The longest before- or after-window: an hour. */
-const WINDOW_MS_MAX = 3_600_000;
+/** What commander gives: the scenario's, the platform's and the output's flags; the rollout's rows as text. */
+type RolloutFlags = ScenarioFlags & PlatformFlags & FormatFlags & { out?: string } & Record<string, unknown>;
 
 export function rolloutCommand(): Command {
   const command = new Command('rollout')
@@ -84,44 +55,13 @@ export function rolloutCommand(): Command {
     if (name !== 'workMs')
       command.option(
         `${s.flag} ${s.arg}`,
-        `${s.help} (default ${name === 'graceSeconds' ? rolloutDefaults.graceSeconds : scenarioDefaults[name]})`,
+        `${s.help} (default ${name === 'graceSeconds' ? ROLLOUT_GRACE_SECONDS : scenarioDefaults[name]})`,
       );
-  command
-    .option('--replicas <n>', 'the Deployment’s replicas', String(rolloutDefaults.replicas))
-    .option('--max-surge <n|%>', 'RollingUpdate maxSurge', rolloutDefaults.maxSurge)
-    .option('--max-unavailable <n|%>', 'RollingUpdate maxUnavailable', rolloutDefaults.maxUnavailable)
-    .option(
-      '--progress-deadline-seconds <s>',
-      'the Deployment’s progressDeadlineSeconds: no progress for this long ends the run with that verdict',
-      String(rolloutDefaults.progressDeadlineSeconds),
-    )
-    .option('--rate <n>', 'requests per second, open loop', String(loadDefaults.rate))
-    .option(
-      '--connections <n>',
-      `a pool of this many keep-alive connections (default ${rolloutDefaults.connections})`,
-    )
-    .option('--new-connections', 'a new connection per request instead of a pool')
-    .option(
-      '--work-ms <ms|min..max>',
-      'work per request: fixed ms, or uniform between two bounds',
-      rolloutDefaults.workMs,
-    )
-    .option('--before-ms <ms>', 'load before the rollout starts', String(rolloutDefaults.beforeMs))
-    .option('--after-ms <ms>', 'load after the Deployment is complete', String(rolloutDefaults.afterMs))
-    .option(
-      '--max-failures <N|CLASS=N>',
-      'CI gate: exit 1 when more requests than N failed (or, with CLASS=N, more of that failure class); repeatable',
-      (value: string, previous: FailureLimit[] = []) => [...previous, parseFailureLimit(value)],
-    )
-    .option(
-      '--compare <policies>',
-      'roll one Deployment per policy at once (separate Deployments and Services): exit, drain, drain+prestop, default; drain+prestop’s preStop sleep defaults to the propagation time measured on this platform',
-    )
-    .option('--gzip', 'gzip the record file')
-    .option(
-      '--server-command <command>',
-      'run this server (speaking docs/LAB-CONTRACT.md) in each Pod instead of draincheck server (see `draincheck run --help`)',
-    );
+  // The rollout's own settings and the load's, from their rows (src/kinds/rollout/settings.ts).
+  addSettingFlags(command, rolloutSettings).option(
+    '--server-command <command>',
+    'run this server (speaking docs/LAB-CONTRACT.md) in each Pod instead of draincheck server (see `draincheck run --help`)',
+  );
   addPlatformFlags(command).option(
     '--out <dir>',
     'directory for the rollout document and its records (default ./draincheck-results/<time>/)',
@@ -169,37 +109,18 @@ export function rolloutCommand(): Command {
           'DC_USAGE',
           '`draincheck rollout --platform kube` sends its load from a load Pod in the cluster: --client local is not for a rollout',
         );
-      const workMs = parseWorkMs(flags.workMs ?? '', WORK_MS_MAX);
-      const rate = validateRate(Number(flags.rate));
-      if (flags.newConnections && flags.connections !== undefined)
-        throw new DraincheckError(
-          'DC_USAGE',
-          '--connections and --new-connections ask for two things: give one',
-        );
-      const connections = flags.newConnections
-        ? ('new' as const)
-        : validateConnections(Number(flags.connections ?? rolloutDefaults.connections));
-      const int = (text: string, label: string, min: number, max: number): number => {
-        const parsed = parseInteger(text, { label, min, max });
-        if (!parsed.ok) throw new DraincheckError('DC_USAGE', parsed.message);
-        return parsed.value;
-      };
-      const deployment = {
-        replicas: int(flags.replicas, '--replicas', 1, 100),
-        maxSurge: parseIntOrPercent(flags.maxSurge, '--max-surge'),
-        maxUnavailable: parseIntOrPercent(flags.maxUnavailable, '--max-unavailable'),
-        progressDeadlineSeconds: int(flags.progressDeadlineSeconds, '--progress-deadline-seconds', 1, 3600),
-      };
-      const beforeMs = int(flags.beforeMs, '--before-ms', 0, WINDOW_MS_MAX);
-      const afterMs = int(flags.afterMs, '--after-ms', 0, WINDOW_MS_MAX);
+      // Every row read by its schema: a bad value is its one line (DC_USAGE, exit 2).
+      const settings = readRolloutSettings(flags);
+      const { workMs } = settings;
+      const deployment = deploymentPlan(settings);
       const { workMs: _load, ...serverFlags } = flags;
-      const compare = flags.compare === undefined ? null : parseCompare(flags.compare);
+      const { compare } = settings;
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
       // The scenario's workMs is the longest work asked for (the server's drain must cover it).
       const scenarioOf = (over: ScenarioInput): ResolvedScenario =>
         resolveScenario({
-          ...scenarioInput(serverFlags, rolloutDefaults.graceSeconds),
+          ...scenarioInput(serverFlags, ROLLOUT_GRACE_SECONDS),
           workMs: workMs.kind === 'fixed' ? workMs.ms : workMs.max,
           ...over,
         });
@@ -209,7 +130,7 @@ export function rolloutCommand(): Command {
       const outDir = flags.out ?? defaultResultsDir();
       checkOutputDirectory(outDir, '--out');
       // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
-      const shortfall = poolShortfall(rate, connections, workMs);
+      const shortfall = poolShortfall(settings.rate, settings.connections, workMs);
       if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
 
       const session = await openPlatformSession(flags);
@@ -254,7 +175,7 @@ export function rolloutCommand(): Command {
               plan: rolloutKind.plan(scenario, {
                 runId,
                 deployment,
-                load: { rate, connections, workMs, beforeMs, afterMs, gzip: flags.gzip === true },
+                load: loadPlan(settings),
                 manifest: session.planOptions.manifest ?? {},
                 ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               }),
@@ -297,7 +218,7 @@ export function rolloutCommand(): Command {
       }
       if (propagation && format !== 'text') process.stderr.write(`${propagation}\n`);
       const exceeded = docs.flatMap((d) =>
-        exceededLimits(d.totals, flags.maxFailures ?? [], d.notSent?.cause === 'service').map((line) =>
+        exceededLimits(d.totals, settings.maxFailures, d.notSent?.cause === 'service').map((line) =>
           compare ? `${d.scenario.name}: ${line}` : line,
         ),
       );
@@ -318,21 +239,6 @@ export function rolloutCommand(): Command {
       }
     });
   return command;
-}
-
-export const comparePolicies = ['exit', 'drain', 'drain+prestop', 'default'] as const;
-export type ComparePolicy = (typeof comparePolicies)[number];
-
-/** `--compare exit,drain,drain+prestop`: known policies, each once, at least two. */
-export function parseCompare(text: string): ComparePolicy[] {
-  const items = text.split(',').map((s) => s.trim());
-  const bad = items.find((i) => !(comparePolicies as readonly string[]).includes(i));
-  if (bad !== undefined || items.length < 2 || new Set(items).size !== items.length)
-    throw new DraincheckError(
-      'DC_USAGE',
-      `--compare must list two or more of ${comparePolicies.join(', ')}, each once, separated by commas, got ${quote(text)}`,
-    );
-  return items as ComparePolicy[];
 }
 
 /** The output's line on drain+prestop's measured preStop sleep: the samples and the rule. */

@@ -6,11 +6,8 @@ import { z } from 'zod';
 import { requestOutcomes } from '../../probe/client-events.js';
 import { notSentCauses } from '../../probe/load/not-sent.js';
 import { failureClasses } from '../../probe/load/record.js';
-import {
-  PlatformFactSchema,
-  PlatformTimingSchema,
-  ScenarioSchema,
-} from '../../experiment/run-document.js';
+import { PlatformFactSchema, PlatformTimingSchema, ScenarioSchema } from '../../experiment/run-document.js';
+import { deploymentDocumentShape, loadDocumentShape } from './settings.js';
 
 export const ROLLOUT_SCHEMA = 'draincheck.rollout/v1';
 
@@ -98,20 +95,9 @@ export const RolloutDocumentSchema = z.object({
   finishedAt: z.string().nullable(),
   tool: z.object({ name: z.literal('draincheck'), version: z.string() }),
   scenario: ScenarioSchema.omit({ workId: true }),
-  deployment: z.object({
-    name: z.string(),
-    replicas: z.number(),
-    maxSurge: z.union([z.number(), z.string()]),
-    maxUnavailable: z.union([z.number(), z.string()]),
-    progressDeadlineSeconds: z.number(),
-  }),
-  load: z.object({
-    rate: z.number(),
-    connections: z.union([z.number(), z.literal('new')]),
-    workMs: z.string().describe('fixed ms or MIN..MAX (uniform)'),
-    beforeMs: z.number(),
-    afterMs: z.number(),
-  }),
+  // The settings' fields come from their rows (./settings.ts).
+  deployment: z.object({ name: z.string(), ...deploymentDocumentShape }),
+  load: z.object(loadDocumentShape),
   platform: z.looseObject({
     name: z.string(),
     namespace: z.string().optional(),

@@ -1,25 +1,17 @@
 // The CI gate of a rollout, as k6's thresholds: `--max-failures N` (all failures) and
 // `--max-failures CLASS=N` (one failure class), each a limit the run's totals must not exceed.
-import { DraincheckError, quote } from '../../errors.js';
-import { failureClasses, type FailureClass } from '../../probe/load/record.js';
+import { DraincheckError } from '../../errors.js';
+import type { FailureClass } from '../../probe/load/record.js';
 import type { Tally } from './document.js';
+import { failureLimitSchema, type FailureLimit } from './settings.js';
 
-export interface FailureLimit {
-  /** null: every failure counts. */
-  failureClass: FailureClass | null;
-  max: number;
-}
+export type { FailureLimit } from './settings.js';
 
 /** One `--max-failures` value: `N` or `CLASS=N` (DC_USAGE naming the value otherwise). */
 export function parseFailureLimit(text: string): FailureLimit {
-  const m = /^\s*(?:([a-z0-9-]+)\s*=\s*)?(\d{1,9})\s*$/.exec(text);
-  const failureClass = m?.[1] ?? null;
-  if (!m || (failureClass !== null && !(failureClasses as readonly string[]).includes(failureClass)))
-    throw new DraincheckError(
-      'DC_USAGE',
-      `--max-failures must be N or CLASS=N with CLASS one of ${failureClasses.join(', ')}, got ${quote(text)}`,
-    );
-  return { failureClass: failureClass as FailureClass | null, max: Number(m[2]) };
+  const parsed = failureLimitSchema.safeParse(text);
+  if (!parsed.success) throw new DraincheckError('DC_USAGE', parsed.error.issues[0]!.message);
+  return parsed.data;
 }
 
 /**

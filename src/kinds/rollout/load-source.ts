@@ -6,7 +6,7 @@
 // and reaches the join as `clock` and `whole()`.
 import type { LoadItem, LoadJob, RemoteLoad } from '../../platform/types.js';
 import { startLoad } from '../../probe/load/generator.js';
-import type { WorkMsDistribution } from '../../probe/load/options.js';
+import { loadSettingValues, type LoadSettingValues } from '../../probe/load/settings.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 
 export interface LoadSource {
@@ -27,11 +27,8 @@ export interface LoadSource {
   journalLagMs: number;
 }
 
-/** The load's shape, as the plan says it. */
-export interface LoadShape {
-  rate: number;
-  connections: number | 'new';
-  workMs: WorkMsDistribution;
+/** The load's shape, as the plan says it: one field per row of src/probe/load/settings.ts. */
+export interface LoadShape extends LoadSettingValues {
   idPrefix: string;
   /** At most this many requests (the source never hands over more). */
   count: number;
@@ -57,10 +54,9 @@ export function localLoad(
 ): LoadSource {
   const run = startLoad({
     target,
-    rate: shape.rate,
+    // Every load row's value (src/probe/load/settings.ts), then the count.
+    ...loadSettingValues(shape),
     count: shape.count,
-    connections: shape.connections,
-    workMs: shape.workMs,
     originMs,
     idPrefix: shape.idPrefix,
     onRecord,

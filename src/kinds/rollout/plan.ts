@@ -1,8 +1,7 @@
 // A rollout's plan: names (its own namespace, Deployment and Service named after the policy),
-// the Deployment's settings and the load's. Validation of each value happens where it is
-// parsed (the CLI's flags, src/probe/load/options.ts); Kubernetes' own validation of the
+// the Deployment's settings and the load's. Each value is validated by its row (./settings.ts)
+// where the flags are read; Kubernetes' own validation of the
 // Deployment (maxSurge and maxUnavailable both 0) is the API's, at apply.
-import { DraincheckError, quote } from '../../errors.js';
 import { newRunId } from '../../experiment/plan.js';
 import type { DeploymentSettings } from '../../workload/deployment.js';
 import type { ManifestOptions } from '../../workload/manifests.js';
@@ -29,14 +28,4 @@ export function planRollout(scenario: ResolvedScenario, options: RolloutPlanOpti
     load: options.load,
     manifest: options.manifest ?? {},
   };
-}
-
-/** `--max-surge 1` / `--max-surge 25%`: Kubernetes' IntOrString. */
-export function parseIntOrPercent(text: string, flag: string): number | string {
-  if (/^\d{1,6}%$/.test(text.trim()) && Number.parseInt(text, 10) <= 100) return text.trim();
-  if (/^\d{1,6}$/.test(text.trim())) return Number(text.trim());
-  throw new DraincheckError(
-    'DC_USAGE',
-    `${flag} must be a whole number or a percentage (e.g. 1 or 25%), got ${quote(text)}`,
-  );
 }

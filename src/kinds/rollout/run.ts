@@ -25,7 +25,7 @@ import { DraincheckError, isDraincheckError, type ErrorCode } from '../../errors
 import { Observers } from '../../experiment/observers.js';
 import type { Platform } from '../../platform/types.js';
 import { loadOrigin } from '../../probe/load/generator.js';
-import type { WorkMsDistribution } from '../../probe/load/options.js';
+import { loadSettingValues } from '../../probe/load/settings.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 import { RecordWriter } from '../../probe/load/record-file.js';
 import { parseJournalLine } from '../../server/journal.js';
@@ -56,6 +56,7 @@ import {
   type LoadSource,
 } from './load-source.js';
 import { RolloutPhases, type RolloutPhase } from './phases.js';
+import { loadDocumentFields, type LoadPlan } from './settings.js';
 
 export interface RolloutPlan {
   runId: string;
@@ -64,14 +65,8 @@ export interface RolloutPlan {
   name: string;
   scenario: ResolvedScenario;
   deployment: DeploymentSettings;
-  load: {
-    rate: number;
-    connections: number | 'new';
-    workMs: WorkMsDistribution;
-    beforeMs: number;
-    afterMs: number;
-    gzip: boolean;
-  };
+  /** The load's settings, from their rows (./settings.ts). */
+  load: LoadPlan;
   manifest: ManifestOptions;
 }
 
@@ -107,9 +102,6 @@ const JOIN_OUT_BUFFER_BYTES = 1024 * 1024;
 
 export const recordsFileName = (plan: RolloutPlan): string =>
   `rollout-${plan.runId}-${plan.scenario.name}.records.ndjson${plan.load.gzip ? '.gz' : ''}`;
-
-export const workMsText = (d: WorkMsDistribution): string =>
-  d.kind === 'fixed' ? String(d.ms) : `${d.min}..${d.max}`;
 
 /** Why the run ended early: the words of its document's reason, its error code where one fits. */
 interface Ending {
@@ -409,9 +401,7 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
       throw resultWriteError(run.rawPath, error);
     });
     const shape: LoadShape = {
-      rate: plan.load.rate,
-      connections: plan.load.connections,
-      workMs: plan.load.workMs,
+      ...loadSettingValues(plan.load),
       idPrefix: `${plan.scenario.name.slice(0, 8)}-`,
       count: Math.ceil(plan.load.rate * 3600),
     };
@@ -423,9 +413,7 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
         service: plan.name,
         name: `${plan.name}-load`.slice(0, 63),
         image: run.wanted.spec?.template.spec?.containers[0]?.image ?? '',
-        rate: shape.rate,
-        connections: shape.connections,
-        workMs: shape.workMs,
+        ...loadSettingValues(shape),
         idPrefix: shape.idPrefix,
       };
       run.load = await podLoad(runLoad, job, shape, run.originMs, run.onRecord, run.waitSignal);
@@ -651,13 +639,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     // A rollout runs the lab server (no --work target flags): its target is the lab contract.
     scenario: { ...plan.scenario, target: null },
     deployment: { name: plan.name, ...plan.deployment },
-    load: {
-      rate: plan.load.rate,
-      connections: plan.load.connections,
-      workMs: workMsText(plan.load.workMs),
-      beforeMs: plan.load.beforeMs,
-      afterMs: plan.load.afterMs,
-    },
+    load: loadDocumentFields(plan.load),
     platform: { ...platform.details() },
     rollout: {
       triggeredAtMs: round(triggeredAtMs),

@@ -8,6 +8,7 @@
 // and report them, and exit within the Pod's grace period.
 import type { V1Pod } from '@kubernetes/client-node';
 import { loadDefaults } from '../../probe/load/options.js';
+import { loadArgv } from '../../probe/load/settings.js';
 import { parseRecordLine, RECORD_FILE_KIND, RECORD_LINE_MAX_CHARS } from '../../probe/load/record-file.js';
 import { parseJsonBounded, truncateText } from '../../util/bounded-json.js';
 import { managedLabels } from '../../workload/labels.js';
@@ -22,21 +23,12 @@ export const LOAD_CONTAINER = 'load';
  */
 export const LOAD_GRACE_SECONDS = Math.ceil(loadDefaults.responseTimeoutMs / 1000) + 5;
 
-/** `draincheck load`'s arguments for a job (src/cli/commands/load.ts). */
+/**
+ * `draincheck load`'s arguments for a job (src/cli/commands/load.ts): the load's settings from
+ * their rows (src/probe/load/settings.ts), which the load command reads back with the same rows.
+ */
 export function loadArgs(job: LoadJob, serviceUrl: string): string[] {
-  const workMs = job.workMs.kind === 'fixed' ? String(job.workMs.ms) : `${job.workMs.min}..${job.workMs.max}`;
-  return [
-    'load',
-    '--service-url',
-    serviceUrl,
-    '--rate',
-    String(job.rate),
-    ...(job.connections === 'new' ? ['--new-connections'] : ['--connections', String(job.connections)]),
-    '--work-ms',
-    workMs,
-    '--id-prefix',
-    job.idPrefix,
-  ];
+  return ['load', '--service-url', serviceUrl, ...loadArgv(job), '--id-prefix', job.idPrefix];
 }
 
 export function buildLoadPod(job: LoadJob, runId: string, serviceUrl: string): V1Pod {

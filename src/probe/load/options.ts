@@ -1,40 +1,32 @@
-// The load's settings and their validation: one clear line (DC_USAGE) for each bad value.
-import { DraincheckError, quote } from '../../errors.js';
+// The load's settings for code that calls the generator directly (src/probe/load/generator.ts):
+// the defaults and validators of the load's rows (./settings.ts), which the commands also use, and
+// the generator's own limits.
+import { DraincheckError } from '../../errors.js';
+import { type SettingRow } from '../../util/setting-rows.js';
+import { loadSettings, rateSchema, workMsSchema, type WorkMsDistribution } from './settings.js';
 
-/** The work time per request: a fixed number of ms, or uniform between two bounds. */
-export type WorkMsDistribution =
-  { kind: 'fixed'; ms: number } | { kind: 'uniform'; min: number; max: number };
+export { RATE_MAX, type WorkMsDistribution } from './settings.js';
 
-/** Above this, a timer tick cannot even hand requests to sockets on this runtime. */
-export const RATE_MAX = 100_000;
+/** The rows' defaults (the work bound does not change them). */
+const rows = loadSettings(Number.MAX_SAFE_INTEGER);
 
 export const loadDefaults = {
-  rate: 200,
-  connections: 32,
+  rate: rows.rate.default,
+  connections: rows.connections.default as number,
   connectTimeoutMs: 5_000,
   responseTimeoutMs: 30_000,
 } as const;
 
-/**
- * `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed), up to `maxMs` — the caller passes
- * the lab server's limit (WORK_MS_MAX in src/server/work-params.ts, a layer above this one).
- */
+function valueOf<T>(row: Pick<SettingRow<T>, 'schema' | 'flag'>, raw: unknown): T {
+  const parsed = row.schema.safeParse(raw);
+  if (!parsed.success)
+    throw new DraincheckError('DC_USAGE', parsed.error.issues[0]?.message ?? `${row.flag}: bad value`);
+  return parsed.data;
+}
+
+/** `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed), up to `maxMs`: the row's schema. */
 export function parseWorkMs(text: string, maxMs: number): WorkMsDistribution {
-  const bad = () =>
-    new DraincheckError(
-      'DC_USAGE',
-      `--work-ms must be a number of ms or a range MIN..MAX from 0 to ${maxMs}, got ${quote(text)}`,
-    );
-  const range = /^\s*(\d{1,7})\s*\.\.\s*(\d{1,7})\s*$/.exec(text);
-  if (range) {
-    const min = Number(range[1]);
-    const max = Number(range[2]);
-    if (min > max || max > maxMs) throw bad();
-    return min === max ? { kind: 'fixed', ms: min } : { kind: 'uniform', min, max };
-  }
-  const fixed = /^\s*(\d{1,7})\s*$/.exec(text);
-  if (!fixed || Number(fixed[1]) > maxMs) throw bad();
-  return { kind: 'fixed', ms: Number(fixed[1]) };
+  return valueOf({ flag: '--work-ms', schema: workMsSchema(maxMs) }, text);
 }
 
 /** One draw (integer ms) from the distribution; `random` returns [0, 1). */
@@ -44,21 +36,9 @@ export function drawWorkMs(d: WorkMsDistribution, random: () => number): number 
 }
 
 export function validateRate(rate: number): number {
-  if (!Number.isFinite(rate) || rate <= 0 || rate > RATE_MAX) {
-    throw new DraincheckError(
-      'DC_USAGE',
-      `--rate must be more than 0 and at most ${RATE_MAX} requests/s, got ${quote(rate)}`,
-    );
-  }
-  return rate;
+  return valueOf({ flag: '--rate', schema: rateSchema }, rate);
 }
 
 export function validateConnections(connections: number): number {
-  if (!Number.isSafeInteger(connections) || connections < 1 || connections > 10_000) {
-    throw new DraincheckError(
-      'DC_USAGE',
-      `--connections must be an integer from 1 to 10000, got ${quote(connections)}`,
-    );
-  }
-  return connections;
+  return valueOf(rows.connections, connections) as number;
 }

@@ -35,7 +35,7 @@ test('bad values: one line each, exit 2, nothing started', (t) => {
   const dir = tmp();
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const cases: Array<[string[], RegExp]> = [
-    [['--rate', '0'], /^draincheck: --rate must be more than 0 and at most 100000 requests\/s, got 0/],
+    [['--rate', '0'], /^draincheck: --rate must be more than 0 and at most 100000 requests\/s, got "0"/],
     [['--rate', '-5'], /^draincheck: --rate must be more than 0/],
     [['--max-surge', 'lots'], /^draincheck: --max-surge must be a whole number or a percentage/],
     [['--work-ms', '9..1'], /^draincheck: --work-ms must be a number of ms or a range/],

@@ -4,6 +4,7 @@ import type { FailureClass } from '../../../probe/load/record.js';
 import { esc } from '../../../report/html/escape.js';
 import type { RenderContext } from '../../kind.js';
 import type { PodLifecycle, RolloutDocument } from '../document.js';
+import { rolloutFacts } from '../settings.js';
 
 const W = 900;
 const ms = (x: number | null): string => (x === null ? '-' : String(Math.round(x)));
@@ -85,6 +86,12 @@ function timeline(doc: RolloutDocument): string {
   return `<p>${legend}; Pods: <span style="color:#ccc">■</span> starting <span style="color:#9c9">■</span> ready <span style="color:#89b">■</span> terminating</p><svg width="${W + 260}" height="${height + 4}" role="img" aria-label="requests over time and Pod lifecycles">${bars}${doc.pods.map(row).join('')}${mark(doc.rollout.triggeredAtMs, 'rollout triggered')}${mark(doc.rollout.completeAtMs, 'rollout complete')}</svg>`;
 }
 
+/** The document's settings, each as its row says it (./settings.ts), under its field name. */
+const settingFacts = (d: RolloutDocument): string =>
+  `<dl class="settings">${rolloutFacts(d)
+    .map((f) => `<dt>${esc(f.name)}</dt><dd>${esc(f.text)}</dd>`)
+    .join('')}</dl>`;
+
 export function renderRolloutHtml(docs: RolloutDocument[], { title, generatedAt }: RenderContext): string {
   const rows = docs
     .map(
@@ -100,7 +107,10 @@ export function renderRolloutHtml(docs: RolloutDocument[], { title, generatedAt 
     )
     .join('');
   const sections = docs
-    .map((d) => `<h2>${esc(d.scenario.name)}</h2><p>${esc(d.verdict.explanation)}</p>${timeline(d)}`)
+    .map(
+      (d) =>
+        `<h2>${esc(d.scenario.name)}</h2><p>${esc(d.verdict.explanation)}</p>${settingFacts(d)}${timeline(d)}`,
+    )
     .join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><h1>${esc(title)}</h1><p>generated ${esc(generatedAt)}</p><table border="1"><tr><th>rollout</th><th>requests</th><th>failed</th><th>failures by class</th><th>not sent</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th><th>rollout ms</th></tr>${rows}</table>${sections}</body></html>`;
 }

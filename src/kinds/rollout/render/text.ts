@@ -4,6 +4,7 @@
 import type { Style } from '../../../report/style.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
 import type { RolloutDocument } from '../document.js';
+import { rolloutFacts } from '../settings.js';
 
 const fmt = (ms: number | null): string =>
   ms === null ? '-' : ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${Math.round(ms)}ms`;
@@ -55,8 +56,15 @@ export function renderRolloutText(docs: RolloutDocument[], style: Style): string
   ]);
   const lines = [style.bold('draincheck rollout'), ''];
   for (const d of docs) {
+    // The settings as their rows say them (./settings.ts).
+    const facts = rolloutFacts(d);
+    const said = (section: 'load' | 'deployment') =>
+      facts
+        .filter((f) => f.section === section)
+        .map((f) => terminalSafe(f.text))
+        .join(', ');
     lines.push(
-      `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${d.deployment.replicas} replicas, maxSurge ${terminalSafe(String(d.deployment.maxSurge))}, maxUnavailable ${terminalSafe(String(d.deployment.maxUnavailable))}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s; load ${d.load.rate}/s on ${d.load.connections === 'new' ? 'a new connection each' : `${d.load.connections} connections`}, work ${terminalSafe(d.load.workMs)} ms`,
+      `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${said('deployment')}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s; load ${said('load')}`,
     );
   }
   lines.push('', table([header, ...rows]), '');

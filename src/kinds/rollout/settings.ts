@@ -1,0 +1,251 @@
+// The rollout's settings as rows (src/util/setting-rows.ts): the load's rows it shares with
+// `draincheck load` (src/probe/load/settings.ts), then its own — the windows around the rollout,
+// the Deployment's strategy, the CI gate, the compared policies. From this table come
+// `draincheck rollout`'s flags and `--help` (src/cli/commands/rollout.ts), their validation,
+// the plan (`load` and `deployment`), the document's `load` and `deployment` fields
+// (./document.ts), the load Pod's arguments (src/platform/kube/load-pod.ts) and the report's
+// facts (./text.ts, ./html.ts). Adding a setting: docs/ARCHITECTURE.md, "Adding a rollout setting".
+import { z } from 'zod';
+import { quote } from '../../errors.js';
+import { loadSettings, loadSettingValues } from '../../probe/load/settings.js';
+import { WORK_MS_MAX } from '../../server/work-params.js';
+import { integerSchema } from '../../util/integer.js';
+import {
+  documentFields,
+  documentShape,
+  readSettings,
+  setting,
+  type SettingValues,
+} from '../../util/setting-rows.js';
+import { failureClasses, type FailureClass } from '../../probe/load/record.js';
+
+export interface FailureLimit {
+  /** null: every failure counts. */
+  failureClass: FailureClass | null;
+  max: number;
+}
+
+/** One `--max-failures` value: `N` or `CLASS=N` (the message names the value otherwise). */
+export const failureLimitSchema = z.string().transform((text, ctx): FailureLimit => {
+  const m = /^\s*(?:([a-z0-9-]+)\s*=\s*)?(\d{1,9})\s*$/.exec(text);
+  const failureClass = m?.[1] ?? null;
+  if (m && (failureClass === null || (failureClasses as readonly string[]).includes(failureClass)))
+    return { failureClass: failureClass as FailureClass | null, max: Number(m[2]) };
+  ctx.addIssue({
+    code: 'custom',
+    message: `--max-failures must be N or CLASS=N with CLASS one of ${failureClasses.join(', ')}, got ${quote(text)}`,
+  });
+  return z.NEVER;
+});
+
+/** A limit as its flag's text: `3` or `accepted-cut=0`. */
+export const failureLimitText = ({ failureClass, max }: FailureLimit): string =>
+  failureClass === null ? String(max) : `${failureClass}=${max}`;
+
+/** The longest before- or after-window: an hour. */
+export const WINDOW_MS_MAX = 3_600_000;
+
+/** A rollout replaces Pods that may be working 2 s: a grace period well above that (the scenario's). */
+export const ROLLOUT_GRACE_SECONDS = 30;
+
+export const comparePolicies = ['exit', 'drain', 'drain+prestop', 'default'] as const;
+export type ComparePolicy = (typeof comparePolicies)[number];
+
+/** `--max-surge 1` / `--max-surge 25%`: Kubernetes' IntOrString. */
+function intOrPercentSchema(flag: string) {
+  return z.string().transform((text, ctx): number | string => {
+    const t = text.trim();
+    if (/^\d{1,6}%$/.test(t) && Number.parseInt(t, 10) <= 100) return t;
+    if (/^\d{1,6}$/.test(t)) return Number(t);
+    ctx.addIssue({
+      code: 'custom',
+      message: `${flag} must be a whole number or a percentage (e.g. 1 or 25%), got ${quote(text)}`,
+    });
+    return z.NEVER;
+  });
+}
+
+/** `--compare exit,drain,drain+prestop`: known policies, each once, at least two. */
+const compareSchema = z.string().transform((text, ctx): ComparePolicy[] | null => {
+  const items = text.split(',').map((s) => s.trim());
+  const bad = items.find((i) => !(comparePolicies as readonly string[]).includes(i));
+  if (bad === undefined && items.length >= 2 && new Set(items).size === items.length)
+    return items as ComparePolicy[];
+  ctx.addIssue({
+    code: 'custom',
+    message: `--compare must list two or more of ${comparePolicies.join(', ')}, each once, separated by commas, got ${quote(text)}`,
+  });
+  return z.NEVER;
+});
+
+const windowRow = (flag: '--before-ms' | '--after-ms', help: string, fact: (v: number) => string) =>
+  setting({
+    flag,
+    arg: '<ms>',
+    help: `${help} (ms, 0 to ${WINDOW_MS_MAX})`,
+    default: 2000,
+    schema: integerSchema({ label: flag, min: 0, max: WINDOW_MS_MAX }),
+    text: String,
+    sample: '1234',
+    badSample: '3600001',
+    document: { section: 'load', schema: z.number(), value: (v: number) => v },
+    fact,
+  });
+
+const intOrPercentRow = (flag: '--max-surge' | '--max-unavailable', field: string, help: string) =>
+  setting<number | string, number | string, 'deployment'>({
+    flag,
+    arg: '<n|%>',
+    help: `RollingUpdate ${field}: ${help} (a whole number of Pods, or a percentage of replicas)`,
+    // Kubernetes' own default for both.
+    default: '25%',
+    schema: intOrPercentSchema(flag),
+    text: String,
+    sample: '2',
+    badSample: '101%',
+    document: {
+      section: 'deployment',
+      schema: z.union([z.number(), z.string()]),
+      value: (v: number | string) => v,
+    },
+    fact: (v: number | string) => `${field} ${v}`,
+  });
+
+/** Every setting of `draincheck rollout` beyond the scenario's (src/workload/scenario.ts), in `--help` order. */
+export const rolloutSettings = {
+  replicas: setting({
+    flag: '--replicas',
+    arg: '<n>',
+    help: 'the Deployment’s replicas (1 to 100)',
+    default: 3,
+    schema: integerSchema({ label: '--replicas', min: 1, max: 100 }),
+    text: String,
+    sample: '4',
+    badSample: '0',
+    document: { section: 'deployment', schema: z.number(), value: (v: number) => v },
+    fact: (v: number) => `${v} replicas`,
+  }),
+  maxSurge: intOrPercentRow('--max-surge', 'maxSurge', 'Pods above replicas during the rollout'),
+  maxUnavailable: intOrPercentRow(
+    '--max-unavailable',
+    'maxUnavailable',
+    'Pods below replicas that may be unavailable during the rollout',
+  ),
+  progressDeadlineSeconds: setting({
+    flag: '--progress-deadline-seconds',
+    arg: '<s>',
+    help: 'the Deployment’s progressDeadlineSeconds: no progress for this long ends the run with that verdict (s, 1 to 3600)',
+    // Kubernetes' own default.
+    default: 600,
+    schema: integerSchema({ label: '--progress-deadline-seconds', min: 1, max: 3600 }),
+    text: String,
+    sample: '90',
+    badSample: '3601',
+    document: { section: 'deployment', schema: z.number(), value: (v: number) => v },
+    fact: (v: number) => `progressDeadlineSeconds ${v}`,
+  }),
+  ...loadSettings(WORK_MS_MAX),
+  beforeMs: windowRow('--before-ms', 'load before the rollout starts', (v) => `${v} ms before`),
+  afterMs: windowRow('--after-ms', 'load after the Deployment is complete', (v) => `${v} ms after`),
+  maxFailures: setting<FailureLimit[], null, 'none'>({
+    flag: '--max-failures',
+    arg: '<N|CLASS=N>',
+    help: 'CI gate: exit 1 when more requests than N failed (or, with CLASS=N, more of that failure class); repeatable',
+    default: [],
+    schema: z.array(failureLimitSchema),
+    text: (limits) => limits.map(failureLimitText).join(' '),
+    repeatable: true,
+    sample: 'accepted-cut=3',
+    badSample: 'cut=1',
+    // The gate is the run's verdict on the document, not a fact of the rollout.
+    document: null,
+    fact: null,
+  }),
+  compare: setting<ComparePolicy[] | null, null, 'none'>({
+    flag: '--compare',
+    arg: '<policies>',
+    help: `roll one Deployment per policy at once (separate Deployments and Services): two or more of ${comparePolicies.join(', ')}; drain+prestop’s preStop sleep defaults to the propagation time measured on this platform`,
+    default: null,
+    defaultNote: 'one Deployment, the --on-sigterm policy',
+    schema: compareSchema,
+    text: (v) => (v === null ? '' : v.join(',')),
+    sample: 'exit,drain',
+    badSample: 'exit',
+    // Each compared policy is a document of its own: its scenario says which.
+    document: null,
+    fact: null,
+  }),
+  gzip: setting<boolean, null, 'none'>({
+    flag: '--gzip',
+    arg: '',
+    help: 'gzip the record file',
+    default: false,
+    schema: z.literal(true),
+    text: () => '',
+    sample: '',
+    // The record file's name says it (`.ndjson.gz`).
+    document: null,
+    fact: null,
+  }),
+};
+export type RolloutSettings = SettingValues<typeof rolloutSettings>;
+export type RolloutSettingName = keyof typeof rolloutSettings;
+
+/** Every rollout setting from commander's options (DC_USAGE with the row's message when bad). */
+export function readRolloutSettings(options: Record<string, unknown>): RolloutSettings {
+  return readSettings(rolloutSettings, options);
+}
+
+/**
+ * The plan's `load`: every row of the load's table (a row added there reaches the plan, the
+ * generator and the load Pod without an edit here), the windows, the record file's compression.
+ */
+export function loadPlan(s: RolloutSettings) {
+  return {
+    ...loadSettingValues(s),
+    beforeMs: s.beforeMs,
+    afterMs: s.afterMs,
+    gzip: s.gzip,
+  };
+}
+export type LoadPlan = ReturnType<typeof loadPlan>;
+
+/** The plan's `deployment`: the rows the document keeps under `deployment`. */
+export function deploymentPlan(s: RolloutSettings) {
+  return {
+    replicas: s.replicas,
+    maxSurge: s.maxSurge,
+    maxUnavailable: s.maxUnavailable,
+    progressDeadlineSeconds: s.progressDeadlineSeconds,
+  };
+}
+
+/** The document's schemas of `load` and `deployment`, from the rows (./document.ts). */
+export const loadDocumentShape = documentShape(rolloutSettings, 'load');
+export const deploymentDocumentShape = documentShape(rolloutSettings, 'deployment');
+type Fields<Shape extends Record<string, z.ZodType>> = { [K in keyof Shape]: z.infer<Shape[K]> };
+
+/** The document's `load` section, from the plan's values. */
+export function loadDocumentFields(load: LoadPlan): Fields<typeof loadDocumentShape> {
+  return documentFields(rolloutSettings, 'load', load) as Fields<typeof loadDocumentShape>;
+}
+
+/** A document's sections the rows keep their values in (untrusted when read back). */
+interface SettingSections {
+  load: Record<string, unknown>;
+  deployment: Record<string, unknown>;
+}
+
+/**
+ * How the report says each setting a document keeps, from its rows, in table order (the text's
+ * header line and the page's facts): `name` is the document field, `text` is unescaped.
+ */
+export function rolloutFacts(
+  doc: SettingSections,
+): Array<{ section: keyof SettingSections; name: string; text: string }> {
+  return Object.entries(rolloutSettings).flatMap(([name, row]) => {
+    const section = row.document?.section as keyof SettingSections | undefined;
+    if (!section || !row.fact || !(name in doc[section])) return [];
+    return [{ section, name, text: (row.fact as (v: unknown) => string)(doc[section][name]) }];
+  });
+}

@@ -1,0 +1,135 @@
+// The load's settings as rows (src/util/setting-rows.ts): what `draincheck load` (the load Pod's
+// program) and `draincheck rollout` share — the rate, the connections, the work per request.
+// The rollout's table (src/kinds/rollout/settings.ts) extends these rows; the runner passes each
+// to the load Pod as its flag (src/platform/kube/load-pod.ts), so the two commands read the same
+// text with the same schema and cannot disagree on a default.
+import { z } from 'zod';
+import { quote } from '../../errors.js';
+import { integerSchema } from '../../util/integer.js';
+import { setting, settingArgv, type SettingValues } from '../../util/setting-rows.js';
+
+/** The work time per request: a fixed number of ms, or uniform between two bounds. */
+export type WorkMsDistribution =
+  { kind: 'fixed'; ms: number } | { kind: 'uniform'; min: number; max: number };
+
+/** Above this, a timer tick cannot even hand requests to sockets on this runtime. */
+export const RATE_MAX = 100_000;
+/** The largest keep-alive pool. */
+export const CONNECTIONS_MAX = 10_000;
+
+/** `--rate`: requests per second, more than 0 (a fraction is fine: 0.5 is one every 2 s). */
+export const rateSchema = z.union([z.number(), z.string()]).transform((raw, ctx) => {
+  const text = typeof raw === 'number' ? String(raw) : raw.trim();
+  const rate = /^\d{1,9}(\.\d{1,9})?$/.test(text) ? Number(text) : Number.NaN;
+  if (Number.isFinite(rate) && rate > 0 && rate <= RATE_MAX) return rate;
+  ctx.addIssue({
+    code: 'custom',
+    message: `--rate must be more than 0 and at most ${RATE_MAX} requests/s, got ${quote(raw)}`,
+  });
+  return z.NEVER;
+});
+
+/** `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed), up to `maxMs`. */
+export function workMsSchema(maxMs: number) {
+  return z.string().transform((text, ctx): WorkMsDistribution => {
+    const range = /^\s*(\d{1,7})\s*\.\.\s*(\d{1,7})\s*$/.exec(text);
+    const fixed = /^\s*(\d{1,7})\s*$/.exec(text);
+    const min = Number(range?.[1] ?? fixed?.[1] ?? Number.NaN);
+    const max = Number(range?.[2] ?? fixed?.[1] ?? Number.NaN);
+    if (Number.isFinite(min) && min <= max && max <= maxMs)
+      return min === max ? { kind: 'fixed', ms: min } : { kind: 'uniform', min, max };
+    ctx.addIssue({
+      code: 'custom',
+      message: `--work-ms must be a number of ms or a range MIN..MAX from 0 to ${maxMs}, got ${quote(text)}`,
+    });
+    return z.NEVER;
+  });
+}
+
+export const workMsText = (d: WorkMsDistribution): string =>
+  d.kind === 'fixed' ? String(d.ms) : `${d.min}..${d.max}`;
+
+/**
+ * The load's rows. `workMsMax` is the lab server's limit (WORK_MS_MAX in
+ * src/server/work-params.ts, a layer above this one): the caller passes it.
+ */
+export function loadSettings(workMsMax: number) {
+  return {
+    rate: setting({
+      flag: '--rate',
+      arg: '<n>',
+      help: `requests per second, open loop (a new request every 1/rate s whatever the answers; more than 0, at most ${RATE_MAX})`,
+      default: 200,
+      schema: rateSchema,
+      text: String,
+      sample: '37.5',
+      badSample: '0',
+      document: { section: 'load', schema: z.number(), value: (v: number) => v },
+      fact: (v: number) => `${v}/s`,
+    }),
+    connections: setting<number | 'new', number | 'new', 'load'>({
+      flag: '--connections',
+      arg: '<n>',
+      help: `a pool of this many keep-alive connections, each reused for the next request (1 to ${CONNECTIONS_MAX})`,
+      /**
+       * Enough for the rollout's default load (200/s of up to 2 s work needs ~200 in flight) —
+       * fewer would queue requests on the client and show as latency, not as failures.
+       */
+      default: 256,
+      schema: integerSchema({ label: '--connections', min: 1, max: CONNECTIONS_MAX }),
+      text: String,
+      alternative: {
+        flag: '--new-connections',
+        help: 'a new connection per request instead of a pool',
+        value: 'new',
+      },
+      sample: '9',
+      badSample: '10001',
+      document: {
+        section: 'load',
+        schema: z.union([z.number(), z.literal('new')]),
+        value: (v: number | 'new') => v,
+      },
+      fact: (v: number | 'new') => (v === 'new' ? 'a new connection each' : `${v} connections`),
+    }),
+    workMs: setting({
+      flag: '--work-ms',
+      arg: '<ms|min..max>',
+      help: `work per request in ms: fixed (300), or uniform between two bounds (50..2000); at most ${workMsMax}`,
+      default: { kind: 'uniform', min: 50, max: 2000 },
+      schema: workMsSchema(workMsMax),
+      text: workMsText,
+      sample: '20..40',
+      badSample: '9..1',
+      document: {
+        section: 'load',
+        schema: z.string(),
+        value: workMsText,
+      },
+      fact: (v: string) => `work ${v} ms`,
+    }),
+  };
+}
+
+/** The values of the load's rows (the generator's options and the load Pod's job carry them). */
+export type LoadSettingValues = SettingValues<ReturnType<typeof loadSettings>>;
+
+/** The rows for their names, flags and text (a value's text does not depend on the bound). */
+const loadRows = loadSettings(Number.MAX_SAFE_INTEGER);
+
+/** The load's values out of a larger object (a plan, a job): one field per row. */
+export function loadSettingValues(from: LoadSettingValues): LoadSettingValues {
+  const out: Record<string, unknown> = {};
+  for (const name of Object.keys(loadRows)) out[name] = from[name as keyof LoadSettingValues];
+  return out as LoadSettingValues;
+}
+
+/**
+ * `draincheck load`'s flags for the values (src/platform/kube/load-pod.ts): each row's flag and
+ * its text, which the load command reads back with the same row.
+ */
+export function loadArgv(values: LoadSettingValues): string[] {
+  return Object.entries(loadRows).flatMap(([name, row]) =>
+    settingArgv(row as never, values[name as keyof LoadSettingValues]),
+  );
+}
