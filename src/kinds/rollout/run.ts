@@ -392,7 +392,13 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       await journal.close();
       await rm(spoolPath, { force: true });
       throw error;
-    } else incompleteReason = error instanceof Error ? error.message : String(error);
+    } else
+      // With its hint: what to do about it (a 422 for the preStop form: `--prestop-action exec`).
+      incompleteReason = isDraincheckError(error)
+        ? error.oneLine()
+        : error instanceof Error
+          ? error.message
+          : String(error);
   }
   await Promise.all([...routing]);
   await cleanup();

@@ -1,6 +1,7 @@
 // The rollout's terminal report: one table row per rollout (a policy of --compare, or the
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
+import { factValue, platformFact } from '../../experiment/platform-facts.js';
 import type { Style } from '../../report/style.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import type { RolloutDocument } from './document.js';
@@ -27,6 +28,14 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
+/** How the cluster ran the preStop sleep (the kube platform's `preStopAction` fact), and why. */
+function preStopForm(d: RolloutDocument): string {
+  const fact = platformFact(d.platform, 'preStopAction');
+  if (!fact || d.scenario.preStopSleepSeconds <= 0) return '';
+  const why = fact.note ? `: ${fact.note}` : '';
+  return terminalSafe(` (${fact.value === 'exec' ? 'exec sleep' : `the ${factValue(fact)} action`}${why})`);
+}
+
 export function renderRolloutText(docs: RolloutDocument[], style: Style): string {
   const header = ['rollout', 'requests', 'failed', 'failures by class', 'p50', 'p99', 'max', 'rollout took'];
   const rows = docs.map((d) => [
@@ -42,7 +51,7 @@ export function renderRolloutText(docs: RolloutDocument[], style: Style): string
   const lines = [style.bold('draincheck rollout'), ''];
   for (const d of docs) {
     lines.push(
-      `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${d.deployment.replicas} replicas, maxSurge ${terminalSafe(String(d.deployment.maxSurge))}, maxUnavailable ${terminalSafe(String(d.deployment.maxUnavailable))}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s; load ${d.load.rate}/s on ${d.load.connections === 'new' ? 'a new connection each' : `${d.load.connections} connections`}, work ${terminalSafe(d.load.workMs)} ms`,
+      `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${d.deployment.replicas} replicas, maxSurge ${terminalSafe(String(d.deployment.maxSurge))}, maxUnavailable ${terminalSafe(String(d.deployment.maxUnavailable))}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s${preStopForm(d)}; load ${d.load.rate}/s on ${d.load.connections === 'new' ? 'a new connection each' : `${d.load.connections} connections`}, work ${terminalSafe(d.load.workMs)} ms`,
     );
   }
   lines.push('', table([header, ...rows]), '');

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LocalCluster } from '../../../src/platform/local/cluster.js';
 import { route, type FacadeRequest } from './routes.js';
+import { refusedByVersion } from './server-version.js';
 
 /** A request as the facade received it (the request log a test reads). */
 export interface SeenFacadeRequest {
@@ -28,6 +29,12 @@ export interface SeenFacadeRequest {
 export interface FacadeOptions {
   /** Requests to refuse the way RBAC does (403 Forbidden), e.g. a role without `namespaces delete`. */
   forbid?: (method: string, path: string) => boolean;
+  /**
+   * The `gitVersion` /version reports (default v1.30.0-draincheck-embedded). Below v1.30 the
+   * facade decodes a Pod or a Deployment's Pod template as such a server does: without the
+   * preStop `sleep` action (./server-version.ts).
+   */
+  gitVersion?: string;
 }
 
 export class KubeFacade {
@@ -131,7 +138,15 @@ export class KubeFacade {
       this.streams.delete(controller);
     });
     try {
-      const answer = await route(this.cluster, request, controller.signal, this.deletedNamespaces);
+      const answer =
+        refusedByVersion(this.options.gitVersion, request) ??
+        (await route(
+          this.cluster,
+          request,
+          controller.signal,
+          this.deletedNamespaces,
+          this.options.gitVersion,
+        ));
       seen.status = answer.kind === 'json' ? answer.status : 200;
       if (answer.kind === 'json' && request.method !== 'GET') seen.answer = answer.body;
       if (answer.kind === 'json') {
