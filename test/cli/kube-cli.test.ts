@@ -174,6 +174,60 @@ test('draincheck cleanup: labeled namespaces, or labeled Pods and Services in --
   );
 });
 
+test('draincheck cleanup --platform: kube as without it, local cleans this host (or says there is nothing), flags of the other platform refused', async (t) => {
+  const server = new FakeApiServer();
+  server.on(
+    'GET',
+    '/api/v1/namespaces',
+    (_r, res) =>
+      sendJson(res, 200, {
+        kind: 'NamespaceList',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: '9' },
+        items: [{ metadata: { name: 'draincheck-a1' } }],
+      }),
+    isList,
+  );
+  await server.start();
+  t.after(() => server.stop());
+  const kubeconfig = server.writeKubeconfig();
+
+  // Every other kube command takes --platform kube; so does cleanup (issue 24.7).
+  const kube = await cli(t, cliPath, [
+    'cleanup',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--dry-run',
+  ]);
+  assert.equal(kube.code, 0, kube.stderr);
+  assert.equal(kube.stdout, 'would delete namespace/draincheck-a1\n');
+
+  // The embedded runtime: what killed runtimes left in this host's kernel, found by lease.
+  const local = await cli(t, cliPath, ['cleanup', '--platform', 'local', '--dry-run']);
+  assert.equal(local.code, 0, local.stderr);
+  assert.match(
+    local.stdout,
+    /^(nothing to clean up \(the embedded runtime on this host: nftables tables, Pod links and blackhole routes of runtimes no longer running\)\n|(would delete (nftables table draincheck_\w+|link dcp-\d+-\d+|route blackhole 198\.18\.\d+\.\d+)\n)+)$/,
+  );
+
+  for (const [args, said] of [
+    [['--kubeconfig', kubeconfig], /--kubeconfig applies only to --platform kube/],
+    [['-n', 'team'], /--namespace applies only to --platform kube/],
+    [['--run', 'a1', '--force'], /--run, --force apply only to --platform kube/],
+  ] as const) {
+    const refused = await cli(t, cliPath, ['cleanup', '--platform', 'local', ...args]);
+    assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stderr}`);
+    assert.match(refused.stderr, said);
+    assert.doesNotMatch(refused.stderr, /\n\s+at /, 'no stack trace');
+  }
+  const unknown = await cli(t, cliPath, ['cleanup', '--platform', 'nomad']);
+  assert.equal(unknown.code, 2, unknown.stderr);
+  assert.match(unknown.stderr, /local, kube/);
+  assert.equal(server.requests.filter((r) => r.method === 'DELETE').length, 0, 'nothing deleted');
+});
+
 test('draincheck run: a cleanup that fails (a role without namespaces delete) is said on stderr and exits 4', async (t) => {
   const { kubeconfig, out } = await facadeCluster(t, {
     forbid: (method, p) => method === 'DELETE' && /^\/api\/v1\/namespaces\/[^/]+$/.test(p),
