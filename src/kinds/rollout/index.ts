@@ -6,7 +6,7 @@ import { ROLLOUT_SCHEMA, RolloutDocumentSchema, type RolloutDocument } from './d
 import { renderRolloutHtml } from './html.js';
 import { planRollout } from './plan.js';
 import { runRollout } from './run.js';
-import { renderRolloutText } from './text.js';
+import { inRunOrder, renderRolloutText } from './text.js';
 
 export const rolloutKind = {
   schema: ROLLOUT_SCHEMA,
@@ -18,6 +18,6 @@ export const rolloutKind = {
   renderers: {
     text: (docs, { style }) => renderRolloutText(docs, style),
     json: (doc) => doc,
-    html: (docs, context) => renderRolloutHtml(docs, context),
+    html: (docs, context) => renderRolloutHtml(inRunOrder(docs), context),
   },
 } satisfies ExperimentKind<RolloutDocument>;
