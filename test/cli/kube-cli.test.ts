@@ -266,3 +266,50 @@ test('draincheck run: a cleanup that fails (a role without namespaces delete) is
     r.stderr,
   );
 });
+
+test('draincheck run --platform kube: client events read in one late batch are dated by the client’s own clock — send to completion no shorter than the work (issue 24.8)', async (t) => {
+  // The client Pod's first lines (start, /healthz, the work request sent, acceptance proven)
+  // reach the runner in one chunk 2.5 s after its log was opened.
+  const { kubeconfig, out } = await facadeCluster(t, { clientLogBatchMs: 2500 });
+  const r = await cli(t, cliPath, [
+    'run',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--on-sigterm',
+    'drain',
+    '--work-ms',
+    '5000',
+    '--grace-seconds',
+    '10',
+    '--out',
+    out,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const saved = readdirSync(out).filter((f) => f.endsWith('.json'));
+  const doc = JSON.parse(readFileSync(path.join(out, saved[0]!), 'utf8')) as RunDocument;
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  const at = (source: string, type: string) => {
+    const e = doc.events.find((x) => x.source === source && x.type === type);
+    assert.ok(e, `${source}/${type}`);
+    return e.at;
+  };
+  const sent = at('client', 'work-sent');
+  const proven = at('client', 'acceptance-proven');
+  const deleted = at('runner', 'delete-requested');
+  const outcome = at('client', 'work-outcome');
+  t.diagnostic(`work-sent ${sent}, acceptance-proven ${proven}, DELETE ${deleted}, work-outcome ${outcome}`);
+  // The runner may DELETE on the server's journal line before the client's proof arrives, so
+  // no order between those two is asserted; the client's own times are.
+  assert.ok(sent < proven, `work sent at +${sent}, acceptance proven at +${proven}`);
+  // 5 s of work: the client saw at least that from send to completion (0.1 ms rounding).
+  assert.ok(outcome - sent >= 4999, `send → completion ${outcome - sent} ms for 5000 ms of work`);
+  // The client's own order and intervals are kept.
+  const client = doc.events.filter((e) => e.source === 'client');
+  for (let i = 1; i < client.length; i++)
+    assert.ok(
+      (client[i]!.data.clientMs as number) >= (client[i - 1]!.data.clientMs as number),
+      `${client[i - 1]!.type} → ${client[i]!.type}`,
+    );
+});

@@ -35,6 +35,11 @@ export interface FacadeOptions {
    * preStop `sleep` action (./server-version.ts).
    */
   gitVersion?: string;
+  /**
+   * A client Pod's log (`…-client/log`) held this long after it is opened, then sent in one
+   * chunk: the batch a real kubelet's log stream delivered at the start (issue 24.8).
+   */
+  clientLogBatchMs?: number;
 }
 
 export class KubeFacade {
@@ -158,10 +163,26 @@ export class KubeFacade {
       // A stream: chunked, one line per chunk, until the source ends or the client leaves.
       res.writeHead(200, { 'content-type': answer.kind === 'watch' ? 'application/json' : 'text/plain' });
       res.flushHeaders();
-      for await (const line of answer.lines) {
-        if (res.destroyed) break;
-        res.write(`${line}\n`);
+      const holdMs =
+        answer.kind === 'log' && /-client\/log$/.test(request.path)
+          ? (this.options.clientLogBatchMs ?? 0)
+          : 0;
+      let held: string[] | null = holdMs > 0 ? [] : null;
+      const release = () => {
+        if (held && held.length > 0 && !res.destroyed) res.write(held.map((l) => `${l}\n`).join(''));
+        held = null;
+      };
+      const timer = holdMs > 0 ? setTimeout(release, holdMs) : undefined;
+      try {
+        for await (const line of answer.lines) {
+          if (res.destroyed) break;
+          if (held) held.push(line);
+          else res.write(`${line}\n`);
+        }
+      } finally {
+        clearTimeout(timer);
       }
+      release();
       res.end();
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
