@@ -20,6 +20,7 @@ export const unitTests = [
   'test/experiment/events.test.ts',
   'test/experiment/matrix-match.test.ts',
   'test/experiment/observers.test.ts',
+  'test/experiment/client-clock.test.ts',
   'test/experiment/graded-evidence.test.ts',
   'test/experiment/slice-route.test.ts',
   'test/cli/client-target.test.ts',

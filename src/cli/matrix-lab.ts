@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DraincheckError, ExitCode } from '../errors.js';
 import {
   allMatch,
+  anyInconclusive,
   cannotRunOn,
   matchScenario,
   notRunRow,
@@ -81,7 +82,7 @@ export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Pr
   }));
   const matched = new Map(runnable.map((s, i) => [s.name, matchScenario(s, docs[i]!)]));
   const rows = scenarios.map((s) => notRun.get(s.name) ?? matched.get(s.name)!);
-  const notes = platformNotes(session.name, docs);
+  const notes = platformNotes(session.name, docs, runnable);
   const summary = {
     schema: MATRIX_SCHEMA,
     createdAt: new Date().toISOString(),
@@ -113,7 +114,8 @@ export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Pr
   const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
   process.exitCode = interrupted
     ? ExitCode.interrupted
-    : !docs.every((d) => d.complete)
+    : // A scenario whose precondition failed showed nothing either way, as an incomplete run.
+      !docs.every((d) => d.complete) || anyInconclusive(rows)
       ? ExitCode.incomplete
       : leftBehind
         ? ExitCode.leftBehind

@@ -14,6 +14,7 @@ import { SERVICE_NAME_LABEL } from '../workload/labels.js';
 import { workloadObjects } from '../workload/workload.js';
 import type { ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
+import { redateByClientClock } from './client-clock.js';
 import { containerFailure, podFailedError } from './failures.js';
 import { Observers } from './observers.js';
 import { EventLog, type RecordedEvent } from './event-log.js';
@@ -57,6 +58,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   const t0 = performance.now();
   const startedAt = new Date();
   const log = new EventLog(() => performance.now() - t0);
+  /** Client events a platform delivered late (`ageMs`), re-dated at the end. */
+  const lateClientEvents: RecordedEvent[] = [];
   const observing = new AbortController();
   const stop = () => observing.abort();
   options.signal?.addEventListener('abort', stop, { once: true });
@@ -229,12 +232,14 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       ...(plan.frontProxy ? { frontProxy: plan.frontProxy } : {}),
     };
     void observe('client', platform.runClient(job, observing.signal), (e: ClientEvent) => {
-      log.add(
+      const recorded = log.add(
         'client',
         e.type,
         { ...e.data, clientMs: e.clientMs, time: e.time },
         e.ageMs === undefined ? undefined : log.now() - e.ageMs,
       );
+      // Delivered late: dated again by the client's own clock once all are in (./client-clock.ts).
+      if (e.ageMs !== undefined) lateClientEvents.push(recorded);
     });
     const ready = await wait(
       'service-ready',
@@ -361,6 +366,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   for (const tally of serverLines.notKept()) log.add('runner', 'lines-not-kept', { ...tally }, tally.firstAt);
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
 
+  redateByClientClock(lateClientEvents);
   const events = log.finalize();
   const fields = conclude({
     events,

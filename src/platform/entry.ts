@@ -62,6 +62,33 @@ export interface PlatformEntry {
    * user ran with — said on stderr with exit code 4 (src/cli/leftovers.ts).
    */
   leftoversHint(runId: string, values: FlagValues): string;
+  /**
+   * `draincheck cleanup --platform NAME`: removes what runs that did not end (killed) left
+   * behind on this platform — each platform knows what that can be and how to tell a live
+   * run's objects from a dead one's.
+   */
+  cleanup(values: FlagValues, options: PlatformCleanupOptions): Promise<PlatformCleanupResult>;
+}
+
+/** `draincheck cleanup`'s own flags (the platform's flags come as FlagValues). */
+export interface PlatformCleanupOptions {
+  /** `--run`: only this run's objects. */
+  runId?: string;
+  /** `--dry-run`: list what would be removed, remove nothing. */
+  dryRun: boolean;
+  /** `--force`: also runs that look in progress. */
+  force: boolean;
+  /** `--older-than`, in ms. */
+  olderThanMs?: number;
+}
+
+export interface PlatformCleanupResult {
+  /** Where it looked, for the output: `context kind-kind, namespace lab`, `this host`. */
+  where: string;
+  /** What was (with --dry-run: would be) removed, one name each. */
+  removed: string[];
+  /** What was left alone, each with why. */
+  kept: string[];
 }
 
 /** Shared by the platforms that run the preStop hook in either form (local and kube). */

@@ -6,6 +6,7 @@ import type {
   V1EnvVar,
   V1Lifecycle,
   V1Pod,
+  V1PodTemplateSpec,
   V1PodSpec,
   V1ResourceRequirements,
   V1SecurityContext,
@@ -223,13 +224,16 @@ function preStop(seconds: number, action: 'sleep' | 'exec'): V1Lifecycle | undef
     : { preStop: { exec: { command: ['sleep', String(seconds)] } } };
 }
 
-/** The Pod has a preStop hook. */
-export function hasPreStop(pod: V1Pod): boolean {
+/** The Pod (or a Deployment's Pod template) has a preStop hook. */
+export function hasPreStop(pod: V1Pod | V1PodTemplateSpec): boolean {
   return (pod.spec?.containers ?? []).some((c) => c.lifecycle?.preStop !== undefined);
 }
 
-/** The Pod with its preStop sleep (if any) in the given form; the Pod itself is not changed. */
-export function withPreStopAction(pod: V1Pod, action: 'sleep' | 'exec'): V1Pod {
+/**
+ * The Pod (or Pod template) with its preStop sleep (if any) in the given form; the object
+ * itself is not changed.
+ */
+export function withPreStopAction<T extends V1Pod | V1PodTemplateSpec>(pod: T, action: 'sleep' | 'exec'): T {
   const containers = (pod.spec?.containers ?? []).map((c) => {
     const handler = c.lifecycle?.preStop;
     const seconds = handler?.sleep?.seconds ?? sleepSeconds(handler?.exec?.command);

@@ -174,6 +174,60 @@ test('draincheck cleanup: labeled namespaces, or labeled Pods and Services in --
   );
 });
 
+test('draincheck cleanup --platform: kube as without it, local cleans this host (or says there is nothing), flags of the other platform refused', async (t) => {
+  const server = new FakeApiServer();
+  server.on(
+    'GET',
+    '/api/v1/namespaces',
+    (_r, res) =>
+      sendJson(res, 200, {
+        kind: 'NamespaceList',
+        apiVersion: 'v1',
+        metadata: { resourceVersion: '9' },
+        items: [{ metadata: { name: 'draincheck-a1' } }],
+      }),
+    isList,
+  );
+  await server.start();
+  t.after(() => server.stop());
+  const kubeconfig = server.writeKubeconfig();
+
+  // Every other kube command takes --platform kube; so does cleanup (issue 24.7).
+  const kube = await cli(t, cliPath, [
+    'cleanup',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--dry-run',
+  ]);
+  assert.equal(kube.code, 0, kube.stderr);
+  assert.equal(kube.stdout, 'would delete namespace/draincheck-a1\n');
+
+  // The embedded runtime: what killed runtimes left in this host's kernel, found by lease.
+  const local = await cli(t, cliPath, ['cleanup', '--platform', 'local', '--dry-run']);
+  assert.equal(local.code, 0, local.stderr);
+  assert.match(
+    local.stdout,
+    /^(nothing to clean up \(the embedded runtime on this host: nftables tables, Pod links and blackhole routes of runtimes no longer running\)\n|(would delete (nftables table draincheck_\w+|link dcp-\d+-\d+|route blackhole 198\.18\.\d+\.\d+)\n)+)$/,
+  );
+
+  for (const [args, said] of [
+    [['--kubeconfig', kubeconfig], /--kubeconfig applies only to --platform kube/],
+    [['-n', 'team'], /--namespace applies only to --platform kube/],
+    [['--run', 'a1', '--force'], /--run, --force apply only to --platform kube/],
+  ] as const) {
+    const refused = await cli(t, cliPath, ['cleanup', '--platform', 'local', ...args]);
+    assert.equal(refused.code, 2, `${args.join(' ')}: ${refused.stderr}`);
+    assert.match(refused.stderr, said);
+    assert.doesNotMatch(refused.stderr, /\n\s+at /, 'no stack trace');
+  }
+  const unknown = await cli(t, cliPath, ['cleanup', '--platform', 'nomad']);
+  assert.equal(unknown.code, 2, unknown.stderr);
+  assert.match(unknown.stderr, /local, kube/);
+  assert.equal(server.requests.filter((r) => r.method === 'DELETE').length, 0, 'nothing deleted');
+});
+
 test('draincheck run: a cleanup that fails (a role without namespaces delete) is said on stderr and exits 4', async (t) => {
   const { kubeconfig, out } = await facadeCluster(t, {
     forbid: (method, p) => method === 'DELETE' && /^\/api\/v1\/namespaces\/[^/]+$/.test(p),
@@ -211,4 +265,51 @@ test('draincheck run: a cleanup that fails (a role without namespaces delete) is
     ),
     r.stderr,
   );
+});
+
+test('draincheck run --platform kube: client events read in one late batch are dated by the client’s own clock — send to completion no shorter than the work (issue 24.8)', async (t) => {
+  // The client Pod's first lines (start, /healthz, the work request sent, acceptance proven)
+  // reach the runner in one chunk 2.5 s after its log was opened.
+  const { kubeconfig, out } = await facadeCluster(t, { clientLogBatchMs: 2500 });
+  const r = await cli(t, cliPath, [
+    'run',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--on-sigterm',
+    'drain',
+    '--work-ms',
+    '5000',
+    '--grace-seconds',
+    '10',
+    '--out',
+    out,
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  const saved = readdirSync(out).filter((f) => f.endsWith('.json'));
+  const doc = JSON.parse(readFileSync(path.join(out, saved[0]!), 'utf8')) as RunDocument;
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  const at = (source: string, type: string) => {
+    const e = doc.events.find((x) => x.source === source && x.type === type);
+    assert.ok(e, `${source}/${type}`);
+    return e.at;
+  };
+  const sent = at('client', 'work-sent');
+  const proven = at('client', 'acceptance-proven');
+  const deleted = at('runner', 'delete-requested');
+  const outcome = at('client', 'work-outcome');
+  t.diagnostic(`work-sent ${sent}, acceptance-proven ${proven}, DELETE ${deleted}, work-outcome ${outcome}`);
+  // The runner may DELETE on the server's journal line before the client's proof arrives, so
+  // no order between those two is asserted; the client's own times are.
+  assert.ok(sent < proven, `work sent at +${sent}, acceptance proven at +${proven}`);
+  // 5 s of work: the client saw at least that from send to completion (0.1 ms rounding).
+  assert.ok(outcome - sent >= 4999, `send → completion ${outcome - sent} ms for 5000 ms of work`);
+  // The client's own order and intervals are kept.
+  const client = doc.events.filter((e) => e.source === 'client');
+  for (let i = 1; i < client.length; i++)
+    assert.ok(
+      (client[i]!.data.clientMs as number) >= (client[i - 1]!.data.clientMs as number),
+      `${client[i - 1]!.type} → ${client[i]!.type}`,
+    );
 });

@@ -4,8 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isDraincheckError } from '../../src/errors.js';
+import type { RunDocument } from '../../src/experiment/run-document.js';
 import {
   allMatch,
+  anyInconclusive,
   cannotRunOn,
   matchScenario,
   notRunRow,
@@ -95,6 +97,101 @@ test('an incomplete run is never a match, and missing evidence is "not shown"', 
   assert.equal(allMatch([unseen]), false);
 });
 
+/** The run with these events added, in time order (ids beyond the sample's). */
+function withEvents(doc: RunDocument, added: Array<Omit<RunDocument['events'][number], 'id'>>): RunDocument {
+  const copy = clone(doc);
+  const events = [...copy.events, ...added.map((e, i) => ({ ...e, id: `e9${i}` }))];
+  copy.events = events.sort((a, b) => a.at - b.at);
+  return copy;
+}
+
+test('a failed precondition is inconclusive with its reason, never a MISMATCH (issue 24.5)', () => {
+  // new-request-after-exit: the new request went out after the DELETE but before the endpoint
+  // was seen terminating (e56 at +1278) — it says nothing about a terminating endpoint.
+  const exit = sampleRun('exit');
+  const early = withEvents(exit, [
+    {
+      at: 1200,
+      source: 'client',
+      type: 'new-request-sent',
+      data: { id: 'n-1', ms: 0, path: '/work?ms=0&id=n-1', afterMs: 1000 },
+    },
+    {
+      at: 1210,
+      source: 'client',
+      type: 'new-request-outcome',
+      data: {
+        id: 'n-1',
+        outcome: 'completed',
+        status: 200,
+        body: null,
+        bodyUid: exit.pod.uid,
+        error: null,
+        bytesReceived: 10,
+        localPort: 40000,
+      },
+    },
+  ]);
+  const row = matchScenario(byName('new-request-after-exit'), early);
+  assert.equal(row.result, 'inconclusive', row.sentence);
+  assert.match(
+    row.sentence,
+    /^new-request-after-exit: inconclusive — the scenario's precondition did not hold: expected a new request sent after the deletion, once the endpoint was seen terminating, but new request sent at \+1200 ms; deleted at \+1185 ms, endpoint terminating at \+1278 ms \(evidence e52, e56, e90\); the run shows nothing about the rule either way\.$/,
+  );
+  assert.doesNotMatch(row.sentence, /MISMATCH/);
+  assert.equal(allMatch([row]), false, 'not a pass either');
+  assert.equal(anyInconclusive([row]), true);
+
+  // replacement-ready: the second Pod was not ready within its limit before the deletion.
+  const drain = sampleRun('drain');
+  const notReady = withEvents(drain, [
+    { at: 900, source: 'runner', type: 'replacement-applied', data: { pod: 'work-2', uid: 'uid-2' } },
+    {
+      at: 1100,
+      source: 'runner',
+      type: 'replacement-timeout',
+      data: { pod: 'work-2', limitMs: 10_000, message: 'not ready within 10 s' },
+    },
+  ]);
+  const second = matchScenario(byName('replacement-ready'), notReady);
+  assert.equal(second.result, 'inconclusive', second.sentence);
+  assert.match(
+    second.sentence,
+    /precondition did not hold: expected a second Pod of the Service ready .* but second Pod uid-2 applied at \+900 ms, not ready within 10 s/,
+  );
+
+  // A precondition that held leaves the row to the rule: a MISMATCH is still one.
+  const held = matchScenario(
+    byName('new-request-after-exit'),
+    withEvents(exit, [
+      {
+        at: 1300,
+        source: 'client',
+        type: 'new-request-sent',
+        data: { id: 'n-1', ms: 0, path: '/w', afterMs: 1000 },
+      },
+      {
+        at: 1310,
+        source: 'client',
+        type: 'new-request-outcome',
+        data: {
+          id: 'n-1',
+          outcome: 'completed',
+          status: 200,
+          body: null,
+          bodyUid: exit.pod.uid,
+          error: null,
+          bytesReceived: 10,
+          localPort: 40000,
+        },
+      },
+    ]),
+  );
+  assert.equal(held.result, 'mismatch', held.sentence);
+  assert.equal(anyInconclusive([held]), false);
+  assert.match(renderMatrixText([row, held], plainStyle), /new-request-after-exit\s+inconclusive/);
+});
+
 test('a scenario a platform cannot run says why and counts as neither match nor mismatch', () => {
   const s = { ...byName('drain'), cannotRun: { kube: 'needs the embedded proxy' } };
   assert.equal(cannotRunOn(s, 'local'), null);
@@ -139,6 +236,19 @@ test('the platform notes say what a real cluster does not show, instead of guess
   const notes = platformNotes('kube', [kube]).join('\n');
   assert.match(notes, /API server v1\.31\.2/);
   assert.match(notes, /the proxy mode \(iptables, nftables, IPVS\) and the CNI are not observed/);
-  assert.match(notes, /terminating fallback \(before 1\.26\) or a CNI that drops/);
+  assert.match(
+    notes,
+    /new-request-terminating: a MISMATCH may be a proxy without the terminating fallback \(before 1\.26\) or a CNI that drops/,
+  );
+  // serving-later depends on the kubelet's version (issue 24.5): said, with the fix that decides it.
+  assert.match(
+    notes,
+    /serving-later: a MISMATCH may be the kubelet, not the rule: .*#110309.* v1\.25\.0 by #110191/,
+  );
+  // Only for the scenarios that ran.
+  assert.doesNotMatch(
+    platformNotes('kube', [kube], [byName('drain')]).join('\n'),
+    /serving-later|new-request-terminating/,
+  );
   assert.match(platformNotes('local', [sampleRun('drain')]).join(''), /^embedded runtime: /);
 });

@@ -1,11 +1,13 @@
 // `draincheck cleanup`: removes what interrupted runs left on a cluster — found by the
 // `app.kubernetes.io/managed-by=draincheck` label only, so nothing else is ever touched.
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
+import { checkFlags, platformEntry, platforms, type FlagValues } from '../../platform/registry.js';
 import { DraincheckError, quote } from '../../errors.js';
 import { addKubeConnectionFlags, type KubeConnectionFlags } from '../kube-flags.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 
 interface CleanupFlags extends KubeConnectionFlags {
+  platform?: string;
   run?: string;
   dryRun?: boolean;
   force?: boolean;
@@ -30,8 +32,14 @@ export function cleanupCommand(): Command {
   const command = new Command('cleanup')
     .summary('remove what interrupted runs left on the cluster (found by label)')
     .description(
-      'Delete the namespaces draincheck created (label app.kubernetes.io/managed-by=draincheck); with --namespace, delete the labeled Deployments, Pods and Services inside that namespace instead (the namespace itself stays). Nothing without the label is touched. Runs in progress — their heartbeat annotation draincheck.dev/heartbeat renewed within the last 2 minutes — are kept unless --force.',
+      'With --platform kube (the default): delete the namespaces draincheck created (label app.kubernetes.io/managed-by=draincheck); with --namespace, delete the labeled Deployments, Pods and Services inside that namespace instead (the namespace itself stays). Nothing without the label is touched. Runs in progress — their heartbeat annotation draincheck.dev/heartbeat renewed within the last 2 minutes — are kept unless --force. With --platform local: delete what killed embedded runtimes left in this host’s kernel (nftables tables, Pod links, blackhole routes), or say there is nothing.',
     );
+  command.addOption(
+    new Option(
+      '--platform <name>',
+      `whose leftovers: ${platforms.map((p) => p.description).join(' or ')} (default kube)`,
+    ).choices(platforms.map((p) => p.name)),
+  );
   addKubeConnectionFlags(
     command,
     'remove the labeled Deployments, Pods and Services inside this namespace, not namespaces (default: the namespaces draincheck created)',
@@ -42,31 +50,17 @@ export function cleanupCommand(): Command {
     .option('--force', 'also remove runs still in progress (heartbeat renewed within the last 2 minutes)')
     .action(async (flags: CleanupFlags) => {
       const olderThanMs = flags.olderThan === undefined ? undefined : parseDuration(flags.olderThan);
-      // Loaded here, not at start-up: the client library costs most of a second to load.
-      const [
-        { createKubeApi },
-        { cleanupLeftovers },
-        { KubeResources },
-        { kubeConnectionFrom },
-        { kubeTargetOf },
-      ] = await Promise.all([
-        import('../../platform/kube/api.js'),
-        import('../../platform/kube/cleanup.js'),
-        import('../../platform/kube/resources.js'),
-        import('../../platform/kube/session.js'),
-        import('../../platform/kube/connection.js'),
-      ]);
-      const connection = kubeConnectionFrom(flags);
-      const resources = new KubeResources(createKubeApi(connection.kubeConfig), kubeTargetOf(connection));
-      const { removed, kept } = await cleanupLeftovers(resources, {
-        namespace: flags.namespace,
-        runId: flags.run,
+      // The platform's own cleanup, from the registry (kube: what the run put on the cluster;
+      // local: what a killed embedded runtime left in this host's kernel).
+      const entry = platformEntry(flags.platform ?? 'kube');
+      checkFlags(entry, flags as unknown as FlagValues);
+      const { where, removed, kept } = await entry.cleanup(flags as unknown as FlagValues, {
+        ...(flags.run !== undefined ? { runId: flags.run } : {}),
         dryRun: flags.dryRun === true,
         force: flags.force === true,
-        olderThanMs,
+        ...(olderThanMs !== undefined ? { olderThanMs } : {}),
       });
       const verb = flags.dryRun ? 'would delete' : 'deleted';
-      const where = `context ${connection.context}${flags.namespace ? `, namespace ${flags.namespace}` : ''}`;
       // Names come from the cluster (and the context from a kubeconfig): never raw on a terminal.
       if (removed.length === 0 && kept.length === 0)
         process.stdout.write(`nothing to clean up (${terminalSafe(where)})\n`);

@@ -5,6 +5,7 @@ import { Command, Option } from 'commander';
 import { DraincheckError, ExitCode } from '../../errors.js';
 import { rolloutKind } from '../../kinds/rollout/index.js';
 import type { RolloutDocument } from '../../kinds/rollout/document.js';
+import { propagationNote } from '../../kinds/rollout/render/text.js';
 import type { PropagationMeasurement } from '../../kinds/rollout/propagation.js';
 import { exceededLimits } from '../../kinds/rollout/gate.js';
 import {
@@ -141,7 +142,6 @@ export function rolloutCommand(): Command {
       };
       const runId = newRunId();
       let docs: RolloutDocument[];
-      let propagation: string | null = null;
       let measured: PropagationMeasurement | null = null;
       try {
         let scenarios = single ? [single] : [];
@@ -163,9 +163,7 @@ export function rolloutCommand(): Command {
               return; // the `finally` below still closes the session
             }
             preStop = measured.preStopSeconds;
-            propagation = propagationLine(measured);
-          } else if (compare.includes('drain+prestop'))
-            propagation = `drain+prestop: preStop sleep ${preStop} s (--prestop-sleep-seconds)`;
+          }
           scenarios = compare.map((policy) => scenarioOf(comparedInput(policy, preStop)));
         }
         docs = await Promise.all(
@@ -184,8 +182,12 @@ export function rolloutCommand(): Command {
               onPhase: (phase) => progress(scenario.name, phase),
             });
             // The samples drain+prestop's preStop sleep was taken from, in its own document.
-            const withSamples =
-              measured && scenario.name === 'drain-prestop' ? { ...doc, propagation: measured } : doc;
+            // And the compared policies' order, which a report of the saved documents keeps.
+            const withSamples: RolloutDocument = {
+              ...doc,
+              ...(measured && scenario.name === 'drain-prestop' ? { propagation: measured } : {}),
+              ...(compare ? { compare: { scenarios: scenarios.map((s) => s.name) } } : {}),
+            };
             // Saved as soon as it exists: a later failure of another rollout cannot lose it.
             writeJsonAtomic(join(outDir, rolloutFileName(withSamples)), withSamples);
             return withSamples;
@@ -212,10 +214,10 @@ export function rolloutCommand(): Command {
           (d) =>
             `saved: ${terminalSafe(join(outDir, rolloutFileName(d)))}${d.records.file === null ? '' : `\nrecords: ${terminalSafe(join(outDir, d.records.file))}`}`,
         );
-        process.stdout.write(
-          `${renderers.text(docs, context)}\n${propagation ? `\n${propagation}\n` : ''}\n${saved.join('\n')}\n`,
-        );
+        // The text ends with where drain+prestop's sleep came from (propagationNote).
+        process.stdout.write(`${renderers.text(docs, context)}\n\n${saved.join('\n')}\n`);
       }
+      const propagation = docs.map(propagationNote).find((n) => n !== null);
       if (propagation && format !== 'text') process.stderr.write(`${propagation}\n`);
       const exceeded = docs.flatMap((d) =>
         exceededLimits(d.totals, settings.maxFailures, d.notSent?.cause === 'service').map((line) =>
@@ -239,18 +241,6 @@ export function rolloutCommand(): Command {
       }
     });
   return command;
-}
-
-/** The output's line on drain+prestop's measured preStop sleep: the samples and the rule. */
-function propagationLine(m: PropagationMeasurement): string {
-  const samples = m.samplesMs.map((x) => (x === null ? 'not seen' : `${x} ms`)).join(', ');
-  // A load Pod's answers are put on this machine's clock late by at most the fastest log
-  // delivery (src/kinds/rollout/propagation-load.ts): a sample can only be longer than the lag.
-  const via =
-    m.sampledBy === 'load-pod'
-      ? `; sampled by a load Pod in the cluster, a new connection every ${m.sampleIntervalMs} ms, its times put on this machine's clock late by at most the fastest log delivery, so a sample can only be longer than the lag (the sleep errs long)`
-      : '';
-  return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})`;
 }
 
 /** One compared policy as a scenario: its own name (a DNS label) and, for drain+prestop, the sleep. */

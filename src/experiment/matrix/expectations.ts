@@ -33,6 +33,13 @@ export interface Expectation {
   expected: string;
   /** null: nothing to say on this run (e.g. the data plane records no routes). */
   check(run: MatrixRun): Check | null;
+  /**
+   * A precondition of the scenario, not the rule: the run set up what the rule is about (the
+   * new request went out once the endpoint was terminating; the second Pod was ready). One
+   * that did not hold makes the row `inconclusive` with its reason, never a MISMATCH: the run
+   * then says nothing about the rule either way.
+   */
+  precondition?: true;
 }
 
 export function matrixRun(doc: RunDocument): MatrixRun {
@@ -207,6 +214,7 @@ function newRequestOf(events: ReadEvent[]) {
  */
 export function newRequestWhileTerminating(): Expectation {
   return {
+    precondition: true,
     expected: 'a new request sent after the deletion, once the endpoint was seen terminating',
     check: ({ doc, events }) => {
       const { sent } = newRequestOf(events);
@@ -353,6 +361,7 @@ export function reusedOnPooledConnection(): Expectation {
  */
 export function replacementReadyBeforeDeletion(): Expectation {
   return {
+    precondition: true,
     expected:
       'a second Pod of the Service ready (its endpoint ready=true) before the deletion, the accepted request still in flight',
     check: ({ events }) => {

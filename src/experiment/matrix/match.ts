@@ -7,7 +7,11 @@ import { matrixRun, type Check, type CheckResult } from './expectations.js';
 import { factValue, platformFact } from '../platform-facts.js';
 import { matrixScenarios, type MatrixPlatform, type MatrixScenario } from './scenarios.js';
 
-export type RowResult = CheckResult | 'incomplete' | 'not-run';
+/**
+ * `inconclusive`: the run completed, but a precondition of the scenario did not hold (its
+ * sentence says which and what was seen) — the rule was not put to the test.
+ */
+export type RowResult = CheckResult | 'inconclusive' | 'incomplete' | 'not-run';
 
 export interface MatrixRow {
   scenario: string;
@@ -62,8 +66,8 @@ export function notRunRow(scenario: MatrixScenario, why: string): MatrixRow {
 export function matchScenario(scenario: MatrixScenario, doc: RunDocument): MatrixRow {
   const run = matrixRun(doc);
   const checks = scenario.expect
-    .map((e) => ({ expected: e.expected, check: e.check(run) }))
-    .filter((c): c is { expected: string; check: Check } => c.check !== null);
+    .map((e) => ({ expected: e.expected, precondition: e.precondition === true, check: e.check(run) }))
+    .filter((c): c is { expected: string; precondition: boolean; check: Check } => c.check !== null);
   const evidence = [...new Set(checks.flatMap((c) => c.check.evidence))];
   const base = {
     ...head(scenario),
@@ -77,6 +81,15 @@ export function matchScenario(scenario: MatrixScenario, doc: RunDocument): Matri
       ...base,
       result: 'incomplete',
       sentence: `${scenario.name}: the run did not complete (${doc.incompleteReason ?? 'no reason recorded'}), so it shows nothing either way.`,
+    };
+  }
+  // A precondition first: when it failed, what the other expectations saw is no test of the rule.
+  const unmet = checks.find((c) => c.precondition && c.check.result === 'mismatch');
+  if (unmet) {
+    return {
+      ...base,
+      result: 'inconclusive',
+      sentence: `${scenario.name}: inconclusive — the scenario's precondition did not hold: expected ${unmet.expected}, but ${unmet.check.observed} (evidence ${unmet.check.evidence.join(', ') || 'none'}); the run shows nothing about the rule either way.`,
     };
   }
   const failed = checks.find((c) => c.check.result === 'mismatch');
@@ -106,6 +119,10 @@ function head(s: MatrixScenario) {
   return { scenario: s.name, question: s.question, rule: s.rule, source: s.source, docs: s.docs };
 }
 
+/** Whether a row could not put its rule to the test (exit 3, as an incomplete run). */
+export const anyInconclusive = (rows: readonly MatrixRow[]): boolean =>
+  rows.some((r) => r.result === 'inconclusive');
+
 /** Whether every row shows its rule (the command's exit code). */
 export const allMatch = (rows: readonly MatrixRow[]): boolean =>
   rows.every((r) => r.result === 'match' || r.result === 'not-run');
@@ -115,7 +132,11 @@ export const allMatch = (rows: readonly MatrixRow[]): boolean =>
  * real cluster the proxy mode and the CNI are not observed, and the expectations that need the
  * embedded runtime's own records are left out.
  */
-export function platformNotes(platform: MatrixPlatform, docs: readonly RunDocument[]): string[] {
+export function platformNotes(
+  platform: MatrixPlatform,
+  docs: readonly RunDocument[],
+  scenarios: readonly MatrixScenario[] = matrixScenarios,
+): string[] {
   if (platform === 'local') {
     const info = docs[0]?.platform;
     if (!info) return [];
@@ -129,6 +150,6 @@ export function platformNotes(platform: MatrixPlatform, docs: readonly RunDocume
   const version = versionFact ? factValue(versionFact) : undefined;
   return [
     `real cluster${typeof version === 'string' ? ` (API server ${version})` : ''}: the proxy mode (iptables, nftables, IPVS) and the CNI are not observed; the proxy's routes and the kubelet's signals are not recorded, so those expectations are left out and the body's Pod UID and the exit code are the evidence.`,
-    'a MISMATCH in new-request-terminating may be a proxy without the terminating fallback (before 1.26) or a CNI that drops instead of refusing; the run documents show which outcome was seen.',
+    ...scenarios.flatMap((s) => (s.versionNote ? [`${s.name}: ${s.versionNote}`] : [])),
   ];
 }

@@ -53,6 +53,11 @@ export interface MatrixScenario {
    * asked when the matrix starts (e.g. whether nginx is installed) and returns null if it can.
    */
   cannotRun?: Partial<Record<MatrixPlatform, string | (() => string | null)>>;
+  /**
+   * On a real cluster: what the result depends on that the matrix does not observe — the
+   * version of the component that carries the rule — said as a note with the table.
+   */
+  versionNote?: string;
 }
 
 const docs = (name: string) => `docs/SCENARIOS.md#${name}`;
@@ -130,6 +135,12 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     rule: 'serving = the Pod is Ready; readiness probes keep running while the Pod terminates, so serving turns false only after the probe fails.',
     source: `${endpointslice}; kubernetes/kubernetes#110309`,
     docs: docs('serving-later'),
+    // The kubelet stopped probing a deleted Pod from 1.22 (its pod-worker refactor) until
+    // kubernetes/kubernetes#110191 (fixes #110309: v1.25.0; cherry-picked to release-1.23 as
+    // #110417 and release-1.22 as #110418); pkg/kubelet/prober/worker.go skips only liveness
+    // and startup probes of a Pod with a deletionTimestamp, readiness keeps running.
+    versionNote:
+      "a MISMATCH may be the kubelet, not the rule: a kubelet that stops readiness probes when the Pod is deleted (the 1.22 regression, kubernetes/kubernetes#110309) never turns `serving` false — fixed in v1.25.0 by #110191 and in 1.22/1.23 patch releases (#110418, #110417); a v1.24 kubelet built before that fix (as the issue's v1.24 cluster) keeps `serving` true until the endpoint leaves the slice. The node's kubelet version is not observed.",
     input: { onSigterm: 'drain', workMs: 2500, graceSeconds: 10 },
     expect: [
       firstTerminatingEndpoint(
@@ -168,6 +179,8 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     rule: 'With no ready endpoint, kube-proxy sends new connections to serving, terminating ones (GA 1.28); a draining server still serves them.',
     source: kep1669,
     docs: docs('new-request-terminating'),
+    versionNote:
+      'a MISMATCH may be a proxy without the terminating fallback (before 1.26) or a CNI that drops instead of refusing; the run documents show which outcome was seen.',
     // The new request goes out 2.5 s after the deletion: after kube-proxy's sync has taken the
     // terminating endpoint in (0.24–1.75 s after the slice change, calibrated timing), while
     // `serving` is still true and the draining server still listens (drain delay 4 s).

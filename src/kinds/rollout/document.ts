@@ -166,6 +166,15 @@ export const RolloutDocumentSchema = z.object({
     .describe(
       'drain+prestop under --compare, its preStop sleep measured: the propagation samples it was taken from',
     ),
+  compare: z
+    .object({
+      scenarios: z
+        .array(z.string().max(63))
+        .max(8)
+        .describe('the scenario names of the policies rolled at once, in the order --compare gave them'),
+    })
+    .optional()
+    .describe('--compare: the run’s policies in their order (a report of the saved documents keeps it)'),
   records: z.object({
     file: z
       .string()

@@ -6,7 +6,7 @@ import { ROLLOUT_SCHEMA, RolloutDocumentSchema, type RolloutDocument } from './d
 import { renderRolloutHtml } from './render/html.js';
 import { planRollout } from './plan.js';
 import { runRollout, type RolloutInput, type RolloutPlan } from './run.js';
-import { renderRolloutText } from './render/text.js';
+import { inRunOrder, renderRolloutText } from './render/text.js';
 
 export const rolloutKind = {
   schema: ROLLOUT_SCHEMA,
@@ -18,7 +18,7 @@ export const rolloutKind = {
   renderers: {
     text: (docs, { style }) => renderRolloutText(docs, style),
     json: (doc) => doc,
-    html: (docs, context) => renderRolloutHtml(docs, context),
+    html: (docs, context) => renderRolloutHtml(inRunOrder(docs), context),
   },
 } satisfies ExperimentKind<
   RolloutPlan,

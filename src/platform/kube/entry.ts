@@ -63,6 +63,10 @@ export const kubeEntry: PlatformEntry = {
   outputHint: (where) =>
     `its whole output: ${shellCommand(['kubectl', '-n', where.namespace, 'logs', where.pod])}`,
   leftoversHint: (runId, values) => `remove them with: ${cleanupCommand(runId, values)}`,
+  async cleanup(values, options) {
+    const { cleanupKube } = await import('./session.js');
+    return cleanupKube(values, options);
+  },
 };
 
 const text = (value: unknown): string | undefined =>

@@ -1,7 +1,13 @@
 // KubePlatform: the cluster verbs on a real cluster, through the official client. It applies
 // objects (in a namespace of its own unless told otherwise), watches them and reads their
 // logs, runs the client through the Service path, and deletes only what it created, by UID.
-import type { KubernetesObject, V1Pod, V1Service } from '@kubernetes/client-node';
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1Pod,
+  V1PodTemplateSpec,
+  V1Service,
+} from '@kubernetes/client-node';
 import type { ClientEvent } from '../../probe/client-events.js';
 import { CLIENT_LINE_MAX_CHARS } from '../../probe/client-events.js';
 import { DraincheckError } from '../../errors.js';
@@ -196,11 +202,7 @@ export class KubePlatform implements Platform {
         break;
       }
       case 'Pod': {
-        let pod = asked as V1Pod;
-        if (hasPreStop(pod)) {
-          this.preStop = choosePreStopAction(this.serverVersion ?? '', this.options.preStopAction);
-          pod = withPreStopAction(pod, this.preStop.action);
-        }
+        const pod = this.withChosenPreStop(asked);
         answer = await this.resources.createPod(pod, signal);
         this.created.pods.push(createdObject(pod, answer));
         this.appliedPods.set(`${namespace}/${name}`, pod);
@@ -210,10 +212,19 @@ export class KubePlatform implements Platform {
         }
         break;
       }
-      case 'Deployment':
-        answer = await this.resources.create(asked);
-        this.created.deployments.push(createdObject(asked, answer));
+      case 'Deployment': {
+        // Its Pod template gets the same preStop form as a Pod would: the API server validates
+        // the template as it validates a Pod (a 1.24 server refuses a `sleep` handler in either).
+        const deployment = asked as V1Deployment;
+        const template = deployment.spec?.template;
+        const sent: V1Deployment =
+          deployment.spec && template
+            ? { ...deployment, spec: { ...deployment.spec, template: this.withChosenPreStop(template) } }
+            : deployment;
+        answer = await this.resources.create(sent);
+        this.created.deployments.push(createdObject(sent, answer));
         break;
+      }
       default:
         throw new DraincheckError(
           'DC_USAGE',
@@ -226,6 +237,18 @@ export class KubePlatform implements Platform {
       heartbeat.start(this.internal.signal);
     }
     return answer;
+  }
+
+  /**
+   * The Pod (or Pod template) with its preStop sleep in the form this server takes, chosen
+   * once per platform from the server's version (./prestop.ts) — so the run's Pods, a
+   * rollout's Deployment and anything else carrying a Pod template agree, and details()
+   * records the one form and why. No preStop: unchanged, and nothing chosen.
+   */
+  private withChosenPreStop<T extends V1Pod | V1PodTemplateSpec>(pod: T): T {
+    if (!hasPreStop(pod)) return pod;
+    this.preStop ??= choosePreStopAction(this.serverVersion ?? '', this.options.preStopAction);
+    return withPreStopAction(pod, this.preStop.action);
   }
 
   private newHeartbeat(kind: 'Namespace' | 'Service', namespace: string, name: string): Heartbeat {

@@ -4,9 +4,18 @@ import { z } from 'zod';
 import { DraincheckError, quote } from '../../errors.js';
 import { checkImageReference, checkNamespace } from '../../workload/values.js';
 import { DEFAULT_IMAGE } from '../../workload/manifests.js';
-import { preStopActionOf, type FlagValues, type PlatformSession } from '../entry.js';
+import {
+  preStopActionOf,
+  type FlagValues,
+  type PlatformCleanupOptions,
+  type PlatformCleanupResult,
+  type PlatformSession,
+} from '../entry.js';
+import { createKubeApi } from './api.js';
+import { cleanupLeftovers } from './cleanup.js';
+import { KubeResources } from './resources.js';
 import type { ClientMode } from './client-run.js';
-import { loadKubeConnection, type KubeConnection } from './connection.js';
+import { kubeTargetOf, loadKubeConnection, type KubeConnection } from './connection.js';
 import { KubePlatform } from './platform.js';
 
 /** A real cluster needs time to pull an image and start a Pod; the embedded runtime does not. */
@@ -53,6 +62,35 @@ export function openKubeSession(values: FlagValues): PlatformSession {
       startupMs: KUBE_STARTUP_MS,
     },
     close: () => Promise.resolve(),
+  };
+}
+
+/**
+ * `draincheck cleanup --platform kube`: the namespaces draincheck created, or with -n the
+ * labelled objects inside that namespace (./cleanup.ts), on the kubeconfig's cluster.
+ */
+export async function cleanupKube(
+  values: FlagValues,
+  options: PlatformCleanupOptions,
+): Promise<PlatformCleanupResult> {
+  const namespace = text(values.namespace);
+  if (namespace !== undefined) checkNamespace(namespace, '--namespace');
+  const connection = kubeConnectionFrom({
+    kubeconfig: text(values.kubeconfig),
+    context: text(values.context),
+  });
+  const resources = new KubeResources(createKubeApi(connection.kubeConfig), kubeTargetOf(connection));
+  const { removed, kept } = await cleanupLeftovers(resources, {
+    namespace,
+    runId: options.runId,
+    dryRun: options.dryRun,
+    force: options.force,
+    olderThanMs: options.olderThanMs,
+  });
+  return {
+    where: `context ${connection.context}${namespace ? `, namespace ${namespace}` : ''}`,
+    removed,
+    kept,
   };
 }
 

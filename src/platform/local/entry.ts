@@ -3,7 +3,8 @@
 import { preStopActionFlag, preStopActionOf, type PlatformEntry } from '../entry.js';
 import { LocalCluster, type ServiceProxyMode } from './cluster.js';
 import { LocalPlatform } from './local-platform.js';
-import type { PodNetworkMode } from './pod-network.js';
+import { collectStaleLinks, type PodNetworkMode } from './pod-network.js';
+import { collectStaleTables } from './nftables.js';
 import { calibratedTiming, fastTiming, parseProxySync } from './timing.js';
 import { DraincheckError, quote } from '../../errors.js';
 
@@ -86,4 +87,35 @@ export const localEntry: PlatformEntry = {
   outputHint: () => 'its whole output is in the run document (server output events)',
   leftoversHint: () =>
     'the embedded runtime could not release them; see the cleanup-error event in the run document',
+  /**
+   * The embedded runtime's runs live in the runner's process: what outlives a killed runner is
+   * in this host's kernel — its nftables table, its Pods' links and blackhole routes. Each is
+   * held by a lease the kernel drops with its holder, so only a dead runtime's are taken (the
+   * next runtime collects them too, before it uses an address). Runs have no id or age here.
+   */
+  async cleanup(_values, options) {
+    const kubeOnly = [
+      options.runId !== undefined ? '--run' : '',
+      options.olderThanMs !== undefined ? '--older-than' : '',
+      options.force ? '--force' : '',
+    ].filter(Boolean);
+    if (kubeOnly.length > 0)
+      throw new DraincheckError(
+        'DC_USAGE',
+        `${kubeOnly.join(', ')} ${kubeOnly.length > 1 ? 'apply' : 'applies'} only to --platform kube: the embedded runtime's leftovers belong to no run that is still alive`,
+        { hint: 'leave them out, or add --platform kube' },
+      );
+    const dryRun = { dryRun: options.dryRun };
+    const tables = await collectStaleTables(dryRun);
+    const links = await collectStaleLinks(dryRun);
+    return {
+      where:
+        'the embedded runtime on this host: nftables tables, Pod links and blackhole routes of runtimes no longer running',
+      removed: [
+        ...tables.map((t) => `nftables table ${t}`),
+        ...links.map((l) => (l.startsWith('blackhole ') ? `route ${l}` : `link ${l}`)),
+      ],
+      kept: [],
+    };
+  },
 };

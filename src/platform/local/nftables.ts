@@ -95,8 +95,11 @@ function nftAsync(script: string): Promise<void> {
   });
 }
 
-/** Deletes the tables of draincheck runtimes that are no longer running; returns their names. */
-export async function collectStaleTables(): Promise<string[]> {
+/**
+ * Deletes the tables of draincheck runtimes that are no longer running; returns their names.
+ * `dryRun` (`draincheck cleanup --dry-run`): names them, deletes nothing.
+ */
+export async function collectStaleTables({ dryRun = false } = {}): Promise<string[]> {
   const listed = spawnSync('nft', ['list', 'tables', 'ip'], { encoding: 'utf8', timeout: 10_000 });
   if (listed.status !== 0) return [];
   const stale: string[] = [];
@@ -106,7 +109,7 @@ export async function collectStaleTables(): Promise<string[]> {
     const lease = await takeLease(tableLease(name));
     if (!lease) continue; // its runtime is alive
     // Held while deleting, so that no other runtime collects the same table at the same time.
-    if (nft(`delete table ip ${name}`).status === 0) stale.push(name);
+    if (dryRun || nft(`delete table ip ${name}`).status === 0) stale.push(name);
     lease.close();
   }
   return stale;

@@ -180,8 +180,9 @@ function installExitHook() {
 /**
  * Deletes the host ends (and so the pairs) of Pod links whose lease nobody holds: their
  * runtime is gone, and a process it left behind keeps the namespace. Returns their names.
+ * `dryRun` (`draincheck cleanup --dry-run`): names them, deletes nothing.
  */
-export async function collectStaleLinks(): Promise<string[]> {
+export async function collectStaleLinks({ dryRun = false } = {}): Promise<string[]> {
   const listed = spawnSync('ip', ['-o', 'link', 'show'], { encoding: 'utf8', timeout: 5000 });
   if (listed.status !== 0) return [];
   const stale: string[] = [];
@@ -192,7 +193,7 @@ export async function collectStaleLinks(): Promise<string[]> {
     if (liveLinks.has(name)) continue;
     const lease = await takeLease(leaseName(`198.18.${m[1]}.${m[2]}`));
     if (!lease) continue; // its runtime is alive
-    if (spawnSync('ip', ['link', 'del', name], { stdio: 'ignore', timeout: 5000 }).status === 0)
+    if (dryRun || spawnSync('ip', ['link', 'del', name], { stdio: 'ignore', timeout: 5000 }).status === 0)
       stale.push(name);
     lease.close();
   }
@@ -206,7 +207,7 @@ export async function collectStaleLinks(): Promise<string[]> {
     if (!m || liveBlackholes.has(m[1]!)) continue;
     const lease = await takeLease(leaseName(m[1]!));
     if (!lease) continue;
-    if (dropBlackhole(m[1]!)) stale.push(`blackhole ${m[1]}`);
+    if (dryRun || dropBlackhole(m[1]!)) stale.push(`blackhole ${m[1]}`);
     lease.close();
   }
   return stale;

@@ -9,6 +9,7 @@ const resultWords: Record<RowResult, string> = {
   match: 'match',
   mismatch: 'MISMATCH',
   'no-evidence': 'not shown',
+  inconclusive: 'inconclusive',
   incomplete: 'incomplete',
   'not-run': 'not run',
 };

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LocalCluster } from '../../../src/platform/local/cluster.js';
 import { route, type FacadeRequest } from './routes.js';
+import { refusedByVersion } from './server-version.js';
 
 /** A request as the facade received it (the request log a test reads). */
 export interface SeenFacadeRequest {
@@ -30,6 +31,17 @@ export interface FacadeOptions {
   forbid?: (method: string, path: string) => boolean;
   /** Requests to reject as an expired or wrong credential does (401 Unauthorized). */
   unauthorized?: (method: string, path: string) => boolean;
+  /**
+   * The `gitVersion` /version reports (default v1.30.0-draincheck-embedded). Below v1.30 the
+   * facade decodes a Pod or a Deployment's Pod template as such a server does: without the
+   * preStop `sleep` action (./server-version.ts).
+   */
+  gitVersion?: string;
+  /**
+   * A client Pod's log (`…-client/log`) held this long after it is opened, then sent in one
+   * chunk: the batch a real kubelet's log stream delivered at the start (issue 24.8).
+   */
+  clientLogBatchMs?: number;
 }
 
 export class KubeFacade {
@@ -137,7 +149,15 @@ export class KubeFacade {
       this.streams.delete(controller);
     });
     try {
-      const answer = await route(this.cluster, request, controller.signal, this.deletedNamespaces);
+      const answer =
+        refusedByVersion(this.options.gitVersion, request) ??
+        (await route(
+          this.cluster,
+          request,
+          controller.signal,
+          this.deletedNamespaces,
+          this.options.gitVersion,
+        ));
       seen.status = answer.kind === 'json' ? answer.status : 200;
       if (answer.kind === 'json' && request.method !== 'GET') seen.answer = answer.body;
       if (answer.kind === 'json') {
@@ -149,10 +169,26 @@ export class KubeFacade {
       // A stream: chunked, one line per chunk, until the source ends or the client leaves.
       res.writeHead(200, { 'content-type': answer.kind === 'watch' ? 'application/json' : 'text/plain' });
       res.flushHeaders();
-      for await (const line of answer.lines) {
-        if (res.destroyed) break;
-        res.write(`${line}\n`);
+      const holdMs =
+        answer.kind === 'log' && /-client\/log$/.test(request.path)
+          ? (this.options.clientLogBatchMs ?? 0)
+          : 0;
+      let held: string[] | null = holdMs > 0 ? [] : null;
+      const release = () => {
+        if (held && held.length > 0 && !res.destroyed) res.write(held.map((l) => `${l}\n`).join(''));
+        held = null;
+      };
+      const timer = holdMs > 0 ? setTimeout(release, holdMs) : undefined;
+      try {
+        for await (const line of answer.lines) {
+          if (res.destroyed) break;
+          if (held) held.push(line);
+          else res.write(`${line}\n`);
+        }
+      } finally {
+        clearTimeout(timer);
       }
+      release();
       res.end();
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);

@@ -28,6 +28,9 @@ const lists: Record<Kind, { listKind: string; apiVersion: string }> = {
   replicasets: { listKind: 'ReplicaSetList', apiVersion: 'apps/v1' },
 };
 
+/** What /version says unless the facade is told otherwise. */
+export const EMBEDDED_VERSION = 'v1.30.0-draincheck-embedded';
+
 const json = (status: number, body: unknown): Answer => ({ kind: 'json', status, body });
 
 function status(code: number, reason: string, message: string): Answer {
@@ -55,14 +58,11 @@ export async function route(
   req: FacadeRequest,
   signal: AbortSignal,
   deleted: DeletedNamespaces = new Set(),
+  gitVersion = EMBEDDED_VERSION,
 ): Promise<Answer> {
   if (req.path === '/version') {
-    return json(200, {
-      major: '1',
-      minor: '30',
-      gitVersion: 'v1.30.0-draincheck-embedded',
-      platform: 'linux/amd64',
-    });
+    const [, major = '1', minor = '30'] = /^v(\d+)\.(\d+)/.exec(gitVersion) ?? [];
+    return json(200, { major, minor, gitVersion, platform: 'linux/amd64' });
   }
   const m = PATH.exec(req.path);
   if (!m) return status(404, 'NotFound', `the facade does not serve ${req.method} ${req.path}`);

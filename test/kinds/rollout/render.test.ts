@@ -2,7 +2,11 @@
 // small whatever the number of requests (the timeline is binned), failure classes get their
 // own colour above the Pods' bands, and document strings are escaped in HTML and on a terminal.
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { readDocuments, renderDocuments } from '../../../src/kinds/read.js';
 import { RolloutDocumentSchema, type RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import { rolloutKind } from '../../../src/kinds/rollout/index.js';
 import { failureClasses } from '../../../src/probe/load/record.js';
@@ -119,4 +123,73 @@ test('HTML: every failure class has a colour of its own in the strip; a document
   });
   assert.equal(new Set(fills).size, failureClasses.length, fills.join(' '));
   assert.ok(!fills.includes('#000'), 'no class falls back to black');
+});
+
+/** A saved `--compare exit,drain,drain+prestop`: the three documents as the CLI names them. */
+function savedCompare(propagation: boolean): string {
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-compare-'));
+  const scenarios = ['exit', 'drain', 'drain-prestop'];
+  for (const name of scenarios) {
+    const doc = sampleDoc(1000);
+    doc.scenario = { ...doc.scenario, name, preStopSleepSeconds: name === 'drain-prestop' ? 3 : 0 };
+    doc.compare = { scenarios };
+    if (name === 'drain-prestop') {
+      doc.platform = {
+        name: 'kube',
+        details: [
+          {
+            key: 'preStopAction',
+            label: 'preStop action',
+            value: 'exec',
+            note: 'server v1.24.17 is older than 1.30, where the preStop sleep action is on by default',
+          },
+        ],
+      };
+      if (propagation)
+        doc.propagation = {
+          samplesMs: [113, 805, null],
+          preStopSeconds: 3,
+          sampledBy: 'load-pod',
+          sampleIntervalMs: 10,
+        };
+    }
+    assertValidRolloutDocument(doc);
+    writeFileSync(join(dir, `rollout-${doc.runId}-${name}.json`), JSON.stringify(doc));
+  }
+  return dir;
+}
+
+test('report of a saved --compare: the policies in the run’s order, and every line — where drain+prestop’s sleep came from, its preStop form (issue 24.8, 24.1)', (t) => {
+  for (const measured of [true, false]) {
+    const dir = savedCompare(measured);
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const text = renderDocuments(readDocuments([dir]), 'text', {
+      style: plainStyle,
+      title: 't',
+      generatedAt: 'now',
+    });
+    const rows = [...text.matchAll(/^(exit|drain|drain-prestop)\s+1000\s/gm)].map((m) => m[1]);
+    assert.deepEqual(rows, ['exit', 'drain', 'drain-prestop'], text);
+    const sentences = [...text.matchAll(/^(exit|drain|drain-prestop): x$/gm)].map((m) => m[1]);
+    assert.deepEqual(sentences, ['exit', 'drain', 'drain-prestop']);
+    assert.match(
+      text,
+      measured
+        ? /^drain\+prestop: preStop sleep 3 s, from the propagation time measured on this platform \(DELETE → no new connection routed to the Pod: 113 ms, 805 ms, not seen over 3 deletions; .*sampled by a load Pod/m
+        : /^drain\+prestop: preStop sleep 3 s \(--prestop-sleep-seconds\)$/m,
+    );
+    assert.equal(text.match(/^drain\+prestop: preStop sleep/gm)?.length, 1, 'once');
+    assert.match(
+      text,
+      /^drain-prestop: .*preStop sleep 3s \(exec sleep: server v1\.24\.17 is older than 1\.30/m,
+    );
+    // The HTML page in the same order.
+    const html = renderDocuments(readDocuments([dir]), 'html', {
+      style: plainStyle,
+      title: 't',
+      generatedAt: 'now',
+    });
+    const order = [...html.matchAll(/<tr><td>(exit|drain|drain-prestop)<\/td>/g)].map((m) => m[1]);
+    assert.deepEqual(order, ['exit', 'drain', 'drain-prestop']);
+  }
 });

@@ -5,6 +5,7 @@ import type { Style } from '../../../report/style.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
 import type { RolloutDocument } from '../document.js';
 import { rolloutFacts } from '../settings.js';
+import { factValue, platformFact } from '../../../experiment/platform-facts.js';
 
 const fmt = (ms: number | null): string =>
   ms === null ? '-' : ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${Math.round(ms)}ms`;
@@ -31,7 +32,53 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
-export function renderRolloutText(docs: RolloutDocument[], style: Style): string {
+/** How the cluster ran the preStop sleep (the kube platform's `preStopAction` fact), and why. */
+function preStopForm(d: RolloutDocument): string {
+  const fact = platformFact(d.platform, 'preStopAction');
+  if (!fact || d.scenario.preStopSleepSeconds <= 0) return '';
+  const why = fact.note ? `: ${fact.note}` : '';
+  return terminalSafe(` (${fact.value === 'exec' ? 'exec sleep' : `the ${factValue(fact)} action`}${why})`);
+}
+
+/**
+ * The documents in the order their run had them: a run's compared policies as --compare gave
+ * them (`compare.scenarios`), runs in the order they came — not the files' alphabetical order.
+ */
+export function inRunOrder(docs: readonly RolloutDocument[]): RolloutDocument[] {
+  const runs = [...new Set(docs.map((d) => d.runId))];
+  const rank = (d: RolloutDocument) => {
+    const i = d.compare?.scenarios.indexOf(d.scenario.name) ?? -1;
+    return i < 0 ? Number.MAX_SAFE_INTEGER : i;
+  };
+  return docs
+    .map((d, i) => ({ d, i }))
+    .sort((a, b) => runs.indexOf(a.d.runId) - runs.indexOf(b.d.runId) || rank(a.d) - rank(b.d) || a.i - b.i)
+    .map(({ d }) => d);
+}
+
+/**
+ * Where drain+prestop's preStop sleep came from, under --compare: the propagation time measured
+ * first (its samples and the rule) or --prestop-sleep-seconds. Null for any other document.
+ */
+export function propagationNote(d: RolloutDocument): string | null {
+  const m = d.propagation;
+  if (!m) {
+    return d.compare && d.scenario.name === 'drain-prestop'
+      ? `drain+prestop: preStop sleep ${d.scenario.preStopSleepSeconds} s (--prestop-sleep-seconds)`
+      : null;
+  }
+  const samples = m.samplesMs.map((x) => (x === null ? 'not seen' : `${x} ms`)).join(', ');
+  // A load Pod's answers are put on this machine's clock late by at most the fastest log
+  // delivery (src/kinds/rollout/propagation-load.ts): a sample can only be longer than the lag.
+  const via =
+    m.sampledBy === 'load-pod'
+      ? `; sampled by a load Pod in the cluster, a new connection every ${m.sampleIntervalMs} ms, its times put on this machine's clock late by at most the fastest log delivery, so a sample can only be longer than the lag (the sleep errs long)`
+      : '';
+  return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})`;
+}
+
+export function renderRolloutText(unordered: RolloutDocument[], style: Style): string {
+  const docs = inRunOrder(unordered);
   const header = [
     'rollout',
     'requests',
@@ -64,7 +111,7 @@ export function renderRolloutText(docs: RolloutDocument[], style: Style): string
         .map((f) => terminalSafe(f.text))
         .join(', ');
     lines.push(
-      `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${said('deployment')}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s; load ${said('load')}`,
+      `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${said('deployment')}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s${preStopForm(d)}; load ${said('load')}`,
     );
   }
   lines.push('', table([header, ...rows]), '');
@@ -87,5 +134,7 @@ export function renderRolloutText(docs: RolloutDocument[], style: Style): string
         `  ${terminalSafe(p.name)} (${p.revision}): ${[p.readyAtMs, p.terminatingAtMs, p.endpointTerminatingAtMs, p.endpointRemovedAtMs, p.goneAtMs].map((x) => (x === null ? '-' : String(Math.round(x)))).join(' / ')}${p.exitCode === null ? '' : `, exit ${p.exitCode}`}`,
       );
   }
+  const notes = docs.map(propagationNote).filter((n): n is string => n !== null);
+  if (notes.length > 0) lines.push('', ...notes.map(terminalSafe));
   return lines.join('\n');
 }
