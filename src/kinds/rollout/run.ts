@@ -22,6 +22,7 @@ import type {
   V1Service,
 } from '@kubernetes/client-node';
 import { DraincheckError, isDraincheckError, type ErrorCode } from '../../errors.js';
+import { fatalObserverErrors } from '../../experiment/failures.js';
 import { Observers } from '../../experiment/observers.js';
 import type { Platform } from '../../platform/types.js';
 import { loadOrigin } from '../../probe/load/generator.js';
@@ -269,8 +270,11 @@ class RolloutRun {
         // A Pod removed before its log was read (its log went with it) is a rollout's everyday
         // business, not a failure: its journal lines are lost, so no request up to now may be
         // called never-seen — the join says `unknown`.
-        if (logGone(error)) run.journal.lostFrom(run.now() * 1000);
-        else throw error;
+        // Any other error that waiting could cure is the same loss (as before the shared
+        // observers); only a fatal one (a 403, a 401, an image pull) ends the run.
+        if (isDraincheckError(error) && fatalObserverErrors.includes(error.code) && !logGone(error))
+          throw error;
+        run.journal.lostFrom(run.now() * 1000);
       }
     };
     void this.observers.observe(`log of Pod ${pod}`, lines(this), (line) => {
