@@ -60,4 +60,5 @@ export const unitTests = [
   'test/util/integer.test.ts',
   'test/util/line-splitter.test.ts',
   'test/workload/pod-file.test.ts',
+  'test/workload/probe-fields.test.ts',
 ];
