@@ -13,6 +13,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { platformTiming } from '../src/experiment/platform-facts.js';
 import type { RunDocument } from '../src/experiment/run-document.js';
 import { median, type BenchResult } from './lib/report.js';
 
@@ -24,16 +25,21 @@ interface LabSample {
   scenarioInherentMs: number;
 }
 
+/**
+ * The emulated delays of the document's platform. A local run's document must state them as
+ * numbers: a missing or unreadable profile fails the bench loudly, since counting it as zero
+ * silently inflates the overhead by about a second (as it did when the facts moved into
+ * `platform.details`).
+ */
 function emulatedDelays(doc: RunDocument): number {
-  const t = doc.platform.timing as Record<string, number> | undefined;
-  if (!t) return 0;
+  const t = platformTiming(doc.platform);
+  if (!t) {
+    throw new Error(
+      `lab-end-to-end: the ${doc.platform.name} run document states no control-plane delays as numbers (platform.timing); the overhead cannot be computed`,
+    );
+  }
   // kubelet notices the DELETE, the terminated status reaches the API, the final delete, the slice update.
-  return (
-    (t.kubeletDelayMs ?? 0) +
-    (t.containerStatusDelayMs ?? 0) +
-    1.5 * (t.finalDeleteDelayMs ?? 0) +
-    (t.endpointsDelayMs ?? 0)
-  );
+  return t.kubeletDelayMs + t.containerStatusDelayMs + 1.5 * t.finalDeleteDelayMs + t.endpointsDelayMs;
 }
 
 function scenarioWait(doc: RunDocument): number {
@@ -88,8 +94,10 @@ export function benchLab(runs = 5, workMs = 2000): BenchResult {
         name: `${timing}: overhead beyond the scenario's own waits`,
         value: overhead,
         unit: 'ms',
-        target: '<= 500',
-        pass: overhead <= 500,
+        // Issue 22: ≤ 300 ms on a quiet machine (it read ~1.5 s while the emulated delays
+        // counted as zero).
+        target: '<= 300',
+        pass: overhead <= 300,
       },
       {
         name: `${timing}: wall − (readiness + work), literally`,

@@ -137,7 +137,7 @@ export async function benchRolloutMillion(
     const heapMax = Math.max(...heaps.map((s) => s.heapAfterGc!));
     const heapLast = heaps.at(-1)?.heapAfterGc ?? NaN;
     const exitMaxRss = samples.find((s) => s.exit)?.maxRss ?? NaN;
-    const recordsBytes = statSync(join(out, doc.records.file)).size;
+    const recordsBytes = statSync(join(out, doc.records.file!)).size;
 
     // `draincheck report` on the saved document: the real report pipeline writes the HTML.
     const html = join(dir, 'report.html');

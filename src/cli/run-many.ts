@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import type { PlanOptions } from '../experiment/plan.js';
 import type { RunDocument } from '../experiment/run-document.js';
-import { runKind } from '../kinds/run.js';
+import { runKind } from '../kinds/run/index.js';
 import { writeJsonAtomic, runFileName } from '../results/write.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import { onInterrupt } from './interrupt.js';

@@ -17,7 +17,7 @@ import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acc
 import { identityOf, sliceRouteOf, type Identity } from './evidence/identity.js';
 import { adviceOf, refusedWhileRoutedAdvice } from './evidence/advice.js';
 
-type Fields = Pick<
+export type Fields = Pick<
   RunDocument,
   | 'pod'
   | 'service'

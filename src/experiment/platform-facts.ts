@@ -3,7 +3,8 @@
 // carry the platform's own `details`; older ones listed the facts as fields of their own
 // (pid1, serviceProxy, context, …), read here into the same list. A document is untrusted:
 // a fact of the wrong shape is left out, never shown as half-read.
-import type { RunDocument } from './run-document.js';
+import type { z } from 'zod';
+import { PlatformTimingSchema, type RunDocument } from './run-document.js';
 
 export interface Fact {
   key: string;
@@ -24,6 +25,17 @@ export function platformFacts(platform: DocumentPlatform): Fact[] {
 export function platformFact(platform: DocumentPlatform, key: string): Fact | undefined {
   return platformFacts(platform).find((f) => f.key === key);
 }
+
+/**
+ * The emulated control-plane delays as numbers (the embedded runtime's), or undefined where
+ * the document states none (a real cluster, or a document written before they were kept as
+ * numbers) or states them in a shape that does not parse — never half-read.
+ */
+export function platformTiming(platform: { timing?: unknown }): PlatformTiming | undefined {
+  const parsed = PlatformTimingSchema.safeParse(platform.timing);
+  return parsed.success ? parsed.data : undefined;
+}
+export type PlatformTiming = z.infer<typeof PlatformTimingSchema>;
 
 /** `yes`/`no` for a boolean, the value itself otherwise. */
 export function factValue(fact: Fact): string {

@@ -14,7 +14,8 @@ import { SERVICE_NAME_LABEL } from '../workload/labels.js';
 import { workloadObjects } from '../workload/workload.js';
 import type { ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
-import { containerFailure, fatalObserverErrors, podFailedError } from './failures.js';
+import { containerFailure, podFailedError } from './failures.js';
+import { Observers } from './observers.js';
 import { EventLog, type RecordedEvent } from './event-log.js';
 import { placeEvent, podEventData, sliceEventData } from './observe.js';
 import type { RunPlan } from './plan.js';
@@ -63,20 +64,13 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   const podName = plan.workload.pod.metadata!.name!;
   const serviceName = plan.workload.service.metadata!.name!;
   let incompleteReason: string | null = null;
-  // A non-fatal observer failure marks the run incomplete, but only if nothing else ended it.
-  let observerFailure: string | null = null;
-  const observers: Array<Promise<void>> = [];
-  // An observer's fatal error (image pull, 403, 401, the Pod failed) ends every wait at once:
-  // waiting out a phase limit cannot cure it, and its message and hint are the run's reason.
-  const fatal = new AbortController();
-  let fatalError: DraincheckError | null = null;
-  const failFast = (error: DraincheckError) => {
-    if (fatalError) return;
-    fatalError = error;
-    fatal.abort();
-  };
-  const waiting = AbortSignal.any([observing.signal, fatal.signal]);
-  const reported = new Set<string>();
+  // The streams it reads (observers.ts): a fatal error (image pull, 403, 401, the Pod failed)
+  // ends every wait at once — waiting out a phase limit cannot cure it, and its message and hint
+  // are the run's reason; a non-fatal failure marks the run incomplete, but only if nothing
+  // else ended it.
+  const observers = new Observers(observing.signal, (e) => log.add('runner', 'observer-error', { ...e }));
+  const failFast = (error: DraincheckError) => observers.failFast(error);
+  const waiting = observers.signal;
   // The server's lines are bounded in number and size: past the limits they are counted.
   const serverLines = new ServerLines(plan.workId);
   let lastOutputLine: string | null = null;
@@ -85,32 +79,12 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     log.add('runner', 'phase', { name });
     options.onPhase?.(name, log.now());
   };
-  const observe = <T>(what: string, source: AsyncIterable<T>, onItem: (item: T) => void) => {
-    const running = (async () => {
-      try {
-        for await (const item of source) onItem(item);
-      } catch (error) {
-        if (observing.signal.aborted) return;
-        const message = (error as Error).message;
-        const code = isDraincheckError(error) ? error.code : null;
-        // Several observers meet the same cause (an image pull fails the Pod watch and both
-        // logs): it is one observation, recorded once.
-        const key = `${code ?? ''}\u0000${message}`;
-        if (!reported.has(key)) {
-          reported.add(key);
-          log.add('runner', 'observer-error', { observer: what, message, code });
-        }
-        if (isDraincheckError(error) && fatalObserverErrors.includes(error.code)) failFast(error);
-        else observerFailure ??= `the ${what} stream failed: ${message}`;
-      }
-    })();
-    observers.push(running);
-    return running;
-  };
+  const observe = <T>(what: string, source: AsyncIterable<T>, onItem: (item: T) => void) =>
+    observers.observe(what, source, onItem);
   const interrupted = () => options.signal?.aborted === true;
   const ended = () => {
     if (interrupted()) return new Incomplete('interrupted');
-    if (fatalError) return new Incomplete(fatalError.oneLine());
+    if (observers.fatalError) return new Incomplete(observers.fatalError.oneLine());
     return null;
   };
   const wait = async (what: Phase, limitMs: number, predicate: (e: RecordedEvent) => boolean) => {
@@ -382,8 +356,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       log.add('runner', 'cleanup-error', { message: (error as Error).message });
     }
   }
-  await Promise.allSettled(observers);
-  incompleteReason ??= observerFailure;
+  await observers.settled();
+  incompleteReason ??= observers.failure;
   for (const tally of serverLines.notKept()) log.add('runner', 'lines-not-kept', { ...tally }, tally.firstAt);
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
 

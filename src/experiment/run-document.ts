@@ -109,6 +109,16 @@ export const PlatformFactSchema = z.object({
   brief: z.boolean().optional().describe('also shown in the text report’s heading line'),
 });
 
+const delayMs = z.number().min(0).max(600_000);
+/** The embedded runtime's control-plane delays (src/platform/local/timing.ts), ms. */
+export const PlatformTimingSchema = z.object({
+  kubeletDelayMs: delayMs,
+  endpointsDelayMs: delayMs,
+  proxySyncDelayMs: z.union([delayMs, z.object({ min: delayMs, max: delayMs })]),
+  containerStatusDelayMs: delayMs,
+  finalDeleteDelayMs: delayMs,
+});
+
 export const RunDocumentSchema = z.object({
   schema: z.literal(RUN_SCHEMA),
   runId: z.string(),
@@ -127,6 +137,9 @@ export const RunDocumentSchema = z.object({
       .describe(
         'facts the platform reports about itself, printed as they are (older documents list pid1, serviceProxy, context, serverVersion… as fields of their own instead)',
       ),
+    timing: PlatformTimingSchema.optional().describe(
+      'local: the emulated control-plane delays (ms) as numbers — `details` says them in words',
+    ),
     // The fields of documents written before `details`: read, never written any more.
 
     pid1: z.boolean().optional(),

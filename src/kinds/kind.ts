@@ -30,18 +30,30 @@ export type Renderers<Doc> = { json(doc: Doc): unknown } & {
 };
 
 /**
- * One experiment kind. `plan`, `run` and `conclude` keep their own signatures (a kind's inputs
- * are its own); the CLI command of the kind calls them. `documentSchema` validates a document
- * read back before any renderer sees it.
+ * One experiment kind, its steps typed: `plan` turns the kind's own inputs into its Plan, `run`
+ * carries a Plan out into a Document (the CLI command of the kind calls both), `conclude` reads
+ * the kind's facts into its conclusion (called by `run`: the run kind's fields, the rollout's
+ * sentence) and the renderers show documents. `documentSchema` validates a document read back
+ * before any renderer sees it.
  */
-export interface ExperimentKind<Doc extends { schema: string }> {
+export interface ExperimentKind<
+  Plan,
+  Doc extends { schema: string },
+  PlanInput extends unknown[] = never,
+  RunInput extends { plan: Plan } = never,
+  Facts = never,
+  Conclusion = unknown,
+> {
   /** The `schema` string every document of this kind carries: the kind and its version. */
   schema: Doc['schema'];
   /** What one document is called in messages (`run`, `rollout`). */
   noun: string;
   documentSchema: z.ZodType<Doc>;
-  plan: (...args: never[]) => unknown;
-  run: (...args: never[]) => Promise<Doc>;
-  conclude: (...args: never[]) => unknown;
+  plan: (...input: PlanInput) => Plan;
+  run: (input: RunInput) => Promise<Doc>;
+  conclude: (facts: Facts) => Conclusion;
   renderers: Renderers<Doc>;
 }
+
+/** Any kind of documents `Doc`, its steps' types left open (the registry's view). */
+export type AnyKind<Doc extends { schema: string }> = ExperimentKind<unknown, Doc>;

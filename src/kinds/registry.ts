@@ -3,9 +3,9 @@
 import { DraincheckError, quote } from '../errors.js';
 import { documentKind } from '../results/read.js';
 import { truncateText } from '../util/bounded-json.js';
-import type { ExperimentKind, RenderContext, ReportFormat } from './kind.js';
+import type { AnyKind, RenderContext, ReportFormat } from './kind.js';
 import { rolloutKind } from './rollout/index.js';
-import { runKind } from './run.js';
+import { runKind } from './run/index.js';
 
 /**
  * A kind with its document type erased, so kinds of different documents sit in one list: every
@@ -22,7 +22,7 @@ export interface RegisteredKind {
   json(doc: unknown): unknown;
 }
 
-export function registerKind<Doc extends { schema: string }>(kind: ExperimentKind<Doc>): RegisteredKind {
+export function registerKind<Doc extends { schema: string }>(kind: AnyKind<Doc>): RegisteredKind {
   return {
     schema: kind.schema,
     noun: kind.noun,

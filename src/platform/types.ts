@@ -126,6 +126,21 @@ export interface PlatformDetails {
   /** The namespace the run's objects are in, where known. */
   namespace?: string;
   details: PlatformFact[];
+  /**
+   * The emulated control-plane delays as numbers (ms), where the platform emulates them (the
+   * embedded runtime): `details` states them as a sentence for people; this is for programs
+   * (the bench subtracts them from a run's wall time). A real cluster has none to state.
+   */
+  timing?: PlatformTiming;
+}
+
+/** The embedded runtime's control-plane delays, ms (src/platform/local/timing.ts). */
+export interface PlatformTiming {
+  kubeletDelayMs: number;
+  endpointsDelayMs: number;
+  proxySyncDelayMs: number | { min: number; max: number };
+  containerStatusDelayMs: number;
+  finalDeleteDelayMs: number;
 }
 
 export interface Platform {

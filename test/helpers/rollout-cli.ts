@@ -27,7 +27,7 @@ export function rolloutJson(
 /** Every record of the document's record file (in `dir`), in the file's order. */
 export async function recordsOf(dir: string, doc: RolloutDocument): Promise<LoadRecord[]> {
   const records: LoadRecord[] = [];
-  for await (const item of readRecordFile(join(dir, doc.records.file))) {
+  for await (const item of readRecordFile(join(dir, doc.records.file!))) {
     if (item.kind === 'record') records.push(item.record);
   }
   return records;

@@ -11,7 +11,7 @@ import { DraincheckError, ExitCode, isDraincheckError } from '../../src/errors.j
 import type { ExperimentKind } from '../../src/kinds/kind.js';
 import { readDocuments, renderDocuments } from '../../src/kinds/read.js';
 import { experimentKinds, registerKind } from '../../src/kinds/registry.js';
-import { runKind } from '../../src/kinds/run.js';
+import { runKind } from '../../src/kinds/run/index.js';
 import { renderHtmlReport } from '../../src/report/html/index.js';
 import { plainStyle } from '../../src/report/style.js';
 import { renderTextReport } from '../../src/report/text.js';
@@ -25,15 +25,23 @@ const pingKind = {
   schema: 'draincheck.ping/v1',
   noun: 'ping',
   documentSchema: PingSchema,
-  plan: () => ({}),
-  run: () => Promise.resolve({ schema: 'draincheck.ping/v1' as const, pings: 0 }),
-  conclude: () => ({}),
+  plan: () => ({ pings: 0 }),
+  run: ({ plan }: { plan: { pings: number } }) =>
+    Promise.resolve({ schema: 'draincheck.ping/v1' as const, pings: plan.pings }),
+  conclude: (pings: number) => `${pings} pings`,
   renderers: {
     text: (docs) => docs.map((d) => `ping x${d.pings}`).join('\n'),
     json: (doc) => ({ ping: doc.pings }),
     html: (docs) => `<p>${docs.length} pings</p>`,
   },
-} satisfies ExperimentKind<z.infer<typeof PingSchema>>;
+} satisfies ExperimentKind<
+  { pings: number },
+  z.infer<typeof PingSchema>,
+  [],
+  { plan: { pings: number } },
+  number,
+  string
+>;
 
 function withFiles(docs: Record<string, unknown>, body: (dir: string) => void): void {
   const dir = mkdtempSync(join(tmpdir(), 'dc-kinds-'));

@@ -10,7 +10,7 @@ import {
   writeFileAtomic,
   writeJsonAtomic,
 } from '../../results/write.js';
-import { runKind } from '../../kinds/run.js';
+import { runKind } from '../../kinds/run/index.js';
 import { labSummary } from '../../report/lab-summary.js';
 import { styleFor } from '../../report/style.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';

@@ -274,9 +274,10 @@ export function rolloutCommand(): Command {
       } else if (format === 'html')
         process.stdout.write(`${forStdout(format, renderers.html(docs, context))}\n`);
       else {
+        // Only what was written: a run that ended before its load began has no records file.
         const saved = docs.map(
           (d) =>
-            `saved: ${terminalSafe(join(outDir, rolloutFileName(d)))}\nrecords: ${terminalSafe(join(outDir, d.records.file))}`,
+            `saved: ${terminalSafe(join(outDir, rolloutFileName(d)))}${d.records.file === null ? '' : `\nrecords: ${terminalSafe(join(outDir, d.records.file))}`}`,
         );
         process.stdout.write(
           `${renderers.text(docs, context)}\n${propagation ? `\n${propagation}\n` : ''}\n${saved.join('\n')}\n`,

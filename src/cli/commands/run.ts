@@ -5,7 +5,7 @@ import { newRunId } from '../../experiment/plan.js';
 import { checkNamespace } from '../../workload/values.js';
 import { verdictKinds } from '../../experiment/run-document.js';
 import { checkOutputDirectory, defaultResultsDir } from '../../results/write.js';
-import { runKind } from '../../kinds/run.js';
+import { runKind } from '../../kinds/run/index.js';
 import { styleFor } from '../../report/style.js';
 import { resolveScenario, scenarioDefaults, type ScenarioInput } from '../../workload/scenario.js';
 import { filePodHealthPath, filePodPort, readPodFile, type FilePod } from '../../workload/pod-file.js';

@@ -5,7 +5,11 @@
 import { z } from 'zod';
 import { requestOutcomes } from '../../probe/client-events.js';
 import { failureClasses } from '../../probe/load/record.js';
-import { PlatformFactSchema, ScenarioSchema } from '../../experiment/run-document.js';
+import {
+  PlatformFactSchema,
+  PlatformTimingSchema,
+  ScenarioSchema,
+} from '../../experiment/run-document.js';
 
 export const ROLLOUT_SCHEMA = 'draincheck.rollout/v1';
 
@@ -54,6 +58,14 @@ export const RolloutDocumentSchema = z.object({
   runId: z.string(),
   complete: z.boolean(),
   incompleteReason: z.string().nullable(),
+  incompleteCode: z
+    .string()
+    .max(64)
+    .nullable()
+    .optional()
+    .describe(
+      'the error code (docs/ERRORS.md) of what ended the run early, when one fits; absent in older documents',
+    ),
   startedAt: z.string().describe('wall clock (ISO) of the time origin every *Ms / *Us counts from'),
   finishedAt: z.string().nullable(),
   tool: z.object({ name: z.literal('draincheck'), version: z.string() }),
@@ -76,6 +88,7 @@ export const RolloutDocumentSchema = z.object({
     name: z.string(),
     namespace: z.string().optional(),
     details: z.array(PlatformFactSchema).optional(),
+    timing: PlatformTimingSchema.optional(),
   }),
   rollout: z.object({
     triggeredAtMs: ms.describe('the PUT of the new Pod template (kubectl rollout restart)'),
@@ -125,7 +138,8 @@ export const RolloutDocumentSchema = z.object({
       .string()
       .max(255)
       .regex(/^[^/\\]+$/)
-      .describe('the NDJSON record file, beside this document'),
+      .nullable()
+      .describe('the NDJSON record file, beside this document; null when none was written whole'),
     written: z.number(),
     dropped: z.number(),
     join: z
@@ -148,7 +162,7 @@ export const RolloutDocumentSchema = z.object({
         heldAtMost: z.number(),
       })
       .optional()
-      .describe('the bounded journal join (src/probe/load/server-fate.ts joinFatesWindowed)'),
+      .describe('the bounded journal join (src/kinds/rollout/join/server-fate.ts joinFatesWindowed)'),
   }),
 });
 export type RolloutDocument = z.infer<typeof RolloutDocumentSchema>;

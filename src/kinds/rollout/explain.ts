@@ -2,7 +2,7 @@
 // says the same thing again): each failure class with its cause in Kubernetes' words.
 import type { FailureClass } from '../../probe/load/record.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
-import type { PodPhase, Tally } from './document.js';
+import type { PodLifecycle, PodPhase, Tally } from './document.js';
 
 const causes: Record<FailureClass, string> = {
   'accepted-cut': 'requests the Pods had accepted were cut when their server stopped',
@@ -37,11 +37,34 @@ const readings: Partial<Record<FailureClass, Partial<Record<PodPhase, string>>>>
   },
 };
 
+/** What the sentence is drawn from: the counts and the Pods' lifecycles of one rollout. */
+export interface RolloutFacts {
+  totals: Tally;
+  failuresByPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>>;
+  scenario: ResolvedScenario;
+  incompleteReason: string | null;
+  pods: readonly PodLifecycle[];
+}
+
+/** The rollout kind's conclusion: its sentence, from the counts and what the run observed. */
+export function concludeRollout(facts: RolloutFacts): string {
+  const old = facts.pods.filter((p) => p.revision === 'old');
+  // A Pod counts as replaced once its deletion was seen (deletionTimestamp): from then on its
+  // accepted requests and its endpoint's removal were under observation.
+  const replaced = old.filter((p) => p.terminatingAtMs !== null || p.goneAtMs !== null).length;
+  return explainFailures(facts.totals, facts.failuresByPhase, facts.scenario, facts.incompleteReason, {
+    replaced,
+    old: old.length,
+  });
+}
+
 export function explainFailures(
   totals: Tally,
   byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>>,
   scenario: ResolvedScenario,
   incompleteReason: string | null,
+  /** How many of the old Pods were replaced while observed (absent: a document before it was counted). */
+  replacement?: { replaced: number; old: number },
 ): string {
   // The phase is the Pod's when the request was sent, not when it failed: a request sent to a
   // ready Pod and cut at its exit counts as "sent to a ready Pod".
@@ -53,8 +76,16 @@ export function explainFailures(
   };
   const prefix = incompleteReason ? `Incomplete (${incompleteReason}): ` : '';
   if (totals.requests === 0) return `${prefix}no request was sent.`;
-  if (totals.failed === 0)
-    return `${prefix}none of ${totals.requests} requests failed: every Pod replaced kept its accepted requests and no new connection reached a Pod that had stopped listening.`;
+  if (totals.failed === 0) {
+    const none = `${prefix}none of ${totals.requests} requests failed`;
+    // Only what was observed: a run that ended before a Pod was replaced says nothing of
+    // what replacing one does to its requests.
+    if (replacement && replacement.replaced === 0)
+      return `${none}, but no Pod was replaced while the load ran: what a rollout does to accepted requests and new connections was not observed.`;
+    if (replacement && replacement.replaced < replacement.old)
+      return `${none}: the ${replacement.replaced} of ${replacement.old} old Pods replaced while the load ran kept their accepted requests and no new connection reached a Pod that had stopped listening; the other ${replacement.old - replacement.replaced} were not replaced in the run.`;
+    return `${none}: every Pod replaced kept its accepted requests and no new connection reached a Pod that had stopped listening.`;
+  }
   const parts = (Object.entries(totals.failures) as Array<[FailureClass, number]>)
     .filter(([, n]) => n > 0)
     .sort((a, b) => b[1] - a[1])

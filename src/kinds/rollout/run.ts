@@ -3,23 +3,31 @@
 // rollout restart` does, watch Pods and the EndpointSlice throughout, load on for the
 // after-window, then join every request with the Pods' journals (server-side fate) and their
 // lifecycles (the phase of the Pod that took it when it started).
+//
+// The run is a state machine (./phases.ts: one transition table, the progress lines from the
+// states); each phase is one small step below that says which phase comes next. Its state is
+// one object (`RolloutRun`), not a closure's variables. The load comes from a LoadSource
+// (./load-source.ts: the generator here, or a load Pod with its own clock); the watches and
+// logs are read through the shared observers (src/experiment/observers.ts), so a 403, a 401,
+// an image that cannot be pulled or a Pod that failed ends the run at once with its code.
 import http from 'node:http';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type {
   KubernetesObject,
   V1Deployment,
   V1EndpointSlice,
+  V1Namespace,
   V1Pod,
   V1Service,
 } from '@kubernetes/client-node';
-import { DraincheckError, isDraincheckError } from '../../errors.js';
-import type { LoadItem, Platform, RemoteLoad } from '../../platform/types.js';
-import { loadOrigin, startLoad } from '../../probe/load/generator.js';
+import { DraincheckError, isDraincheckError, type ErrorCode } from '../../errors.js';
+import { Observers } from '../../experiment/observers.js';
+import type { Platform } from '../../platform/types.js';
+import { loadOrigin } from '../../probe/load/generator.js';
 import type { WorkMsDistribution } from '../../probe/load/options.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 import { RecordWriter } from '../../probe/load/record-file.js';
-import { JournalSpool } from '../../probe/load/fate-spool.js';
 import { parseJournalLine } from '../../server/journal.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { version } from '../../version.js';
@@ -33,9 +41,20 @@ import type { ManifestOptions } from '../../workload/manifests.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
 import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
-import { explainFailures } from './explain.js';
-import { PodLifecycles } from './lifecycle.js';
-import { emptyJoin, runJoin, type JoinOutput } from './join.js';
+import { concludeRollout } from './explain.js';
+import { JournalSpool } from './join/fate-spool.js';
+import { emptyJoin, runJoin, type JoinOutput } from './join/join.js';
+import { PodLifecycles } from './join/lifecycle.js';
+import {
+  LoadNeverBegan,
+  LOCAL_JOURNAL_LAG_MS,
+  localLoad,
+  POD_JOURNAL_LAG_MS,
+  podLoad,
+  type LoadShape,
+  type LoadSource,
+} from './load-source.js';
+import { RolloutPhases, type RolloutPhase } from './phases.js';
 
 export interface RolloutPlan {
   runId: string;
@@ -68,18 +87,8 @@ export interface RolloutInput {
 const SERVICE_READY_MS = 15_000;
 /** How long the journals may lag the client's last completion before the join goes ahead. */
 const JOURNAL_CATCH_UP_MS = 3_000;
-/** A load Pod's start: its image pulled, the Pod scheduled and started, the Service answering. */
-const REMOTE_LOAD_START_MS = 300_000;
 /** How long the load's end (the requests in flight finishing and reported) is waited for. */
 const LOAD_END_MS = 60_000;
-
-/** The load as the run drives it: the in-process generator, or the platform's load Pod. */
-interface LoadSource {
-  mark(window: string): void;
-  stop(options?: { abandon?: boolean }): void;
-  done: Promise<unknown>;
-}
-
 /** Refused or timed-out requests whose Pod is looked up in the Service rules' evidence, at most. */
 const ROUTED_MAX = 100_000;
 /** Beyond the grace period, how long the after window waits for the old Pods to be gone. */
@@ -88,17 +97,10 @@ const SETTLE_MARGIN_S = 10;
 const TIMELINE_BINS = 600;
 /**
  * The join's bound: work ids held at once (~100 bytes each). A run holds about rate × (request
- * time + JOIN_LAG_MS) of them, 12,500 at 2,500/s; beyond the bound fates become `unknown`, counted.
+ * time + the journal lag) of them, 12,500 at 2,500/s; beyond the bound fates become `unknown`,
+ * counted.
  */
 const JOIN_MAX_HELD = 100_000;
-/** How long after a request's end its journal lines may still be received (the log pipe's lag). */
-const JOIN_LAG_MS = 5_000;
-/**
- * The same on a cluster: the Pods' logs come through the API server's log stream and the load
- * Pod's records through another, so a journal line may trail its record by more; a line later
- * than this would make a finished request look never seen, so the bound is wide.
- */
-const REMOTE_JOIN_LAG_MS = 30_000;
 /** Bytes of the final record file the join lets wait for the disk. */
 const JOIN_OUT_BUFFER_BYTES = 1024 * 1024;
 
@@ -108,230 +110,335 @@ export const recordsFileName = (plan: RolloutPlan): string =>
 export const workMsText = (d: WorkMsDistribution): string =>
   d.kind === 'fixed' ? String(d.ms) : `${d.min}..${d.max}`;
 
-export async function runRollout(input: RolloutInput): Promise<RolloutDocument> {
-  const { platform, plan, outDir, signal } = input;
-  const { originMs, startedAt } = loadOrigin();
-  const now = () => performance.now() - originMs;
-  const lifecycles = new PodLifecycles(now);
-  const watching = new AbortController();
-  const watchSignal = AbortSignal.any([signal, watching.signal]);
-  let journalFinished = 0;
-  let completed = 0;
-  const followed = new Set<string>();
-  const background: Array<Promise<void>> = [];
-  let deployment: V1Deployment | undefined;
-  let deploymentChanged: () => void = () => undefined;
-  let incompleteReason: string | null = null;
-  let verdictKind: RolloutDocument['verdict']['kind'] = 'rolled';
-  let triggeredAtMs: number | null = null;
-  let completeAtMs: number | null = null;
-  let load: LoadSource | undefined;
+/** Why the run ended early: the words of its document's reason, its error code where one fits. */
+interface Ending {
+  reason: string;
+  code: ErrorCode | null;
+  verdict: RolloutDocument['verdict']['kind'];
+}
+
+/** A step that cannot go on for a reason the document states (not an error of draincheck's). */
+class Incomplete extends Error {
+  constructor(
+    message: string,
+    readonly verdict: RolloutDocument['verdict']['kind'] = 'incomplete',
+  ) {
+    super(message);
+  }
+}
+
+/** Everything one rollout knows while it runs. */
+class RolloutRun {
+  readonly platform: Platform;
+  readonly plan: RolloutPlan;
+  readonly outDir: string;
+  /** Ctrl-C and the like. */
+  readonly signal: AbortSignal;
+  readonly originMs: number;
+  readonly startedAt: string;
+  readonly lifecycles: PodLifecycles;
+  /** Aborted at cleanup: the watches and logs then end without error. */
+  readonly watching = new AbortController();
+  readonly watchSignal: AbortSignal;
+  readonly observers: Observers;
+  /** Every wait listens to this: an interruption or an observer's fatal error ends it. */
+  readonly waitSignal: AbortSignal;
+  readonly phases: RolloutPhases;
+  readonly recordsName: string;
+  readonly rawPath: string;
+  readonly spoolPath: string;
+  readonly journal: JournalSpool;
+  readonly wanted: V1Deployment;
+  readonly service: V1Service;
+  readonly namespaceObject: V1Namespace;
+  /** The Deployment as last seen on its watch, and who waits for its next change. */
+  deployment: V1Deployment | undefined;
+  deploymentChanged: () => void = () => undefined;
+  /** Journal `request-finished` lines, and completed requests the client saw. */
+  journalFinished = 0;
+  completed = 0;
+  target: URL | undefined;
+  writer: RecordWriter | undefined;
+  load: LoadSource | undefined;
+  triggeredAtMs: number | null = null;
+  completeAtMs: number | null = null;
+  ending: Ending | null = null;
   /**
-   * A load Pod's records carry its own clock (µs since its start): the offset to the run's
-   * clock is estimated as the smallest (read time − record end time) over its records — each
-   * record is printed as its request ends, so every difference is the offset plus that line's
-   * delivery delay (≥ 0); mapped times are late by at most the smallest delay, never early
-   * (the same bound as src/platform/kube/clock-map.ts).
+   * A refused or timed-out connection reached no server to say which Pod it was (nor did one
+   * dropped before the server read it): the Service rules' evidence does (the embedded
+   * runtime's record of where each new connection went, by the local port the generator
+   * bound), but only for seconds — so it is asked as each such record arrives.
    */
-  let offsetUs = Number.POSITIVE_INFINITY;
-  /** A load Pod's records received, the highest seq among them, and any line that was not one. */
-  let remoteRecords = 0;
-  let remoteMaxSeq = -1;
-  let remoteHoles = false;
-  const remote = platform.runLoad !== undefined;
-  // A refused or timed-out connection reached no server to say which Pod it was (nor did one
-  // dropped before the server read it): the Service rules' evidence does (the embedded
-  // runtime's record of where each new connection went, by the local port the generator
-  // bound), but only for seconds — so it is asked as each such record arrives.
-  const routed = new Map<string, string>();
-  const routing = new Set<Promise<void>>();
-  const lookUpRoute = (r: LoadRecord) => {
-    if (!platform.routeOf || r.localPort === null || r.podUid !== null || r.failure === null) return;
-    if (routed.size + routing.size >= ROUTED_MAX) return;
-    const lookup = platform
-      .routeOf(plan.namespace, plan.name, r.localPort)
-      .then((route) => {
-        if (route?.podUid) routed.set(r.id, route.podUid);
-      })
-      .catch(() => undefined)
-      .finally(() => routing.delete(lookup));
-    routing.add(lookup);
-  };
-  const rawPath = join(outDir, `${recordsFileName(plan)}.partial`);
-  const spoolPath = join(outDir, `${recordsFileName(plan)}.journal.partial`);
-  // The CLI checked --out and left it as it found it (results/write.ts): a directory that did
-  // not exist is made now, before the records stream into it.
-  await mkdir(outDir, { recursive: true });
-  // The Pods' request lines, on disk until the join (only the fields it reads, stamped when received).
-  const journal = await JournalSpool.open(spoolPath);
-  const finalName = recordsFileName(plan);
-  let writer: RecordWriter | undefined;
+  readonly routed = new Map<string, string>();
+  readonly routing = new Set<Promise<void>>();
+  private readonly followed = new Set<string>();
 
-  const { deployment: wanted, service } = buildDeploymentWorkload(
-    plan.scenario,
-    { runId: plan.runId, namespace: plan.namespace, name: plan.name },
-    plan.deployment,
-    plan.manifest,
-  );
-  // The namespace object of a run (labelled with the run id from the Pod template).
-  const [namespaceObject] = workloadObjects({
-    namespace: plan.namespace,
-    pod: { metadata: wanted.metadata },
-    service,
-  });
-
-  const followLogs = (pod: string) => {
-    if (followed.has(pod)) return;
-    followed.add(pod);
-    background.push(
-      (async () => {
-        for await (const line of platform.logs(plan.namespace, pod, watchSignal)) {
-          const parsed = parseJournalLine(line);
-          if (!parsed || !parsed.event.startsWith('request-')) continue;
-          journal.write({ atUs: now() * 1000, event: parsed.event, id: parsed.id, uid: parsed.uid });
-          if (parsed.event === 'request-finished') journalFinished += 1;
-        }
-      })().catch((error: unknown) => {
-        // A Pod removed before its log was read (its log went with it): its journal lines are
-        // lost, so no request up to now may be called never-seen — the join says `unknown`.
-        if (isDraincheckError(error) && error.code === 'DC_NOT_FOUND') journal.lostFrom(now() * 1000);
-      }),
+  private constructor(input: RolloutInput, journal: JournalSpool) {
+    this.platform = input.platform;
+    this.plan = input.plan;
+    this.outDir = input.outDir;
+    this.signal = input.signal;
+    const origin = loadOrigin();
+    this.originMs = origin.originMs;
+    this.startedAt = origin.startedAt;
+    this.lifecycles = new PodLifecycles(() => this.now());
+    this.watchSignal = AbortSignal.any([this.signal, this.watching.signal]);
+    this.observers = new Observers(this.watchSignal);
+    this.waitSignal = AbortSignal.any([this.signal, this.observers.signal]);
+    this.phases = new RolloutPhases((line) => input.onPhase?.(line));
+    this.recordsName = recordsFileName(this.plan);
+    this.rawPath = join(this.outDir, `${this.recordsName}.partial`);
+    this.spoolPath = join(this.outDir, `${this.recordsName}.journal.partial`);
+    this.journal = journal;
+    const { deployment, service } = buildDeploymentWorkload(
+      this.plan.scenario,
+      { runId: this.plan.runId, namespace: this.plan.namespace, name: this.plan.name },
+      this.plan.deployment,
+      this.plan.manifest,
     );
-  };
-  const watchAll = () => {
+    this.wanted = deployment;
+    this.service = service;
+    // The namespace object of a run (labelled with the run id from the Pod template).
+    this.namespaceObject = workloadObjects({
+      namespace: this.plan.namespace,
+      pod: { metadata: deployment.metadata },
+      service,
+    })[0] as V1Namespace;
+  }
+
+  static async open(input: RolloutInput): Promise<RolloutRun> {
+    // The CLI checked --out and left it as it found it (results/write.ts): a directory that did
+    // not exist is made now, before the records stream into it.
+    await mkdir(input.outDir, { recursive: true }).catch((error: unknown) => {
+      throw resultWriteError(input.outDir, error);
+    });
+    // The Pods' request lines, on disk until the join (only the fields it reads, stamped when received).
+    const spool = join(input.outDir, `${recordsFileName(input.plan)}.journal.partial`);
+    const journal = await JournalSpool.open(spool).catch((error: unknown) => {
+      throw resultWriteError(spool, error);
+    });
+    return new RolloutRun(input, journal);
+  }
+
+  now(): number {
+    return performance.now() - this.originMs;
+  }
+
+  /** After every wait: an interruption or an observer's fatal error ends the step here. */
+  check(): void {
+    if (this.signal.aborted) throw this.signal.reason;
+    const fatal = this.observers.fatalError;
+    if (fatal) throw fatal;
+  }
+
+  get remote(): boolean {
+    return this.platform.runLoad !== undefined;
+  }
+
+  watchAll(): void {
+    const { plan, platform } = this;
     const selector = { labelSelector: `${RUN_LABEL}=${plan.runId},${SCENARIO_LABEL}=${plan.scenario.name}` };
-    background.push(
-      (async () => {
-        for await (const e of platform.watch<V1Pod>('Pod', plan.namespace, selector, watchSignal)) {
-          lifecycles.pod(e);
-          if (e.type !== 'DELETED' && e.object.metadata?.name) followLogs(e.object.metadata.name);
-        }
-      })().catch(() => undefined),
-      (async () => {
-        const bySvc = { labelSelector: `${SERVICE_NAME_LABEL}=${plan.name}` };
-        for await (const e of platform.watch<V1EndpointSlice>(
-          'EndpointSlice',
-          plan.namespace,
-          bySvc,
-          watchSignal,
-        ))
-          lifecycles.slice(e);
-      })().catch(() => undefined),
-      (async () => {
-        for await (const e of platform.watch<V1Deployment>(
-          'Deployment',
-          plan.namespace,
-          { name: plan.name },
-          watchSignal,
-        )) {
-          if (e.type !== 'DELETED') deployment = e.object;
-          deploymentChanged();
-        }
-      })().catch(() => undefined),
+    void this.observers.observe(
+      'Pod watch',
+      platform.watch<V1Pod>('Pod', plan.namespace, selector, this.watchSignal),
+      (e) => {
+        this.lifecycles.pod(e);
+        if (e.type !== 'DELETED' && e.object.metadata?.name) this.followLogs(e.object.metadata.name);
+      },
     );
-  };
-  /** Resolves when `check` holds for the Deployment (checked on every change), or the signal aborts. */
-  const until = async (check: (d: V1Deployment) => boolean, limitMs: number): Promise<boolean> => {
-    const deadline = now() + limitMs;
-    const onAbort = () => deploymentChanged();
-    signal.addEventListener('abort', onAbort, { once: true });
+    void this.observers.observe(
+      'EndpointSlice watch',
+      platform.watch<V1EndpointSlice>(
+        'EndpointSlice',
+        plan.namespace,
+        { labelSelector: `${SERVICE_NAME_LABEL}=${plan.name}` },
+        this.watchSignal,
+      ),
+      (e) => this.lifecycles.slice(e),
+    );
+    void this.observers.observe(
+      'Deployment watch',
+      platform.watch<V1Deployment>('Deployment', plan.namespace, { name: plan.name }, this.watchSignal),
+      (e) => {
+        if (e.type !== 'DELETED') this.deployment = e.object;
+        this.deploymentChanged();
+      },
+    );
+  }
+
+  private followLogs(pod: string): void {
+    if (this.followed.has(pod)) return;
+    this.followed.add(pod);
+    const lines = async function* (run: RolloutRun): AsyncGenerator<string> {
+      try {
+        yield* run.platform.logs(run.plan.namespace, pod, run.watchSignal);
+      } catch (error) {
+        // A Pod removed before its log was read (its log went with it) is a rollout's everyday
+        // business, not a failure: its journal lines are lost, so no request up to now may be
+        // called never-seen — the join says `unknown`.
+        if (logGone(error)) run.journal.lostFrom(run.now() * 1000);
+        else throw error;
+      }
+    };
+    void this.observers.observe(`log of Pod ${pod}`, lines(this), (line) => {
+      const parsed = parseJournalLine(line);
+      if (!parsed || !parsed.event.startsWith('request-')) return;
+      this.journal.write({ atUs: this.now() * 1000, event: parsed.event, id: parsed.id, uid: parsed.uid });
+      if (parsed.event === 'request-finished') this.journalFinished += 1;
+    });
+  }
+
+  /** Resolves when `check` holds for the Deployment (checked on every change), or a wait ends. */
+  async until(check: (d: V1Deployment) => boolean, limitMs: number): Promise<boolean> {
+    const deadline = this.now() + limitMs;
+    const onAbort = () => this.deploymentChanged();
+    this.waitSignal.addEventListener('abort', onAbort, { once: true });
     try {
-      while (!signal.aborted && now() < deadline) {
-        if (deployment && check(deployment)) return true;
+      while (!this.waitSignal.aborted && this.now() < deadline) {
+        if (this.deployment && check(this.deployment)) return true;
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, Math.max(0, deadline - now()));
-          deploymentChanged = () => {
+          const timer = setTimeout(resolve, Math.max(0, deadline - this.now()));
+          this.deploymentChanged = () => {
             clearTimeout(timer);
             resolve();
           };
         });
       }
-      return deployment !== undefined && check(deployment);
+      return this.deployment !== undefined && check(this.deployment);
     } finally {
-      signal.removeEventListener('abort', onAbort);
+      this.waitSignal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** Each record as it ends: counted, looked up in the rules' evidence, written. */
+  readonly onRecord = (r: LoadRecord): void => {
+    if (r.outcome === 'completed') this.completed += 1;
+    else if (!this.remote) this.lookUpRoute(r);
+    this.writer?.write(r);
   };
-  const deadlineSeconds = plan.deployment.progressDeadlineSeconds;
 
-  try {
-    input.onPhase?.('applying');
-    await platform.apply([namespaceObject!], signal);
-    watchAll();
-    const [svc] = (await platform.apply([service, wanted] as KubernetesObject[], signal)) as [V1Service];
-    input.onPhase?.('waiting until available');
-    const available = await until((d) => rolledOut(d) || progressFailed(d), (deadlineSeconds + 5) * 1000);
-    if (signal.aborted) throw signal.reason;
-    if (!available || progressFailed(deployment!)) {
-      verdictKind = 'progress-deadline-exceeded';
+  private lookUpRoute(r: LoadRecord): void {
+    const { platform, plan } = this;
+    if (!platform.routeOf || r.localPort === null || r.podUid !== null || r.failure === null) return;
+    if (this.routed.size + this.routing.size >= ROUTED_MAX) return;
+    const lookup = platform
+      .routeOf(plan.namespace, plan.name, r.localPort)
+      .then((route) => {
+        if (route?.podUid) this.routed.set(r.id, route.podUid);
+      })
+      .catch(() => undefined)
+      .finally(() => this.routing.delete(lookup));
+    this.routing.add(lookup);
+  }
+
+  /** How the run ended early, from what ended it (first reason wins). */
+  end(error: unknown): void {
+    if (this.ending) return;
+    const fatal = this.observers.fatalError;
+    if (this.signal.aborted) this.ending = { reason: 'interrupted', code: null, verdict: 'incomplete' };
+    else if (fatal) this.ending = { reason: fatal.oneLine(), code: fatal.code, verdict: 'incomplete' };
+    else if (error instanceof Incomplete)
+      this.ending = { reason: error.message, code: null, verdict: error.verdict };
+    else if (error instanceof LoadNeverBegan)
+      this.ending = { reason: error.message, code: null, verdict: 'incomplete' };
+    else if (isDraincheckError(error))
+      this.ending = { reason: error.oneLine(), code: error.code, verdict: 'incomplete' };
+    else
+      this.ending = {
+        reason: error instanceof Error ? error.message : String(error),
+        code: null,
+        verdict: 'incomplete',
+      };
+  }
+
+  /** The load stopped at once, the watches ended, the workload deleted. */
+  async cleanup(): Promise<void> {
+    this.load?.stop({ abandon: true });
+    await within(this.load?.done ?? Promise.resolve(), LOAD_END_MS);
+    await Promise.all([...this.routing]);
+    this.watching.abort();
+    await this.platform.dispose().catch(() => undefined);
+    await this.observers.settled();
+    // A stream that failed without ending the run early still leaves it incomplete.
+    const failure = this.observers.failure;
+    if (failure && !this.ending) this.ending = { reason: failure, code: null, verdict: 'incomplete' };
+  }
+}
+
+/** The steps of the phases that do work before the join, each naming the phase that follows. */
+type Step = (run: RolloutRun) => Promise<RolloutPhase>;
+
+const steps: Partial<Record<RolloutPhase, Step>> = {
+  /** The namespace, then the watches, then the Service and the Deployment. */
+  async applying(run) {
+    await run.platform.apply([run.namespaceObject], run.signal);
+    run.watchAll();
+    const [svc] = (await run.platform.apply([run.service, run.wanted] as KubernetesObject[], run.signal)) as [
+      V1Service,
+    ];
+    run.target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}`);
+    return 'available';
+  },
+
+  async available(run) {
+    const deadlineSeconds = run.plan.deployment.progressDeadlineSeconds;
+    const ok = await run.until((d) => rolledOut(d) || progressFailed(d), (deadlineSeconds + 5) * 1000);
+    run.check();
+    if (!ok || progressFailed(run.deployment!))
       throw new Incomplete(
-        `the Deployment never became available within its progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(deployment)}`,
+        `the Deployment never became available within its progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(run.deployment)}`,
+        'progress-deadline-exceeded',
       );
-    }
-    const target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}`);
+    return 'warm';
+  },
+
+  /** The Service answers, the load starts, the before-window passes. */
+  async warm(run) {
+    const { plan } = run;
     // A load Pod checks the Service itself (the runner may not reach a ClusterIP).
-    if (!remote) await serviceAnswers(target, signal);
-    if (signal.aborted) throw signal.reason;
+    if (!run.remote) await serviceAnswers(run.target!, run.waitSignal);
+    run.check();
+    run.writer = await RecordWriter.open(run.rawPath, {
+      kind: 'draincheck.load-records/v1',
+      startedAt: run.startedAt,
+    }).catch((error: unknown) => {
+      throw resultWriteError(run.rawPath, error);
+    });
+    const shape: LoadShape = {
+      rate: plan.load.rate,
+      connections: plan.load.connections,
+      workMs: plan.load.workMs,
+      idPrefix: `${plan.scenario.name.slice(0, 8)}-`,
+      count: Math.ceil(plan.load.rate * 3600),
+    };
+    if (run.platform.runLoad) {
+      run.phases.detail('starting the load Pod');
+      const runLoad = run.platform.runLoad.bind(run.platform);
+      const job = {
+        namespace: plan.namespace,
+        service: plan.name,
+        name: `${plan.name}-load`.slice(0, 63),
+        image: run.wanted.spec?.template.spec?.containers[0]?.image ?? '',
+        rate: shape.rate,
+        connections: shape.connections,
+        workMs: shape.workMs,
+        idPrefix: shape.idPrefix,
+      };
+      run.load = await podLoad(runLoad, job, shape, run.originMs, run.onRecord, run.waitSignal);
+    } else run.load = localLoad(run.target!, shape, run.originMs, run.onRecord);
+    await abortableDelay(plan.load.beforeMs, run.waitSignal);
+    run.check();
+    return 'rolling';
+  },
 
-    writer = await RecordWriter.open(rawPath, { kind: 'draincheck.load-records/v1', startedAt });
-    const w = writer;
-    const idPrefix = `${plan.scenario.name.slice(0, 8)}-`;
-    const count = Math.ceil(plan.load.rate * 3600);
-    if (platform.runLoad) {
-      input.onPhase?.('starting the load Pod');
-      let records = 0;
-      load = await startRemoteLoad(
-        platform.runLoad(
-          {
-            namespace: plan.namespace,
-            service: plan.name,
-            name: `${plan.name}-load`.slice(0, 63),
-            image: wanted.spec?.template.spec?.containers[0]?.image ?? '',
-            rate: plan.load.rate,
-            connections: plan.load.connections,
-            workMs: plan.load.workMs,
-            idPrefix,
-          },
-          watchSignal,
-        ),
-        (item) => {
-          // A line of the load Pod's that is not a record may have been one (cut, garbled).
-          if (item.kind === 'other') remoteHoles = true;
-          // Untrusted and unbounded at the source: no more than the load could have sent.
-          if (item.kind !== 'record' || ++records > count) return;
-          const r = item.record;
-          remoteMaxSeq = Math.max(remoteMaxSeq, r.seq);
-          remoteRecords = records;
-          offsetUs = Math.min(offsetUs, Math.round((item.readAtMs - originMs) * 1000) - r.endUs);
-          if (r.outcome === 'completed') completed += 1;
-          w.write(r);
-        },
-        signal,
-      );
-    } else
-      load = startLoad({
-        target,
-        rate: plan.load.rate,
-        count,
-        connections: plan.load.connections,
-        workMs: plan.load.workMs,
-        originMs,
-        idPrefix,
-        onRecord: (r) => {
-          if (r.outcome === 'completed') completed += 1;
-          else lookUpRoute(r);
-          w.write(r);
-        },
-      });
-    input.onPhase?.('load: before');
-    await abortableDelay(plan.load.beforeMs, signal);
-    if (signal.aborted) throw signal.reason;
-
-    input.onPhase?.('rolling');
-    load.mark('during');
-    lifecycles.markRollout();
-    triggeredAtMs = now();
-    // `kubectl rollout restart`: a platform that patches the annotation does; another is
-    // given the whole Deployment with the annotation changed.
+  /** `kubectl rollout restart`, then until the Deployment has rolled (or its deadline). */
+  async rolling(run) {
+    const { platform, plan } = run;
+    run.load!.mark('during');
+    run.lifecycles.markRollout();
+    run.triggeredAtMs = run.now();
+    // A platform that patches the annotation does; another is given the whole Deployment with
+    // the annotation changed.
     const updated = (
       platform.restart
         ? await platform.restart(
@@ -339,109 +446,196 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
               kind: 'Deployment',
               namespace: plan.namespace,
               name: plan.name,
-              uid: deployment!.metadata?.uid,
+              uid: run.deployment!.metadata?.uid,
             },
             new Date(),
-            signal,
+            run.signal,
           )
-        : await platform.update(restartedDeployment(deployment!, new Date()), signal)
+        : await platform.update(restartedDeployment(run.deployment!, new Date()), run.signal)
     ) as V1Deployment;
     const generation = updated.metadata?.generation ?? 0;
-    const done = await until(
+    const deadlineSeconds = plan.deployment.progressDeadlineSeconds;
+    const done = await run.until(
       (d) => (d.status?.observedGeneration ?? 0) >= generation && (rolledOut(d) || progressFailed(d)),
       (deadlineSeconds + 5) * 1000,
     );
-    if (signal.aborted) throw signal.reason;
-    if (!done || progressFailed(deployment!)) {
-      verdictKind = 'progress-deadline-exceeded';
+    run.check();
+    if (!done || progressFailed(run.deployment!))
       throw new Incomplete(
-        `the rollout did not progress within progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(deployment)}`,
+        `the rollout did not progress within progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(run.deployment)}`,
+        'progress-deadline-exceeded',
       );
-    }
-    completeAtMs = now();
-    input.onPhase?.('load: after');
-    load.mark('after');
-    await abortableDelay(plan.load.afterMs, signal);
-    if (signal.aborted) throw signal.reason;
-    // "Rollout complete" is not "traffic settled": the Deployment counts an old Pod as gone once
-    // it is terminating, while it still drains (and, on a real node, while the rules may still
-    // name it). The after window lasts until every old Pod is gone too — bounded by their grace
-    // period — so each one's end and exit code are in the run, under load.
-    const settleMs = (plan.scenario.terminationGracePeriodSeconds + SETTLE_MARGIN_S) * 1000;
-    if (lifecycles.oldNotGone() > 0) {
-      input.onPhase?.('load: after (old Pods still terminating)');
+    run.completeAtMs = run.now();
+    return 'settling';
+  },
+
+  /**
+   * The after-window. "Rollout complete" is not "traffic settled": the Deployment counts an old
+   * Pod as gone once it is terminating, while it still drains (and, on a real node, while the
+   * rules may still name it). The window lasts until every old Pod is gone too — bounded by
+   * their grace period — so each one's end and exit code are in the run, under load.
+   */
+  async settling(run) {
+    run.load!.mark('after');
+    await abortableDelay(run.plan.load.afterMs, run.waitSignal);
+    run.check();
+    if (run.lifecycles.oldNotGone() > 0) {
+      run.phases.detail('old Pods still terminating');
+      const settleMs = (run.plan.scenario.terminationGracePeriodSeconds + SETTLE_MARGIN_S) * 1000;
       const settled = new AbortController();
       await Promise.race([
-        lifecycles.whenOldGone().then(() => settled.abort()),
-        abortableDelay(settleMs, AbortSignal.any([signal, settled.signal])),
+        run.lifecycles.whenOldGone().then(() => settled.abort()),
+        abortableDelay(settleMs, AbortSignal.any([run.waitSignal, settled.signal])),
       ]);
       settled.abort();
-      if (signal.aborted) throw signal.reason;
+      run.check();
     }
-    load.stop();
-    await within(load.done, LOAD_END_MS);
-    // The journals follow the responses by a pipe: wait until they show as many finished
-    // requests as the client saw complete (bounded), so the join does not miss the last ones.
-    const caughtUp = now() + JOURNAL_CATCH_UP_MS;
-    while (journalFinished < completed && now() < caughtUp) await abortableDelay(20, signal);
-  } catch (error) {
-    if (signal.aborted) incompleteReason = 'interrupted';
-    else if (error instanceof Incomplete) incompleteReason = error.message;
-    else if (error instanceof DraincheckError && error.exitCode === 2) {
-      await cleanup();
-      await journal.close();
-      await rm(spoolPath, { force: true });
-      throw error;
-    } else incompleteReason = error instanceof Error ? error.message : String(error);
-  }
-  await Promise.all([...routing]);
-  await cleanup();
+    return 'draining';
+  },
 
-  // The join: every record with its server-side fate and the phase of the Pod that took it.
-  await journal.close();
+  /**
+   * The load offers no more; its last requests end. The journals follow the responses by a
+   * pipe: wait until they show as many finished requests as the client saw complete (bounded),
+   * so the join does not miss the last ones.
+   */
+  async draining(run) {
+    run.load!.stop();
+    await within(run.load!.done, LOAD_END_MS);
+    const caughtUp = run.now() + JOURNAL_CATCH_UP_MS;
+    while (run.journalFinished < run.completed && run.now() < caughtUp)
+      await abortableDelay(20, run.waitSignal);
+    run.check();
+    return 'joining';
+  },
+};
+
+export async function runRollout(input: RolloutInput): Promise<RolloutDocument> {
+  const run = await RolloutRun.open(input);
+  try {
+    for (let step = steps[run.phases.phase]; step; step = steps[run.phases.phase])
+      run.phases.to(await step(run));
+  } catch (error) {
+    if (isDraincheckError(error) && error.exitCode === 2 && !run.signal.aborted) {
+      // Bad input the API refused (a 422): one line and exit 2, no document.
+      run.phases.to('refused');
+      await run.cleanup();
+      await run.journal.close();
+      await rm(run.spoolPath, { force: true });
+      await rm(run.rawPath, { force: true });
+      throw error;
+    }
+    run.end(error);
+    run.phases.to(run.signal.aborted ? 'interrupted' : 'failed');
+  }
+  await run.cleanup();
+  if (run.phases.phase !== 'joining') run.phases.to('joining');
+  const joined = await joinStep(run);
+  if (run.phases.phase === 'joining') run.phases.to('done');
+  return documentOf(run, joined);
+}
+
+interface Joined extends Omit<JoinOutput, 'ranIn'> {
+  /** The final record file's name, when it was written whole; null when none was. */
+  file: string | null;
+  /** Records the writer dropped while the load ran. */
+  droppedLive: number;
+  binMs: number;
+}
+
+/**
+ * The join: every record with its server-side fate and the phase of the Pod that took it, into
+ * a temporary file renamed to the final name only when it is whole. A disk that cannot take
+ * the records (while the load ran, or at the join) fails the run with DC_RESULT_WRITE: nothing
+ * is left under the final name, and the document says so.
+ */
+async function joinStep(run: RolloutRun): Promise<Joined> {
+  await run.journal.close();
   // Requests over time (by intended send time), a fixed number of bins: the HTML strip.
-  const binMs = Math.max(20, Math.ceil(now() / TIMELINE_BINS));
-  let joined: Omit<JoinOutput, 'ranIn'> = emptyJoin();
-  let dropped = 0;
-  if (writer) {
-    dropped = (await writer.close().catch(() => writer.counts)).dropped;
+  const binMs = Math.max(20, Math.ceil(run.now() / TIMELINE_BINS));
+  const none = { ...emptyJoin(), file: null, droppedLive: 0, binMs };
+  const writer = run.writer;
+  if (!writer) {
+    await rm(run.spoolPath, { force: true });
+    return none;
+  }
+  const finalPath = join(run.outDir, run.recordsName);
+  const joiningPath = join(run.outDir, `${run.recordsName}.joining`);
+  let droppedLive = 0;
+  try {
+    try {
+      droppedLive = (await writer.close()).dropped;
+    } catch (error) {
+      throw resultWriteError(run.rawPath, error);
+    }
+    const load = run.load;
+    const clock = load?.clock() ?? null;
     const ran = await runJoin({
-      rawPath,
-      spoolPath,
-      outPath: join(outDir, finalName),
-      startedAt,
-      gzip: plan.load.gzip,
-      remote: remote
-        ? { shiftUs: Number.isFinite(offsetUs) ? offsetUs : 0, triggeredAtMs, completeAtMs }
+      rawPath: run.rawPath,
+      spoolPath: run.spoolPath,
+      outPath: joiningPath,
+      startedAt: run.startedAt,
+      gzip: run.plan.load.gzip,
+      remote: clock
+        ? { shiftUs: clock.shiftUs, triggeredAtMs: run.triggeredAtMs, completeAtMs: run.completeAtMs }
         : null,
       maxHeld: JOIN_MAX_HELD,
-      lagUs: (remote ? REMOTE_JOIN_LAG_MS : JOIN_LAG_MS) * 1000,
-      lostUpToUs: journal.lostUpToUs,
+      lagUs: journalLagMs(run) * 1000,
+      lostUpToUs: run.journal.lostUpToUs,
       outBufferBytes: JOIN_OUT_BUFFER_BYTES,
-      routed,
-      lifecycles: lifecycles.list(),
+      routed: run.routed,
+      lifecycles: run.lifecycles.list(),
       binMs,
       maxBins: TIMELINE_BINS,
       // A record missing is a hole in a local port's history (an older Pod taken for the port's
-      // last one): none dropped here, and from a load Pod no other line and every seq up to the
-      // last received (its log stream may lose lines where no count says so).
-      portHistory: dropped === 0 && (!remote || (!remoteHoles && remoteRecords === remoteMaxSeq + 1)),
+      // last one): none dropped here, and every record the load source sent received.
+      portHistory: droppedLive === 0 && (load?.whole() ?? true),
+    }).catch((error: unknown) => {
+      throw resultWriteError(joiningPath, error);
     });
-    if (ran.ranIn !== 'worker') input.onPhase?.(`join: ran in the runner's own thread (${ran.ranIn.inline})`);
-    joined = ran;
-    await rm(rawPath, { force: true });
+    if (ran.ranIn !== 'worker') run.phases.detail(`ran in the runner's own thread (${ran.ranIn.inline})`);
+    await rename(joiningPath, finalPath).catch((error: unknown) => {
+      throw resultWriteError(finalPath, error);
+    });
+    return { ...ran, file: run.recordsName, droppedLive, binMs };
+  } catch (error) {
+    const e = isDraincheckError(error) ? error : resultWriteError(run.outDir, error);
+    // The records are lost; the document (smaller, written atomically) may still fit.
+    if (!run.ending || run.ending.code !== 'DC_RESULT_WRITE')
+      run.ending = {
+        reason: `${run.ending ? `${run.ending.reason}; then ` : ''}${e.oneLine()}`,
+        code: 'DC_RESULT_WRITE',
+        verdict: run.ending?.verdict ?? 'incomplete',
+      };
+    if (run.phases.phase === 'joining') run.phases.to('failed');
+    await rm(joiningPath, { force: true });
+    await rm(finalPath, { force: true });
+    return { ...none, droppedLive };
+  } finally {
+    await rm(run.rawPath, { force: true });
+    await rm(run.spoolPath, { force: true });
   }
-  await rm(spoolPath, { force: true });
+}
+
+function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
+  const { plan, platform, ending, triggeredAtMs, completeAtMs } = run;
   const { all, windows, byPhase, bins, joinCounts } = joined;
-  const counts = { written: joined.written, dropped: joined.dropped };
-  const complete = incompleteReason === null;
-  if (!complete && verdictKind === 'rolled') verdictKind = 'incomplete';
+  const incompleteReason = ending?.reason ?? null;
+  const pods = run.lifecycles.list().map((p) => ({
+    ...p,
+    createdAtMs: round(p.createdAtMs),
+    readyAtMs: round(p.readyAtMs),
+    terminatingAtMs: round(p.terminatingAtMs),
+    endpointTerminatingAtMs: round(p.endpointTerminatingAtMs),
+    endpointRemovedAtMs: round(p.endpointRemovedAtMs),
+    goneAtMs: round(p.goneAtMs),
+  }));
   return {
     schema: ROLLOUT_SCHEMA,
     runId: plan.runId,
-    complete,
+    complete: ending === null,
     incompleteReason,
-    startedAt,
+    incompleteCode: ending?.code ?? null,
+    startedAt: run.startedAt,
     finishedAt: new Date().toISOString(),
     tool: { name: 'draincheck', version },
     // A rollout runs the lab server (no --work target flags): its target is the lab contract.
@@ -462,31 +656,29 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
         triggeredAtMs !== null && completeAtMs !== null ? round(completeAtMs - triggeredAtMs) : null,
     },
     verdict: {
-      kind: verdictKind,
-      explanation: explainFailures(all, byPhase, plan.scenario, incompleteReason),
+      kind: ending?.verdict ?? 'rolled',
+      explanation: concludeRollout({
+        totals: all,
+        failuresByPhase: byPhase,
+        scenario: plan.scenario,
+        incompleteReason,
+        pods,
+      }),
     },
-    pods: lifecycles.list().map((p) => ({
-      ...p,
-      createdAtMs: round(p.createdAtMs),
-      readyAtMs: round(p.readyAtMs),
-      terminatingAtMs: round(p.terminatingAtMs),
-      endpointTerminatingAtMs: round(p.endpointTerminatingAtMs),
-      endpointRemovedAtMs: round(p.endpointRemovedAtMs),
-      goneAtMs: round(p.goneAtMs),
-    })),
+    pods,
     totals: all,
     windows,
     failuresByPhase: byPhase,
-    timeline: { binMs, bins },
+    timeline: { binMs: joined.binMs, bins },
     records: {
-      file: finalName,
-      written: counts.written,
-      dropped: counts.dropped + dropped,
+      file: joined.file,
+      written: joined.written,
+      dropped: joined.dropped + joined.droppedLive,
       join: {
         maxHeld: JOIN_MAX_HELD,
-        lagMs: remote ? REMOTE_JOIN_LAG_MS : JOIN_LAG_MS,
+        lagMs: journalLagMs(run),
         journalLines: joinCounts.journalLines,
-        journalLinesLost: journal.lost,
+        journalLinesLost: run.journal.lost,
         fateUnknown: joinCounts.fateUnknown,
         evicted: joinCounts.evicted,
         unclaimed: joinCounts.unclaimed,
@@ -494,17 +686,32 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       },
     },
   };
-
-  async function cleanup(): Promise<void> {
-    load?.stop({ abandon: true });
-    await within(load?.done ?? Promise.resolve(), LOAD_END_MS);
-    watching.abort();
-    await platform.dispose().catch(() => undefined);
-    await Promise.all(background);
-  }
 }
 
-class Incomplete extends Error {}
+/** The join's lag bound: the load source's, or the platform's kind's when no load began. */
+const journalLagMs = (run: RolloutRun): number =>
+  run.load?.journalLagMs ?? (run.remote ? POD_JOURNAL_LAG_MS : LOCAL_JOURNAL_LAG_MS);
+
+/** DC_RESULT_WRITE for a file of the run's that the disk did not take (ENOSPC, EROFS, …). */
+function resultWriteError(path: string, error: unknown): DraincheckError {
+  if (isDraincheckError(error) && error.code === 'DC_RESULT_WRITE') return error;
+  const why =
+    (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+  return new DraincheckError('DC_RESULT_WRITE', `cannot write ${path}: ${why}`, {
+    cause: error,
+    hint: 'check --out (free space, permissions)',
+  });
+}
+
+/**
+ * A Pod log that ended because its Pod is gone: NotFound, or the platform's "does not exist" /
+ * "is gone" for a Pod removed before (or while) its log was read.
+ */
+function logGone(error: unknown): boolean {
+  if (!isDraincheckError(error)) return false;
+  if (error.code === 'DC_NOT_FOUND') return true;
+  return error.code === 'DC_POD_FAILED' && /does not exist|is gone/.test(error.message);
+}
 
 /** Resolves with `promise` or after `ms`, whichever comes first (its rejection is swallowed). */
 async function within(promise: Promise<unknown>, ms: number): Promise<void> {
@@ -514,71 +721,6 @@ async function within(promise: Promise<unknown>, ms: number): Promise<void> {
     new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
   ]);
   clearTimeout(timer);
-}
-
-/**
- * The platform's load (a load Pod): resolves once its output says the load began (the Service
- * answered), with its records handed to `onItem` as they arrive. The Pod's last other line
- * (its error) explains a load that never began.
- */
-async function startRemoteLoad(
-  remoteLoad: RemoteLoad,
-  onItem: (item: LoadItem) => void,
-  signal: AbortSignal,
-): Promise<LoadSource> {
-  let started!: () => void;
-  const begun = new Promise<void>((resolve) => (started = resolve));
-  let lastOther = '';
-  const consumed = (async () => {
-    let begun = false;
-    for await (const item of remoteLoad.items) {
-      if (item.kind === 'started') {
-        begun = true;
-        started();
-      } else if (item.kind === 'other') {
-        lastOther = item.line;
-        // Once records flow, another line may be one that did not arrive whole.
-        if (begun) onItem(item);
-      } else onItem(item);
-    }
-  })();
-  consumed.catch(() => undefined);
-  let stopping: Promise<void> | undefined;
-  const source: LoadSource = {
-    mark: () => undefined,
-    stop: (options) => {
-      stopping ??= remoteLoad.stop(options).catch(() => undefined);
-    },
-    done: consumed,
-  };
-  const limit = new AbortController();
-  const timer = setTimeout(() => limit.abort(), REMOTE_LOAD_START_MS);
-  try {
-    const racing = Promise.race([
-      begun.then(() => 'started' as const),
-      // A load Pod that could not be created or followed: that error (DC_KUBE_FORBIDDEN, …).
-      consumed.then(() => 'ended' as const),
-      new Promise<'timeout'>((resolve) => {
-        limit.signal.addEventListener('abort', () => resolve('timeout'), { once: true });
-        signal.addEventListener('abort', () => resolve('timeout'), { once: true });
-      }),
-    ]);
-    const outcome = await racing.catch((error: unknown) => {
-      source.stop({ abandon: true });
-      throw error;
-    });
-    if (outcome === 'started') return source;
-    source.stop({ abandon: true });
-    if (signal.aborted) throw signal.reason;
-    throw new Incomplete(
-      outcome === 'ended'
-        ? `the load Pod ended before its load began${lastOther ? `: ${lastOther}` : ''}`
-        : `the load Pod did not begin its load within ${REMOTE_LOAD_START_MS / 1000} s${lastOther ? ` (last output: ${lastOther})` : ''}`,
-    );
-  } finally {
-    clearTimeout(timer);
-    limit.abort();
-  }
 }
 
 const round = (x: number | null): number | null => (x === null ? null : Math.round(x * 10) / 10);

@@ -86,7 +86,7 @@ export class LocalPlatform implements Platform {
         .map(([k, v]) => `${k} ${proxySyncText(v)}`)
         .join(', '),
     });
-    return { name: 'local', ...(namespace ? { namespace } : {}), details: facts };
+    return { name: 'local', ...(namespace ? { namespace } : {}), details: facts, timing: { ...timing } };
   }
 
   async apply(objects: KubernetesObject[]): Promise<KubernetesObject[]> {

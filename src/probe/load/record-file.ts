@@ -103,8 +103,23 @@ export class RecordWriter {
    * after the load) waits here rather than let records pile up towards the drop bound.
    */
   async waitBelow(bytes: number): Promise<void> {
-    while (!this.failure && !this.closed && this.head.writableLength > bytes)
-      await once(this.head, 'drain').catch(() => undefined);
+    while (!this.failure && !this.closed && !this.fileClosed() && this.head.writableLength > bytes) {
+      // A file that failed (ENOSPC) under a gzip head never lets the head drain: its close
+      // ends the wait too, or it would hang for good.
+      const waiting = new AbortController();
+      await Promise.race([
+        once(this.head, 'drain', { signal: waiting.signal }).catch(() => undefined),
+        this.fileClosed()
+          ? undefined
+          : once(this.file, 'close', { signal: waiting.signal }).catch(() => undefined),
+      ]);
+      waiting.abort();
+    }
+  }
+
+  /** The file stream is closed or going (it failed, and was destroyed). */
+  private fileClosed(): boolean {
+    return this.file.destroyed || this.file.closed;
   }
 
   get counts(): { written: number; dropped: number } {
@@ -118,9 +133,11 @@ export class RecordWriter {
       this.line(JSON.stringify(trailer));
       this.flush();
       this.closed = true;
-      const finished = once(this.file, 'close');
+      // A file that failed (ENOSPC) was destroyed and has closed already: waiting for a 'close'
+      // that came before would hang the run for good (issue 23).
+      const finished = this.file.closed ? Promise.resolve() : once(this.file, 'close').catch(() => undefined);
       this.head.end();
-      await finished.catch(() => undefined);
+      await finished;
     }
     if (this.failure) throw this.failure;
     return this.counts;

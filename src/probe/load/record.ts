@@ -2,7 +2,7 @@
 // probe's own taxonomy (../outcome.ts, classifyWork); the failure class groups outcomes by
 // *cause* as issue 14 names them, using what only a load run knows (was the connection a reused
 // keep-alive one, did any response byte arrive). The server's side is joined later
-// (server-fate.ts): only the journal can tell an accepted request cut from one the server
+// (src/kinds/rollout/join/server-fate.ts): only the journal can tell an accepted request cut from one the server
 // never saw, or a request whose work was done although the client saw an error.
 import type { RequestOutcome } from '../client-events.js';
 
@@ -43,7 +43,7 @@ export const failureClasses = [
   /** Never sent: the generator's queue of requests waiting for a connection was full. */
   'not-sent',
   /**
-   * A presumption (the rollout runner's, src/kinds/rollout/stale-conntrack.ts): a connect-timeout
+   * A presumption (the rollout runner's, src/kinds/rollout/join/stale-conntrack.ts): a connect-timeout
    * from a local port whose earlier connection of this run — same generator, so the same
    * conntrack tuple — went to a Pod that was gone, its endpoint out of the EndpointSlice, when
    * this one was sent. The port's stale conntrack entry presumably sent the SYN there (issue 14).

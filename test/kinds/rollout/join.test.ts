@@ -1,4 +1,4 @@
-// The rollout's join in a worker thread of its own (src/kinds/rollout/join.ts): the same join
+// The rollout's join in a worker thread of its own (src/kinds/rollout/join/join.ts): the same join
 // as in the runner's thread — the same counts and byte for byte the same record file — and,
 // when the thread cannot do it (here: it runs out of its heap), the join runs inline instead
 // and says why; a join that fails for a reason of its own fails, not twice silently.
@@ -7,9 +7,9 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { joinRecords, runJoin, type JoinInput } from '../../../src/kinds/rollout/join.js';
+import { joinRecords, runJoin, type JoinInput } from '../../../src/kinds/rollout/join/join.js';
 import type { PodLifecycle } from '../../../src/kinds/rollout/document.js';
-import { JournalSpool } from '../../../src/probe/load/fate-spool.js';
+import { JournalSpool } from '../../../src/kinds/rollout/join/fate-spool.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { readRecordFile, RECORD_FILE_KIND, RecordWriter } from '../../../src/probe/load/record-file.js';
 import { prng } from '../../helpers/prng.js';

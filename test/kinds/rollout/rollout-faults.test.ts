@@ -139,7 +139,7 @@ test('Ctrl-C mid-rollout: records so far saved and marked incomplete, no contain
   assert.equal(doc.verdict.kind, 'incomplete');
   assert.ok(doc.totals.requests > 0, 'the before-window’s requests are counted');
   let records = 0;
-  for await (const item of readRecordFile(join(dir, doc.records.file)))
+  for await (const item of readRecordFile(join(dir, doc.records.file!)))
     if (item.kind === 'record') records += 1;
   assert.equal(records, doc.totals.requests, 'every request so far is in the record file');
   assert.ok(!readdirSync(dir).some((f) => f.endsWith('.partial')), 'the unjoined record file is gone');
@@ -170,5 +170,5 @@ test('--out a directory that does not exist yet: made for the records as for the
   );
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.ok(doc.totals.requests > 0);
-  assert.ok(existsSync(join(out, doc.records.file)), doc.records.file);
+  assert.ok(existsSync(join(out, doc.records.file!)), doc.records.file ?? 'no records file');
 });

@@ -84,7 +84,7 @@ const heartbeatOf = (r: SeenFacadeRequest) =>
 
 async function readRecords(dir: string, doc: RolloutDocument): Promise<LoadRecord[]> {
   const records: LoadRecord[] = [];
-  for await (const item of readRecordFile(join(dir, doc.records.file))) {
+  for await (const item of readRecordFile(join(dir, doc.records.file!))) {
     assert.notEqual(item.kind, 'bad', JSON.stringify(item));
     if (item.kind === 'record') records.push(item.record);
   }

@@ -32,7 +32,7 @@ async function rollout(
     assert.equal(saved.length, 1, `the document is saved: ${readdirSync(dir).join(', ')}`);
     assert.deepEqual(JSON.parse(readFileSync(join(dir, saved[0]!), 'utf8')), one);
     const records: LoadRecord[] = [];
-    for await (const item of readRecordFile(join(dir, one.records.file))) {
+    for await (const item of readRecordFile(join(dir, one.records.file!))) {
       assert.notEqual(item.kind, 'bad', JSON.stringify(item));
       if (item.kind === 'record') records.push(item.record);
     }

@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
-import { PodLifecycles } from '../../../src/kinds/rollout/lifecycle.js';
-import { LocalPortHistory } from '../../../src/kinds/rollout/stale-conntrack.js';
-import { RolloutTally } from '../../../src/kinds/rollout/tally.js';
+import { PodLifecycles } from '../../../src/kinds/rollout/join/lifecycle.js';
+import { LocalPortHistory } from '../../../src/kinds/rollout/join/stale-conntrack.js';
+import { RolloutTally } from '../../../src/kinds/rollout/join/tally.js';
 import type { FailureClass, LoadRecord } from '../../../src/probe/load/record.js';
 import { readRecordFile, RecordWriter } from '../../../src/probe/load/record-file.js';
 

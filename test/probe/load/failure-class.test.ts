@@ -2,7 +2,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { classifyFailure, type LoadRecord } from '../../../src/probe/load/record.js';
-import { fatesFromJournal, joinServerFate, joinedFailure } from '../../../src/probe/load/server-fate.js';
+import {
+  fatesFromJournal,
+  joinServerFate,
+  joinedFailure,
+} from '../../../src/kinds/rollout/join/server-fate.js';
 import {
   parseWorkMs,
   drawWorkMs,

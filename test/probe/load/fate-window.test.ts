@@ -12,7 +12,7 @@ import {
   JournalSpool,
   readJournalSpool,
   readJournalSpoolBatches,
-} from '../../../src/probe/load/fate-spool.js';
+} from '../../../src/kinds/rollout/join/fate-spool.js';
 import type { FailureClass, LoadRecord } from '../../../src/probe/load/record.js';
 import {
   readRecordFile,
@@ -27,7 +27,7 @@ import {
   joinServerFate,
   newJoinCounts,
   type StampedJournalEntry,
-} from '../../../src/probe/load/server-fate.js';
+} from '../../../src/kinds/rollout/join/server-fate.js';
 import { prng } from '../../helpers/prng.js';
 
 type Fate = 'finished' | 'cut' | 'aborted' | 'accepted' | 'never-seen';

@@ -14,7 +14,11 @@ import { LoadAggregate } from '../../../src/probe/load/aggregate.js';
 import { startLoad, type LoadOptions } from '../../../src/probe/load/generator.js';
 import { LOCAL_PORT_RANGE } from '../../../src/probe/load/local-port.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
-import { fatesFromJournal, joinServerFate, type JournalEntry } from '../../../src/probe/load/server-fate.js';
+import {
+  fatesFromJournal,
+  joinServerFate,
+  type JournalEntry,
+} from '../../../src/kinds/rollout/join/server-fate.js';
 import { startLabProcess, type LabProcess } from '../../helpers/lab-process.js';
 
 const UID = '00000000-0000-4000-8000-0000000000aa';

@@ -1,9 +1,9 @@
 // The rollout's HTML page: the same table and sentences as the text report, requests over time
 // coloured by outcome, and each Pod's lifecycle as a band below, on one time axis. Every document string goes through esc().
-import type { FailureClass } from '../../probe/load/record.js';
-import { esc } from '../../report/html/escape.js';
-import type { RenderContext } from '../kind.js';
-import type { PodLifecycle, RolloutDocument } from './document.js';
+import type { FailureClass } from '../../../probe/load/record.js';
+import { esc } from '../../../report/html/escape.js';
+import type { RenderContext } from '../../kind.js';
+import type { PodLifecycle, RolloutDocument } from '../document.js';
 
 const W = 900;
 const ms = (x: number | null): string => (x === null ? '-' : String(Math.round(x)));

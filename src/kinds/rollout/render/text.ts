@@ -1,9 +1,9 @@
 // The rollout's terminal report: one table row per rollout (a policy of --compare, or the
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
-import type { Style } from '../../report/style.js';
-import { terminalSafe } from '../../util/terminal-text.js';
-import type { RolloutDocument } from './document.js';
+import type { Style } from '../../../report/style.js';
+import { terminalSafe } from '../../../util/terminal-text.js';
+import type { RolloutDocument } from '../document.js';
 
 const fmt = (ms: number | null): string =>
   ms === null ? '-' : ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${Math.round(ms)}ms`;

@@ -25,7 +25,7 @@
 // Not excluded: within the proxy's rule-sync lag after the endpoint's removal (0.24–1.75 s on
 // a real node) the rules may still have named the Pod; and the request's own Pod, where the
 // rules' record names one, must be that same Pod (another Pod named is evidence against).
-import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
+import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
 import type { LifecycleLookup } from './lifecycle.js';
 
 /** The Pod the earlier connection on a port reached (null: unknown), when it ended, and how. */

@@ -2,9 +2,9 @@
 // the failure class each record ends with is decided here once (the stale-conntrack
 // presumption, ./stale-conntrack.ts), and the same record is what the totals, the phases, the
 // timeline bins and the final record file all see — the document and the file never disagree.
-import { LoadAggregate } from '../../probe/load/aggregate.js';
-import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
-import type { PodPhase, RolloutDocument } from './document.js';
+import { LoadAggregate } from '../../../probe/load/aggregate.js';
+import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
+import type { PodPhase, RolloutDocument } from '../document.js';
 import type { LifecycleLookup } from './lifecycle.js';
 import { LocalPortHistory } from './stale-conntrack.js';
 

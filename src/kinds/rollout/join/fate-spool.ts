@@ -7,7 +7,7 @@
 // join gives the requests they may have been about the fate `unknown`.
 import { once } from 'node:events';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { LineSplitter } from '../../util/line-splitter.js';
+import { LineSplitter } from '../../../util/line-splitter.js';
 import type { StampedJournalEntry } from './server-fate.js';
 
 /** Ids and UIDs are kept to these lengths (a record's id is at most 64, a UID 128). */

@@ -3,8 +3,8 @@
 // and gone (DELETED). Watch objects are untrusted: only names, UIDs, conditions and the first
 // container's exit code are read. Bounded: at most MAX_PODS Pods are followed.
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
-import type { WatchEvent } from '../../platform/types.js';
-import type { PodLifecycle, PodPhase } from './document.js';
+import type { WatchEvent } from '../../../platform/types.js';
+import type { PodLifecycle, PodPhase } from '../document.js';
 
 const MAX_PODS = 1000;
 

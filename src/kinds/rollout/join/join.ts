@@ -13,16 +13,12 @@
 // heap limit), the same join runs inline: slower to give memory back, never a lost document. A
 // join that fails of itself (a file it cannot read or write) fails once, not again inline.
 import { type ResourceLimits, Worker } from 'node:worker_threads';
-import { LoadAggregate, type TallySummary } from '../../probe/load/aggregate.js';
-import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
-import { readRecordFileBatches, RecordWriter } from '../../probe/load/record-file.js';
-import { readJournalSpoolBatches } from '../../probe/load/fate-spool.js';
-import {
-  joinFatesWindowedBatches,
-  newJoinCounts,
-  type WindowedJoinCounts,
-} from '../../probe/load/server-fate.js';
-import type { PodLifecycle, PodPhase, RolloutDocument } from './document.js';
+import { LoadAggregate, type TallySummary } from '../../../probe/load/aggregate.js';
+import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
+import { readRecordFileBatches, RecordWriter } from '../../../probe/load/record-file.js';
+import { readJournalSpoolBatches } from './fate-spool.js';
+import { joinFatesWindowedBatches, newJoinCounts, type WindowedJoinCounts } from './server-fate.js';
+import type { PodLifecycle, PodPhase, RolloutDocument } from '../document.js';
 import { lifecycleLookup } from './lifecycle.js';
 import { RolloutTally } from './tally.js';
 

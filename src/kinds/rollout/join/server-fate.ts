@@ -6,7 +6,7 @@
 //     would do it twice);
 //   - a dropped connection the server never saw → dropped-unseen, and a "reused connection
 //     closed" the server did accept and abort → accepted-cut.
-import type { FailureClass, LoadRecord, ServerFate } from './record.js';
+import type { FailureClass, LoadRecord, ServerFate } from '../../../probe/load/record.js';
 
 /** The fields of a journal line this join reads (structurally a src/server JournalLine). */
 export interface JournalEntry {
