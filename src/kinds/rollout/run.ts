@@ -289,11 +289,16 @@ class RolloutRun {
       const parsed = parseJournalLine(line);
       if (!parsed || !parsed.event.startsWith('request-')) return;
       const attributed = attributeJournalLine(parsed.uid, uid);
-      if (attributed === 'rejected') {
+      if (attributed.rejected) {
         this.journalRejected += 1;
         return;
       }
-      this.journal.write({ atUs: this.now() * 1000, event: parsed.event, id: parsed.id, uid: attributed });
+      this.journal.write({
+        atUs: this.now() * 1000,
+        event: parsed.event,
+        id: parsed.id,
+        uid: attributed.uid,
+      });
       if (parsed.event === 'request-finished') this.journalFinished += 1;
     });
   }

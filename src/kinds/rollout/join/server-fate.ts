@@ -25,10 +25,10 @@ export interface JournalEntry {
 export function attributeJournalLine(
   claimedUid: unknown,
   podUid: string | undefined,
-): string | null | 'rejected' {
+): { rejected: true } | { rejected: false; uid: string | null } {
   if (typeof claimedUid === 'string' && claimedUid !== '' && podUid !== undefined && claimedUid !== podUid)
-    return 'rejected';
-  return podUid ?? null;
+    return { rejected: true };
+  return { rejected: false, uid: podUid ?? null };
 }
 
 /** Later events overwrite earlier ones in this order of strength. */
