@@ -45,6 +45,7 @@ export const unitTests = [
   'test/probe/body.test.ts',
   'test/probe/load/failure-class.test.ts',
   'test/probe/load/fate-window.test.ts',
+  'test/kinds/rollout/journal-attribution.test.ts',
   'test/probe/load/histogram.test.ts',
   'test/probe/load/record-file.test.ts',
   'test/probe/own-client.test.ts',
