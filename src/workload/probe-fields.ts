@@ -43,9 +43,8 @@ export type ProbeSettings = Record<ProbeNumberField, number>;
 export function probeSettings(probe: V1Probe): ProbeSettings {
   const out = {} as ProbeSettings;
   for (const name of NUMBER_FIELDS) {
-    const v = probe[name];
-    out[name] =
-      typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= INT32_MAX ? v : PROBE_DEFAULTS[name];
+    const parsed = parseInteger(probe[name], { label: name, min: 1, max: INT32_MAX });
+    out[name] = typeof probe[name] === 'number' && parsed.ok ? parsed.value : PROBE_DEFAULTS[name];
   }
   return out;
 }
