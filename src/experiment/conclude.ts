@@ -426,6 +426,11 @@ function verdictOf(
       return inconclusive(
         `the response to the work request is not its completion body (HTTP ${f.request.status ?? '?'})`,
       );
+    case 'protocol-error':
+      // The server answered, but not in HTTP: neither a finish nor a cut can be read from it.
+      return inconclusive(
+        `the response to the work request is not valid HTTP/1.1 (${f.request.error?.code ?? 'no code'}): the server answered, badly — not a cut`,
+      );
     default:
       return inconclusive(
         `the work request never reached the server (${f.request.outcome}${f.request.error?.code ? `, ${f.request.error.code}` : ''})`,

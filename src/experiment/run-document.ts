@@ -109,7 +109,7 @@ export const PlatformFactSchema = z.object({
   brief: z.boolean().optional().describe('also shown in the text report’s heading line'),
 });
 
-const delayMs = z.number().min(0).max(600_000);
+const delayMs = z.number().min(0).max(60_000);
 /** The embedded runtime's control-plane delays (src/platform/local/timing.ts), ms. */
 export const PlatformTimingSchema = z.object({
   kubeletDelayMs: delayMs,

@@ -106,5 +106,10 @@ export const requestOutcomes = [
   'response-timeout',
   /** The Service's host name never resolved (error.code: the getaddrinfo code, e.g. ENOTFOUND, EAI_AGAIN). */
   'dns-error',
+  /**
+   * The response was not valid HTTP/1.1 (error.code: what was wrong in llhttp's words, e.g.
+   * HPE_INVALID_STATUS, HPE_CR_EXPECTED): the server answered, badly — not a dropped connection.
+   */
+  'protocol-error',
 ] as const;
 export type RequestOutcome = (typeof requestOutcomes)[number];

@@ -172,6 +172,13 @@ export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeRe
       else onConnect();
     });
     req.on('error', (error: NodeJS.ErrnoException) => fail(error));
+    // A 101 nobody asked for (no request of ours asks to upgrade): without a listener node:http
+    // destroys the socket with no error, and the exchange would wait out its timer. It is a
+    // protocol error, named as llhttp names it.
+    req.on('upgrade', (_res, socket: { destroy(): void }) => {
+      socket.destroy();
+      fail(Object.assign(new Error('an upgrade nobody asked for'), { code: 'HPE_UNEXPECTED_UPGRADE' }));
+    });
     req.on('close', () => {
       // Destroyed by a timer (no 'error' event in that case) or closed without a response.
       if (!settled && !result.responseComplete && result.error) finish();

@@ -40,10 +40,23 @@ export function classifyWork(result: ExchangeResult, workId: string, target?: Ta
         : 'connect-refused';
     return { ...base, outcome, body: null, bodyUid: null, problem: null };
   }
+  // The response was not HTTP (llhttp's HPE_* codes, from node:http or the load's own parser):
+  // the server spoke, badly — not a connection it dropped.
+  if (isProtocolError(result.error?.code))
+    return { ...base, outcome: 'protocol-error', body: null, bodyUid: null, problem: null };
   if (!result.responseComplete) {
     const outcome: RequestOutcome =
       result.timedOut === 'response' ? 'response-timeout' : 'connection-dropped';
     return { ...base, outcome, body: null, bodyUid: null, problem: null };
+  }
+  // A status code outside 100–599 is no HTTP status (RFC 9110 §15: three digits, first 1–5):
+  // node:http passes 999 on, so it is caught here — never counted as a 5xx.
+  if (result.status === null || result.status < 100 || result.status > 599) {
+    const error = {
+      code: INVALID_STATUS,
+      message: `status ${result.status ?? 'none'} is not an HTTP status code (100–599)`,
+    };
+    return { ...base, error, outcome: 'protocol-error', body: null, bodyUid: null, problem: null };
   }
   const read = readBody(result.body ?? '', result.bodyBytesDropped ?? 0);
   // The run document keeps a bounded body; the classification reads the whole (bounded) one.
@@ -70,6 +83,14 @@ export function classifyWork(result: ExchangeResult, workId: string, target?: Ta
     : completionProblem(read.value, workId);
   if (problem) return { ...base, outcome: 'unexpected-response', ...kept, bodyUid: null, problem };
   return { ...base, outcome: 'completed', ...kept, bodyUid: uidOf(read.value), problem: null };
+}
+
+/** llhttp's code for a bad status code, used for one outside 100–599 too. */
+export const INVALID_STATUS = 'HPE_INVALID_STATUS';
+
+/** An error code of llhttp's (node:http's parser) or of the load's own parser, which uses its names. */
+export function isProtocolError(code: string | null | undefined): boolean {
+  return typeof code === 'string' && code.startsWith('HPE_');
 }
 
 function uidOf(body: unknown): string | null {

@@ -7,6 +7,7 @@ import { rolloutKind } from '../../kinds/rollout/index.js';
 import type { RolloutDocument } from '../../kinds/rollout/document.js';
 import type { PropagationMeasurement } from '../../kinds/rollout/propagation.js';
 import { exceededLimits, parseFailureLimit, type FailureLimit } from '../../kinds/rollout/gate.js';
+import { poolShortfall } from '../../probe/load/not-sent.js';
 import { loadDefaults, parseWorkMs, validateConnections, validateRate } from '../../probe/load/options.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { styleFor } from '../../report/style.js';
@@ -132,7 +133,15 @@ export function rolloutCommand(): Command {
         '',
         'Exit codes: 0 ran, 1 more failures than --max-failures allows, 2 usage error (nothing started; maxSurge and maxUnavailable both 0 is',
         "            Kubernetes' own message), 3 the rollout could not complete (a progress deadline",
-        '            exceeded; records so far saved as incomplete), 130 interrupted (records so far saved).',
+        '            exceeded; records so far saved as incomplete) or was inconclusive (the load fell behind: requests',
+        '            not sent for its own pool or schedule, so the gate is not applied), 130 interrupted (records so far saved).',
+        '',
+        'Failure classes (--max-failures CLASS=N; N alone counts them all, and requests not sent when the Service',
+        'held every connection): accepted-cut, connect-failed, connect-refused, connect-timeout, http-5xx,',
+        'reused-connection-closed, client-timeout, done-unacknowledged, dropped-unseen, unexpected-response,',
+        'stale-conntrack, unanswered (sent, no answer by the end of the run), protocol-error (the response was not',
+        'valid HTTP/1.1). not-sent=N limits the requests never sent (the load’s own limit, not a failure of the',
+        'server). Every request is counted once: completed + failed + not sent = requests.',
         '',
         'On a cluster (--platform kube): a real Deployment and Service in a namespace of the run’s own (or -n NS),',
         'rolled by the patch `kubectl rollout restart` sends; the load comes from a load Pod in the cluster',
@@ -199,6 +208,9 @@ export function rolloutCommand(): Command {
       if (compare) for (const policy of compare) scenarioOf(comparedInput(policy, 0));
       const outDir = flags.out ?? defaultResultsDir();
       checkOutputDirectory(outDir, '--out');
+      // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
+      const shortfall = poolShortfall(rate, connections, workMs);
+      if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
 
       const session = await openPlatformSession(flags);
       const interrupt = onInterrupt((m) => process.stderr.write(`${m}\n`));
@@ -285,14 +297,22 @@ export function rolloutCommand(): Command {
       }
       if (propagation && format !== 'text') process.stderr.write(`${propagation}\n`);
       const exceeded = docs.flatMap((d) =>
-        exceededLimits(d.totals, flags.maxFailures ?? []).map((line) =>
+        exceededLimits(d.totals, flags.maxFailures ?? [], d.notSent?.cause === 'service').map((line) =>
           compare ? `${d.scenario.name}: ${line}` : line,
         ),
       );
       if (interrupt.received() !== null || docs.some((d) => d.incompleteReason === 'interrupted'))
         process.exitCode = ExitCode.interrupted;
       else if (docs.some((d) => !d.complete)) process.exitCode = ExitCode.incomplete;
-      else {
+      else if (docs.some((d) => d.verdict.kind === 'inconclusive')) {
+        // The load fell behind: its counts are not the Service's, so the gate cannot pass on them.
+        for (const d of docs)
+          if (d.verdict.kind === 'inconclusive')
+            process.stderr.write(
+              `draincheck: ${compare ? `${d.scenario.name}: ` : ''}inconclusive: the load fell behind (${terminalSafe(d.notSent?.words ?? 'requests not sent')}); the gate is not applied\n`,
+            );
+        process.exitCode = ExitCode.incomplete;
+      } else {
         for (const line of exceeded) process.stderr.write(`draincheck: ${line}\n`);
         process.exitCode = exceeded.length ? ExitCode.mismatch : ExitCode.ok;
       }

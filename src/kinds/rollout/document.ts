@@ -4,6 +4,7 @@
 // is generated from this file (`npm run schema`).
 import { z } from 'zod';
 import { requestOutcomes } from '../../probe/client-events.js';
+import { notSentCauses } from '../../probe/load/not-sent.js';
 import { failureClasses } from '../../probe/load/record.js';
 import { PlatformFactSchema, PlatformTimingSchema, ScenarioSchema } from '../../experiment/run-document.js';
 
@@ -41,13 +42,40 @@ export const TallySchema = z.object({
   requests: z.number(),
   failed: z.number(),
   outcomes: z.partialRecord(z.enum([...requestOutcomes, 'none']), z.number()),
-  failures: z.partialRecord(z.enum(failureClasses), z.number()),
+  failures: z
+    .partialRecord(z.enum(failureClasses), z.number())
+    .describe(
+      'the server’s failures by class; `not-sent` only in a document written before `notSent` was kept apart',
+    ),
+  notSent: z
+    .number()
+    .optional()
+    .describe('requests never sent (the load’s own limit, not a failure of the server): see `notSent` below'),
+  unaccounted: z
+    .number()
+    .optional()
+    .describe(
+      'requests with neither a completion nor a failure class: 0 unless a classification is missing; requests = completed + failed + notSent + unaccounted',
+    ),
+  protocolErrors: z
+    .record(z.string().max(64), z.number())
+    .optional()
+    .describe('protocol-error failures by what was wrong (llhttp’s HPE_* code)'),
+  inFlightMeanMs: ms
+    .optional()
+    .describe('sent requests: the mean time each held its connection (send → end)'),
+  workMeanMs: ms.optional().describe('sent requests: the mean work they asked for'),
   latency: histogram.describe('completed requests, from the intended send time'),
   sendLag: histogram,
 });
 export type Tally = z.infer<typeof TallySchema>;
 
-export const verdictKinds = ['rolled', 'progress-deadline-exceeded', 'incomplete'] as const;
+/**
+ * rolled: the rollout completed and its counts are the Service's; inconclusive: it completed but
+ * the load fell behind (requests not sent for the load's own pool or schedule), so the counts
+ * are not the Service's result.
+ */
+export const verdictKinds = ['rolled', 'progress-deadline-exceeded', 'incomplete', 'inconclusive'] as const;
 
 export const RolloutDocumentSchema = z.object({
   schema: z.literal(ROLLOUT_SCHEMA),
@@ -98,6 +126,25 @@ export const RolloutDocumentSchema = z.object({
   pods: z.array(PodLifecycleSchema).max(1000),
   totals: TallySchema,
   windows: z.record(z.string().max(64), TallySchema),
+  notSent: z
+    .object({
+      cause: z
+        .enum(notSentCauses)
+        .describe(
+          'pool: the connections, each held about its work time, cannot carry the rate (Little’s law); generator: the pool could, the generator fell behind its schedule; service: requests held their connections far longer than their work; unknown: nothing was sent',
+        ),
+      loadFellBehind: z.boolean().describe('pool or generator: the counts are not the Service’s result'),
+      words: z.string().describe('the reading in words, with its figures'),
+    })
+    .nullable()
+    .optional()
+    .describe('why requests were not sent (src/probe/load/not-sent.ts); null: every request was sent'),
+  podFromConnection: z
+    .partialRecord(z.enum(failureClasses), z.number())
+    .optional()
+    .describe(
+      'failures whose Pod (and phase) is their connection’s evidence — the Pod that answered the reused connection’s previous request — not their own (records: podUidFrom "connection")',
+    ),
   /** Failures by the phase of the Pod that took the request, when it started. */
   failuresByPhase: z.partialRecord(z.enum(podPhases), z.partialRecord(z.enum(failureClasses), z.number())),
   timeline: z

@@ -1,11 +1,16 @@
 // One sentence naming a rollout's failures' cause, from the counts alone (a saved document
-// says the same thing again): each failure class with its cause in Kubernetes' words.
+// says the same thing again): each failure class with its cause in Kubernetes' words — and no
+// cause the evidence does not show. Requests never sent are the load's own limit, said apart
+// from the server's failures with the reading of why (src/probe/load/not-sent.ts); a run whose
+// load fell behind says so first, since its counts are then not the Service's result.
+import type { NotSentReading } from '../../probe/load/not-sent.js';
 import type { FailureClass } from '../../probe/load/record.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import type { PodLifecycle, PodPhase, Tally } from './document.js';
 
 const causes: Record<FailureClass, string> = {
-  'accepted-cut': 'requests the Pods had accepted were cut when their server stopped',
+  'accepted-cut':
+    'requests the Pods had accepted were cut: their connection closed or reset before the response ended',
   'connect-failed':
     'new connections failed before any request (a name that did not resolve; in a document from before refusals and timeouts were told apart, either of them)',
   'connect-refused':
@@ -19,7 +24,11 @@ const causes: Record<FailureClass, string> = {
     'the server finished the work but the client saw an error (a retry would do it twice)',
   'dropped-unseen': 'connections dropped before the server saw the request',
   'unexpected-response': 'answers were not the completion body',
-  'not-sent': 'the load generator’s queue was full (the Service took too long to take connections)',
+  'not-sent':
+    'never sent: the load’s queue of requests waiting for a connection was full, or the run ended while they waited',
+  unanswered: 'requests were sent and never answered by the end of the run (the server held them past it)',
+  'protocol-error':
+    'responses were not valid HTTP/1.1 (the server answered, badly; not a dropped connection)',
   'stale-conntrack':
     'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
 };
@@ -44,6 +53,10 @@ export interface RolloutFacts {
   scenario: ResolvedScenario;
   incompleteReason: string | null;
   pods: readonly PodLifecycle[];
+  /** Records handed over by the load but lost with a file the disk did not take. */
+  recordsLost?: number;
+  /** What else the sentence reads (not-sent reading, connection's Pods, protocol errors). */
+  context?: ExplainContext;
 }
 
 /** The rollout kind's conclusion: its sentence, from the counts and what the run observed. */
@@ -52,10 +65,27 @@ export function concludeRollout(facts: RolloutFacts): string {
   // A Pod counts as replaced once its deletion was seen (deletionTimestamp): from then on its
   // accepted requests and its endpoint's removal were under observation.
   const replaced = old.filter((p) => p.terminatingAtMs !== null || p.goneAtMs !== null).length;
+  const lost = facts.recordsLost ?? 0;
+  if (facts.totals.requests === 0 && lost > 0) {
+    const prefix = facts.incompleteReason ? `Incomplete (${facts.incompleteReason}): ` : '';
+    return `${prefix}the records of ${lost} requests were lost with their file: what happened to them is not known.`;
+  }
   return explainFailures(facts.totals, facts.failuresByPhase, facts.scenario, facts.incompleteReason, {
-    replaced,
-    old: old.length,
+    ...facts.context,
+    replacement: { replaced, old: old.length },
   });
+}
+
+/** What the sentence reads besides the counts (absent in a document written before them). */
+export interface ExplainContext {
+  /** Why requests were not sent (null: all were sent, or not read). */
+  notSent?: NotSentReading | null;
+  /** Failures whose Pod is their connection's evidence (a reused connection's last answer). */
+  podFromConnection?: Partial<Record<FailureClass, number>>;
+  /** Protocol errors by what was wrong (llhttp's code). */
+  protocolErrors?: Record<string, number>;
+  /** How many of the old Pods were replaced while observed (absent: a document before it was counted). */
+  replacement?: { replaced: number; old: number };
 }
 
 export function explainFailures(
@@ -63,8 +93,7 @@ export function explainFailures(
   byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>>,
   scenario: ResolvedScenario,
   incompleteReason: string | null,
-  /** How many of the old Pods were replaced while observed (absent: a document before it was counted). */
-  replacement?: { replaced: number; old: number },
+  context: ExplainContext = {},
 ): string {
   // The phase is the Pod's when the request was sent, not when it failed: a request sent to a
   // ready Pod and cut at its exit counts as "sent to a ready Pod".
@@ -74,10 +103,32 @@ export function explainFailures(
     gone: 'to a Pod already gone',
     unknown: 'to no known Pod',
   };
-  const prefix = incompleteReason ? `Incomplete (${incompleteReason}): ` : '';
+  const reading = context.notSent ?? null;
+  const prefix =
+    (incompleteReason ? `Incomplete (${incompleteReason}): ` : '') +
+    (reading?.loadFellBehind ? `Inconclusive — the load fell behind (${reading.words}): ` : '');
   if (totals.requests === 0) return `${prefix}no request was sent.`;
-  if (totals.failed === 0) {
+  // A document from before not-sent was kept apart counts it among the failures.
+  const notSent = (totals.notSent ?? 0) + (totals.failures['not-sent'] ?? 0);
+  const failures = (Object.entries(totals.failures) as Array<[FailureClass, number]>).filter(
+    ([cls, n]) => n > 0 && cls !== 'not-sent',
+  );
+  const failed = failures.reduce((a, [, n]) => a + n, 0);
+  const unaccounted = totals.unaccounted ?? 0;
+  const notSentPart =
+    notSent > 0
+      ? `${notSent} of ${totals.requests} requests were not sent — ${reading && !reading.loadFellBehind ? reading.words : reading ? 'see above' : causes['not-sent']}`
+      : '';
+  const unaccountedPart =
+    unaccounted > 0
+      ? `${unaccounted} requests ended with neither a completion nor a failure class (a gap in the classification; their records are in the file)`
+      : '';
+  const tail = [notSentPart, unaccountedPart].filter((x) => x !== '');
+  const sent = totals.requests - notSent;
+  if (failed === 0) {
+    if (tail.length > 0) return `${prefix}none of the ${sent} requests sent failed; ${tail.join('; ')}.`;
     const none = `${prefix}none of ${totals.requests} requests failed`;
+    const replacement = context.replacement;
     // Only what was observed: a run that ended before a Pod was replaced says nothing of
     // what replacing one does to its requests.
     if (replacement && replacement.replaced === 0)
@@ -86,18 +137,32 @@ export function explainFailures(
       return `${none}: the ${replacement.replaced} of ${replacement.old} old Pods replaced while the load ran kept their accepted requests and no new connection reached a Pod that had stopped listening; the other ${replacement.old - replacement.replaced} were not replaced in the run.`;
     return `${none}: every Pod replaced kept its accepted requests and no new connection reached a Pod that had stopped listening.`;
   }
-  const parts = (Object.entries(totals.failures) as Array<[FailureClass, number]>)
-    .filter(([, n]) => n > 0)
+  const parts = failures
     .sort((a, b) => b[1] - a[1])
     .map(([cls, n]) => {
+      const byConnection = context.podFromConnection?.[cls] ?? 0;
       const phases = (Object.entries(byPhase) as Array<[PodPhase, Partial<Record<FailureClass, number>>]>)
         .filter(([, row]) => (row[cls] ?? 0) > 0)
         .map(([phase, row]) => {
-          const reading = readings[cls]?.[phase];
-          return `${row[cls]} sent ${sentTo[phase]}${reading ? `: ${reading}` : ''}`;
+          const words = readings[cls]?.[phase];
+          return `${row[cls]} sent ${sentTo[phase]}${words ? `: ${words}` : ''}`;
         });
-      return `${n} ${cls} — ${causes[cls]}${phases.length ? ` (${phases.join(', ')})` : ''}`;
+      // Where the Pod is the connection's evidence (the Pod its previous answer came from).
+      if (byConnection > 0)
+        phases.push(
+          `the Pod of ${byConnection} is their connection's: the one its previous response came from`,
+        );
+      const codes =
+        cls === 'protocol-error' && context.protocolErrors
+          ? Object.entries(context.protocolErrors)
+              .sort((a, b) => b[1] - a[1])
+              .map(([code, k]) => `${k} ${code}`)
+          : [];
+      const what = codes.length ? `${causes[cls]}: ${codes.join(', ')}` : causes[cls];
+      return `${n} ${cls} — ${what}${phases.length ? ` (${phases.join(', ')})` : ''}`;
     });
   const policy = scenario.onSigterm ? ` with --on-sigterm ${scenario.onSigterm}` : '';
-  return `${prefix}${totals.failed} of ${totals.requests} requests failed${policy}: ${parts.join('; ')}.`;
+  const of =
+    notSent > 0 ? `${failed} of the ${sent} requests sent` : `${failed} of ${totals.requests} requests`;
+  return `${prefix}${of} failed${policy}: ${[...parts, ...tail].join('; ')}.`;
 }

@@ -31,20 +31,40 @@ const countedUnder: Partial<Record<FailureClass, FailureClass[]>> = {
   'connect-timeout': ['connect-timeout', 'stale-conntrack'],
 };
 
-/** Each limit the totals exceed, as a sentence (empty: the gate passes). */
-export function exceededLimits(totals: Tally, limits: FailureLimit[]): string[] {
+/**
+ * Each limit the totals exceed, as a sentence (empty: the gate passes). `N` counts every failure
+ * of the server's, and the requests no class accounts for (a request may not vanish from the
+ * gate); requests not sent count under `N` only when the Service held the connections
+ * (`notSentIsTheService`, src/probe/load/not-sent.ts `service`) — the load's own limit is not
+ * the Service's failure (that run is `inconclusive` instead). `not-sent=N` counts them all.
+ */
+export function exceededLimits(totals: Tally, limits: FailureLimit[], notSentIsTheService = false): string[] {
+  const notSent = (totals.notSent ?? 0) + (totals.failures['not-sent'] ?? 0);
+  const unaccounted = totals.unaccounted ?? 0;
+  const serverFailed = totals.failed - (totals.failures['not-sent'] ?? 0);
+  const all = serverFailed + unaccounted + (notSentIsTheService ? notSent : 0);
   return limits.flatMap(({ failureClass, max }) => {
     const seen =
       failureClass === null
-        ? totals.failed
-        : (countedUnder[failureClass] ?? [failureClass]).reduce((n, c) => n + (totals.failures[c] ?? 0), 0);
+        ? all
+        : failureClass === 'not-sent'
+          ? notSent
+          : (countedUnder[failureClass] ?? [failureClass]).reduce((n, c) => n + (totals.failures[c] ?? 0), 0);
     if (seen <= max) return [];
+    const included = [
+      ...(failureClass === null && unaccounted > 0 ? [`${unaccounted} with no class`] : []),
+      ...(failureClass === null && notSentIsTheService && notSent > 0
+        ? [`${notSent} not sent while the Service held every connection`]
+        : []),
+    ];
     const what =
       failureClass === null
-        ? 'failures'
+        ? `failures${included.length ? ` (${included.join(', ')} included)` : ''}`
         : failureClass === 'connect-timeout' && (totals.failures['stale-conntrack'] ?? 0) > 0
           ? 'connect-timeout failures (stale-conntrack included)'
-          : `${failureClass} failures`;
+          : failureClass === 'not-sent'
+            ? 'requests not sent'
+            : `${failureClass} failures`;
     return [
       `${seen} ${what}, more than --max-failures ${failureClass === null ? '' : `${failureClass}=`}${max} allows`,
     ];

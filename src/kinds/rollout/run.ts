@@ -41,6 +41,7 @@ import type { ManifestOptions } from '../../workload/manifests.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
 import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
+import { readNotSent } from '../../probe/load/not-sent.js';
 import { concludeRollout } from './explain.js';
 import { JournalSpool } from './join/fate-spool.js';
 import { attributeJournalLine } from './join/server-fate.js';
@@ -413,10 +414,13 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
     // A load Pod checks the Service itself (the runner may not reach a ClusterIP).
     if (!run.remote) await serviceAnswers(run.target!, run.waitSignal);
     run.check();
-    run.writer = await RecordWriter.open(run.rawPath, {
-      kind: 'draincheck.load-records/v1',
-      startedAt: run.startedAt,
-    }).catch((error: unknown) => {
+    run.writer = await RecordWriter.open(
+      run.rawPath,
+      { kind: 'draincheck.load-records/v1', startedAt: run.startedAt },
+      // A disk that cannot take the records ends the run now: every record from here on would
+      // be lost, and waiting out the rollout would only hide it (issue 23).
+      { onError: (error) => run.observers.failFast(resultWriteError(run.rawPath, error)) },
+    ).catch((error: unknown) => {
       throw resultWriteError(run.rawPath, error);
     });
     const shape: LoadShape = {
@@ -624,7 +628,9 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
     if (run.phases.phase === 'joining') run.phases.to('failed');
     await rm(joiningPath, { force: true });
     await rm(finalPath, { force: true });
-    return { ...none, droppedLive };
+    // Every record the load handed over is lost with the file: counted as dropped.
+    const { written, dropped } = writer.counts;
+    return { ...none, droppedLive: Math.max(droppedLive, written + dropped) };
   } finally {
     await rm(run.rawPath, { force: true });
     await rm(run.spoolPath, { force: true });
@@ -633,7 +639,7 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
 
 function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   const { plan, platform, ending, triggeredAtMs, completeAtMs } = run;
-  const { all, windows, byPhase, bins, joinCounts } = joined;
+  const { all, windows, byPhase, podFromConnection, bins, joinCounts } = joined;
   const incompleteReason = ending?.reason ?? null;
   const pods = run.lifecycles.list().map((p) => ({
     ...p,
@@ -644,6 +650,10 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     endpointRemovedAtMs: round(p.endpointRemovedAtMs),
     goneAtMs: round(p.goneAtMs),
   }));
+  // Requests not sent: whose limit it was, from the run's own evidence. The load's own (its pool,
+  // its schedule) makes the run inconclusive: its counts are not the Service's result.
+  const notSent = readNotSent(all, plan.load);
+  const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   return {
     schema: ROLLOUT_SCHEMA,
     runId: plan.runId,
@@ -671,18 +681,22 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         triggeredAtMs !== null && completeAtMs !== null ? round(completeAtMs - triggeredAtMs) : null,
     },
     verdict: {
-      kind: ending?.verdict ?? 'rolled',
+      kind: verdictKind,
       explanation: concludeRollout({
         totals: all,
         failuresByPhase: byPhase,
         scenario: plan.scenario,
         incompleteReason,
         pods,
+        recordsLost: joined.file === null ? joined.droppedLive : 0,
+        context: { notSent, podFromConnection, protocolErrors: all.protocolErrors },
       }),
     },
     pods,
     totals: all,
     windows,
+    notSent,
+    podFromConnection,
     failuresByPhase: byPhase,
     timeline: { binMs: joined.binMs, bins },
     records: {

@@ -23,6 +23,7 @@ import { deploymentInvalidMessage, withDeploymentDefaults } from './deployment-v
 import { EndpointSliceController } from './endpointslice-controller.js';
 import { PodWorker } from './pod-worker.js';
 import { Recorder } from './recorder.js';
+import { GoneAddresses } from './gone-addresses.js';
 import { detectNftables, NftablesTable } from './nftables.js';
 import { detectPodNetworkSupport, PodNetworks, type PodNetworkMode } from './pod-network.js';
 import { readServerSocket, type ServerSocket } from '../../probe/server-socket.js';
@@ -57,6 +58,11 @@ export interface LocalClusterOptions {
    * by the CLI.
    */
   rulesOff?: readonly RuntimeRule[];
+  /**
+   * Test-only: how long a gone Pod's address stays unanswered once no Service rule names it
+   * (gone-addresses.ts; default the kernel's SYN_SENT conntrack timeout, 120 s).
+   */
+  goneLingerMs?: number;
 }
 
 export type ServiceProxyMode = 'auto' | 'nftables' | 'userspace';
@@ -148,11 +154,19 @@ export class LocalCluster {
   private readonly aborter = new AbortController();
   private allocator: AddressAllocator | undefined;
   private plan: AddressPlan | undefined;
+  /** Gone Pods' loopback addresses the Service rules may still name: unanswered, kept leased. */
+  private readonly goneAddresses: GoneAddresses;
   private disposed = false;
 
   constructor(options: LocalClusterOptions = {}) {
     this.timing = { ...calibratedTiming, ...options.timing };
     this.rulesOff = new Set(options.rulesOff ?? []);
+    this.goneAddresses = new GoneAddresses({
+      named: (ip) => [...this.proxies.values()].some((p) => p.names(ip)),
+      kernel: () => this.nftables,
+      release: (ip) => this.allocator?.release(ip),
+      ...(options.goneLingerMs !== undefined ? { lingerMs: options.goneLingerMs } : {}),
+    });
     const support = detectPid1Support();
     this.pid1 =
       options.pid1 === false
@@ -292,6 +306,8 @@ export class LocalCluster {
         syncDelayMs: this.timing.proxySyncDelayMs,
         recorder: this.recorder,
         terminatingFallback: !this.rulesOff.has('terminating-fallback'),
+        isGone: (target) => this.goneAddresses.has(target),
+        onApplied: () => void this.goneAddresses.rulesChanged(),
       }),
     );
     this.controller.serviceCreated(created);
@@ -311,6 +327,7 @@ export class LocalCluster {
     this.proxies.delete(`${namespace}/${name}`);
     await proxy?.dispose();
     this.allocator?.release(service.spec?.clusterIP ?? '');
+    await this.goneAddresses.rulesChanged();
   }
 
   /** Creates the Pod (ADDED, Pending) and hands it to the kubelet, which starts it. */
@@ -341,6 +358,9 @@ export class LocalCluster {
       store: this.store,
       recorder: this.recorder,
       allocator: () => this.addresses(),
+      addressGone: this.rulesOff.has('gone-pod-unreachable')
+        ? undefined
+        : (address) => void this.goneAddresses.podGone(address),
       timing: this.timing,
       pid1: this.pid1.pid1,
       podNetworks: (container) => this.podNetworksFor(container),
@@ -580,6 +600,11 @@ export class LocalCluster {
     await this.proxies.get(`${namespace}/${service}`)?.settled();
   }
 
+  /** Resolves once the kernel rules for gone Pods' addresses are written (tests). */
+  goneSettled(): Promise<void> {
+    return this.goneAddresses.settled();
+  }
+
   /** Stops every container (SIGKILL), proxy and timer; ends every watch. Safe to call twice. */
   async dispose(): Promise<void> {
     if (this.disposed) return;
@@ -592,6 +617,7 @@ export class LocalCluster {
     await Promise.all([...this.liveWorkers].map((w) => w.stopped()));
     this.controller.dispose();
     await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
+    await this.goneAddresses.dispose();
     await this.nftables?.delete().catch(() => undefined);
     this.podNetworks?.dispose();
     // Only now that nothing listens on them may another runtime have the addresses.

@@ -18,6 +18,7 @@ import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type net from 'node:net';
 import { DraincheckError } from '../../errors.js';
+import type { GoneAddress, GoneDropper } from './gone-addresses.js';
 import { takeLease } from './lease.js';
 import { HOST_SIDE_IP, POD_NETWORK_CIDR } from './pod-network.js';
 import type { Dataplane, Target } from './service-proxy.js';
@@ -118,7 +119,7 @@ const ROUTED_SIZE = 65_535;
 let exitHookInstalled = false;
 
 /** One runtime's table: a NAT chain and a filter chain on the output hook, a pair per Service. */
-export class NftablesTable {
+export class NftablesTable implements GoneDropper {
   readonly name = newTableName();
   private services = 0;
   private created: Promise<void> | undefined;
@@ -149,6 +150,14 @@ export class NftablesTable {
           // Service connection DNATed to it leaves as from the host end's address.
           `add chain ip ${this.name} nat_postrouting { type nat hook postrouting priority 100; policy accept; }`,
           `add rule ip ${this.name} nat_postrouting ip saddr 127.0.0.0/8 ip daddr ${POD_NETWORK_CIDR} snat to ${HOST_SIDE_IP}`,
+          // A gone Pod's address the rules may still name (gone-addresses.ts): its new Service
+          // connections get no answer. Dropped on the input hook, after the SYN's conntrack
+          // entry was confirmed on its way out — as on a node, where the DNATed SYN leaves for
+          // the torn-down sandbox — so the SYN's retransmissions follow that entry to the same
+          // address and the client waits for its connect timeout, whatever the rules say by then.
+          `add set ip ${this.name} gone { type ipv4_addr . inet_service; size ${ROUTED_SIZE}; }`,
+          `add chain ip ${this.name} gone_input { type filter hook input priority 0; policy accept; }`,
+          `add rule ip ${this.name} gone_input ct state new ct status dnat ip daddr . tcp dport @gone drop`,
         ].join('\n'),
       );
       liveTables.add(this.name);
@@ -184,6 +193,21 @@ export class NftablesTable {
     );
     return new NftablesService(this, svc, reject, host, port, routed);
   }
+
+  /** New Service connections DNATed to `address` are dropped from now on. */
+  async dropNew(address: GoneAddress): Promise<void> {
+    await this.ensure();
+    await this.run(`add element ip ${this.name} gone { ${address.ip} . ${address.port} }`);
+    this.gone.add(`${address.ip} . ${address.port}`);
+  }
+
+  /** ... and no longer (no rule names the address any more). */
+  async stopDropping(address: GoneAddress): Promise<void> {
+    if (!this.gone.delete(`${address.ip} . ${address.port}`)) return;
+    await this.run(`delete element ip ${this.name} gone { ${address.ip} . ${address.port} }`);
+  }
+
+  private readonly gone = new Set<string>();
 
   run(script: string): Promise<void> {
     if (this.deleted) return Promise.resolve();

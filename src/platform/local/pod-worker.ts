@@ -43,6 +43,11 @@ export interface KubeletDeps {
   store: ObjectStore;
   recorder: Recorder;
   allocator: () => Promise<AddressAllocator>;
+  /**
+   * The Pod with this loopback address is gone: the runtime gives the address back once no
+   * Service rule names it (gone-addresses.ts). Absent: given back at once.
+   */
+  addressGone?: (address: Endpoint) => void;
   timing: RuntimeTiming;
   pid1: boolean;
   /** The Pod networks to give this container a network namespace from; none: the host's network. */
@@ -66,6 +71,8 @@ export class PodWorker {
   readonly log = new LogBuffer();
   endpoint: Endpoint | undefined;
   private allocator: AddressAllocator | undefined;
+  /** The loopback address was handed back as gone (addressGone). */
+  private addressOff = false;
   /** The Pod's own network namespace and address, where it has one (pod-network.ts). */
   private network: PodNetwork | undefined;
   /** The server said its port was taken while the Pod shares the host network. */
@@ -544,7 +551,17 @@ export class PodWorker {
     // Pod's probe workers as soon as the kill returns (kubelet.go SyncTerminatingPod:
     // killPod, then probeManager.RemovePod), so the dead container is never probed. (The
     // recorded ~v1.24 kubelet kept probing until its PLEG relist; docs/FIDELITY.md.)
-    if (this.status.is('TerminatingPod', 'Removed')) this.prober?.stop();
+    if (this.status.is('TerminatingPod', 'Removed')) {
+      this.prober?.stop();
+      // killPod then stops the Pod's sandbox, whose CNI teardown takes the Pod's address off
+      // the node (kuberuntime_manager.go killPodWithSyncResult: containers, then
+      // StopPodSandbox) — before the terminated status is written, not at the object's removal.
+      const hook = this.hookRun ?? Promise.resolve();
+      void hook.then(
+        () => this.addressGone(),
+        () => this.addressGone(),
+      );
+    }
     this.liveness?.stop();
     this.startup?.stop();
     // Otherwise the kubelet notices the exit at its next PLEG relist: until the terminated
@@ -693,10 +710,20 @@ export class PodWorker {
   private removeObject(event: 'remove' | 'forceDelete') {
     if (!this.transition(event)) return;
     this.deps.store.remove('pods', this.namespace, this.name);
-    // The address is free once nothing can route to it any more.
-    if (this.endpoint) this.allocator?.release(this.endpoint.ip);
+    this.addressGone();
     this.network?.release();
     this.releaseLogIfFinished();
+  }
+
+  /**
+   * The Pod's loopback address is off the node (its sandbox stopped, or the Pod removed): the
+   * runtime gives it back once nothing can route to it any more (gone-addresses.ts). Once.
+   */
+  private addressGone() {
+    if (!this.endpoint || !this.allocator || this.addressOff) return;
+    this.addressOff = true;
+    if (this.deps.addressGone) this.deps.addressGone(this.endpoint);
+    else this.allocator.release(this.endpoint.ip);
   }
 
   /** The Pod object and its container are both gone: so is its log (LogBuffer.release). */

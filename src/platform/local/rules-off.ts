@@ -14,5 +14,7 @@ export const runtimeRules = [
   'readiness-during-termination',
   /** The EndpointSlice controller's `ready = publishNotReadyAddresses || ...`. */
   'publish-not-ready-addresses',
+  /** A gone Pod's sandbox network is torn down: SYNs the rules still send there get no answer. */
+  'gone-pod-unreachable',
 ] as const;
 export type RuntimeRule = (typeof runtimeRules)[number];

@@ -65,6 +65,13 @@ export interface ServiceProxyOptions {
    */
   claimWindowMs?: number;
   foreignIntervalMs?: number;
+  /**
+   * Whether `target` is a gone Pod's address the rules still name (gone-addresses.ts): the
+   * userspace proxy then never reaches it, as a SYN to a torn-down sandbox gets no answer.
+   */
+  isGone?: (target: Target) => boolean;
+  /** Called after each sync applied (the cluster forgets the gone addresses no rule names). */
+  onApplied?: () => void;
 }
 
 /**
@@ -99,6 +106,8 @@ export class ServiceProxy {
   private disposed = false;
   /** Client ports whose route was looked up already. */
   private readonly recorded = new Set<number>();
+  /** Where new connections go now (the last sync applied). */
+  private applied: Target[] = [];
 
   constructor(private readonly options: ServiceProxyOptions) {
     this.dataplane = options.dataplane ?? new UserspaceProxy(options);
@@ -110,6 +119,15 @@ export class ServiceProxy {
 
   get mode(): Dataplane['mode'] {
     return this.dataplane.mode;
+  }
+
+  /** Whether the rules send new connections to `ip` now, or will at the pending sync. */
+  names(ip: string): boolean {
+    if (this.disposed) return false;
+    const pending = this.pendingSync
+      ? routeTargets(this.latest, this.options.portName, this.options.terminatingFallback !== false)
+      : [];
+    return [...this.applied, ...pending].some((t) => t.ip === ip);
   }
 
   /** A slice changed; the proxy routes by it after its sync delay. */
@@ -144,6 +162,8 @@ export class ServiceProxy {
         });
         return;
       }
+      this.applied = targets;
+      this.options.onApplied?.();
       const accepting = targets.length > 0;
       if (accepting === this.accepting) return;
       this.accepting = accepting;
@@ -235,6 +255,9 @@ interface ForeignTally {
   connections: number;
   refused: number;
 }
+
+/** How long Linux tries an unanswered connect (tcp_syn_retries = 6: 1+2+4+…+64 s). */
+const UNANSWERED_CONNECT_MS = 127_000;
 
 /** Bounds what is kept about connections nobody claims (a flood through the Service). */
 const MAX_TRACKED = 10_000;
@@ -411,6 +434,10 @@ class UserspaceProxy implements Dataplane {
     this.sockets.add(client);
     const clientPort = client.remotePort;
     const connection = this.track(clientPort, target);
+    if (this.options.isGone?.(target)) {
+      this.unanswered(client, connection);
+      return;
+    }
     const backend = net.connect({ host: target.ip, port: target.port });
     this.sockets.add(backend);
     client.pause();
@@ -438,6 +465,22 @@ class UserspaceProxy implements Dataplane {
       this.sockets.delete(client);
       connection.closedAt = performance.now();
       if (!backend.destroyed) backend.destroy();
+    });
+  }
+
+  /**
+   * The target is a gone Pod's address: its connect would get no SYN-ACK, so the client (whose
+   * handshake completed here) gets nothing until the kernel would have given up the connect —
+   * Linux's default 6 SYN retries, about 127 s — or the client gives up first.
+   */
+  private unanswered(client: net.Socket, connection: RoutedConnection) {
+    client.pause();
+    const timer = setTimeout(() => reset(client), UNANSWERED_CONNECT_MS);
+    client.on('error', () => undefined);
+    client.on('close', () => {
+      clearTimeout(timer);
+      this.sockets.delete(client);
+      connection.closedAt = performance.now();
     });
   }
 

@@ -18,7 +18,7 @@ import {
   type WorkMsDistribution,
 } from './options.js';
 import { Http1Connection, type Http1Error, type Http1Owner } from './http1.js';
-import { classifyFailure, type LoadRecord } from './record.js';
+import { classifyFailure, settleUnfinished, type LoadRecord } from './record.js';
 
 /** Body bytes kept per response (the completion body is ~250); the rest is counted. */
 const BODY_KEEP_BYTES = 16 * 1024;
@@ -171,7 +171,8 @@ export function startLoad(options: LoadOptions): LoadRun {
   const unsent = (record: LoadRecord, code: string) => {
     record.endUs = us(performance.now() - origin);
     record.errorCode = code;
-    record.failure = code === 'NOT_SENT' ? 'not-sent' : null;
+    // Never sent: the queue was full (NOT_SENT) or the run ended while it waited (ABORT_ERR).
+    record.failure = settleUnfinished(record);
     emit(record);
   };
 
@@ -203,6 +204,8 @@ export function startLoad(options: LoadOptions): LoadRun {
     if (error?.code === 'ABORT_ERR') {
       abandoned += 1;
       record.errorCode = 'ABORT_ERR';
+      // Sent, no answer by the end of the run: `unanswered`, never classless.
+      record.failure = settleUnfinished(record);
       record.bytes = conn.bytesReceived;
       record.localPort = conn.localPort;
       emit(record);

@@ -231,6 +231,14 @@ export class Http1Connection<T = unknown> {
           this.owner.closed(this);
           return;
         case State.Head: {
+          // A line ending without CR: node:http's parser (llhttp) refuses it with
+          // HPE_CR_EXPECTED, and so does this one — at once, not after the response timeout
+          // that waiting for a CRLF CRLF that never comes would take.
+          if (bareLf(buf, i))
+            return this.fail({
+              code: 'HPE_CR_EXPECTED',
+              message: 'a line of the response head ends without CR',
+            });
           const end = buf.indexOf('\r\n\r\n', i, 'latin1');
           if (end < 0 || end - i > HEAD_MAX_BYTES) {
             if (buf.length - i > HEAD_MAX_BYTES)
@@ -308,9 +316,15 @@ export class Http1Connection<T = unknown> {
   /** Reads the status line and the headers; sets the body's framing. A problem, or null. */
   private readHead(text: string): Http1Error | null {
     const lines = text.split('\r\n');
-    const status = /^HTTP\/1\.([01]) ([1-9]\d\d)(?: |$)/.exec(lines[0]!);
+    const status = /^HTTP\/1\.([01]) (\d\d\d)(?: |$)/.exec(lines[0]!);
     if (!status) return { code: 'HPE_INVALID_CONSTANT', message: 'not an HTTP/1.x status line' };
     const code = Number(status[2]);
+    // Three digits, the first 1–5 (RFC 9110 §15): 999 is no status, never a 5xx.
+    if (code < 100 || code > 599)
+      return {
+        code: 'HPE_INVALID_STATUS',
+        message: `status ${status[2]} is not an HTTP status code (100–599)`,
+      };
     let length: number | null = null;
     let chunked = false;
     let connection = '';
@@ -351,6 +365,18 @@ export class Http1Connection<T = unknown> {
     }
     return null;
   }
+}
+
+/**
+ * Whether the head from `start` has an LF not after a CR, before its end (CRLF CRLF) or, with no
+ * end yet, anywhere in what has arrived. Heads are short (≤ HEAD_MAX_BYTES): one pass over LFs.
+ */
+function bareLf(buf: Buffer, start: number): boolean {
+  const end = buf.indexOf('\r\n\r\n', start, 'latin1');
+  const stop = end < 0 ? Math.min(buf.length, start + HEAD_MAX_BYTES + 1) : end + 4;
+  for (let nl = buf.indexOf(10, start); nl >= 0 && nl < stop; nl = buf.indexOf(10, nl + 1))
+    if (nl === start || buf[nl - 1] !== 13) return true;
+  return false;
 }
 
 /** The connection closed before the response ended: ECONNRESET, as node:http reports it. */

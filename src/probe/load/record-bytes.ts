@@ -26,14 +26,15 @@ const K = {
   localPort: ascii(',"localPort":'),
   podUid: ascii(',"podUid":'),
   fate: ascii(',"fate":'),
+  podUidFrom: ascii(',"podUidFrom":'),
   null: ascii('null'),
   true: ascii('true'),
   false: ascii('false'),
 };
 
-/** The most bytes a plain record can take: fixed text, 8 integers, 7 strings of at most this many. */
+/** The most bytes a plain record can take: fixed text, 8 integers, 8 strings of at most this many. */
 const STRING_MAX = 128;
-export const RECORD_BYTES_MAX = 400 + 7 * (STRING_MAX + 2) + 10 * 17;
+export const RECORD_BYTES_MAX = 420 + 8 * (STRING_MAX + 2) + 10 * 17;
 
 function put(b: Uint8Array, p: number, k: Uint8Array): number {
   for (let i = 0; i < k.length; i++) b[p + i] = k[i]!;
@@ -158,6 +159,10 @@ export function writeRecordBytes(b: Uint8Array, p: number, r: LoadRecord): numbe
   if (r.fate !== undefined) {
     p = put(b, p, K.fate);
     if ((p = str(b, p, r.fate)) < 0) return -1;
+  }
+  if (r.podUidFrom !== undefined) {
+    p = put(b, p, K.podUidFrom);
+    if ((p = str(b, p, r.podUidFrom)) < 0) return -1;
   }
   b[p++] = 125; // '}'
   b[p++] = 10; // '\n'

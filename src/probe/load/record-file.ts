@@ -38,6 +38,8 @@ export interface RecordWriterOptions {
   gzip?: boolean;
   /** Bytes waiting for the disk beyond which records are dropped and counted (default 16 MiB). */
   maxBufferedBytes?: number;
+  /** Told of the first write error at once (a full disk): later records are only dropped. */
+  onError?: (error: Error) => void;
 }
 
 export class RecordWriter {
@@ -59,7 +61,9 @@ export class RecordWriter {
   ) {
     this.maxBuffered = options.maxBufferedBytes ?? 16 * 1024 * 1024;
     const onError = (error: Error) => {
-      this.failure ??= error;
+      if (this.failure) return;
+      this.failure = error;
+      options.onError?.(error);
     };
     head.on('error', onError);
     if (file !== head) file.on('error', onError);
@@ -185,7 +189,7 @@ export function recordLine(r: LoadRecord): string {
     `,"intendedUs":${num(r.intendedUs)},"sentUs":${num(r.sentUs)},"firstByteUs":${num(r.firstByteUs)}` +
     `,"endUs":${num(r.endUs)},"bytes":${num(r.bytes)},"status":${num(r.status)},"outcome":${str(r.outcome)}` +
     `,"failure":${str(r.failure)},"errorCode":${str(r.errorCode)},"conn":${num(r.conn)},"reused":${r.reused}` +
-    `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}}`
+    `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}${r.podUidFrom === undefined ? '' : `,"podUidFrom":${str(r.podUidFrom)}`}}`
   );
 }
 
@@ -311,6 +315,7 @@ const recordFields: Record<keyof LoadRecord, (x: unknown) => boolean> = {
   localPort: orNull(isCount),
   podUid: orNull((x) => isShortString(x, 128)),
   fate: (x) => x === undefined || (serverFates as readonly unknown[]).includes(x),
+  podUidFrom: (x) => x === undefined || x === 'connection',
 };
 
 /**

@@ -40,8 +40,24 @@ export const failureClasses = [
   'dropped-unseen',
   /** A whole response that is not the completion body (4xx, 3xx, wrong id, no UID...). */
   'unexpected-response',
-  /** Never sent: the generator's queue of requests waiting for a connection was full. */
+  /**
+   * Never sent: the generator's queue of requests waiting for a connection was full, or the run
+   * ended while it waited. The load's own limit, not the server's failure: counted apart from
+   * the failures (`notSent` in the totals), its cause read from the evidence (not-sent.ts).
+   */
   'not-sent',
+  /**
+   * Sent, and no answer by the end of the run: the server held it past the run (the runner
+   * abandoned it in flight, `errorCode` ABORT_ERR). A server that accepts and never answers.
+   */
+  'unanswered',
+  /**
+   * The response was not valid HTTP/1.1 (a bad status line or status code, a bad chunk size, a
+   * bad or duplicate Content-Length, a head too long, an upgrade nobody asked for, a header line
+   * without a colon, a line ending without CR): `errorCode` names what was wrong, in llhttp's
+   * words (HPE_*). Not a drop: the server spoke, badly.
+   */
+  'protocol-error',
   /**
    * A presumption (the rollout runner's, src/kinds/rollout/join/stale-conntrack.ts): a connect-timeout
    * from a local port whose earlier connection of this run — same generator, so the same
@@ -91,6 +107,13 @@ export interface LoadRecord {
   podUid: string | null;
   /** Set by the journal join. */
   fate?: ServerFate;
+  /**
+   * Set by the rollout's tally: `connection` — nothing of this request's own named its Pod (no
+   * response, no journal line, no rules' record), and `podUid` is the Pod that answered the
+   * connection's previous request (a reused keep-alive connection goes to the Pod it was opened
+   * to). The connection's evidence, not the request's. Absent: `podUid` is the request's own.
+   */
+  podUidFrom?: 'connection';
 }
 
 export interface ClientFacts {
@@ -118,7 +141,25 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
       return 'connect-failed';
     case 'response-timeout':
       return 'client-timeout';
+    case 'protocol-error':
+      return 'protocol-error';
     case 'connection-dropped':
       return facts.reused && !facts.responseStarted ? 'reused-connection-closed' : 'accepted-cut';
   }
+}
+
+/** Failure classes that are the server's (or the path's): every class but the load's own `not-sent`. */
+export const serverFailureClasses = failureClasses.filter(
+  (c): c is Exclude<FailureClass, 'not-sent'> => c !== 'not-sent',
+);
+
+/**
+ * The class of a record the generator ended without an exchange outcome (`outcome` null): sent
+ * and abandoned in flight → `unanswered`; never sent → `not-sent`. Anything else keeps its class.
+ * Applied where records are made (the generator) and again where they are counted (a load Pod's
+ * records, or a record file written before these classes existed), so none is left classless.
+ */
+export function settleUnfinished(r: Pick<LoadRecord, 'outcome' | 'failure' | 'sentUs'>): FailureClass | null {
+  if (r.outcome !== null || r.failure !== null) return r.failure;
+  return r.sentUs === null ? 'not-sent' : 'unanswered';
 }

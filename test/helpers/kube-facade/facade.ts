@@ -28,6 +28,8 @@ export interface SeenFacadeRequest {
 export interface FacadeOptions {
   /** Requests to refuse the way RBAC does (403 Forbidden), e.g. a role without `namespaces delete`. */
   forbid?: (method: string, path: string) => boolean;
+  /** Requests to reject as an expired or wrong credential does (401 Unauthorized). */
+  unauthorized?: (method: string, path: string) => boolean;
 }
 
 export class KubeFacade {
@@ -107,20 +109,24 @@ export class KubeFacade {
       status: 0,
     };
     if (this.requests.length < 100_000) this.requests.push(seen);
-    if (this.options.forbid?.(request.method, request.path)) {
+    const forbidden = this.options.forbid?.(request.method, request.path) === true;
+    if (forbidden || this.options.unauthorized?.(request.method, request.path) === true) {
+      const code = forbidden ? 403 : 401;
       const bytes = Buffer.from(
         JSON.stringify({
           kind: 'Status',
           apiVersion: 'v1',
           metadata: {},
           status: 'Failure',
-          message: `forbidden: User "facade" cannot ${request.method.toLowerCase()} ${request.path}`,
-          reason: 'Forbidden',
-          code: 403,
+          message: forbidden
+            ? `forbidden: User "facade" cannot ${request.method.toLowerCase()} ${request.path}`
+            : 'Unauthorized',
+          reason: forbidden ? 'Forbidden' : 'Unauthorized',
+          code,
         }),
       );
-      seen.status = 403;
-      res.writeHead(403, { 'content-type': 'application/json', 'content-length': bytes.length });
+      seen.status = code;
+      res.writeHead(code, { 'content-type': 'application/json', 'content-length': bytes.length });
       res.end(bytes);
       return;
     }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PodPhase, Tally } from '../../../src/kinds/rollout/document.js';
 import { explainFailures } from '../../../src/kinds/rollout/explain.js';
-import { failureClasses, type FailureClass } from '../../../src/probe/load/record.js';
+import { serverFailureClasses, type FailureClass } from '../../../src/probe/load/record.js';
 import type { ResolvedScenario } from '../../../src/workload/scenario.js';
 
 const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
@@ -53,9 +53,50 @@ test('stale-conntrack is named as a presumption; every class has its cause', () 
     s,
     /4 stale-conntrack — [^;]*presumed: the port’s conntrack entry still sent the SYN to that Pod/,
   );
-  for (const cls of failureClasses) {
+  for (const cls of serverFailureClasses) {
     const one = explain({ [cls]: 1 }, {});
     assert.match(one, new RegExp(`1 of 1000 requests failed with --on-sigterm drain: 1 ${cls} — \\w`), cls);
     assert.doesNotMatch(one, /undefined/, cls);
   }
+});
+
+test('not sent is said apart from the failures, with its reading; a load that fell behind makes the sentence say so first', () => {
+  const base = { ...tally({ 'accepted-cut': 3 }), notSent: 200 };
+  const pool = {
+    cause: 'pool' as const,
+    loadFellBehind: true,
+    words: 'the pool of 16 connections were too few for the load',
+  };
+  const s = explainFailures(base, {}, scenario, null, { notSent: pool });
+  assert.match(
+    s,
+    /^Inconclusive — the load fell behind \(the pool of 16 connections were too few for the load\): 3 of the 800 requests sent failed/,
+  );
+  assert.match(s, /200 of 1000 requests were not sent/);
+  assert.doesNotMatch(s, /took too long|not-sent —/);
+  const service = {
+    cause: 'service' as const,
+    loadFellBehind: false,
+    words: 'the Service was slow to take connections or to answer',
+  };
+  const t = explainFailures(base, {}, scenario, null, { notSent: service });
+  assert.doesNotMatch(t, /Inconclusive/);
+  assert.match(t, /200 of 1000 requests were not sent — the Service was slow/);
+  // A document from before not-sent was kept apart: still said apart, not as a failure.
+  const old = explainFailures(tally({ 'not-sent': 5, 'accepted-cut': 1 }), {}, scenario, null);
+  assert.match(
+    old,
+    /1 of the 995 requests sent failed[^:]*: 1 accepted-cut .*; 5 of 1000 requests were not sent/,
+  );
+});
+
+test('protocol errors are named with what was wrong; an accepted-cut names no stopped server', () => {
+  const s = explainFailures(tally({ 'protocol-error': 3, 'accepted-cut': 1 }), {}, scenario, null, {
+    protocolErrors: { HPE_INVALID_STATUS: 2, HPE_CR_EXPECTED: 1 },
+  });
+  assert.match(
+    s,
+    /3 protocol-error — responses were not valid HTTP\/1\.1 [^:]*: 2 HPE_INVALID_STATUS, 1 HPE_CR_EXPECTED/,
+  );
+  assert.doesNotMatch(s, /server stopped/);
 });

@@ -57,3 +57,31 @@ test('a connect-timeout limit counts the stale-conntrack ones too (a presumed ca
     '2 stale-conntrack failures, more than --max-failures stale-conntrack=1 allows',
   ]);
 });
+
+test('the gate sees every request: unanswered and protocol-error are classes, unaccounted counts under N, not-sent only when the Service held the pool', () => {
+  assert.deepEqual(parseFailureLimit('unanswered=0'), { failureClass: 'unanswered', max: 0 });
+  assert.deepEqual(parseFailureLimit('protocol-error=3'), { failureClass: 'protocol-error', max: 3 });
+  const held: Tally = {
+    ...totals,
+    requests: 500,
+    failed: 16,
+    failures: { unanswered: 16 },
+    notSent: 480,
+    unaccounted: 2,
+  };
+  assert.deepEqual(exceededLimits(held, [parseFailureLimit('unanswered=15')]), [
+    '16 unanswered failures, more than --max-failures unanswered=15 allows',
+  ]);
+  // The load's own limit is not the Service's failure...
+  assert.deepEqual(exceededLimits(held, [parseFailureLimit('100')]), []);
+  assert.deepEqual(exceededLimits(held, [parseFailureLimit('17')]), [
+    '18 failures (2 with no class included), more than --max-failures 17 allows',
+  ]);
+  // ...but requests not sent because the Service held every connection are its failures.
+  assert.deepEqual(exceededLimits(held, [parseFailureLimit('100')], true), [
+    '498 failures (2 with no class, 480 not sent while the Service held every connection included), more than --max-failures 100 allows',
+  ]);
+  assert.deepEqual(exceededLimits(held, [parseFailureLimit('not-sent=10')]), [
+    '480 requests not sent, more than --max-failures not-sent=10 allows',
+  ]);
+});

@@ -86,7 +86,10 @@ test('HTML: requests over time coloured by outcome above the Pod bands, small at
   assertValidRolloutDocument(doc);
   const html = rolloutKind.renderers.html([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
   assert.ok(html.length < 300_000, `${html.length} bytes`);
-  assert.match(html, /<rect [^>]*fill="#e80"><title>connect-failed 5 at 30000 ms<\/title>/);
+  assert.match(
+    html,
+    /<title>at 30000 ms: [^<]*connect-failed 5[^<]*<\/title>(?:<rect [^>]*\/>)*<rect [^>]*fill="#e80"\/>/,
+  );
   assert.match(html, /<title>d: ready<\/title>/);
   assert.doesNotMatch(html, /<script>/);
   assert.match(html, /a.*&lt;script&gt; \(old\)/);
@@ -110,7 +113,7 @@ test('HTML: every failure class has a colour of its own in the strip; a document
   assertValidRolloutDocument(doc);
   const html = rolloutKind.renderers.html([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
   const fills = failureClasses.map((cls) => {
-    const m = new RegExp(`fill="(#[0-9a-f]+)"><title>${cls} 1 at`).exec(html);
+    const m = new RegExp(`<title>at \\d+ ms: ${cls} 1</title><rect [^>]*fill="(#[0-9a-f]+)"/>`).exec(html);
     assert.ok(m, `${cls} drawn`);
     return m[1];
   });

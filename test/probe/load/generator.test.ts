@@ -471,6 +471,11 @@ test('stop({ abandon }) ends a run in bounded time and records what was in fligh
     assert.ok(result.intended < 1_000);
     assert.equal(result.abandoned, result.intended);
     assert.equal(result.sinkErrors, 0);
-    assert.ok(records.every((r) => r.outcome === null && r.failure === null && r.errorCode === 'ABORT_ERR'));
+    assert.ok(records.every((r) => r.outcome === null && r.errorCode === 'ABORT_ERR'));
+    // None left classless: sent and held past the stop → unanswered; still queued → not-sent.
+    const sent = records.filter((r) => r.sentUs !== null);
+    assert.equal(sent.length, 2);
+    assert.ok(sent.every((r) => r.failure === 'unanswered'));
+    assert.ok(records.filter((r) => r.sentUs === null).every((r) => r.failure === 'not-sent'));
   });
 });

@@ -72,9 +72,11 @@ export class JournalSpool {
     if (this.closed) return;
     this.flush();
     this.closed = true;
-    const closed = once(this.file, 'close');
+    // A file that failed (ENOSPC) was destroyed and may have closed already: waiting for a
+    // 'close' that came before would hang the run for good (issue 23).
+    const closed = this.file.closed ? Promise.resolve() : once(this.file, 'close').catch(() => undefined);
     this.file.end();
-    await closed.catch(() => undefined);
+    await closed;
     if (this.failure) this.lostUpToUs = Infinity;
   }
 

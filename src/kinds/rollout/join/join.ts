@@ -50,6 +50,8 @@ export interface JoinOutput {
   all: TallySummary;
   windows: Record<string, TallySummary>;
   byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>>;
+  /** Failures whose Pod is their connection's evidence (./tally.ts carryConnectionPod). */
+  podFromConnection: Partial<Record<FailureClass, number>>;
   bins: RolloutDocument['timeline']['bins'];
   written: number;
   dropped: number;
@@ -63,6 +65,7 @@ export function emptyJoin(): Omit<JoinOutput, 'ranIn'> {
   return {
     ...new LoadAggregate().summary(),
     byPhase: {},
+    podFromConnection: {},
     bins: [],
     written: 0,
     dropped: 0,
@@ -127,7 +130,15 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
   }
   const counts = await out.close();
   const { all, windows } = tally.aggregate.summary();
-  return { all, windows, byPhase: tally.byPhase, bins: tally.bins, ...counts, joinCounts };
+  return {
+    all,
+    windows,
+    byPhase: tally.byPhase,
+    podFromConnection: tally.podFromConnection,
+    bins: tally.bins,
+    ...counts,
+    joinCounts,
+  };
 }
 
 /** Resource limits of the join's thread: a small young generation is the point (see above). */

@@ -64,7 +64,14 @@ export function fatesFromJournal(
 
 /** The failure class once the server's side is known. */
 export function joinedFailure(failure: FailureClass | null, fate: ServerFate): FailureClass | null {
-  if (failure === null || failure === 'http-5xx' || failure === 'unexpected-response') return failure;
+  // A whole (or malformed) answer is its own evidence, whatever the journal says.
+  if (
+    failure === null ||
+    failure === 'http-5xx' ||
+    failure === 'unexpected-response' ||
+    failure === 'protocol-error'
+  )
+    return failure;
   if (
     failure === 'connect-failed' ||
     failure === 'connect-refused' ||

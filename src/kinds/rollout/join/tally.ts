@@ -3,14 +3,24 @@
 // presumption, ./stale-conntrack.ts), and the same record is what the totals, the phases, the
 // timeline bins and the final record file all see — the document and the file never disagree.
 import { LoadAggregate } from '../../../probe/load/aggregate.js';
-import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
+import { settleUnfinished, type FailureClass, type LoadRecord } from '../../../probe/load/record.js';
 import type { PodPhase, RolloutDocument } from '../document.js';
 import type { LifecycleLookup } from './lifecycle.js';
 import { LocalPortHistory } from './stale-conntrack.js';
 
+/**
+ * Connections whose last Pod is remembered at most (a pool is at most 10,000; with a new
+ * connection per request each is used once, and the oldest are forgotten first).
+ */
+const CONNECTIONS_REMEMBERED = 65_536;
+
 export class RolloutTally {
   readonly aggregate = new LoadAggregate();
   readonly byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>> = {};
+  /** Failures whose Pod (and so phase) is their connection's evidence, not their own (podUidFrom). */
+  readonly podFromConnection: Partial<Record<FailureClass, number>> = {};
+  /** Each connection's last Pod named by its own evidence, by the generator's connection number. */
+  private readonly connectionPod = new Map<number, string>();
   /** Requests over time (by intended send time), at most `maxBins` bins of `binMs`. */
   readonly bins: RolloutDocument['timeline']['bins'] = [];
   private readonly ports: LocalPortHistory | undefined;
@@ -30,17 +40,48 @@ export class RolloutTally {
 
   /** Counts the record (its failure class settled first, in place) and returns it for the file. */
   add(r: LoadRecord): LoadRecord {
+    // A load Pod's records (or an older file's) may have a request abandoned with no class.
+    r.failure = settleUnfinished(r);
     if (this.ports) r.failure = this.ports.classify(r);
+    this.carryConnectionPod(r);
     this.aggregate.add(r);
     const bin = Math.min(this.maxBins - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / this.binMs)));
     while (this.bins.length <= bin) this.bins.push({});
     const key = r.failure ?? 'ok';
     this.bins[bin]![key] = (this.bins[bin]![key] ?? 0) + 1;
-    if (r.failure) {
+    // Never sent is the load's own limit: no Pod took it, it has no phase.
+    if (r.failure && r.failure !== 'not-sent') {
       const phase = this.lifecycles.phaseAt(r.podUid, (r.sentUs ?? r.intendedUs) / 1000);
       const row = (this.byPhase[phase] ??= {});
       row[r.failure] = (row[r.failure] ?? 0) + 1;
+      if (r.podUidFrom === 'connection')
+        this.podFromConnection[r.failure] = (this.podFromConnection[r.failure] ?? 0) + 1;
     }
     return r;
+  }
+
+  /**
+   * A request on a reused keep-alive connection that failed with no Pod of its own (no answer,
+   * no journal line, no rules' record) went where the connection goes: to the Pod that answered
+   * its previous request. Records come in the order they ended, and a connection carries one
+   * request at a time, so the previous one's record is already here. Marked as the
+   * connection's evidence (podUidFrom) — it says where the connection went, not that this
+   * request reached that Pod's server.
+   */
+  private carryConnectionPod(r: LoadRecord): void {
+    if (r.conn === null || !Number.isSafeInteger(r.conn)) return;
+    if (r.podUid === null) {
+      const pod = r.reused && r.failure !== null ? this.connectionPod.get(r.conn) : undefined;
+      if (pod !== undefined) {
+        r.podUid = pod;
+        r.podUidFrom = 'connection';
+      }
+      return;
+    }
+    if (r.podUidFrom === 'connection') return;
+    this.connectionPod.delete(r.conn);
+    this.connectionPod.set(r.conn, r.podUid);
+    if (this.connectionPod.size > CONNECTIONS_REMEMBERED)
+      this.connectionPod.delete(this.connectionPod.keys().next().value!);
   }
 }

@@ -24,6 +24,8 @@ const colours: Record<'ok' | FailureClass, string> = {
   'unexpected-response': '#08c',
   'not-sent': '#999',
   'stale-conntrack': '#b80',
+  unanswered: '#333',
+  'protocol-error': '#06a',
 };
 const STRIP_H = 80;
 
@@ -44,17 +46,22 @@ function timeline(doc: RolloutDocument): string {
   );
   const x = (ms: number) => (ms / end) * W;
   const tallest = Math.max(1, ...bins.map((b) => Object.values(b).reduce((a, n) => a + (n ?? 0), 0)));
+  // One title per bin (its counts by class), not one per bar: the largest page the schema
+  // allows (every class in each of 1000 bins) stays within 2 MB.
   const bars = bins
     .map((b, i) => {
       let y = STRIP_H;
-      return Object.entries(b)
-        .filter(([, n]) => (n ?? 0) > 0)
+      const present = Object.entries(b).filter(([, n]) => (n ?? 0) > 0);
+      if (present.length === 0) return '';
+      const rects = present
         .map(([k, n]) => {
           const h = ((n ?? 0) / tallest) * STRIP_H;
           y -= h;
-          return `<rect x="${x(i * binMs).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(0.5, x(binMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${(colours as Record<string, string>)[k] ?? '#000'}"><title>${esc(`${k} ${n ?? 0} at ${i * binMs} ms`)}</title></rect>`;
+          return `<rect x="${x(i * binMs).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(0.5, x(binMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${(colours as Record<string, string>)[k] ?? '#000'}"/>`;
         })
         .join('');
+      const title = `at ${i * binMs} ms: ${present.map(([k, n]) => `${k} ${n ?? 0}`).join(', ')}`;
+      return `<g><title>${esc(title)}</title>${rects}</g>`;
     })
     .join('');
   const rect = (from: number | null, to: number | null, colour: string, title: string) =>
@@ -82,15 +89,18 @@ export function renderRolloutHtml(docs: RolloutDocument[], { title, generatedAt 
   const rows = docs
     .map(
       (d) =>
-        `<tr><td>${esc(d.scenario.name)}</td><td>${d.totals.requests}</td><td>${d.totals.failed}</td><td>${esc(
-          Object.entries(d.totals.failures)
+        `<tr><td>${esc(d.scenario.name)}</td><td>${d.totals.requests}</td><td>${d.totals.failed - (d.totals.failures['not-sent'] ?? 0) + (d.totals.unaccounted ?? 0)}</td><td>${esc(
+          [
+            ...Object.entries(d.totals.failures).filter(([k]) => k !== 'not-sent'),
+            ...((d.totals.unaccounted ?? 0) > 0 ? [['no class', d.totals.unaccounted]] : []),
+          ]
             .map(([k, n]) => `${k} ${n}`)
             .join(', ') || '-',
-        )}</td><td>${ms(d.totals.latency.p50Ms)}</td><td>${ms(d.totals.latency.p99Ms)}</td><td>${ms(d.totals.latency.maxMs)}</td><td>${ms(d.rollout.durationMs)}</td></tr>`,
+        )}</td><td>${(d.totals.notSent ?? 0) + (d.totals.failures['not-sent'] ?? 0)}</td><td>${ms(d.totals.latency.p50Ms)}</td><td>${ms(d.totals.latency.p99Ms)}</td><td>${ms(d.totals.latency.maxMs)}</td><td>${ms(d.rollout.durationMs)}</td></tr>`,
     )
     .join('');
   const sections = docs
     .map((d) => `<h2>${esc(d.scenario.name)}</h2><p>${esc(d.verdict.explanation)}</p>${timeline(d)}`)
     .join('');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><h1>${esc(title)}</h1><p>generated ${esc(generatedAt)}</p><table border="1"><tr><th>rollout</th><th>requests</th><th>failed</th><th>failures by class</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th><th>rollout ms</th></tr>${rows}</table>${sections}</body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><h1>${esc(title)}</h1><p>generated ${esc(generatedAt)}</p><table border="1"><tr><th>rollout</th><th>requests</th><th>failed</th><th>failures by class</th><th>not sent</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th><th>rollout ms</th></tr>${rows}</table>${sections}</body></html>`;
 }

@@ -9,9 +9,12 @@ const fmt = (ms: number | null): string =>
   ms === null ? '-' : ms >= 1000 ? `${(ms / 1000).toFixed(2)}s` : `${Math.round(ms)}ms`;
 
 function failuresCell(doc: RolloutDocument): string {
+  // Not sent has its own column (the load's limit, not the server's failure); a document from
+  // before it was kept apart still lists it among the failures' classes.
   const parts = Object.entries(doc.totals.failures)
-    .filter(([, n]) => (n ?? 0) > 0)
+    .filter(([cls, n]) => (n ?? 0) > 0 && cls !== 'not-sent')
     .map(([cls, n]) => `${cls} ${n}`);
+  if ((doc.totals.unaccounted ?? 0) > 0) parts.push(`no class ${doc.totals.unaccounted}`);
   return parts.length ? parts.join(', ') : '-';
 }
 
@@ -28,12 +31,23 @@ function table(rows: string[][]): string {
 }
 
 export function renderRolloutText(docs: RolloutDocument[], style: Style): string {
-  const header = ['rollout', 'requests', 'failed', 'failures by class', 'p50', 'p99', 'max', 'rollout took'];
+  const header = [
+    'rollout',
+    'requests',
+    'failed',
+    'failures by class',
+    'not sent',
+    'p50',
+    'p99',
+    'max',
+    'rollout took',
+  ];
   const rows = docs.map((d) => [
     terminalSafe(d.scenario.name),
     String(d.totals.requests),
-    String(d.totals.failed),
+    String(d.totals.failed - (d.totals.failures['not-sent'] ?? 0) + (d.totals.unaccounted ?? 0)),
     failuresCell(d),
+    String((d.totals.notSent ?? 0) + (d.totals.failures['not-sent'] ?? 0)),
     fmt(d.totals.latency.p50Ms),
     fmt(d.totals.latency.p99Ms),
     fmt(d.totals.latency.maxMs),
