@@ -53,6 +53,7 @@ export const unitTests = [
   'test/probe/body.test.ts',
   'test/probe/load/failure-class.test.ts',
   'test/probe/load/fate-window.test.ts',
+  'test/kinds/rollout/journal-attribution.test.ts',
   'test/probe/load/histogram.test.ts',
   'test/probe/load/record-file.test.ts',
   'test/probe/own-client.test.ts',
@@ -68,4 +69,5 @@ export const unitTests = [
   'test/util/integer.test.ts',
   'test/util/line-splitter.test.ts',
   'test/workload/pod-file.test.ts',
+  'test/workload/probe-fields.test.ts',
 ];

@@ -399,7 +399,13 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       containerPort: scenario.containerPort,
       ...(scenario.target ? { target: { ...scenario.target } } : {}),
       ...(scenario.filePod
-        ? { workloadSource: { from: scenario.filePod.file, source: scenario.filePod.source } }
+        ? {
+            workloadSource: {
+              from: scenario.filePod.file,
+              source: scenario.filePod.source,
+              ...(scenario.filePod.notApplied?.length ? { notApplied: scenario.filePod.notApplied } : {}),
+            },
+          }
         : {}),
     },
     platform: { ...platform.details() },

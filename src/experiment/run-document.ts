@@ -61,7 +61,16 @@ export const ScenarioSchema = z.object({
       "the user's own service as described by --work, --health-path ...; absent or null: the lab contract",
     ),
   workloadSource: z
-    .object({ from: z.string(), source: z.string() })
+    .object({
+      from: z.string(),
+      source: z.string(),
+      notApplied: z
+        .array(z.string())
+        .optional()
+        .describe(
+          "the file's fields the run did not apply, by path (as said on stderr): on the embedded runtime its node-access fields (hostPID, hostNetwork, hostIPC, securityContext.privileged, capabilities.add, volumes[].hostPath, ports[].hostPort) and every other field it does not use; on a cluster the fields not copied; absent: all applied",
+        ),
+    })
     .optional()
     .describe(
       'where the workload Pod came from: the file given to -f, or `--from deployment/NAME` (from), and which object (source, e.g. "Deployment shop/web"); absent: the lab server or --server-command',

@@ -6,10 +6,11 @@
 // and the user's Services would send it traffic). The file is untrusted input: bounded in size,
 // document count and alias expansion; every problem is one line naming the file and the field.
 import { readFileSync, statSync } from 'node:fs';
-import type { V1Container, V1PodSpec } from '@kubernetes/client-node';
+import type { V1Container, V1PodSpec, V1Probe } from '@kubernetes/client-node';
 import { parseAllDocuments } from 'yaml';
 import { DraincheckError, quote } from '../errors.js';
 import { parseInteger } from '../util/integer.js';
+import { checkProbe, type ProbeKind } from './probe-fields.js';
 
 /** A manifest is a few KiB; anything this large is not one. */
 export const POD_FILE_MAX_BYTES = 1024 * 1024;
@@ -27,6 +28,17 @@ export interface FilePod {
   /** Fields of the file's Pod spec and first container that the run does not use (said on a cluster). */
   dropped?: string[];
   /**
+   * The node-access fields the file sets (host namespaces, privileged, added capabilities,
+   * hostPath volumes, host ports), each by its path: the embedded runtime applies none of them
+   * and says so (run.ts); on a cluster they are among `dropped` (hostPort is copied with ports).
+   */
+  nodeAccess?: string[];
+  /**
+   * What the platform chosen did not apply of the file, as said on stderr and kept in the run
+   * document: on a cluster `dropped`; on the embedded runtime `nodeAccess` and `dropped`.
+   */
+  notApplied?: string[];
+  /**
    * `--from deployment/NAME`: the whole pod template spec, copied as it is (volumes, service
    * account, pull secrets, every container) except what makes it draincheck's bare Pod.
    */
@@ -40,6 +52,11 @@ export interface PodFileOptions {
    * listed below are taken: host access, volumes, a security context are never copied.
    */
   runsImages?: boolean;
+  /**
+   * The embedded runtime runs the command on this machine: workingDir is a path here, and a
+   * directory that does not exist is refused with the field's path before anything starts.
+   */
+  embedded?: boolean;
 }
 
 /**
@@ -166,6 +183,12 @@ function fromPodSpec(
     (!Array.isArray(env) || !env.every((e) => isObj(e) && typeof e.name === 'string'))
   )
     fail(`${field('env')} must be a list of {name, value}`);
+  if (Array.isArray(env))
+    for (const [i, e] of (env as { name: string }[]).entries())
+      if (!isEnvVarName(e.name))
+        fail(
+          `${field(`env[${i}].name`)} ${quote(e.name)} is not a valid environment variable name: Kubernetes takes printable ASCII characters other than '=' (IsRelaxedEnvVarName)`,
+        );
   const ports = c.ports;
   if (
     ports !== undefined &&
@@ -178,9 +201,27 @@ function fromPodSpec(
     fail(`${field('ports')} must be a list of {containerPort}`);
   if (c.workingDir !== undefined && typeof c.workingDir !== 'string')
     fail(`${field('workingDir')} must be a string`);
-  for (const probe of ['readinessProbe', 'livenessProbe', 'startupProbe'] as const)
-    if (c[probe] !== undefined && c[probe] !== null && !isObj(c[probe]))
-      fail(`${field(probe)} must be a map`);
+  // On this machine a missing directory would surface as `spawn setpriv ENOENT` (Node names
+  // the program, not the directory): said here, before anything starts.
+  if (options.embedded && typeof c.workingDir === 'string' && !isDirectory(c.workingDir))
+    fail(
+      `${field('workingDir')} ${quote(c.workingDir)} does not exist as a directory on this machine (the embedded runtime runs the command here)`,
+    );
+  // Each probe checked and defaulted as the API server would (probe-fields.ts): a 0 period is
+  // Kubernetes' 10 s, a negative or beyond-int32 one is refused with its path.
+  const probes: Partial<Record<'readinessProbe' | 'livenessProbe' | 'startupProbe', V1Probe>> = {};
+  for (const [probe, kind] of [
+    ['readinessProbe', 'readiness'],
+    ['livenessProbe', 'liveness'],
+    ['startupProbe', 'startup'],
+  ] as const satisfies readonly (readonly [string, ProbeKind])[]) {
+    const value = c[probe];
+    if (value === undefined || value === null) continue;
+    if (!isObj(value)) fail(`${field(probe)} must be a map`);
+    const checked = checkProbe(value, `${source}: ${at}.containers[0].${probe}`, kind);
+    if (!checked.ok) return fail(checked.message);
+    probes[probe] = checked.probe;
+  }
   if (c.lifecycle !== undefined && c.lifecycle !== null && !isObj(c.lifecycle))
     fail(`${field('lifecycle')} must be a map`);
   const grace = spec.terminationGracePeriodSeconds;
@@ -198,9 +239,7 @@ function fromPodSpec(
     ...(env ? { env: env as V1Container['env'] } : {}),
     ...(typeof c.workingDir === 'string' ? { workingDir: c.workingDir } : {}),
     ...(ports ? { ports: ports as V1Container['ports'] } : {}),
-    ...(isObj(c.readinessProbe) ? { readinessProbe: c.readinessProbe } : {}),
-    ...(isObj(c.livenessProbe) ? { livenessProbe: c.livenessProbe } : {}),
-    ...(isObj(c.startupProbe) ? { startupProbe: c.startupProbe } : {}),
+    ...probes,
     ...(isObj(c.lifecycle) ? { lifecycle: c.lifecycle } : {}),
   };
   const dropped = [
@@ -212,13 +251,57 @@ function fromPodSpec(
       .filter((k) => !USED_CONTAINER_FIELDS.has(k))
       .map((k) => `${at}.containers[0].${k}`),
   ].slice(0, 50);
+  const nodeAccess = nodeAccessFields(spec, c, at);
   return {
     file,
     source,
     container,
     terminationGracePeriodSeconds: grace === undefined || grace === null ? undefined : (grace as number),
     ...(dropped.length > 0 ? { dropped } : {}),
+    ...(nodeAccess.length > 0 ? { nodeAccess } : {}),
   };
+}
+
+/**
+ * Kubernetes' environment variable names (k8s.io/apimachinery pkg/util/validation
+ * IsRelaxedEnvVarName, the rule since RelaxedEnvironmentVariableValidation, GA in 1.34): one or
+ * more printable ASCII characters, none of them '='. The stricter C-identifier-like
+ * IsEnvVarName of older API servers also refuses everything this refuses (`A=B`, a newline).
+ */
+export function isEnvVarName(name: string): boolean {
+  return /^[\x20-\x3c\x3e-\x7e]+$/.test(name);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The node-access fields set in the Pod spec and its first container, by path: host
+ * namespaces, a privileged container, added capabilities, hostPath volumes and host ports.
+ * At most 50, like `dropped`.
+ */
+function nodeAccessFields(spec: Obj, c: Obj, at: string): string[] {
+  const out: string[] = [];
+  for (const name of ['hostPID', 'hostNetwork', 'hostIPC'])
+    if (spec[name] === true) out.push(`${at}.${name}`);
+  const sc = isObj(c.securityContext) ? c.securityContext : {};
+  if (sc.privileged === true) out.push(`${at}.containers[0].securityContext.privileged`);
+  if (isObj(sc.capabilities) && Array.isArray(sc.capabilities.add) && sc.capabilities.add.length > 0)
+    out.push(`${at}.containers[0].securityContext.capabilities.add`);
+  if (Array.isArray(spec.volumes))
+    for (const [i, v] of spec.volumes.entries())
+      if (isObj(v) && v.hostPath !== undefined && v.hostPath !== null)
+        out.push(`${at}.volumes[${i}].hostPath`);
+  if (Array.isArray(c.ports))
+    for (const [i, p] of c.ports.entries())
+      if (isObj(p) && p.hostPort !== undefined && p.hostPort !== null)
+        out.push(`${at}.containers[0].ports[${i}].hostPort`);
+  return out.slice(0, 50);
 }
 
 /** The container port the target is reached on: the readiness probe's httpGet port, else the first port. */

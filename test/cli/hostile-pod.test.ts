@@ -12,9 +12,12 @@ import { assertValidRunDocument } from '../helpers/schema.js';
 
 const hostileServer = fileURLToPath(new URL('../fixtures/servers/hostile-server.js', import.meta.url));
 
-/** Control characters other than the newline: nothing the tool prints for a terminal may hold one. */
+/**
+ * Control characters other than the newline, and the Unicode format characters and separators
+ * that reorder or break a line (U+202E, U+2028): nothing the tool prints for a terminal may hold one.
+ */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
-const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/;
+const CONTROL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]|[\p{Cf}\p{Zl}\p{Zp}]/u;
 
 function runAgainst(mode: string, extra: string[] = []) {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-hostile-'));
@@ -76,7 +79,7 @@ test('control sequences from the Pod reach no terminal raw: run, report, report 
   }
   assert.match(
     r.stdout,
-    /journal: \\x1b\]0;pwned\\x07\\x1b\[1A\\x1b\[2K\\rverdict: accepted-request-finished\\x9b2J received/,
+    /journal: \\x1b\]0;pwned\\x07\\x1b\[1A\\x1b\[2K\\rverdict: accepted-request-finished\\x9b2J\\u202edellor\\u2028 received/,
   );
   assert.equal(
     r.stdout.split('\n').filter((l) => /^\s*verdict:/.test(l)).length,

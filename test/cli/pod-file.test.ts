@@ -379,3 +379,116 @@ test('-f with --server-command: one line, exit 2; with --platform kube the file 
     /kubeconfig/,
   );
 });
+
+test('-f: a readiness probe with periodSeconds 0 runs every 10 s (the API default), not in a loop; negatives and 1e12 are refused', () => {
+  const port = 19491;
+  const counter = join(dir, 'probe-runs');
+  writeFileSync(counter, '');
+  const doc = run(
+    writeYaml(
+      deployment({
+        command: [process.execPath, fixture('close-server.js')],
+        port,
+        // Each run of the exec probe appends a line: a 0 period taken as 0 ms ran it ~100 times a second.
+        readinessProbe: `{exec: {command: [/bin/sh, -c, ${JSON.stringify(`echo x >> '${counter}'`)}]}, periodSeconds: 0}`,
+      }),
+    ),
+    1500,
+  );
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  const runs = readFileSync(counter, 'utf8').split('\n').filter(Boolean).length;
+  assert.ok(runs >= 1 && runs <= 3, `the exec probe ran ${runs} times in one run of a few seconds`);
+
+  for (const [value, pattern] of [
+    ['-1', /readinessProbe\.periodSeconds must be an integer from 0 to 2147483647, got -1/],
+    ['1e12', /readinessProbe\.periodSeconds must be an integer from 0 to 2147483647, got 1000000000000/],
+  ] as const)
+    oneLineError(
+      [
+        '-f',
+        writeYaml(
+          deployment({
+            command: ['true'],
+            port,
+            readinessProbe: `{exec: {command: [true]}, periodSeconds: ${value}}`,
+          }),
+        ),
+      ],
+      new RegExp(`Deployment web: spec\\.template\\.spec\\.containers\\[0\\]\\.${pattern.source}`),
+    );
+});
+
+test('-f: a workingDir that does not exist is one line naming the field, exit 2 (not `spawn setpriv ENOENT`)', () => {
+  oneLineError(
+    ['-f', writeYaml(deployment({ command: ['true'], port: 19492, workingDir: '/nonexistent/draincheck' }))],
+    /spec\.template\.spec\.containers\[0\]\.workingDir "\/nonexistent\/draincheck" does not exist as a directory on this machine/,
+  );
+});
+
+test('-f: env names Kubernetes refuses are one line naming the field, exit 2', () => {
+  const file = writeYaml(
+    'kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - {name: web, command: ["true"], env: [{name: "A=B", value: x}]}\n',
+  );
+  oneLineError(
+    ['-f', file],
+    /spec\.containers\[0\]\.env\[0\]\.name "A=B" is not a valid environment variable name/,
+  );
+});
+
+test('-f: node-access fields (hostPID, privileged, capabilities, hostPath, hostPort) are said not applied, on stderr and in the document', () => {
+  const port = 19493;
+  const file = writeYaml(
+    [
+      'kind: Pod',
+      'metadata: {name: web}',
+      'spec:',
+      '  hostPID: true',
+      '  hostNetwork: true',
+      '  volumes: [{name: root, hostPath: {path: /}}]',
+      '  containers:',
+      '  - name: web',
+      `    command: ${JSON.stringify([process.execPath, fixture('close-server.js')])}`,
+      `    env: [{name: PORT, value: "${port}"}]`,
+      `    ports: [{name: web, containerPort: ${port}, hostPort: ${port}}]`,
+      '    securityContext: {privileged: true, capabilities: {add: [SYS_ADMIN]}}',
+      '    readinessProbe: {httpGet: {path: /healthz, port: web}, periodSeconds: 1}',
+      '',
+    ].join('\n'),
+  );
+  const out = mkdtempSync(join(dir, 'out-'));
+  const r = cli(
+    [
+      'run',
+      '-f',
+      file,
+      '--work',
+      'GET /slow?ms={ms}&id={id}',
+      '--work-ms',
+      '300',
+      '--timing',
+      'fast',
+      '--out',
+      out,
+    ],
+    { timeoutMs: 90_000 },
+  );
+  assert.equal(r.status, 0, r.stderr);
+  const expected = [
+    'spec.hostPID',
+    'spec.hostNetwork',
+    'spec.containers[0].securityContext.privileged',
+    'spec.containers[0].securityContext.capabilities.add',
+    'spec.volumes[0].hostPath',
+    'spec.containers[0].ports[0].hostPort',
+  ];
+  const line = r.stderr.split('\n').find((l) => /not applied on the embedded runtime/.test(l));
+  assert.ok(line, r.stderr);
+  for (const field of expected) assert.ok(line.includes(field), `${field} not named: ${line}`);
+  const name = readdirSync(out).find((f) => f.endsWith('.json'))!;
+  const doc = JSON.parse(readFileSync(join(out, name), 'utf8')) as RunDocument;
+  const notApplied = doc.scenario.workloadSource?.notApplied ?? [];
+  assert.deepEqual(notApplied.slice(0, expected.length), expected);
+  // The rest of what the embedded runtime does not use follows (the volumes, the security context).
+  assert.ok(notApplied.includes('spec.volumes'), notApplied.join(', '));
+  assert.ok(notApplied.includes('spec.containers[0].securityContext'), notApplied.join(', '));
+});

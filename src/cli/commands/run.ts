@@ -113,6 +113,7 @@ export function runCommand(): Command {
       );
       if (flags.platform === 'kube')
         kubeTargetNotes(filePod, target, (line) => process.stderr.write(`${line}\n`));
+      else if (filePod) embeddedFileNotes(filePod, (line) => process.stderr.write(`${line}\n`));
       const scenario = resolveScenario({
         ...scenarioInput(flags, scenarioDefaults.graceSeconds),
         ...(filePod ? filePodScenario(filePod, flags) : {}),
@@ -213,7 +214,25 @@ function podFileFor(flags: RunFlags): FilePod {
       "-f and --prestop-sleep-seconds cannot be used together: the file's lifecycle.preStop is used",
     );
   // A real cluster runs the container's image: a container without a command runs its entrypoint.
-  return readPodFile(flags.filename!, { runsImages: flags.platform === 'kube' });
+  return readPodFile(flags.filename!, {
+    runsImages: flags.platform === 'kube',
+    embedded: flags.platform !== 'kube',
+  });
+}
+
+/**
+ * On the embedded runtime, what the file asks for and does not get, said before the run and
+ * kept in the run document (scenario.workloadSource.notApplied): its node-access fields first
+ * (hostPID, privileged, hostPath, hostPort…: the command runs as a process of this machine
+ * with draincheck's own access, none of them is set up), then every other field it does not use.
+ */
+function embeddedFileNotes(filePod: FilePod, say: (line: string) => void) {
+  const notApplied = [...new Set([...(filePod.nodeAccess ?? []), ...(filePod.dropped ?? [])])];
+  if (notApplied.length === 0) return;
+  filePod.notApplied = notApplied;
+  say(
+    `draincheck: -f ${terminalSafe(filePod.file)}: not applied on the embedded runtime (the command runs as a process of this machine: no host namespaces, privileges, capabilities, volumes or host ports are set up): ${notApplied.map(terminalSafe).join(', ')}`,
+  );
 }
 
 /**
@@ -221,10 +240,12 @@ function podFileFor(flags: RunFlags): FilePod {
  * fields the run does not copy, and the `socket` grade, which only the embedded runtime reads.
  */
 function kubeTargetNotes(filePod: FilePod | null, target: ServiceTarget | null, say: (line: string) => void) {
-  if (filePod?.dropped?.length)
+  if (filePod?.dropped?.length) {
+    filePod.notApplied = filePod.dropped;
     say(
       `draincheck: -f ${terminalSafe(filePod.file)}: not used on the cluster (the Pod gets draincheck's own name, labels, security context and resources): ${filePod.dropped.map(terminalSafe).join(', ')}`,
     );
+  }
   if (target?.minEvidence === 'socket')
     say(
       "draincheck: --min-evidence socket on --platform kube: the socket grade is read only on the embedded runtime (the client Pod cannot see the server Pod's sockets in its own network namespace); only counter or log evidence can pass",

@@ -190,6 +190,28 @@ export const RolloutDocumentSchema = z.object({
         lagMs: z.number().describe('how long after a request ended its journal lines were waited for'),
         journalLines: z.number().describe('request lines of the Pods’ journals read'),
         journalLinesLost: z.number().describe('journal lines lost before the join (the spool fell behind)'),
+        journalRejected: z
+          .number()
+          .optional()
+          .describe(
+            'journal lines ignored because they named another Pod UID than the Pod whose log they came from (a line is attributed to its Pod, never to the UID it claims)',
+          ),
+        contested: z
+          .number()
+          .optional()
+          .describe('records whose id two Pods’ journals both claimed: fate `unknown`, neither taken'),
+        otherPod: z
+          .number()
+          .optional()
+          .describe(
+            'records whose journal fate came from another Pod than the one that answered or was routed the request: fate `unknown`',
+          ),
+        journalOnly: z
+          .number()
+          .optional()
+          .describe(
+            'records whose fate only the journal of the Pod that wrote it supports (no answer and no routing evidence places the request on that Pod): weaker evidence',
+          ),
         fateUnknown: z
           .number()
           .describe('records whose server fate the bound could not settle: fate `unknown` (window passed)'),

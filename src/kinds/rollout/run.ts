@@ -45,6 +45,7 @@ import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
 import { readNotSent } from '../../probe/load/not-sent.js';
 import { concludeRollout } from './explain.js';
 import { JournalSpool } from './join/fate-spool.js';
+import { attributeJournalLine } from './join/server-fate.js';
 import { emptyJoin, runJoin, type JoinOutput } from './join/join.js';
 import { PodLifecycles } from './join/lifecycle.js';
 import {
@@ -150,6 +151,8 @@ class RolloutRun {
   deploymentChanged: () => void = () => undefined;
   /** Journal `request-finished` lines, and completed requests the client saw. */
   journalFinished = 0;
+  /** Journal lines that named another Pod's UID than the Pod whose log they came from: ignored. */
+  journalRejected = 0;
   completed = 0;
   target: URL | undefined;
   writer: RecordWriter | undefined;
@@ -237,7 +240,8 @@ class RolloutRun {
       platform.watch<V1Pod>('Pod', plan.namespace, selector, this.watchSignal),
       (e) => {
         this.lifecycles.pod(e);
-        if (e.type !== 'DELETED' && e.object.metadata?.name) this.followLogs(e.object.metadata.name);
+        if (e.type !== 'DELETED' && e.object.metadata?.name)
+          this.followLogs(e.object.metadata.name, e.object.metadata.uid);
       },
     );
     void this.observers.observe(
@@ -260,7 +264,8 @@ class RolloutRun {
     );
   }
 
-  private followLogs(pod: string): void {
+  /** `uid`: the Pod's own, from the API — the only UID its journal lines are attributed to. */
+  private followLogs(pod: string, uid: string | undefined): void {
     if (this.followed.has(pod)) return;
     this.followed.add(pod);
     const lines = async function* (run: RolloutRun): AsyncGenerator<string> {
@@ -280,7 +285,17 @@ class RolloutRun {
     void this.observers.observe(`log of Pod ${pod}`, lines(this), (line) => {
       const parsed = parseJournalLine(line);
       if (!parsed || !parsed.event.startsWith('request-')) return;
-      this.journal.write({ atUs: this.now() * 1000, event: parsed.event, id: parsed.id, uid: parsed.uid });
+      const attributed = attributeJournalLine(parsed.uid, uid);
+      if (attributed.rejected) {
+        this.journalRejected += 1;
+        return;
+      }
+      this.journal.write({
+        atUs: this.now() * 1000,
+        event: parsed.event,
+        id: parsed.id,
+        uid: attributed.uid,
+      });
       if (parsed.event === 'request-finished') this.journalFinished += 1;
     });
   }
@@ -679,6 +694,10 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         lagMs: journalLagMs(run),
         journalLines: joinCounts.journalLines,
         journalLinesLost: run.journal.lost,
+        journalRejected: run.journalRejected,
+        contested: joinCounts.contested,
+        otherPod: joinCounts.otherPod,
+        journalOnly: joinCounts.journalOnly,
         fateUnknown: joinCounts.fateUnknown,
         evicted: joinCounts.evicted,
         unclaimed: joinCounts.unclaimed,

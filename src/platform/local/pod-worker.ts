@@ -4,6 +4,7 @@
 // terminated status, the final grace-0 update and the removal of the Pod object.
 // Where it is in that life is one named state (pod-worker-state.ts, after the kubelet's
 // pod_workers.go); every step below moves it through PodWorkerStatus.apply().
+import { existsSync } from 'node:fs';
 import type {
   V1Container,
   V1ContainerStatus,
@@ -13,6 +14,7 @@ import type {
   V1Probe,
 } from '@kubernetes/client-node';
 import { PID1_ANNOTATION } from '../../workload/labels.js';
+import { probeSettings } from '../../workload/probe-fields.js';
 import type { AddressAllocator, Endpoint } from './addresses.js';
 import { ContainerProcess, type ContainerExit } from './container.js';
 import { containerArgv, containerEnv, ContainerSpecError, resolvePort } from './container-spec.js';
@@ -260,6 +262,14 @@ export class PodWorker {
         },
       });
     } catch (error) {
+      // Node names the program for a missing working directory (`spawn setpriv ENOENT`): the
+      // container's workingDir is what is missing, said so (the runtime's own message names it).
+      const cwd = this.spec.workingDir;
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' && cwd && !existsSync(cwd))
+        return this.failToStart(
+          'StartError',
+          `workingDir ${JSON.stringify(cwd)} does not exist on this machine: chdir to cwd failed: no such file or directory`,
+        );
       return this.failToStart('StartError', (error as Error).message);
     }
     this.container = container;
@@ -318,8 +328,8 @@ export class PodWorker {
     if (!this.status.is('SyncPod', 'TerminatingPod') || this.exit || this.disposed) return;
     // initialDelaySeconds counts from the container's start (worker.go: time.Since(StartedAt)).
     const sinceStart = Date.now() - (this.container?.startedAt.getTime() ?? Date.now());
-    const firstDelay = (probe: { initialDelaySeconds?: number }) =>
-      Math.max(0, (probe.initialDelaySeconds ?? 0) * 1000 - sinceStart);
+    const firstDelay = (probe: V1Probe) =>
+      Math.max(0, probeSettings(probe).initialDelaySeconds * 1000 - sinceStart);
     const liveness = this.spec.livenessProbe;
     // A Pod already being deleted gets no liveness probing (worker.go doProbe).
     if (liveness && this.status.is('SyncPod')) {

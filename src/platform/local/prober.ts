@@ -14,6 +14,8 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { V1Probe } from '@kubernetes/client-node';
+import { TIMER_MAX_MS } from '../../util/integer.js';
+import { probeSettings } from '../../workload/probe-fields.js';
 import { spawnTied } from './container.js';
 
 export interface ProbeResult {
@@ -76,20 +78,24 @@ export class ContainerProber {
   private readonly timeoutMs: number;
   private readonly successThreshold: number;
   private readonly failureThreshold: number;
+  private readonly initialDelayMs: number;
 
   constructor(private readonly options: ProberOptions) {
     const p = options.probe;
     this.type = options.type ?? 'readiness';
     this.current = initialValue[this.type];
-    this.periodMs = (p.periodSeconds ?? 10) * 1000;
-    this.timeoutMs = (p.timeoutSeconds ?? 1) * 1000;
+    // The API server's defaults (probe-fields.ts): a 0 or absent period is 10 s, never a loop.
+    const settings = probeSettings(p);
+    this.periodMs = settings.periodSeconds * 1000;
+    this.timeoutMs = settings.timeoutSeconds * 1000;
+    this.initialDelayMs = settings.initialDelaySeconds * 1000;
     // The API requires successThreshold 1 for liveness and startup probes (validation.go).
-    this.successThreshold = this.type === 'readiness' ? (p.successThreshold ?? 1) : 1;
-    this.failureThreshold = p.failureThreshold ?? 3;
+    this.successThreshold = this.type === 'readiness' ? settings.successThreshold : 1;
+    this.failureThreshold = settings.failureThreshold;
   }
 
   start(): void {
-    this.schedule(this.options.firstDelayMs ?? (this.options.probe.initialDelaySeconds ?? 0) * 1000);
+    this.schedule(this.options.firstDelayMs ?? this.initialDelayMs);
   }
 
   stop(): void {
@@ -103,7 +109,9 @@ export class ContainerProber {
 
   private schedule(delayMs: number) {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), delayMs);
+    // An int32 of seconds is longer than Node's longest timer, which would fire after 1 ms
+    // (TimeoutOverflowWarning): such a probe waits the longest timer instead, again and again.
+    this.timer = setTimeout(() => void this.tick(), Math.min(delayMs, TIMER_MAX_MS));
   }
 
   private async tick() {

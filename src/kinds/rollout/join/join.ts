@@ -95,7 +95,13 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
   const joined = joinFatesWindowedBatches(
     records(),
     readJournalSpoolBatches(input.spoolPath),
-    { maxHeld: input.maxHeld, lagUs: input.lagUs, lostUpToUs: input.lostUpToUs, inPlace: true },
+    {
+      maxHeld: input.maxHeld,
+      lagUs: input.lagUs,
+      lostUpToUs: input.lostUpToUs,
+      routed: input.routed,
+      inPlace: true,
+    },
     joinCounts,
   );
   // Records come out of the join in the file's order, the order they ended, so a local

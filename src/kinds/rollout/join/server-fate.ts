@@ -15,6 +15,22 @@ export interface JournalEntry {
   uid?: unknown;
 }
 
+/**
+ * The Pod a journal line is attributed to: the Pod whose log the runner read it from, never the
+ * UID the line itself names (a Pod's log is untrusted: a server printing
+ * `{"event":"request-finished","uid":"aaaaaaaa-…"}` made failed requests "finished" by a Pod
+ * that never existed). A line naming another UID than its own Pod's is `rejected` (ignored and
+ * counted); one naming none is its Pod's. With the Pod's UID not known, no UID: null.
+ */
+export function attributeJournalLine(
+  claimedUid: unknown,
+  podUid: string | undefined,
+): { rejected: true } | { rejected: false; uid: string | null } {
+  if (typeof claimedUid === 'string' && claimedUid !== '' && podUid !== undefined && claimedUid !== podUid)
+    return { rejected: true };
+  return { rejected: false, uid: podUid ?? null };
+}
+
 /** Later events overwrite earlier ones in this order of strength. */
 const rank: Record<ServerFate, number> = {
   unknown: 0,
@@ -110,6 +126,12 @@ export interface WindowedJoinOptions {
    */
   lostUpToUs?: number;
   /**
+   * The Pod each request was routed to by other evidence than the journals (the Service rules'),
+   * by work id. A record's journal fate from another Pod than this one (or than the Pod that
+   * answered it) is not taken: its fate is `unknown`, counted in `otherPod`.
+   */
+  routed?: ReadonlyMap<string, string>;
+  /**
    * The records are the join's to change (parsed from a file just for it): their fate, failure
    * and podUid are set on them instead of on a copy — a spread copy of each of a million records
    * was the largest allocation of the rollout's join. Default false: the input is left as it is.
@@ -128,6 +150,18 @@ export interface WindowedJoinCounts {
   unclaimed: number;
   /** The most ids held at once. */
   maxHeld: number;
+  /**
+   * Records whose id two Pods' journals both claimed (a request goes to one Pod: one of them
+   * says what did not happen): fate `unknown`, whatever either said.
+   */
+  contested: number;
+  /** Records whose journal fate came from another Pod than the one that answered or was routed it: fate `unknown`. */
+  otherPod: number;
+  /**
+   * Records whose fate only the journal of the Pod that wrote it supports (no answer and no
+   * routing evidence says the request reached that Pod): weaker evidence, taken and counted.
+   */
+  journalOnly: number;
 }
 
 /**
@@ -140,6 +174,8 @@ class HeldIds {
   private readonly slots = new Map<string, number>();
   private fate: ServerFate[] = [];
   private uid: Array<string | null> = [];
+  /** A second Pod's journal claimed the id too. */
+  private contested: boolean[] = [];
   private firstUs = new Float64Array(1024);
   private readonly free: number[] = [];
   private next = 0;
@@ -161,6 +197,14 @@ class HeldIds {
     return this.uid[slot]!;
   }
 
+  contestedAt(slot: number): boolean {
+    return this.contested[slot]!;
+  }
+
+  contest(slot: number): void {
+    this.contested[slot] = true;
+  }
+
   set(slot: number, fate: ServerFate, uid: string | null): void {
     this.fate[slot] = fate;
     this.uid[slot] = uid;
@@ -178,6 +222,7 @@ class HeldIds {
     }
     this.fate[slot] = fate;
     this.uid[slot] = uid;
+    this.contested[slot] = false;
     this.firstUs[slot] = firstUs;
     this.slots.set(id, slot);
   }
@@ -278,7 +323,10 @@ export async function* joinFatesWindowedBatches(
     const uid = uidOf(line.uid);
     const known = held.find(line.id);
     if (known >= 0) {
-      if (rank[held.fateAt(known)] <= rank[fate]) held.set(known, fate, uid);
+      const heldUid = held.uidAt(known);
+      // Two Pods claim one request: neither is taken (joinFatesWindowedBatches: `unknown`).
+      if (heldUid !== null && uid !== null && heldUid !== uid) held.contest(known);
+      else if (rank[held.fateAt(known)] <= rank[fate]) held.set(known, fate, uid ?? heldUid);
       return;
     }
     if (held.size >= options.maxHeld) {
@@ -303,14 +351,30 @@ export async function* joinFatesWindowedBatches(
         apply(line);
       }
       const slot = held.find(record.id);
-      const knownFate = slot >= 0 ? held.fateAt(slot) : undefined;
-      const knownUid = slot >= 0 ? held.uidAt(slot) : null;
+      let knownFate = slot >= 0 ? held.fateAt(slot) : undefined;
+      let knownUid = slot >= 0 ? held.uidAt(slot) : null;
+      // A Pod's journal settles only its own requests: one claimed by two Pods, or by another
+      // Pod than the one that answered or was routed it, is not settled by either (`unknown`,
+      // counted) — never a fate, or a Pod, that a log line alone made up.
+      const expected = record.podUid ?? options.routed?.get(record.id) ?? null;
+      let refused = false;
+      if (slot >= 0 && held.contestedAt(slot)) {
+        counts.contested += 1;
+        refused = true;
+      } else if (knownUid !== null && expected !== null && knownUid !== expected) {
+        counts.otherPod += 1;
+        refused = true;
+      } else if (knownFate !== undefined && expected === null) counts.journalOnly += 1;
+      if (refused) {
+        knownFate = undefined;
+        knownUid = null;
+      }
       if (slot >= 0) held.delete(record.id, slot);
       // Lines of this request may have been evicted (or lost): only `finished`, the strongest
       // fate, cannot be changed by a line not seen.
       const mayMiss = record.intendedUs <= evictedUpToUs && knownFate !== 'finished';
-      const fate: ServerFate = mayMiss ? 'unknown' : (knownFate ?? 'never-seen');
-      if (fate === 'unknown') counts.fateUnknown += 1;
+      const fate: ServerFate = refused ? 'unknown' : mayMiss ? 'unknown' : (knownFate ?? 'never-seen');
+      if (fate === 'unknown' && !refused) counts.fateUnknown += 1;
       const failure = joinedFailure(record.failure, fate);
       const podUid = record.podUid ?? knownUid;
       if (options.inPlace) {
@@ -335,4 +399,7 @@ export const newJoinCounts = (): WindowedJoinCounts => ({
   evicted: 0,
   unclaimed: 0,
   maxHeld: 0,
+  contested: 0,
+  otherPod: 0,
+  journalOnly: 0,
 });
