@@ -4,7 +4,7 @@
 // is generated from this file (`npm run schema`).
 import { z } from 'zod';
 import { requestOutcomes } from '../../probe/client-events.js';
-import { failureClasses } from '../../probe/load/record.js';
+import { failureClasses, serverFates } from '../../probe/load/record.js';
 import { PlatformFactSchema, ScenarioSchema } from '../../experiment/run-document.js';
 
 export const ROLLOUT_SCHEMA = 'draincheck.rollout/v1';
@@ -46,6 +46,28 @@ export const TallySchema = z.object({
   sendLag: histogram,
 });
 export type Tally = z.infer<typeof TallySchema>;
+
+export const FailureSampleSchema = z.object({
+  seq: z.number().describe('the record’s seq in the record file'),
+  id: z.string().max(64).describe('the work id (the journal’s key)'),
+  intendedAtMs: z.number(),
+  sentAtMs: ms,
+  endAtMs: z.number(),
+  pod: z
+    .string()
+    .max(253)
+    .nullable()
+    .describe('the Pod that took it (a followed Pod’s name), null: not known'),
+  podUid: z.string().max(128).nullable(),
+  phase: z.enum(podPhases).describe('that Pod’s phase when the request was sent'),
+  localPort: z.number().nullable(),
+  conn: z.number().nullable(),
+  reused: z.boolean().describe('sent on a keep-alive connection that had carried an earlier request'),
+  fate: z.enum(serverFates).nullable().describe('what the server’s journal says happened (null: not joined)'),
+  status: z.number().nullable(),
+  errorCode: z.string().max(64).nullable().describe('the client’s error code (ECONNRESET, ...)'),
+});
+export type FailureSample = z.infer<typeof FailureSampleSchema>;
 
 export const verdictKinds = ['rolled', 'progress-deadline-exceeded', 'incomplete'] as const;
 
@@ -89,6 +111,12 @@ export const RolloutDocumentSchema = z.object({
   pods: z.array(PodLifecycleSchema).max(1000),
   totals: TallySchema,
   windows: z.record(z.string().max(64), TallySchema),
+  failureSamples: z
+    .partialRecord(z.enum(failureClasses), z.array(FailureSampleSchema).max(25))
+    .optional()
+    .describe(
+      'per failure class, at most 25 of its requests with their evidence, spread over the run (src/kinds/rollout/failure-samples.ts); the record file has them all',
+    ),
   /** Failures by the phase of the Pod that took the request, when it started. */
   failuresByPhase: z.partialRecord(z.enum(podPhases), z.partialRecord(z.enum(failureClasses), z.number())),
   timeline: z
@@ -98,6 +126,15 @@ export const RolloutDocumentSchema = z.object({
         .array(z.partialRecord(z.enum(['ok', ...failureClasses]), z.number()))
         .max(1000)
         .describe('requests by intended send time: bin i covers [i·binMs, (i+1)·binMs), counted by outcome'),
+      latency: z
+        .object({
+          p50Ms: z.array(ms).max(1000),
+          p99Ms: z.array(ms).max(1000),
+        })
+        .optional()
+        .describe(
+          'per bin (same index as bins), completed requests’ latency from the intended send time; within 9 % (8 log buckets per doubling, src/kinds/rollout/bin-latency.ts); null: none completed in the bin',
+        ),
     })
     .describe('requests over time for the HTML strip: fixed size whatever the number of requests'),
   propagation: z

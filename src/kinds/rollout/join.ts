@@ -55,6 +55,8 @@ export interface JoinOutput {
   windows: Record<string, TallySummary>;
   byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>>;
   bins: RolloutDocument['timeline']['bins'];
+  binLatency: NonNullable<RolloutDocument['timeline']['latency']>;
+  failureSamples: NonNullable<RolloutDocument['failureSamples']>;
   written: number;
   dropped: number;
   joinCounts: WindowedJoinCounts;
@@ -68,6 +70,8 @@ export function emptyJoin(): Omit<JoinOutput, 'ranIn'> {
     ...new LoadAggregate().summary(),
     byPhase: {},
     bins: [],
+    binLatency: { p50Ms: [], p99Ms: [] },
+    failureSamples: {},
     written: 0,
     dropped: 0,
     joinCounts: newJoinCounts(),
@@ -125,7 +129,16 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
   }
   const counts = await out.close();
   const { all, windows } = tally.aggregate.summary();
-  return { all, windows, byPhase: tally.byPhase, bins: tally.bins, ...counts, joinCounts };
+  return {
+    all,
+    windows,
+    byPhase: tally.byPhase,
+    bins: tally.bins,
+    binLatency: tally.binLatency.percentiles(tally.bins.length),
+    failureSamples: tally.samples.summary(),
+    ...counts,
+    joinCounts,
+  };
 }
 
 /** Resource limits of the join's thread: a small young generation is the point (see above). */

@@ -432,7 +432,7 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     await rm(rawPath, { force: true });
   }
   await rm(spoolPath, { force: true });
-  const { all, windows, byPhase, bins, joinCounts } = joined;
+  const { all, windows, byPhase, bins, binLatency, failureSamples, joinCounts } = joined;
   const counts = { written: joined.written, dropped: joined.dropped };
   const complete = incompleteReason === null;
   if (!complete && verdictKind === 'rolled') verdictKind = 'incomplete';
@@ -477,7 +477,8 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     totals: all,
     windows,
     failuresByPhase: byPhase,
-    timeline: { binMs, bins },
+    failureSamples,
+    timeline: { binMs, bins, latency: binLatency },
     records: {
       file: finalName,
       written: counts.written,

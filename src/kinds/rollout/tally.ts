@@ -7,12 +7,18 @@ import type { FailureClass, LoadRecord } from '../../probe/load/record.js';
 import type { PodPhase, RolloutDocument } from './document.js';
 import type { LifecycleLookup } from './lifecycle.js';
 import { LocalPortHistory } from './stale-conntrack.js';
+import { BinLatency } from './bin-latency.js';
+import { FailureSamples } from './failure-samples.js';
 
 export class RolloutTally {
   readonly aggregate = new LoadAggregate();
   readonly byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>> = {};
   /** Requests over time (by intended send time), at most `maxBins` bins of `binMs`. */
   readonly bins: RolloutDocument['timeline']['bins'] = [];
+  /** Completed requests' latency per bin (the page's p50/p99 line). */
+  readonly binLatency = new BinLatency();
+  /** A bounded sample of each failure class's requests, with their evidence (the page's lists). */
+  readonly samples: FailureSamples;
   private readonly ports: LocalPortHistory | undefined;
 
   constructor(
@@ -26,6 +32,7 @@ export class RolloutTally {
     portHistory: boolean,
   ) {
     this.ports = portHistory ? new LocalPortHistory(lifecycles) : undefined;
+    this.samples = new FailureSamples(lifecycles);
   }
 
   /** Counts the record (its failure class settled first, in place) and returns it for the file. */
@@ -36,10 +43,12 @@ export class RolloutTally {
     while (this.bins.length <= bin) this.bins.push({});
     const key = r.failure ?? 'ok';
     this.bins[bin]![key] = (this.bins[bin]![key] ?? 0) + 1;
+    if (r.outcome === 'completed') this.binLatency.record(bin, r.endUs - r.intendedUs);
     if (r.failure) {
       const phase = this.lifecycles.phaseAt(r.podUid, (r.sentUs ?? r.intendedUs) / 1000);
       const row = (this.byPhase[phase] ??= {});
       row[r.failure] = (row[r.failure] ?? 0) + 1;
+      this.samples.add(r, r.failure, phase);
     }
     return r;
   }
