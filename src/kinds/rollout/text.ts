@@ -2,6 +2,7 @@
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
 import type { Style } from '../../report/style.js';
+import { renderTextTable } from '../../report/text.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import type { RolloutDocument } from './document.js';
 
@@ -13,18 +14,6 @@ function failuresCell(doc: RolloutDocument): string {
     .filter(([, n]) => (n ?? 0) > 0)
     .map(([cls, n]) => `${cls} ${n}`);
   return parts.length ? parts.join(', ') : '-';
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 export function renderRolloutText(docs: RolloutDocument[], style: Style): string {
@@ -45,7 +34,7 @@ export function renderRolloutText(docs: RolloutDocument[], style: Style): string
       `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${d.deployment.replicas} replicas, maxSurge ${terminalSafe(String(d.deployment.maxSurge))}, maxUnavailable ${terminalSafe(String(d.deployment.maxUnavailable))}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s; load ${d.load.rate}/s on ${d.load.connections === 'new' ? 'a new connection each' : `${d.load.connections} connections`}, work ${terminalSafe(d.load.workMs)} ms`,
     );
   }
-  lines.push('', table([header, ...rows]), '');
+  lines.push('', renderTextTable(header, rows, style), '');
   for (const d of docs) {
     lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(d.verdict.explanation)}`);
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
