@@ -9,6 +9,9 @@ import type { PropagationMeasurement } from '../../kinds/rollout/propagation.js'
 import { exceededLimits, parseFailureLimit, type FailureLimit } from '../../kinds/rollout/gate.js';
 import { loadDefaults, parseWorkMs, validateConnections, validateRate } from '../../probe/load/options.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
+import { renderJUnit } from '../../report/junit.js';
+import { rolloutJUnit } from '../../kinds/rollout/junit.js';
+import { checkJUnitPath, junitOption, writeJUnitFile } from '../junit-file.js';
 import { styleFor } from '../../report/style.js';
 import { shutdownPolicies } from '../../server/config.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
@@ -43,6 +46,7 @@ interface RolloutFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
   out?: string;
   maxFailures?: FailureLimit[];
   compare?: string;
+  junit?: string;
 }
 
 export const rolloutDefaults = {
@@ -116,6 +120,7 @@ export function rolloutCommand(): Command {
       '--compare <policies>',
       'roll one Deployment per policy at once (separate Deployments and Services): exit, drain, drain+prestop, default; drain+prestop’s preStop sleep defaults to the propagation time measured on this platform',
     )
+    .option(junitOption[0], `${junitOption[1]} (policy), failing on --max-failures`)
     .option('--gzip', 'gzip the record file')
     .option(
       '--server-command <command>',
@@ -199,6 +204,7 @@ export function rolloutCommand(): Command {
       if (compare) for (const policy of compare) scenarioOf(comparedInput(policy, 0));
       const outDir = flags.out ?? defaultResultsDir();
       checkOutputDirectory(outDir, '--out');
+      checkJUnitPath(flags.junit);
 
       const session = await openPlatformSession(flags);
       const interrupt = onInterrupt((m) => process.stderr.write(`${m}\n`));
@@ -283,6 +289,7 @@ export function rolloutCommand(): Command {
         );
       }
       if (propagation && format !== 'text') process.stderr.write(`${propagation}\n`);
+      writeJUnitFile(flags.junit, () => renderJUnit([rolloutJUnit(docs, flags.maxFailures ?? [])]));
       const exceeded = docs.flatMap((d) =>
         exceededLimits(d.totals, flags.maxFailures ?? []).map((line) =>
           compare ? `${d.scenario.name}: ${line}` : line,
