@@ -6,7 +6,7 @@
 // (src/report/html/): every mark or band carries a <title>, which the page's script turns into
 // a tooltip. Fixed size whatever the number of requests: the document's bins (≤ 1000) and Pods
 // (≤ 1000) are what is drawn. Every document string goes through esc().
-import { esc } from '../../report/html/escape.js';
+import { esc, formatMs } from '../../report/html/escape.js';
 import { textWidth } from '../../report/html/layout.js';
 import { createTimeScale, tickStep } from '../../report/html/scale.js';
 import type { TimeScale } from '../../report/html/types.js';
@@ -197,7 +197,7 @@ function latencyRow(d: RolloutDocument, scale: TimeScale, shared: SharedScales, 
     return out.join('');
   }
   const top = Math.max(1, shared.maxLatencyMs);
-  out.push(gutterText(y + 25, `0 … ${Math.round(top)} ms`));
+  out.push(gutterText(y + 25, `0 … ${formatMs(top)}`));
   const { binMs } = d.timeline;
   const line = (values: readonly (number | null)[], cls: string) => {
     let path = '';
