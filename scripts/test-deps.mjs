@@ -39,6 +39,11 @@ export const requirements = [
     why: 'nginx: the L7 proxy of the behind-a-proxy scenario',
     present: (env) => onPath('nginx', env),
   },
+  {
+    pkg: 'libxml2-utils',
+    why: 'xmllint: --junit output validated against the JUnit XSD',
+    present: (env) => onPath('xmllint', env),
+  },
 ];
 
 export function missingPackages(env = process.env) {

@@ -33,6 +33,7 @@ export const unitTests = [
   'test/kinds/rollout/gate.test.ts',
   'test/kinds/rollout/html-bound.test.ts',
   'test/kinds/rollout/render.test.ts',
+  'test/kinds/rollout/failure-samples.test.ts',
   'test/kinds/rollout/stale-conntrack.test.ts',
   'test/kinds/rollout/join.test.ts',
   'test/platform/local/pod-range.test.ts',

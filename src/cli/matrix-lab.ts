@@ -30,10 +30,15 @@ import { warnLeftovers } from './leftovers.js';
 import { openPlatformSession, type PlatformFlags } from './platform-session.js';
 import { runMany } from './run-many.js';
 import { forStdout } from './format.js';
+import { checkJUnitPath, writeJUnitFile } from './junit-file.js';
+import { renderJUnit } from '../report/junit.js';
+import { matrixJUnit } from '../report/lab-junit.js';
 import type { ReportFormat } from '../kinds/kind.js';
 import type { ScenarioFlags } from './scenario-flags.js';
 
 export interface MatrixFlags extends ScenarioFlags, PlatformFlags {
+  /** --junit FILE (src/cli/junit-file.ts). */
+  junit?: string;
   matrix?: boolean;
   scenarios?: string;
   out?: string;
@@ -63,6 +68,7 @@ export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Pr
     );
   const outDir = flags.out ?? defaultResultsDir();
   checkOutputDirectory(outDir, '--out');
+  checkJUnitPath(flags.junit);
   const session = await openPlatformSession(flags);
   const runnable: MatrixScenario[] = [];
   const notRun = new Map<string, MatrixRow>();
@@ -111,6 +117,7 @@ export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Pr
       `${renderMatrixText(rows, styleFor(process.stdout))}\n${notes.map((n) => `note: ${terminalSafe(n)}\n`).join('')}\nsaved: ${terminalSafe(outDir)}/${html}\n`,
     );
   }
+  writeJUnitFile(flags.junit, () => renderJUnit([matrixJUnit(rows, docs, summary.createdAt, session.name)]));
   const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
   process.exitCode = interrupted
     ? ExitCode.interrupted

@@ -207,20 +207,33 @@ function verdictStyled(doc: RunDocument, style: Style) {
       : style.bad(k);
 }
 
-export function renderComparison(docs: RunDocument[], style: Style = plainStyle): string {
-  const rows: RunSummaryRow[] = docs.map(summarizeRun).map(safeRow);
-  const widths = summaryColumns.map((c) =>
-    Math.max(c.title.length, ...rows.map((r) => String(r[c.key]).length)),
-  );
-  const line = (cells: string[]) =>
+/**
+ * A table for a terminal: a bold header, a rule, then the rows, each column as wide as its
+ * widest cell (cells already terminal-safe). Shared by the run kind's comparison and the
+ * rollout's table (src/kinds/rollout/text.ts).
+ */
+export function renderTextTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  style: Style = plainStyle,
+): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
     cells
       .map((c, i) => c.padEnd(widths[i]!))
       .join('  ')
       .trimEnd();
+  return [style.bold(line(header)), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
+}
+
+export function renderComparison(docs: RunDocument[], style: Style = plainStyle): string {
+  const rows: RunSummaryRow[] = docs.map(summarizeRun).map(safeRow);
   const out = [
-    style.bold(line(summaryColumns.map((c) => c.title))),
-    line(widths.map((w) => '-'.repeat(w))),
-    ...rows.map((r) => line(summaryColumns.map((c) => String(r[c.key])))),
+    renderTextTable(
+      summaryColumns.map((c) => c.title),
+      rows.map((r) => summaryColumns.map((c) => String(r[c.key]))),
+      style,
+    ),
     '',
     ...rows.map(
       (r) =>

@@ -11,6 +11,9 @@ import {
   writeJsonAtomic,
 } from '../../results/write.js';
 import { runKind } from '../../kinds/run/index.js';
+import { renderJUnit } from '../../report/junit.js';
+import { labJUnit } from '../../report/lab-junit.js';
+import { checkJUnitPath, junitOption, writeJUnitFile } from '../junit-file.js';
 import { labSummary } from '../../report/lab-summary.js';
 import { styleFor } from '../../report/style.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
@@ -28,6 +31,7 @@ interface LabFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
   scenarios?: string;
   out?: string;
   html?: boolean;
+  junit?: string;
 }
 
 export { LAB_SCHEMA } from '../../report/lab-summary.js';
@@ -46,6 +50,10 @@ export function labCommand(): Command {
   );
   addFormatFlags(command, 'the lab (json: the summary with every run document)')
     .option('--no-html', 'do not write report.html (the timeline page) next to the run documents')
+    .option(
+      junitOption[0],
+      `${junitOption[1]} (--matrix: per scenario, failing on a MISMATCH; without: per policy, an error if incomplete)`,
+    )
     .option(
       '--matrix',
       'run every named scenario (docs/SCENARIOS.md) and match each against the rule it shows',
@@ -83,6 +91,7 @@ export function labCommand(): Command {
       const outDir = flags.out ?? defaultResultsDir();
       // Before anything starts: a run must never be lost to an unusable --out.
       checkOutputDirectory(outDir, '--out');
+      checkJUnitPath(flags.junit);
       const session = await openPlatformSession(flags);
       const { docs, files, interrupted } = await runMany(session, scenarios, outDir, format !== 'text');
       const summary = labSummary(docs, files, new Date().toISOString());
@@ -107,6 +116,7 @@ export function labCommand(): Command {
             : ` (open ${terminalSafe(join(outDir, 'report.html'))} for the timelines)`;
         process.stdout.write(`${renderers.text(docs, context)}\n\nsaved: ${terminalSafe(outDir)}/${html}\n`);
       }
+      writeJUnitFile(flags.junit, () => renderJUnit([labJUnit(docs, summary.createdAt)]));
       const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
       process.exitCode = interrupted
         ? ExitCode.interrupted

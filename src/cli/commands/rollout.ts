@@ -18,6 +18,9 @@ import {
 } from '../../kinds/rollout/settings.js';
 import { poolShortfall } from '../../probe/load/not-sent.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
+import { renderJUnit } from '../../report/junit.js';
+import { rolloutJUnit } from '../../kinds/rollout/render/junit.js';
+import { checkJUnitPath, junitOption, writeJUnitFile } from '../junit-file.js';
 import { styleFor } from '../../report/style.js';
 import { shutdownPolicies } from '../../server/config.js';
 import { terminalSafe } from '../../util/terminal-text.js';
@@ -59,10 +62,12 @@ export function rolloutCommand(): Command {
         `${s.help} (default ${name === 'graceSeconds' ? ROLLOUT_GRACE_SECONDS : scenarioDefaults[name]})`,
       );
   // The rollout's own settings and the load's, from their rows (src/kinds/rollout/settings.ts).
-  addSettingFlags(command, rolloutSettings).option(
-    '--server-command <command>',
-    'run this server (speaking docs/LAB-CONTRACT.md) in each Pod instead of draincheck server (see `draincheck run --help`)',
-  );
+  addSettingFlags(command, rolloutSettings)
+    .option(junitOption[0], `${junitOption[1]} (policy), failing on --max-failures`)
+    .option(
+      '--server-command <command>',
+      'run this server (speaking docs/LAB-CONTRACT.md) in each Pod instead of draincheck server (see `draincheck run --help`)',
+    );
   addPlatformFlags(command).option(
     '--out <dir>',
     'directory for the rollout document and its records (default ./draincheck-results/<time>/)',
@@ -133,6 +138,7 @@ export function rolloutCommand(): Command {
       // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
       const shortfall = poolShortfall(settings.rate, settings.connections, workMs);
       if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
+      checkJUnitPath(flags.junit as string | undefined);
 
       const session = await openPlatformSession(flags);
       const interrupt = onInterrupt((m) => process.stderr.write(`${m}\n`));
@@ -219,6 +225,9 @@ export function rolloutCommand(): Command {
       }
       const propagation = docs.map(propagationNote).find((n) => n !== null);
       if (propagation && format !== 'text') process.stderr.write(`${propagation}\n`);
+      writeJUnitFile(flags.junit as string | undefined, () =>
+        renderJUnit([rolloutJUnit(docs, settings.maxFailures)]),
+      );
       const exceeded = docs.flatMap((d) =>
         exceededLimits(d.totals, settings.maxFailures, d.notSent?.cause === 'service').map((line) =>
           compare ? `${d.scenario.name}: ${line}` : line,

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { requestOutcomes } from '../../probe/client-events.js';
 import { notSentCauses } from '../../probe/load/not-sent.js';
-import { failureClasses } from '../../probe/load/record.js';
+import { failureClasses, serverFates } from '../../probe/load/record.js';
 import { PlatformFactSchema, PlatformTimingSchema, ScenarioSchema } from '../../experiment/run-document.js';
 import { deploymentDocumentShape, loadDocumentShape } from './settings.js';
 
@@ -71,6 +71,28 @@ export const TallySchema = z.object({
 });
 export type Tally = z.infer<typeof TallySchema>;
 
+export const FailureSampleSchema = z.object({
+  seq: z.number().describe('the record’s seq in the record file'),
+  id: z.string().max(64).describe('the work id (the journal’s key)'),
+  intendedAtMs: z.number(),
+  sentAtMs: ms,
+  endAtMs: z.number(),
+  pod: z
+    .string()
+    .max(253)
+    .nullable()
+    .describe('the Pod that took it (a followed Pod’s name), null: not known'),
+  podUid: z.string().max(128).nullable(),
+  phase: z.enum(podPhases).describe('that Pod’s phase when the request was sent'),
+  localPort: z.number().nullable(),
+  conn: z.number().nullable(),
+  reused: z.boolean().describe('sent on a keep-alive connection that had carried an earlier request'),
+  fate: z.enum(serverFates).nullable().describe('what the server’s journal says happened (null: not joined)'),
+  status: z.number().nullable(),
+  errorCode: z.string().max(64).nullable().describe('the client’s error code (ECONNRESET, ...)'),
+});
+export type FailureSample = z.infer<typeof FailureSampleSchema>;
+
 /**
  * rolled: the rollout completed and its counts are the Service's; inconclusive: it completed but
  * the load fell behind (requests not sent for the load's own pool or schedule), so the counts
@@ -135,6 +157,12 @@ export const RolloutDocumentSchema = z.object({
     .describe(
       'failures whose Pod (and phase) is their connection’s evidence — the Pod that answered the reused connection’s previous request — not their own (records: podUidFrom "connection")',
     ),
+  failureSamples: z
+    .partialRecord(z.enum(failureClasses), z.array(FailureSampleSchema).max(25))
+    .optional()
+    .describe(
+      'per failure class, at most 25 of its requests with their evidence, spread over the run (src/kinds/rollout/join/failure-samples.ts); the record file has them all',
+    ),
   /** Failures by the phase of the Pod that took the request, when it started. */
   failuresByPhase: z.partialRecord(z.enum(podPhases), z.partialRecord(z.enum(failureClasses), z.number())),
   timeline: z
@@ -144,6 +172,15 @@ export const RolloutDocumentSchema = z.object({
         .array(z.partialRecord(z.enum(['ok', ...failureClasses]), z.number()))
         .max(1000)
         .describe('requests by intended send time: bin i covers [i·binMs, (i+1)·binMs), counted by outcome'),
+      latency: z
+        .object({
+          p50Ms: z.array(ms).max(1000),
+          p99Ms: z.array(ms).max(1000),
+        })
+        .optional()
+        .describe(
+          'per bin (same index as bins), completed requests’ latency from the intended send time; within 9 % (8 log buckets per doubling, src/kinds/rollout/bin-latency.ts); null: none completed in the bin',
+        ),
     })
     .describe('requests over time for the HTML strip: fixed size whatever the number of requests'),
   propagation: z

@@ -631,7 +631,7 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
 
 function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   const { plan, platform, ending, triggeredAtMs, completeAtMs } = run;
-  const { all, windows, byPhase, podFromConnection, bins, joinCounts } = joined;
+  const { all, windows, byPhase, podFromConnection, bins, binLatency, failureSamples, joinCounts } = joined;
   const incompleteReason = ending?.reason ?? null;
   const pods = run.lifecycles.list().map((p) => ({
     ...p,
@@ -684,7 +684,8 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     notSent,
     podFromConnection,
     failuresByPhase: byPhase,
-    timeline: { binMs: joined.binMs, bins },
+    failureSamples,
+    timeline: { binMs: joined.binMs, bins, latency: binLatency },
     records: {
       file: joined.file,
       written: joined.written,

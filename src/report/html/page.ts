@@ -1,7 +1,6 @@
 // The whole page: one self-contained HTML file. Inline CSS, script and SVG, no URL to fetch,
-// and a Content-Security-Policy that allows exactly the inline style and script by hash, so
-// even a string that escaped escaping could neither load nor run anything.
-import { createHash } from 'node:crypto';
+// in the shell (shell.ts) whose Content-Security-Policy allows exactly the inline style and
+// script by hash, so even a string that escaped escaping could neither load nor run anything.
 import type { RunDocument } from '../../experiment/run-document.js';
 import { renderComparisonSvg } from './comparison.js';
 import { renderMatrixSection } from './matrix.js';
@@ -9,8 +8,7 @@ import type { MatrixRow } from '../../experiment/matrix/match.js';
 import { esc, formatMs } from './escape.js';
 import { renderLegend } from './legend.js';
 import { renderRunSection } from './run-section.js';
-import { pageScript } from './script.js';
-import { pageStyle } from './style.js';
+import { renderShell } from './shell.js';
 import { plotRange } from './svg-lane.js';
 import { renderComparisonTable, renderExplanations } from './table.js';
 import { buildTimelines } from './timeline.js';
@@ -24,19 +22,9 @@ export interface RenderHtmlReportOptions {
   matrix?: readonly MatrixRow[];
 }
 
-const sha256 = (text: string) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
-
 export function renderPage(docs: readonly RunDocument[], options: RenderHtmlReportOptions = {}): string {
   const title = options.title ?? 'draincheck report';
   const { timelines, scale, closeUp } = buildTimelines(docs, plotRange);
-  const csp = [
-    "default-src 'none'",
-    `style-src ${sha256(pageStyle)}`,
-    `script-src ${sha256(pageScript)}`,
-    "img-src 'none'",
-    "base-uri 'none'",
-    "form-action 'none'",
-  ].join('; ');
   const msPerPx = (scale.domain[1] - scale.domain[0]) / (plotRange[1] - plotRange[0]);
   const versions = [...new Set(docs.map((d) => `${d.tool.name} ${d.tool.version}`))].join(', ');
   const meta = [
@@ -60,16 +48,5 @@ export function renderPage(docs: readonly RunDocument[], options: RenderHtmlRepo
       timelines.map((t, i) => renderRunSection(t, scale, closeUp, i)).join('') +
       `</section>`
     : `<p class="note">No runs to show.</p>`;
-  return (
-    `<!doctype html>\n<html lang="en"><head><meta charset="utf-8">` +
-    // Our own constant (keywords and base64 hashes): written as it is, readable in the file.
-    `<meta http-equiv="Content-Security-Policy" content="${csp}">` +
-    `<meta name="viewport" content="width=device-width, initial-scale=1">` +
-    `<meta name="color-scheme" content="light dark">` +
-    `<title>${esc(title)}</title><style>${pageStyle}</style></head>` +
-    `<body><header><h1>${esc(title)}</h1><p class="meta">${meta.map(esc).join(' · ')}</p></header>` +
-    `<main>${body}</main>` +
-    `<div id="tip" role="tooltip" hidden><div class="tip-head"></div><pre></pre></div>` +
-    `<script>${pageScript}</script></body></html>\n`
-  );
+  return renderShell({ title, meta, body });
 }

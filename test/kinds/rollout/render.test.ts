@@ -12,6 +12,7 @@ import { rolloutKind } from '../../../src/kinds/rollout/index.js';
 import { failureClasses } from '../../../src/probe/load/record.js';
 import { plainStyle } from '../../../src/report/style.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
+import { failureClassCss } from '../../../src/kinds/rollout/render/html-model.js';
 
 const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
 
@@ -85,18 +86,18 @@ function sampleDoc(requests: number): RolloutDocument {
   });
 }
 
-test('HTML: requests over time coloured by outcome above the Pod bands, small at 100,000 requests', () => {
+test('HTML: requests over time by outcome, failures in a band of their own, Pod lanes; small at 100,000 requests', () => {
   const doc = sampleDoc(100_000);
   assertValidRolloutDocument(doc);
   const html = rolloutKind.renderers.html([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
   assert.ok(html.length < 300_000, `${html.length} bytes`);
-  assert.match(
-    html,
-    /<title>at 30000 ms: [^<]*connect-failed 5[^<]*<\/title>(?:<rect [^>]*\/>)*<rect [^>]*fill="#e80"\/>/,
-  );
-  assert.match(html, /<title>d: ready<\/title>/);
-  assert.doesNotMatch(html, /<script>/);
-  assert.match(html, /a.*&lt;script&gt; \(old\)/);
+  // Bin 300 (30,000 ms) is 10 s after the rollout's start (20,000 ms): the axis counts from there.
+  assert.match(html, /<title>\+10 s: 161 ok, 5 failed \(connect-failed 5\)<\/title>/);
+  assert.match(html, new RegExp(`<path class="${failureClassCss('connect-failed')}" d="M`));
+  assert.match(html, /failures \/ bin/);
+  assert.match(html, /<title>d \(new, uid uid-d\), created 0 s, Ready \+0\.5 s<\/title>/);
+  assert.doesNotMatch(html, /<script>[^(]/);
+  assert.match(html, /old a.*&lt;script&gt;/);
 });
 
 test('text: one row per rollout, document strings made safe for a terminal', () => {
@@ -109,20 +110,122 @@ test('text: one row per rollout, document strings made safe for a terminal', () 
   assert.ok(!text.includes('\u001b'), 'no raw escape reaches the terminal');
 });
 
-test('HTML: every failure class has a colour of its own in the strip; a document carrying stale-conntrack is valid', () => {
+test('HTML: every failure class has a colour of its own; a class this version does not know still gets one', () => {
   const doc = sampleDoc(1000);
   doc.timeline.bins = failureClasses.map((cls) => ({ [cls]: 1 }));
   doc.totals.failures = { 'stale-conntrack': 3, 'connect-timeout': 1 };
   doc.failuresByPhase = { unknown: { 'stale-conntrack': 3 }, ready: { 'connect-timeout': 1 } };
   assertValidRolloutDocument(doc);
   const html = rolloutKind.renderers.html([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
-  const fills = failureClasses.map((cls) => {
-    const m = new RegExp(`<title>at \\d+ ms: ${cls} 1</title><rect [^>]*fill="(#[0-9a-f]+)"/>`).exec(html);
-    assert.ok(m, `${cls} drawn`);
+  const css = failureClasses.map((cls) => failureClassCss(cls));
+  assert.equal(new Set(css).size, failureClasses.length, css.join(' '));
+  const fills = css.map((c) => {
+    assert.match(html, new RegExp(`<path class="${c}" d="M`), `${c} drawn`);
+    const m = new RegExp(`\\.${c}\\{fill:(#[0-9a-f]+)\\}`).exec(html);
+    assert.ok(m, `${c} has a colour`);
     return m[1];
   });
   assert.equal(new Set(fills).size, failureClasses.length, fills.join(' '));
-  assert.ok(!fills.includes('#000'), 'no class falls back to black');
+  assert.match(failureClassCss('unanswered'), /^fc\d+$/);
+});
+
+const render = (docs: RolloutDocument[]) =>
+  rolloutKind.renderers.html(docs, { style: plainStyle, title: 't', generatedAt: 'now' });
+
+test('HTML: the before / during / after windows are drawn and tabled with their counts', () => {
+  const doc = sampleDoc(60_000);
+  const tally = (requests: number, failed: number) => ({
+    ...doc.totals,
+    requests,
+    failed,
+    failures: failed ? { 'connect-failed': failed } : {},
+  });
+  doc.windows = { before: tally(20_000, 0), during: tally(20_000, 100), after: tally(20_000, 0) };
+  const html = render([doc]);
+  assert.match(
+    html,
+    /<g class="band win win-before"><title>before window: −20 s to 0 s; 20000 requests, 0 failed/,
+  );
+  assert.match(
+    html,
+    /<g class="band win win-during"><title>during window: 0 s to \+20 s; 20000 requests, 100 failed/,
+  );
+  assert.match(html, /<g class="band win win-after">/);
+  assert.match(
+    html,
+    /<th scope="row">during<\/th><td>0 s … \+20 s<\/td><td class="num">20,000<\/td><td class="num">100 \(0\.5 %\)<\/td><td>connect-failed 100<\/td>/,
+  );
+});
+
+test('HTML: p50 and p99 per bin as lines; a document without them says so', () => {
+  const doc = sampleDoc(60_000);
+  assert.match(render([doc]), /no latency per bin/);
+  doc.timeline.latency = {
+    p50Ms: doc.timeline.bins.map((_, i) => (i === 5 ? null : 100)),
+    p99Ms: doc.timeline.bins.map((_, i) => (i === 5 ? null : 400)),
+  };
+  assertValidRolloutDocument(doc);
+  const html = render([doc]);
+  assert.match(html, /<path class="lat-p50" d="M[^"]+M/, 'a gap where a bin had no completed request');
+  assert.match(html, /<path class="lat-p99" d="M/);
+  assert.match(html, /0 … 400 ms/);
+});
+
+test('HTML: each failure class opens the list of its requests, with their evidence, escaped', () => {
+  const doc = sampleDoc(60_000);
+  doc.failureSamples = {
+    'connect-failed': [
+      {
+        seq: 7,
+        id: 'w-<7>',
+        intendedAtMs: 30_000,
+        sentAtMs: 30_001.5,
+        endAtMs: 30_250,
+        pod: 'a\u001b[2J<script>',
+        podUid: 'uid-a',
+        phase: 'terminating',
+        localPort: 40_123,
+        conn: 12,
+        reused: true,
+        fate: 'never-seen',
+        status: null,
+        errorCode: 'ECONNRESET',
+      },
+    ],
+  };
+  assertValidRolloutDocument(doc);
+  const html = render([doc]);
+  // The table's class links to its list; the list is a <details> naming the evidence.
+  assert.match(html, /<a href="#rollout-1-fc-connect-failed">/);
+  assert.match(html, /<details class="fail-list" id="rollout-1-fc-connect-failed"><summary>/);
+  assert.match(
+    html,
+    /<tr><td class="num">7<\/td><td>w-&lt;7&gt;<\/td><td class="num">\+10 s<\/td><td class="num">250 ms<\/td><td>a.\[2J&lt;script&gt;<\/td><td>terminating<\/td><td class="num">40123<\/td><td>#12 reused<\/td><td>never-seen<\/td><td>ECONNRESET<\/td><\/tr>/,
+  );
+  assert.match(html, /all 100|1 of 100, spread over the run/);
+  // A class without a sample points at the record file.
+  delete doc.failureSamples;
+  assert.match(render([doc]), /keeps no sample of these requests: read them in the record file r\.ndjson/);
+});
+
+test('HTML: --compare rows line up on their rollout starts', () => {
+  const early = sampleDoc(1000);
+  const late = {
+    ...sampleDoc(1000),
+    rollout: { triggeredAtMs: 27_500, completeAtMs: 47_500, durationMs: 20_000 },
+  };
+  const html = render([early, late]);
+  const starts = [
+    ...html.matchAll(/<g class="guide guide-start">.*?<line class="guide-line" x1="([\d.]+)"/g),
+  ].map((m) => m[1]);
+  assert.equal(starts.length, 2);
+  assert.equal(starts[0], starts[1], "the same x for both rollouts' start");
+  // The same axis labels on both (one shared domain).
+  const svgs = html.split('<svg class="timeline rollout-chart"').slice(1);
+  const ticks = (svg: string) =>
+    [...svg.matchAll(/<text class="tick"[^>]*>([^<]+)</g)].map((m) => m[1]).join(' ');
+  assert.equal(ticks(svgs[0]!), ticks(svgs[1]!));
+  assert.match(ticks(svgs[0]!), /−20 s .*0 s .*\+20 s/);
 });
 
 /** A saved `--compare exit,drain,drain+prestop`: the three documents as the CLI names them. */

@@ -53,6 +53,8 @@ export interface JoinOutput {
   /** Failures whose Pod is their connection's evidence (./tally.ts carryConnectionPod). */
   podFromConnection: Partial<Record<FailureClass, number>>;
   bins: RolloutDocument['timeline']['bins'];
+  binLatency: NonNullable<RolloutDocument['timeline']['latency']>;
+  failureSamples: NonNullable<RolloutDocument['failureSamples']>;
   written: number;
   dropped: number;
   joinCounts: WindowedJoinCounts;
@@ -67,6 +69,8 @@ export function emptyJoin(): Omit<JoinOutput, 'ranIn'> {
     byPhase: {},
     podFromConnection: {},
     bins: [],
+    binLatency: { p50Ms: [], p99Ms: [] },
+    failureSamples: {},
     written: 0,
     dropped: 0,
     joinCounts: newJoinCounts(),
@@ -136,6 +140,8 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
     byPhase: tally.byPhase,
     podFromConnection: tally.podFromConnection,
     bins: tally.bins,
+    binLatency: tally.binLatency.percentiles(tally.bins.length),
+    failureSamples: tally.samples.summary(),
     ...counts,
     joinCounts,
   };

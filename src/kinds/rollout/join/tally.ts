@@ -7,6 +7,8 @@ import { settleUnfinished, type FailureClass, type LoadRecord } from '../../../p
 import type { PodPhase, RolloutDocument } from '../document.js';
 import type { LifecycleLookup } from './lifecycle.js';
 import { LocalPortHistory } from './stale-conntrack.js';
+import { BinLatency } from './bin-latency.js';
+import { FailureSamples } from './failure-samples.js';
 
 /**
  * Connections whose last Pod is remembered at most (a pool is at most 10,000; with a new
@@ -23,6 +25,10 @@ export class RolloutTally {
   private readonly connectionPod = new Map<number, string>();
   /** Requests over time (by intended send time), at most `maxBins` bins of `binMs`. */
   readonly bins: RolloutDocument['timeline']['bins'] = [];
+  /** Completed requests' latency per bin (the page's p50/p99 line). */
+  readonly binLatency = new BinLatency();
+  /** A bounded sample of each failure class's requests, with their evidence (the page's lists). */
+  readonly samples: FailureSamples;
   private readonly ports: LocalPortHistory | undefined;
 
   constructor(
@@ -36,6 +42,7 @@ export class RolloutTally {
     portHistory: boolean,
   ) {
     this.ports = portHistory ? new LocalPortHistory(lifecycles) : undefined;
+    this.samples = new FailureSamples(lifecycles);
   }
 
   /** Counts the record (its failure class settled first, in place) and returns it for the file. */
@@ -49,6 +56,7 @@ export class RolloutTally {
     while (this.bins.length <= bin) this.bins.push({});
     const key = r.failure ?? 'ok';
     this.bins[bin]![key] = (this.bins[bin]![key] ?? 0) + 1;
+    if (r.outcome === 'completed') this.binLatency.record(bin, r.endUs - r.intendedUs);
     // Never sent is the load's own limit: no Pod took it, it has no phase.
     if (r.failure && r.failure !== 'not-sent') {
       const phase = this.lifecycles.phaseAt(r.podUid, (r.sentUs ?? r.intendedUs) / 1000);
@@ -56,6 +64,7 @@ export class RolloutTally {
       row[r.failure] = (row[r.failure] ?? 0) + 1;
       if (r.podUidFrom === 'connection')
         this.podFromConnection[r.failure] = (this.podFromConnection[r.failure] ?? 0) + 1;
+      this.samples.add(r, r.failure, phase);
     }
     return r;
   }

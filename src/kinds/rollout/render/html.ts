@@ -1,116 +1,313 @@
-// The rollout's HTML page: the same table and sentences as the text report, requests over time
-// coloured by outcome, and each Pod's lifecycle as a band below, on one time axis. Every document string goes through esc().
-import type { FailureClass } from '../../../probe/load/record.js';
-import { esc } from '../../../report/html/escape.js';
+// The rollout's HTML page, on the lab page's components (src/report/html/: the shell and its
+// CSP, the stylesheet, the tooltip script, escaping, the time scale): the comparison table and
+// one sentence per rollout, a legend that explains every mark, then one section per rollout —
+// its settings, its chart on the shared axis (./html-chart.ts: seconds from the rollout's start,
+// so `--compare` rows line up) and, per failure class, the list of its requests with their
+// evidence (the document's bounded sample). Everything from the document is untrusted: every
+// string goes through esc(); nothing is fetched.
+import { esc, formatMs } from '../../../report/html/escape.js';
+import { renderShell } from '../../../report/html/shell.js';
 import type { RenderContext } from '../../kind.js';
-import type { PodLifecycle, RolloutDocument } from '../document.js';
+import type { FailureSample, RolloutDocument } from '../document.js';
+import { chart, originOf, renderRolloutSvg, seconds, sharedScales } from './html-chart.js';
+import { classesIn, counted, failureClassCss, failureMeaning, windowSpans } from './html-model.js';
+import { rolloutStyle } from './html-style.js';
 import { rolloutFacts } from '../settings.js';
 
-const W = 900;
-const ms = (x: number | null): string => (x === null ? '-' : String(Math.round(x)));
-const ROW = 16;
+const count = (v: number): string => v.toLocaleString('en-US');
+const msText = (v: number | null): string => (v === null ? '–' : formatMs(v));
+const pct = (part: number, all: number): string =>
+  all === 0 ? '' : ` (${Number(((100 * part) / all).toPrecision(2))} %)`;
+const anchor = (i: number) => `rollout-${i + 1}`;
+const classAnchor = (i: number, cls: string) => `${anchor(i)}-fc-${cls.replace(/[^a-z0-9-]/g, '_')}`;
+const swatch = (cls: string) => `<span class="swatch ${cls}" aria-hidden="true"></span>`;
 
-/** Outcome colours of the strip: completions green, each failure class its own colour. */
-const colours: Record<'ok' | FailureClass, string> = {
-  ok: '#4a4',
-  'accepted-cut': '#c00',
-  'connect-failed': '#e80',
-  'connect-refused': '#f60',
-  'connect-timeout': '#fb0',
-  'http-5xx': '#a0a',
-  'reused-connection-closed': '#f4c',
-  'client-timeout': '#666',
-  'done-unacknowledged': '#800',
-  'dropped-unseen': '#c66',
-  'unexpected-response': '#08c',
-  'not-sent': '#999',
-  'stale-conntrack': '#b80',
-  unanswered: '#333',
-  'protocol-error': '#06a',
-};
-const STRIP_H = 80;
-
-/**
- * Requests over time (stacked by outcome, one bar per time bin of the document's timeline)
- * above each Pod's lifecycle band, on one time axis. Fixed size whatever the number of
- * requests: the timeline has at most 1000 bins.
- */
-function timeline(doc: RolloutDocument): string {
-  const { binMs, bins } = doc.timeline;
-  const end = Math.max(
-    1,
-    bins.length * binMs,
-    ...doc.pods.flatMap((p) =>
-      [p.createdAtMs, p.goneAtMs, p.terminatingAtMs].filter((x): x is number => x !== null),
-    ),
-    doc.rollout.completeAtMs ?? 0,
-  );
-  const x = (ms: number) => (ms / end) * W;
-  const tallest = Math.max(1, ...bins.map((b) => Object.values(b).reduce((a, n) => a + (n ?? 0), 0)));
-  // One title per bin (its counts by class), not one per bar: the largest page the schema
-  // allows (every class in each of 1000 bins) stays within 2 MB.
-  const bars = bins
-    .map((b, i) => {
-      let y = STRIP_H;
-      const present = Object.entries(b).filter(([, n]) => (n ?? 0) > 0);
-      if (present.length === 0) return '';
-      const rects = present
-        .map(([k, n]) => {
-          const h = ((n ?? 0) / tallest) * STRIP_H;
-          y -= h;
-          return `<rect x="${x(i * binMs).toFixed(1)}" y="${y.toFixed(1)}" width="${Math.max(0.5, x(binMs)).toFixed(1)}" height="${h.toFixed(1)}" fill="${(colours as Record<string, string>)[k] ?? '#000'}"/>`;
-        })
-        .join('');
-      const title = `at ${i * binMs} ms: ${present.map(([k, n]) => `${k} ${n ?? 0}`).join(', ')}`;
-      return `<g><title>${esc(title)}</title>${rects}</g>`;
-    })
-    .join('');
-  const rect = (from: number | null, to: number | null, colour: string, title: string) =>
-    from === null
-      ? ''
-      : `<rect x="${x(from).toFixed(1)}" width="${Math.max(1, x(to ?? end) - x(from)).toFixed(1)}" height="${ROW - 4}" fill="${colour}"><title>${esc(title)}</title></rect>`;
-  const row = (p: PodLifecycle, i: number) =>
-    `<g transform="translate(0,${STRIP_H + 10 + i * ROW})">` +
-    rect(p.createdAtMs, p.readyAtMs ?? p.terminatingAtMs, '#ccc', `${p.name}: starting`) +
-    rect(p.readyAtMs, p.terminatingAtMs, '#9c9', `${p.name}: ready`) +
-    rect(p.terminatingAtMs, p.goneAtMs, '#89b', `${p.name}: terminating`) +
-    `<text x="${W + 6}" y="${ROW - 5}" font-size="11">${esc(p.name)} (${esc(p.revision)})</text></g>`;
-  const height = STRIP_H + 10 + doc.pods.length * ROW;
-  const mark = (ms: number | null, label: string) =>
-    ms === null
-      ? ''
-      : `<line x1="${x(ms).toFixed(1)}" x2="${x(ms).toFixed(1)}" y1="0" y2="${height}" stroke="#00f"><title>${esc(label)}</title></line>`;
-  const legend = Object.entries(colours)
-    .map(([k, c]) => `<span style="color:${c}">■</span> ${esc(k)}`)
-    .join(' ');
-  return `<p>${legend}; Pods: <span style="color:#ccc">■</span> starting <span style="color:#9c9">■</span> ready <span style="color:#89b">■</span> terminating</p><svg width="${W + 260}" height="${height + 4}" role="img" aria-label="requests over time and Pod lifecycles">${bars}${doc.pods.map(row).join('')}${mark(doc.rollout.triggeredAtMs, 'rollout triggered')}${mark(doc.rollout.completeAtMs, 'rollout complete')}</svg>`;
+function failureLinks(d: RolloutDocument, i: number): string {
+  const parts = Object.entries(d.totals.failures)
+    .filter(([, v]) => (v ?? 0) > 0)
+    .map(
+      ([k, v]) =>
+        `<a href="#${esc(classAnchor(i, k))}">${swatch(failureClassCss(k))}${esc(k)} ${count(v ?? 0)}</a>`,
+    );
+  return parts.length ? parts.join('<br>') : '–';
 }
 
-/** The document's settings, each as its row says it (./settings.ts), under its field name. */
-const settingFacts = (d: RolloutDocument): string =>
-  `<dl class="settings">${rolloutFacts(d)
-    .map((f) => `<dt>${esc(f.name)}</dt><dd>${esc(f.text)}</dd>`)
-    .join('')}</dl>`;
+// Not sent is the load's own limit, apart from the server's failures (src/probe/load/not-sent.ts);
+// a document from before it was kept apart counts it among the failures. Unaccounted records
+// (no completion, no class) are counted as failed, as the gate counts them.
+const notSentOf = (d: RolloutDocument) => (d.totals.notSent ?? 0) + (d.totals.failures['not-sent'] ?? 0);
+const failedOf = (d: RolloutDocument) =>
+  d.totals.failed - (d.totals.failures['not-sent'] ?? 0) + (d.totals.unaccounted ?? 0);
+
+function comparisonTable(docs: readonly RolloutDocument[]): string {
+  const head = [
+    'rollout',
+    'requests',
+    'failed',
+    'failures by class',
+    'not sent',
+    'p50',
+    'p99',
+    'max',
+    'rollout took',
+  ]
+    .map((t) => `<th scope="col">${t}</th>`)
+    .join('');
+  const rows = docs
+    .map((d, i) => {
+      const incomplete = d.complete
+        ? ''
+        : `<br><span class="incomplete-badge">incomplete: ${esc(d.incompleteReason ?? 'no reason given')}</span>`;
+      return (
+        `<tr${d.complete ? '' : ' class="incomplete"'}><th scope="row"><a href="#${anchor(i)}">${i + 1}. ${esc(d.scenario.name)}</a>${incomplete}</th>` +
+        `<td class="num">${count(d.totals.requests)}</td>` +
+        `<td class="num">${count(failedOf(d))}${esc(pct(failedOf(d), d.totals.requests))}</td>` +
+        `<td>${failureLinks(d, i)}</td>` +
+        `<td class="num">${count(notSentOf(d))}</td>` +
+        `<td class="num">${esc(msText(d.totals.latency.p50Ms))}</td><td class="num">${esc(msText(d.totals.latency.p99Ms))}</td>` +
+        `<td class="num">${esc(msText(d.totals.latency.maxMs))}</td><td class="num">${esc(msText(d.rollout.durationMs))}</td></tr>`
+      );
+    })
+    .join('');
+  return (
+    `<div class="table-wrap"><table class="comparison"><caption>What each rollout's requests saw: ` +
+    `failed requests by class (click one for its requests), latency of the completed ones from their intended send time, ` +
+    `and how long the rollout took (restart → every replica updated and available)</caption>` +
+    `<thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table></div>`
+  );
+}
+
+const legendSvg = (inner: string) =>
+  `<svg class="rollout-chart" viewBox="0 0 30 14" aria-hidden="true">${inner}</svg>`;
+
+/** Every mark of the charts, drawn with the charts' own classes, and every failure class shown. */
+function legend(docs: readonly RolloutDocument[]): string {
+  const classes = classesIn(docs);
+  const items: [string, string][] = [
+    [
+      legendSvg('<g class="band win win-before"><rect x="1" y="2" width="28" height="10"/></g>'),
+      'the load’s windows: before the rollout (gray), during it until the Deployment is complete (yellow), after it (green); each with its requests and failures (table below each chart)',
+    ],
+    [
+      legendSvg('<rect class="ok" x="1" y="1" width="28" height="12"/>'),
+      'completed requests per time bin (intended send time)',
+    ],
+    [
+      legendSvg('<rect class="failed" x="1" y="1" width="28" height="12"/>'),
+      'failed requests in the same bin, on the same scale (often too few to see: hence the band below)',
+    ],
+    [
+      legendSvg('<rect class="fail-bg" x="1" y="1" width="28" height="12"/>'),
+      'failures / bin: a band of its own, on its own scale (the largest bin of the page fills it), every bin with a failure at least 3 units high; stacked by class',
+    ],
+    ...classes.map((c): [string, string] => [
+      swatch(failureClassCss(c)),
+      `${esc(c)}: ${esc(failureMeaning(c))}`,
+    ]),
+    [
+      legendSvg('<path class="lat-p50" d="M1 7H29"/>'),
+      'latency p50 per bin (completed requests, from the intended send time; within 9 %)',
+    ],
+    [
+      legendSvg('<path class="lat-p99" d="M1 7H29"/>'),
+      'latency p99 per bin (same scale, shared by every rollout of the page)',
+    ],
+    [
+      legendSvg('<path class="rs-old" d="M1 4H15V10H29"/>'),
+      'old ReplicaSet: its Pods not yet terminating (a step down per Pod deleted)',
+    ],
+    [
+      legendSvg('<path class="rs-new" d="M1 10H15V4H29"/>'),
+      'new ReplicaSet: its Pods Ready (a step up per Pod that became Ready); both from the Pod watch',
+    ],
+    [
+      legendSvg('<rect class="pod-starting" x="1" y="2" width="28" height="10"/>'),
+      'Pod starting: created, not Ready yet',
+    ],
+    [legendSvg('<rect class="pod-ready" x="1" y="2" width="28" height="10"/>'), 'Pod Ready'],
+    [
+      legendSvg('<rect class="pod-terminating" x="1" y="2" width="28" height="10"/>'),
+      'Pod terminating: deletionTimestamp set, until the Pod is gone',
+    ],
+    [
+      legendSvg('<g class="ep-term"><path d="M15 1l4 6l-4 6l-4 -6z"/></g>'),
+      'its endpoint first seen terminating in the EndpointSlice',
+    ],
+    [
+      legendSvg('<g class="ep-removed"><path d="M15 1v12"/></g>'),
+      'its endpoint removed from the EndpointSlice',
+    ],
+    [
+      legendSvg('<g class="pod-gone"><path d="M15 1v12"/></g>'),
+      'Pod gone (the watch’s DELETED), with its container’s exit code; hover a Pod’s lane for all its moments',
+    ],
+    [
+      legendSvg('<g class="guide-start"><line class="guide-line" x1="15" x2="15" y1="0" y2="14"/></g>'),
+      'rollout start: the new Pod template PUT (kubectl rollout restart), axis 0',
+    ],
+    [
+      legendSvg('<g class="guide-complete"><line class="guide-line" x1="15" x2="15" y1="0" y2="14"/></g>'),
+      'complete: the Deployment first showed every replica updated and available',
+    ],
+  ];
+  return (
+    `<div class="legend-block"><h3>Legend</h3><dl>` +
+    items.map(([s, t]) => `<dt>${s}</dt><dd>${t}</dd>`).join('') +
+    `</dl></div>`
+  );
+}
+
+/** The rollout's settings, each as its row says it (../settings.ts), then where it ran and its records. */
+function facts(d: RolloutDocument): string {
+  const rows: [string, string][] = [
+    ['Deployment', d.deployment.name],
+    ['on SIGTERM', d.scenario.onSigterm ?? 'custom'],
+    ['grace', `${d.scenario.terminationGracePeriodSeconds} s`],
+    ['preStop sleep', `${d.scenario.preStopSleepSeconds} s`],
+    ...rolloutFacts(d).map((f): [string, string] => [f.name, f.text]),
+    ['platform', d.platform.name],
+    [
+      'records',
+      d.records.file === null
+        ? `none written whole (${count(d.records.dropped)} dropped)`
+        : `${d.records.file} (${count(d.records.written)} written, ${count(d.records.dropped)} dropped)`,
+    ],
+  ];
+  return `<dl class="facts settings">${rows.map(([k, v]) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join('')}</dl>`;
+}
+
+function windowsTable(d: RolloutDocument): string {
+  const spans = windowSpans(d, d.timeline.bins.length * d.timeline.binMs);
+  const o = originOf(d);
+  const rows = spans
+    .map((w) => {
+      const t = w.tally;
+      const classes = t
+        ? Object.entries(t.failures)
+            .filter(([, v]) => (v ?? 0) > 0)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ') || '–'
+        : '–';
+      return (
+        `<tr><th scope="row">${esc(w.name)}</th><td>${esc(seconds(w.fromMs - o))} … ${esc(seconds(w.toMs - o))}</td>` +
+        `<td class="num">${t ? count(t.requests) : '–'}</td><td class="num">${t ? count(t.failed) + esc(pct(t.failed, t.requests)) : '–'}</td>` +
+        `<td>${esc(classes)}</td><td class="num">${esc(msText(t?.latency.p50Ms ?? null))}</td><td class="num">${esc(msText(t?.latency.p99Ms ?? null))}</td></tr>`
+      );
+    })
+    .join('');
+  return (
+    `<div class="table-wrap"><table class="windows"><caption>The load's windows: before the rollout, during it (until the Deployment was complete), after it (until the old Pods were gone)</caption>` +
+    `<thead><tr><th scope="col">window</th><th scope="col">from … to</th><th scope="col">requests</th><th scope="col">failed</th><th scope="col">failures by class</th><th scope="col">p50</th><th scope="col">p99</th></tr></thead>` +
+    `<tbody>${rows}</tbody></table></div>`
+  );
+}
+
+function sampleRow(s: FailureSample, origin: number): string {
+  const sent = s.sentAtMs ?? s.intendedAtMs;
+  const connection = s.conn === null ? 'none' : `#${s.conn} ${s.reused ? 'reused' : 'new'}`;
+  const answer =
+    [s.status === null ? '' : `HTTP ${s.status}`, s.errorCode ?? ''].filter(Boolean).join(' ') || '–';
+  const cells = [
+    [String(s.seq), true],
+    [s.id, false],
+    [seconds(sent - origin), true],
+    [formatMs(s.endAtMs - s.intendedAtMs), true],
+    [s.pod ?? (s.podUid ? `uid ${s.podUid}` : 'not known'), false],
+    [s.phase, false],
+    [s.localPort === null ? '–' : String(s.localPort), true],
+    [connection, false],
+    [s.fate ?? 'not joined', false],
+    [answer, false],
+  ] as const;
+  return `<tr>${cells.map(([v, num]) => `<td${num ? ' class="num"' : ''}>${esc(v)}</td>`).join('')}</tr>`;
+}
+
+/** Per failure class: a <details> that opens the list of its requests, with their evidence. */
+function failureLists(d: RolloutDocument, i: number): string {
+  const entries = counted(d.totals.failures);
+  if (entries.length === 0) return `<p class="note">No request failed.</p>`;
+  const o = originOf(d);
+  const head = [
+    'seq',
+    'work id',
+    'sent',
+    'took',
+    'Pod',
+    'phase at send',
+    'local port',
+    'connection',
+    'server fate',
+    'answer',
+  ]
+    .map((t) => `<th scope="col">${t}</th>`)
+    .join('');
+  const lists = entries.map(([cls, total]) => {
+    const samples =
+      (d.failureSamples as Record<string, FailureSample[] | undefined> | undefined)?.[cls] ?? [];
+    const shown = samples.length
+      ? `<div class="table-wrap"><table><caption>${samples.length === total ? `all ${count(total)}` : `${samples.length} of ${count(total)}, spread over the run`} (sent: s from the rollout's start; the record file ${esc(d.records.file)} has every one)</caption>` +
+        `<thead><tr>${head}</tr></thead><tbody>${samples.map((s) => sampleRow(s, o)).join('')}</tbody></table></div>`
+      : `<p class="note">This document keeps no sample of these requests: read them in the record file ${esc(d.records.file)} (<code>failure</code> = <code>${esc(cls)}</code>).</p>`;
+    return (
+      `<details class="fail-list" id="${esc(classAnchor(i, cls))}"><summary>${swatch(failureClassCss(cls))}<strong>${esc(cls)}</strong>: ${count(total)} request${total === 1 ? '' : 's'}${esc(pct(total, d.totals.requests))} — ${esc(failureMeaning(cls))}</summary>` +
+      shown +
+      `</details>`
+    );
+  });
+  const phases = Object.entries(d.failuresByPhase).filter(([, row]) => row && Object.keys(row).length);
+  const byPhase = phases.length
+    ? `<p class="note">By the phase of the Pod that took them, when sent: ${phases
+        .map(
+          ([phase, row]) =>
+            `<strong>${esc(phase)}</strong> ${esc(
+              Object.entries(row ?? {})
+                .map(([k, v]) => `${k} ${v}`)
+                .join(', '),
+            )}`,
+        )
+        .join('; ')}.</p>`
+    : '';
+  return `<h4>Failed requests by class</h4>${byPhase}${lists.join('')}`;
+}
+
+function section(d: RolloutDocument, i: number, shared: ReturnType<typeof sharedScales>): string {
+  const h = `${anchor(i)}-h`;
+  const banner = d.complete
+    ? ''
+    : `<p class="incomplete-banner">Incomplete: ${esc(d.incompleteReason ?? 'no reason given')}</p>`;
+  return (
+    `<section class="run rollout" id="${anchor(i)}" aria-labelledby="${h}">` +
+    `<h3 id="${h}">${i + 1}. ${esc(d.scenario.name)} <small>${esc(d.verdict.kind)}</small></h3>` +
+    banner +
+    `<p class="verdict-line">${esc(d.verdict.explanation)}</p>` +
+    facts(d) +
+    `<figure>${renderRolloutSvg(d, shared, h)}</figure>` +
+    windowsTable(d) +
+    failureLists(d, i) +
+    `</section>`
+  );
+}
 
 export function renderRolloutHtml(docs: RolloutDocument[], { title, generatedAt }: RenderContext): string {
-  const rows = docs
-    .map(
-      (d) =>
-        `<tr><td>${esc(d.scenario.name)}</td><td>${d.totals.requests}</td><td>${d.totals.failed - (d.totals.failures['not-sent'] ?? 0) + (d.totals.unaccounted ?? 0)}</td><td>${esc(
-          [
-            ...Object.entries(d.totals.failures).filter(([k]) => k !== 'not-sent'),
-            ...((d.totals.unaccounted ?? 0) > 0 ? [['no class', d.totals.unaccounted]] : []),
-          ]
-            .map(([k, n]) => `${k} ${n}`)
-            .join(', ') || '-',
-        )}</td><td>${(d.totals.notSent ?? 0) + (d.totals.failures['not-sent'] ?? 0)}</td><td>${ms(d.totals.latency.p50Ms)}</td><td>${ms(d.totals.latency.p99Ms)}</td><td>${ms(d.totals.latency.maxMs)}</td><td>${ms(d.rollout.durationMs)}</td></tr>`,
-    )
-    .join('');
-  const sections = docs
-    .map(
-      (d) =>
-        `<h2>${esc(d.scenario.name)}</h2><p>${esc(d.verdict.explanation)}</p>${settingFacts(d)}${timeline(d)}`,
-    )
-    .join('');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(title)}</title></head><body><h1>${esc(title)}</h1><p>generated ${esc(generatedAt)}</p><table border="1"><tr><th>rollout</th><th>requests</th><th>failed</th><th>failures by class</th><th>not sent</th><th>p50 ms</th><th>p99 ms</th><th>max ms</th><th>rollout ms</th></tr>${rows}</table>${sections}</body></html>`;
+  const shared = sharedScales(docs);
+  const versions = [...new Set(docs.map((d) => `${d.tool.name} ${d.tool.version}`))].join(', ');
+  const meta = [
+    `${docs.length} rollout${docs.length === 1 ? '' : 's'}`,
+    versions,
+    generatedAt ? `generated ${generatedAt}` : '',
+  ].filter(Boolean);
+  const span = shared.domain[1] - shared.domain[0];
+  const body = docs.length
+    ? `<section aria-labelledby="cmp-h"><h2 id="cmp-h">Comparison</h2>${comparisonTable(docs)}` +
+      `<ol class="explanations">${docs.map((d, i) => `<li><a href="#${anchor(i)}"><strong>${esc(d.scenario.name)}</strong></a>: ${esc(d.verdict.explanation)}</li>`).join('')}</ol></section>` +
+      `<section aria-labelledby="tl-h"><h2 id="tl-h">Rollouts over time</h2>` +
+      `<p class="note">Every chart uses the same time axis: <strong>seconds from its rollout's start</strong> (the new Pod template's PUT, ` +
+      `<code>kubectl rollout restart</code>), ${esc(seconds(shared.domain[0]))} to ${esc(seconds(shared.domain[1]))}, ` +
+      `about ${esc(Math.round((span / (chart.width - chart.gutter - chart.right)) * 10) / 10)} ms per unit of width — so the rollouts line up. ` +
+      `Requests are counted by their intended send time. Hover a bar, band or mark for its numbers.</p>` +
+      legend(docs) +
+      docs.map((d, i) => section(d, i, shared)).join('') +
+      `</section>`
+    : `<p class="note">No rollouts to show.</p>`;
+  return renderShell({ title, meta, body, style: rolloutStyle });
 }

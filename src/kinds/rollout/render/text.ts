@@ -2,6 +2,7 @@
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
 import type { Style } from '../../../report/style.js';
+import { renderTextTable } from '../../../report/text.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
 import type { RolloutDocument } from '../document.js';
 import { rolloutFacts } from '../settings.js';
@@ -18,18 +19,6 @@ function failuresCell(doc: RolloutDocument): string {
     .map(([cls, n]) => `${cls} ${n}`);
   if ((doc.totals.unaccounted ?? 0) > 0) parts.push(`no class ${doc.totals.unaccounted}`);
   return parts.length ? parts.join(', ') : '-';
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i]!))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 /** How the cluster ran the preStop sleep (the kube platform's `preStopAction` fact), and why. */
@@ -114,7 +103,7 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
       `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${said('deployment')}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s${preStopForm(d)}; load ${said('load')}`,
     );
   }
-  lines.push('', table([header, ...rows]), '');
+  lines.push('', renderTextTable(header, rows, style), '');
   for (const d of docs) {
     lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(d.verdict.explanation)}`);
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
