@@ -13,7 +13,24 @@ export const loadDefaults = {
   connections: 32,
   connectTimeoutMs: 5_000,
   responseTimeoutMs: 30_000,
+  /** node:http's Agent default scheduling (v15.9+) and Go's Transport: the most recently used idle connection. */
+  pool: 'lifo',
+  /** node's http.globalAgent since v19 ({ keepAlive: true, timeout: 5000 }); Go's DefaultTransport: 90 s. */
+  idleTimeoutMs: 5_000,
 } as const;
+
+/** The longest client idle timeout (an hour). */
+export const IDLE_TIMEOUT_MS_MAX = 3_600_000;
+
+export function validateIdleTimeoutMs(ms: number): number {
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > IDLE_TIMEOUT_MS_MAX) {
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--idle-timeout-ms must be an integer from 0 (never) to ${IDLE_TIMEOUT_MS_MAX}, got ${quote(ms)}`,
+    );
+  }
+  return ms;
+}
 
 /**
  * `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed), up to `maxMs` — the caller passes
