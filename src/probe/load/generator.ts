@@ -108,13 +108,22 @@ export interface LoadResult {
   scheduleLag: DelaySummary;
 }
 
+export interface StopOptions {
+  abandon?: boolean;
+  queued?: 'send' | 'not-sent';
+}
+
 export interface LoadRun {
-  /** From now on (intended send times from now), records carry this window name. */
-  mark(window: string): void;
+  /** From now (or `atMs`, a performance.now() value), records carry this window name. */
+  mark(window: string, atMs?: number): void;
   /** Requests in flight and waiting for a connection: bounded by the options. */
   held(): { inFlight: number; queued: number };
-  /** Offer no more; in-flight requests finish (or, with abandon, are destroyed and recorded). */
-  stop(options?: { abandon?: boolean }): void;
+  /**
+   * Offer no more; in-flight requests finish (or, with abandon, are destroyed and recorded).
+   * Requests waiting for a connection are sent as connections free up (`queued: 'send'`, the
+   * default) or recorded `not-sent` at once (`queued: 'not-sent'`: a deadline or a signal).
+   */
+  stop(options?: StopOptions): void;
   done: Promise<LoadResult>;
 }
 
@@ -468,13 +477,20 @@ export function startLoad(options: LoadOptions): LoadRun {
   };
 
   const run: LoadRun = {
-    mark(window) {
-      if (marks.length < MARKS_MAX) marks.push({ at: performance.now(), name: window.slice(0, 64) });
+    mark(window, atMs) {
+      if (marks.length < MARKS_MAX) marks.push({ at: atMs ?? performance.now(), name: window.slice(0, 64) });
     },
     held: () => ({ inFlight, queued: queue.length - queueHead }),
     stop(stopOptions = {}) {
       stopped = true;
       clearTimeout(timer);
+      if (stopOptions.queued === 'not-sent' && !stopOptions.abandon) {
+        while (queueHead < queue.length) {
+          const record = queue[queueHead]!;
+          queue[queueHead++] = undefined as unknown as LoadRecord;
+          unsent(record, 'NOT_SENT');
+        }
+      }
       if (stopOptions.abandon) {
         while (queueHead < queue.length) {
           const record = queue[queueHead]!;
