@@ -11,6 +11,7 @@ import { DraincheckError } from '../../errors.js';
 import { getHealthz } from '../../probe/healthz.js';
 import { loadOrigin, poolSchedulings, startLoad } from '../../probe/load/generator.js';
 import {
+  LOAD_SECONDS_MAX,
   loadDefaults,
   parseWorkMs,
   validateConnections,
@@ -22,9 +23,6 @@ import { WORK_MS_MAX } from '../../server/work-params.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
 import { firstIssue } from '../zod-issue.js';
-
-/** The load never runs longer than this (a runner that vanished must not leave it running). */
-const LOAD_SECONDS_MAX = 3600;
 
 const flagsSchema = z.object({
   serviceUrl: z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' }),

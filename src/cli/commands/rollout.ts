@@ -7,7 +7,14 @@ import { rolloutKind } from '../../kinds/rollout/index.js';
 import type { RolloutDocument } from '../../kinds/rollout/document.js';
 import type { PropagationMeasurement } from '../../kinds/rollout/propagation.js';
 import { exceededLimits, parseFailureLimit, type FailureLimit } from '../../kinds/rollout/gate.js';
-import { loadDefaults, parseWorkMs, validateConnections, validateRate } from '../../probe/load/options.js';
+import { poolSchedulings } from '../../probe/load/generator.js';
+import {
+  loadDefaults,
+  parseWorkMs,
+  validateConnections,
+  validateIdleTimeoutMs,
+  validateRate,
+} from '../../probe/load/options.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { styleFor } from '../../report/style.js';
 import { shutdownPolicies } from '../../server/config.js';
@@ -37,6 +44,9 @@ interface RolloutFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
   rate: string;
   connections?: string;
   newConnections?: boolean;
+  pool: string;
+  idleTimeoutMs: string;
+  retryReused?: boolean;
   beforeMs: string;
   afterMs: string;
   gzip?: boolean;
@@ -100,6 +110,23 @@ export function rolloutCommand(): Command {
       `a pool of this many keep-alive connections (default ${rolloutDefaults.connections})`,
     )
     .option('--new-connections', 'a new connection per request instead of a pool')
+    .addOption(
+      new Option(
+        '--pool <order>',
+        'which idle keep-alive connection takes the next request: lifo (the most recently used, as node:http’s Agent and Go’s Transport do) or fifo (the least recently used: every connection kept warm)',
+      )
+        .choices(poolSchedulings)
+        .default(loadDefaults.pool),
+    )
+    .option(
+      '--idle-timeout-ms <ms>',
+      'the client closes a keep-alive connection idle this long (0: never; node’s globalAgent 5000, Go’s Transport 90000)',
+      String(loadDefaults.idleTimeoutMs),
+    )
+    .option(
+      '--retry-reused',
+      'send again a request that failed on a reused connection before any response byte, as Go’s Transport does',
+    )
     .option(
       '--work-ms <ms|min..max>',
       'work per request: fixed ms, or uniform between two bounds',
@@ -170,6 +197,11 @@ export function rolloutCommand(): Command {
       const connections = flags.newConnections
         ? ('new' as const)
         : validateConnections(Number(flags.connections ?? rolloutDefaults.connections));
+      const client = {
+        pool: flags.pool === 'fifo' ? ('fifo' as const) : ('lifo' as const),
+        idleTimeoutMs: validateIdleTimeoutMs(Number(flags.idleTimeoutMs)),
+        retryReused: flags.retryReused === true,
+      };
       const int = (text: string, label: string, min: number, max: number): number => {
         const parsed = parseInteger(text, { label, min, max });
         if (!parsed.ok) throw new DraincheckError('DC_USAGE', parsed.message);
@@ -242,7 +274,7 @@ export function rolloutCommand(): Command {
               plan: rolloutKind.plan(scenario, {
                 runId,
                 deployment,
-                load: { rate, connections, workMs, beforeMs, afterMs, gzip: flags.gzip === true },
+                load: { rate, connections, workMs, beforeMs, afterMs, gzip: flags.gzip === true, client },
                 manifest: session.planOptions.manifest ?? {},
                 ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               }),

@@ -15,8 +15,9 @@ import type {
 } from '@kubernetes/client-node';
 import { DraincheckError, isDraincheckError } from '../../errors.js';
 import type { LoadItem, Platform, RemoteLoad } from '../../platform/types.js';
-import { loadOrigin, startLoad } from '../../probe/load/generator.js';
-import type { WorkMsDistribution } from '../../probe/load/options.js';
+import { loadOrigin, type LoadClientSettings, type LoadResult } from '../../probe/load/generator.js';
+import { loadDefaults, LOAD_SECONDS_MAX, type WorkMsDistribution } from '../../probe/load/options.js';
+import { startLoadInThread } from '../../probe/load/threaded-load.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 import { RecordWriter } from '../../probe/load/record-file.js';
 import { JournalSpool } from '../../probe/load/fate-spool.js';
@@ -51,6 +52,8 @@ export interface RolloutPlan {
     beforeMs: number;
     afterMs: number;
     gzip: boolean;
+    /** The keep-alive pool's behaviour (default loadDefaults: node's Agent, Go's Transport). */
+    client?: LoadClientSettings;
   };
   manifest: ManifestOptions;
 }
@@ -72,6 +75,8 @@ const JOURNAL_CATCH_UP_MS = 3_000;
 const REMOTE_LOAD_START_MS = 300_000;
 /** How long the load's end (the requests in flight finishing and reported) is waited for. */
 const LOAD_END_MS = 60_000;
+/** A load Pod's --max-seconds beyond the plan's windows and deadlines: the runner's own steps. */
+const LOAD_MARGIN_S = 120;
 
 /** The load as the run drives it: the in-process generator, or the platform's load Pod. */
 interface LoadSource {
@@ -109,7 +114,17 @@ export const workMsText = (d: WorkMsDistribution): string =>
   d.kind === 'fixed' ? String(d.ms) : `${d.min}..${d.max}`;
 
 export async function runRollout(input: RolloutInput): Promise<RolloutDocument> {
-  const { platform, plan, outDir, signal } = input;
+  const { platform, plan, outDir } = input;
+  // The load's thread dying ends the run as an interrupt would, with its own reason (issue 22.6).
+  const loadFailed = new AbortController();
+  let loadFailure: string | null = null;
+  const signal = AbortSignal.any([input.signal, loadFailed.signal]);
+  const client: LoadClientSettings = plan.load.client ?? {
+    pool: loadDefaults.pool,
+    idleTimeoutMs: loadDefaults.idleTimeoutMs,
+    retryReused: false,
+  };
+  let loadResult: LoadResult | null = null;
   const { originMs, startedAt } = loadOrigin();
   const now = () => performance.now() - originMs;
   const lifecycles = new PodLifecycles(now);
@@ -290,6 +305,20 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
             connections: plan.load.connections,
             workMs: plan.load.workMs,
             idPrefix,
+            client,
+            // Bounded by the plan, so a runner that vanished leaves no load behind (issue 24.3):
+            // before + the rollout's deadline + the after window and the old Pods' settling + a margin.
+            maxSeconds: Math.min(
+              LOAD_SECONDS_MAX,
+              Math.ceil(
+                (plan.load.beforeMs + plan.load.afterMs) / 1000 +
+                  deadlineSeconds +
+                  5 +
+                  plan.scenario.terminationGracePeriodSeconds +
+                  SETTLE_MARGIN_S +
+                  LOAD_MARGIN_S,
+              ),
+            ),
           },
           watchSignal,
         ),
@@ -307,8 +336,9 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
         },
         signal,
       );
-    } else
-      load = startLoad({
+    } else {
+      // Off the runner's thread (./threaded-load.ts): its schedule is not the runner's.
+      const local = startLoadInThread({
         target,
         rate: plan.load.rate,
         count,
@@ -316,12 +346,22 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
         workMs: plan.load.workMs,
         originMs,
         idPrefix,
+        ...client,
         onRecord: (r) => {
           if (r.outcome === 'completed') completed += 1;
           else lookUpRoute(r);
           w.write(r);
         },
       });
+      local.done.then(
+        (result) => (loadResult = result),
+        (error: unknown) => {
+          loadFailure = error instanceof Error ? error.message : String(error);
+          loadFailed.abort();
+        },
+      );
+      load = local;
+    }
     input.onPhase?.('load: before');
     await abortableDelay(plan.load.beforeMs, signal);
     if (signal.aborted) throw signal.reason;
@@ -380,12 +420,14 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     }
     load.stop();
     await within(load.done, LOAD_END_MS);
+    if (loadFailure !== null) throw new Incomplete(loadFailure);
     // The journals follow the responses by a pipe: wait until they show as many finished
     // requests as the client saw complete (bounded), so the join does not miss the last ones.
     const caughtUp = now() + JOURNAL_CATCH_UP_MS;
     while (journalFinished < completed && now() < caughtUp) await abortableDelay(20, signal);
   } catch (error) {
-    if (signal.aborted) incompleteReason = 'interrupted';
+    if (loadFailure !== null) incompleteReason = loadFailure;
+    else if (signal.aborted) incompleteReason = 'interrupted';
     else if (error instanceof Incomplete) incompleteReason = error.message;
     else if (error instanceof DraincheckError && error.exitCode === 2) {
       await cleanup();
@@ -434,6 +476,8 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
   await rm(spoolPath, { force: true });
   const { all, windows, byPhase, bins, joinCounts } = joined;
   const counts = { written: joined.written, dropped: joined.dropped };
+  // Set in the load's `done` callback (TypeScript cannot see that assignment here).
+  const measured = loadResult as LoadResult | null;
   const complete = incompleteReason === null;
   if (!complete && verdictKind === 'rolled') verdictKind = 'incomplete';
   return {
@@ -453,6 +497,15 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
       workMs: workMsText(plan.load.workMs),
       beforeMs: plan.load.beforeMs,
       afterMs: plan.load.afterMs,
+      client: {
+        ...client,
+        ranIn: remote ? 'load-pod' : 'worker-thread',
+        // Measured where the load ran: a load Pod's own figures are not read back (yet).
+        retried: measured?.retried ?? null,
+        idleClosed: measured?.idleClosed ?? null,
+        eventLoopDelayMs: measured?.eventLoopDelay ?? null,
+        scheduleLagMs: measured?.scheduleLag ?? null,
+      },
     },
     platform: { ...platform.details() },
     rollout: {

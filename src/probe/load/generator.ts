@@ -77,6 +77,13 @@ export interface LoadOptions {
 export const poolSchedulings = ['lifo', 'fifo'] as const;
 export type PoolScheduling = (typeof poolSchedulings)[number];
 
+/** How the client treats its keep-alive pool: which real client it imitates (see the top). */
+export interface LoadClientSettings {
+  pool: PoolScheduling;
+  idleTimeoutMs: number;
+  retryReused: boolean;
+}
+
 /** Times one request is sent again at most with retryReused (Go's loop has no bound; ours must). */
 export const RETRY_REUSED_MAX = 8;
 

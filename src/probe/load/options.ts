@@ -19,6 +19,9 @@ export const loadDefaults = {
   idleTimeoutMs: 5_000,
 } as const;
 
+/** `draincheck load` never runs longer than this (a runner that vanished must not leave it running). */
+export const LOAD_SECONDS_MAX = 3600;
+
 /** The longest client idle timeout (an hour). */
 export const IDLE_TIMEOUT_MS_MAX = 3_600_000;
 
