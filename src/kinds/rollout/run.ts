@@ -361,6 +361,11 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
         },
       );
       load = local;
+      // The before window counts from the load's start, not from the thread's (a busy machine
+      // takes seconds to start one); bounded, and Ctrl-C or the thread's death end the wait.
+      const begun = new AbortController();
+      void local.started.finally(() => begun.abort()).catch(() => undefined);
+      await abortableDelay(LOAD_END_MS, AbortSignal.any([signal, begun.signal]));
     }
     input.onPhase?.('load: before');
     await abortableDelay(plan.load.beforeMs, signal);

@@ -1,6 +1,6 @@
 // The load generator in a worker thread of its own (./threaded-load.ts says why): it gets its
-// options as workerData, runs startLoad, and hands its records back in batches; marks and stop
-// come as messages. Times cross the thread boundary as wall-clock epochs, because each
+// options as workerData, runs startLoad, and hands its records back in batches; stop comes as
+// a message (windows are set by the caller, from its marks). Times cross the thread boundary as wall-clock epochs, because each
 // thread's performance.now() counts from its own origin.
 import { parentPort, workerData } from 'node:worker_threads';
 import { startLoad } from './generator.js';
@@ -37,9 +37,9 @@ if (parentPort) {
       else timer ??= setTimeout(flush, BATCH_MS);
     },
   });
+  post({ kind: 'started' });
   port.on('message', (message: HostMessage) => {
-    if (message.kind === 'mark') load.mark(message.window, toLocal(message.atEpochMs));
-    else if (message.kind === 'stop') load.stop(message.options);
+    if (message.kind === 'stop') load.stop(message.options);
   });
   void load.done.then((result) => {
     flush();

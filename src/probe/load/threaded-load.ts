@@ -7,7 +7,7 @@
 // delay its own. A thread that dies ends the load with its reason: `done` rejects, the
 // records handed over so far are the caller's, never a hang.
 import { Worker } from 'node:worker_threads';
-import type { LoadOptions, LoadResult, LoadRun } from './generator.js';
+import { INITIAL_WINDOW, type LoadOptions, type LoadResult, type LoadRun } from './generator.js';
 import type { LoadRecord } from './record.js';
 
 /** Records per message at most, and the longest a record waits for its batch. */
@@ -21,18 +21,26 @@ export interface WorkerLoadOptions extends Omit<LoadOptions, 'onRecord' | 'rando
   originEpochMs: number;
 }
 
-export type HostMessage =
-  | { kind: 'mark'; window: string; atEpochMs: number }
-  | { kind: 'stop'; options: { abandon?: boolean; queued?: 'send' | 'not-sent' } };
+export type HostMessage = { kind: 'stop'; options: { abandon?: boolean; queued?: 'send' | 'not-sent' } };
 
 export type WorkerMessage =
+  | { kind: 'started' }
   | { kind: 'records'; records: LoadRecord[]; held: { inFlight: number; queued: number } }
   | { kind: 'done'; result: LoadResult };
 
 /** The error a load thread that died ends the load with. */
 export class LoadThreadDied extends Error {}
 
+/** Marks kept at most (as the generator's MARKS_MAX). */
+const MARKS_MAX = 1_000;
+
 export interface ThreadedLoadRun extends LoadRun {
+  /**
+   * Resolves once the thread runs its load (its first request is due): a thread takes from
+   * milliseconds to seconds to start on a busy machine, and a window timed from before that
+   * would hold no request. Rejects as `done` does if it never starts.
+   */
+  started: Promise<void>;
   /** Ends the thread at once, as a crash would (its unsent batch is lost): for tests and last-resort cleanup. */
   terminate(): Promise<void>;
 }
@@ -51,6 +59,15 @@ export function startLoadInThread(
   worker.stdout?.resume();
   worker.stderr?.resume();
   let held = { inFlight: 0, queued: 0 };
+  // Windows are set here, from the caller's marks on its own clock, by each record's intended
+  // time (the same origin): a mark's trip to the thread does not move it.
+  const marks: Array<{ atUs: number; name: string }> = [];
+  const windowAt = (intendedUs: number): string => {
+    for (let i = marks.length - 1; i >= 0; i--) if (marks[i]!.atUs <= intendedUs) return marks[i]!.name;
+    return INITIAL_WINDOW;
+  };
+  let resolveStarted!: () => void;
+  const started = new Promise<void>((resolve) => (resolveStarted = resolve));
   let settled = false;
   let resolveDone!: (r: LoadResult) => void;
   let rejectDone!: (e: Error) => void;
@@ -60,11 +77,17 @@ export function startLoadInThread(
   });
   // A caller that only awaits done at the end must not see an unhandled rejection first.
   done.catch(() => undefined);
+  const startedOrDied = Promise.race([started, done.then(() => undefined)]);
+  startedOrDied.catch(() => undefined);
   let crash: string | null = null;
   worker.on('message', (message: WorkerMessage) => {
-    if (message.kind === 'records') {
+    if (message.kind === 'started') resolveStarted();
+    else if (message.kind === 'records') {
       held = message.held;
-      for (const record of message.records) onRecord(record);
+      for (const record of message.records) {
+        record.window = windowAt(record.intendedUs);
+        onRecord(record);
+      }
     } else if (!settled) {
       settled = true;
       resolveDone(message.result);
@@ -84,10 +107,17 @@ export function startLoadInThread(
     if (!settled) worker.postMessage(message);
   };
   return {
-    mark: (window) => post({ kind: 'mark', window, atEpochMs: performance.timeOrigin + performance.now() }),
+    mark: (window, atMs) => {
+      if (marks.length < MARKS_MAX)
+        marks.push({
+          atUs: Math.round(((atMs ?? performance.now()) - originMs) * 1000),
+          name: window.slice(0, 64),
+        });
+    },
     held: () => held,
     stop: (stopOptions = {}) => post({ kind: 'stop', options: stopOptions }),
     done,
+    started: startedOrDied,
     terminate: async () => {
       await worker.terminate();
     },
