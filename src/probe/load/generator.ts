@@ -36,7 +36,7 @@ import { LatencyHistogram } from './histogram.js';
 const BODY_KEEP_BYTES = 16 * 1024;
 /** Requests issued in one timer tick at most (a tick after a stall catches up over several). */
 const BURST_MAX = 1_000;
-const MARKS_MAX = 1_000;
+export const MARKS_MAX = 1_000;
 export const INITIAL_WINDOW = 'before';
 
 export interface LoadOptions {

@@ -7,7 +7,7 @@
 // delay its own. A thread that dies ends the load with its reason: `done` rejects, the
 // records handed over so far are the caller's, never a hang.
 import { Worker } from 'node:worker_threads';
-import { INITIAL_WINDOW, type LoadOptions, type LoadResult, type LoadRun } from './generator.js';
+import { INITIAL_WINDOW, MARKS_MAX, type LoadOptions, type LoadResult, type LoadRun } from './generator.js';
 import type { LoadRecord } from './record.js';
 
 /** Records per message at most, and the longest a record waits for its batch. */
@@ -30,9 +30,6 @@ export type WorkerMessage =
 
 /** The error a load thread that died ends the load with. */
 export class LoadThreadDied extends Error {}
-
-/** Marks kept at most (as the generator's MARKS_MAX). */
-const MARKS_MAX = 1_000;
 
 export interface ThreadedLoadRun extends LoadRun {
   /**
