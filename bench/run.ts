@@ -3,7 +3,7 @@
 import { printTable, writeResult, type BenchResult } from './lib/report.js';
 import { benchLab } from './lab.js';
 import { benchMatrix } from './matrix.js';
-import { benchLoadMemory, benchLoadRecording, benchLoadVsAutocannon } from './load.js';
+import { benchLoadMemory, benchLoadRecording, benchLoadThreadLag, benchLoadVsAutocannon } from './load.js';
 import { benchRolloutInherentWaits } from './rollout.js';
 import { benchRolloutMillion } from './rollout-million.js';
 import { benchProxy } from './runtime.js';
@@ -18,6 +18,7 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   'load-vs-autocannon': () => benchLoadVsAutocannon(),
   'load-recording': () => benchLoadRecording(),
   'load-memory': () => benchLoadMemory(),
+  'load-thread-lag': () => benchLoadThreadLag(),
   'rollout-inherent-waits': () => Promise.resolve(benchRolloutInherentWaits()),
   'rollout-million': () => benchRolloutMillion(),
 };

@@ -61,8 +61,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   /** Client events a platform delivered late (`ageMs`), re-dated at the end. */
   const lateClientEvents: RecordedEvent[] = [];
   const observing = new AbortController();
-  const stop = () => observing.abort();
-  options.signal?.addEventListener('abort', stop, { once: true });
+  // The caller's signal (Ctrl-C) is shared by every run of a `lab --matrix`: a listener per
+  // run on it made 11+ at once (Node's MaxListenersExceededWarning, issue 22.9). AbortSignal.any
+  // follows it without adding a listener to it, and lets it go with this run.
+  const observed = options.signal ? AbortSignal.any([options.signal, observing.signal]) : observing.signal;
   const { namespace } = plan.workload;
   const podName = plan.workload.pod.metadata!.name!;
   const serviceName = plan.workload.service.metadata!.name!;
@@ -71,7 +73,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   // ends every wait at once — waiting out a phase limit cannot cure it, and its message and hint
   // are the run's reason; a non-fatal failure marks the run incomplete, but only if nothing
   // else ended it.
-  const observers = new Observers(observing.signal, (e) => log.add('runner', 'observer-error', { ...e }));
+  const observers = new Observers(observed, (e) => log.add('runner', 'observer-error', { ...e }));
   const failFast = (error: DraincheckError) => observers.failFast(error);
   const waiting = observers.signal;
   // The server's lines are bounded in number and size: past the limits they are counted.
@@ -129,7 +131,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     if (!failure) return;
     containerEnded = true;
     const began = log.all().some((e) => e.source === 'client' && e.type === 'service-ready');
-    void Promise.race([journal, delay(1000, observing.signal)]).then(() => {
+    void Promise.race([journal, delay(1000, observed)]).then(() => {
       failFast(
         podFailedError(
           failure,
@@ -145,7 +147,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   const startReplacement = async ({ pod, readyWithinMs }: NonNullable<RunPlan['replacement']>) => {
     const name = pod.metadata!.name!;
     const [applied] = await limited(
-      platform.apply([pod], observing.signal),
+      platform.apply([pod], observed),
       plan.limits.prepareMs,
       'applying the second Pod',
     );
@@ -178,7 +180,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   });
   try {
     // Watches open before anything exists, so the Pod's whole life is seen.
-    const pods = platform.watch<V1Pod>('Pod', namespace, { name: podName }, observing.signal);
+    const pods = platform.watch<V1Pod>('Pod', namespace, { name: podName }, observed);
     void observe('Pod watch', pods, (e) => {
       log.add('pod', e.type, podEventData(e));
       if (e.type !== 'DELETED') onPod(e.object);
@@ -189,21 +191,21 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
         'EndpointSlice',
         namespace,
         { labelSelector: `${SERVICE_NAME_LABEL}=${serviceName}` },
-        observing.signal,
+        observed,
       ),
       (e) => log.add('endpointslice', e.type, sliceEventData(e, podName)),
     );
-    void observe('platform events', platform.events(observing.signal), (e) => {
+    void observe('platform events', platform.events(observed), (e) => {
       // Kubelet Events at their own time (they arrive late); the arrival is kept beside it.
       const placed = e.source === 'events' ? placeEvent(e.data, startedAt.getTime(), log.now()) : null;
       log.add(e.source, e.type, placed ? { ...e.data, ...placed.data } : e.data, placed?.at);
     });
 
     phase('prepare');
-    const applied = platform.apply(workloadObjects(plan.workload), observing.signal);
+    const applied = platform.apply(workloadObjects(plan.workload), observed);
     const created = await limited(applied, plan.limits.prepareMs, 'prepare');
     const podUid = created.find((o) => o.kind === 'Pod')?.metadata?.uid;
-    journal = observe('server journal', platform.logs(namespace, podName, observing.signal), (line) => {
+    journal = observe('server journal', platform.logs(namespace, podName, observed), (line) => {
       // A Pod's output is untrusted: a line longer than any journal line is kept cut, as output
       // (the reader already cut it at the journal line limit and said how much it dropped).
       const entry = line.length <= JOURNAL_LINE_MAX_CHARS ? parseJournalLine(line) : null;
@@ -350,7 +352,6 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     if (interrupted()) log.add('runner', 'interrupted', {});
     phase('conclude');
     observing.abort();
-    options.signal?.removeEventListener('abort', stop);
   }
 
   phase('cleanup');

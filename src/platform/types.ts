@@ -7,6 +7,7 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../probe/client-events.js';
 import type { LoadSettingValues } from '../probe/load/settings.js';
+import type { LoadClientSettings } from '../probe/load/generator.js';
 import type { LoadRecord } from '../probe/load/record.js';
 
 /** A watch event as the API server sends it (`{type, object}` per line). */
@@ -83,6 +84,14 @@ export interface LoadJob extends LoadSettingValues {
   image: string;
   /** Work ids are `<idPrefix><seq>`; a record with another id is not the run's. */
   idPrefix: string;
+  /** The keep-alive pool's behaviour (default: loadDefaults, node's Agent / Go's Transport). */
+  client?: LoadClientSettings;
+  /**
+   * The longest the load may offer (`draincheck load --max-seconds`; the Pod's
+   * activeDeadlineSeconds follows from it), so a runner that vanished leaves no load running
+   * (issue 24.3). Default LOAD_SECONDS_MAX.
+   */
+  maxSeconds?: number;
 }
 
 /** What a load Pod's output says, line by line, as it arrives; `readAtMs` is the runner's clock. */

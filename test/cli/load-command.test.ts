@@ -1,7 +1,7 @@
 // `draincheck load`, what the load Pod of `rollout --platform kube` runs, as a real process
 // against a real lab server on loopback: the header once the Service answers, one record per
 // request, and on SIGTERM (the Pod's deletion) the requests in flight finish and are reported
-// before the trailer and a clean exit. Bad input: one line, exit 2; a Service that never
+// (those still queued: not-sent) before the trailer and a clean exit. Bad input: one line, exit 2; a Service that never
 // answers: DC_SERVICE_UNREACHABLE, exit 3.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -46,10 +46,13 @@ test('draincheck load: header, records, and on SIGTERM the requests in flight fi
   );
   assert.equal(records.length, trailer.records);
   assert.ok(records.length >= 20, `${records.length} records`);
-  // Nothing abandoned: each request the server accepted finished and was reported.
+  // Nothing abandoned: each request the server accepted finished and was reported; those still
+  // waiting for a connection at SIGTERM were never sent and say so (issue 23.4).
+  const notSent = records.filter((r) => r.failure === 'not-sent');
+  assert.ok(notSent.every((r) => r.sentUs === null && r.errorCode === 'NOT_SENT'));
   assert.deepEqual(
     records
-      .filter((r) => r.outcome !== 'completed')
+      .filter((r) => r.outcome !== 'completed' && r.failure !== 'not-sent')
       .map((r) => `${r.id} ${r.outcome} ${r.status} ${r.errorCode}`),
     [],
   );
@@ -60,7 +63,8 @@ test('draincheck load: header, records, and on SIGTERM the requests in flight fi
     [],
     'every request the server accepted is reported',
   );
-  assert.ok(records.every((r) => r.id.startsWith('drain-') && r.podUid === '6a1f0c1e-load-test'));
+  assert.ok(records.every((r) => r.id.startsWith('drain-')));
+  assert.ok(records.filter((r) => r.failure !== 'not-sent').every((r) => r.podUid === '6a1f0c1e-load-test'));
 });
 
 test('draincheck load: a bad value is one line and exit 2; a Service that never answers is DC_SERVICE_UNREACHABLE, exit 3', () => {

@@ -1,13 +1,16 @@
 // `draincheck load`: the open-loop load generator (src/probe/load/) as a process of its own —
 // what the load Pod of `draincheck rollout --platform kube` runs, so that the load takes the
 // cluster's Service path. It waits until GET /healthz through the Service answers 200, prints
-// the record header, then one NDJSON record per request on stdout; SIGTERM (the Pod's
-// deletion) stops the offer, lets the requests in flight finish, prints the trailer and exits.
-import http from 'node:http';
-import { Command } from 'commander';
+// the record header, then one NDJSON record per request on stdout. SIGTERM (the Pod's
+// deletion), SIGINT or --max-seconds stop it (issue 23.4): nothing new is sent, requests
+// waiting for a connection are recorded not-sent, those in flight get --stop-wait-ms to
+// finish (then they are abandoned and recorded), the trailer is printed and it exits.
+import { Command, Option } from 'commander';
 import { z } from 'zod';
 import { DraincheckError } from '../../errors.js';
-import { loadOrigin, startLoad } from '../../probe/load/generator.js';
+import { getHealthz } from '../../probe/healthz.js';
+import { loadOrigin, poolSchedulings, startLoad } from '../../probe/load/generator.js';
+import { LOAD_SECONDS_MAX, loadDefaults, validateIdleTimeoutMs } from '../../probe/load/options.js';
 import { loadSettings } from '../../probe/load/settings.js';
 import { RECORD_FILE_KIND, recordLine } from '../../probe/load/record-file.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
@@ -17,9 +20,6 @@ import { readSettings } from '../../util/setting-rows.js';
 import { addSettingFlags } from '../setting-flags.js';
 import { firstIssue } from '../zod-issue.js';
 
-/** The load never runs longer than this (a runner that vanished must not leave it running). */
-const LOAD_SECONDS_MAX = 3600;
-
 const flagsSchema = z.object({
   serviceUrl: z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' }),
   idPrefix: z
@@ -27,6 +27,7 @@ const flagsSchema = z.object({
     .regex(/^[A-Za-z0-9._-]{1,40}$/, { error: '--id-prefix must be 1-40 characters of A-Z a-z 0-9 . _ -' }),
   serviceReadyTimeoutMs: integerSchema({ label: '--service-ready-timeout-ms', min: 1, max: TIMER_MAX_MS }),
   maxSeconds: integerSchema({ label: '--max-seconds', min: 1, max: LOAD_SECONDS_MAX }),
+  stopWaitMs: integerSchema({ label: '--stop-wait-ms', min: 0, max: TIMER_MAX_MS }),
 });
 
 /**
@@ -38,6 +39,9 @@ const settingRows = loadSettings(WORK_MS_MAX);
 /** The load's settings from commander's options (DC_USAGE with the row's message when bad). */
 export const readLoadFlags = (flags: Record<string, unknown>) => readSettings(settingRows, flags);
 
+/** One readiness attempt's whole answer within this long (a total deadline, not an idle one). */
+const READY_ATTEMPT_MS = 1000;
+
 export function loadCommand(): Command {
   const command = new Command('load')
     .summary('send open-loop load to a Service URL, one NDJSON record per request (used in the load Pod)')
@@ -47,13 +51,40 @@ export function loadCommand(): Command {
     .requiredOption('--service-url <url>', 'the Service, e.g. http://10.96.0.12:80');
   return addSettingFlags(command, settingRows)
     .option('--id-prefix <prefix>', 'work ids are <prefix><seq>', 'L')
-    .option('--service-ready-timeout-ms <ms>', 'give up waiting for GET /healthz 200', '60000')
+    .addOption(
+      new Option(
+        '--pool <order>',
+        'which idle keep-alive connection takes the next request: lifo (the most recently used: node:http Agent, Go Transport) or fifo',
+      )
+        .choices(poolSchedulings)
+        .default(loadDefaults.pool),
+    )
+    .option(
+      '--idle-timeout-ms <ms>',
+      "close a keep-alive connection idle this long (0: never; node's globalAgent 5000, Go's Transport 90000)",
+      String(loadDefaults.idleTimeoutMs),
+    )
+    .option(
+      '--retry-reused',
+      "send again a request that failed on a reused connection before any response byte (Go's Transport)",
+    )
+    .option(
+      '--service-ready-timeout-ms <ms>',
+      'give up waiting for GET /healthz 200 (each attempt has 1 s for its whole answer)',
+      '60000',
+    )
     .option('--max-seconds <s>', 'stop offering after this long whatever happens', String(LOAD_SECONDS_MAX))
+    .option(
+      '--stop-wait-ms <ms>',
+      'once stopped (signal or --max-seconds), how long requests in flight may take to finish before they are abandoned',
+      String(loadDefaults.responseTimeoutMs),
+    )
     .action(async (flags: Record<string, string | boolean | undefined>) => {
       const parsed = flagsSchema.safeParse(flags);
       if (!parsed.success) throw new DraincheckError('DC_USAGE', firstIssue(parsed.error));
-      const { serviceUrl, idPrefix, serviceReadyTimeoutMs, maxSeconds } = parsed.data;
+      const { serviceUrl, idPrefix, serviceReadyTimeoutMs, maxSeconds, stopWaitMs } = parsed.data;
       const settings = readLoadFlags(flags);
+      const idleTimeoutMs = validateIdleTimeoutMs(Number(flags.idleTimeoutMs));
       const target = new URL(serviceUrl);
 
       const stopping = new AbortController();
@@ -77,35 +108,51 @@ export function loadCommand(): Command {
         count: Math.ceil(settings.rate * maxSeconds),
         originMs,
         idPrefix,
+        pool: flags.pool === 'fifo' ? 'fifo' : 'lifo',
+        idleTimeoutMs,
+        retryReused: flags.retryReused === true,
         onRecord: (r) => {
           records += 1;
           out(recordLine(r));
         },
       });
-      const onStop = () => load.stop();
+      // Stopped by a signal or the deadline: nothing new, the queue not-sent, the requests in
+      // flight bounded by --stop-wait-ms (the Pod's grace period covers it: load-pod.ts).
+      let abandonTimer: NodeJS.Timeout | undefined;
+      const onStop = () => {
+        load.stop({ queued: 'not-sent' });
+        abandonTimer ??= setTimeout(() => load.stop({ abandon: true }), stopWaitMs);
+      };
+      const deadline = setTimeout(onStop, maxSeconds * 1000);
       stopping.signal.addEventListener('abort', onStop, { once: true });
       const result = await load.done;
+      clearTimeout(deadline);
+      clearTimeout(abandonTimer);
       stopping.signal.removeEventListener('abort', onStop);
-      out(JSON.stringify({ kind: 'trailer', records, dropped: result.sinkErrors }));
+      out(
+        JSON.stringify({
+          kind: 'trailer',
+          records,
+          dropped: result.sinkErrors,
+          // The client's own facts: what it retried, closed idle, and whether it kept its schedule.
+          retried: result.retried,
+          idleClosed: result.idleClosed,
+          eventLoopDelay: result.eventLoopDelay,
+          scheduleLag: result.scheduleLag,
+        }),
+      );
     });
 }
 
-/** GET /healthz until 200 (bounded): 'ready', or the last answer seen. */
+/** GET /healthz until 200, each attempt and the whole wait bounded: 'ready', or the last answer seen. */
 async function serviceReady(target: URL, limitMs: number, signal: AbortSignal): Promise<string> {
   const deadline = performance.now() + limitMs;
   let last = 'no answer';
   while (!signal.aborted && performance.now() < deadline) {
-    last = await new Promise<string>((resolve) => {
-      const req = http.get(new URL('/healthz', target), { agent: false, timeout: 1000 }, (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode === 200 ? 'ready' : `HTTP ${res.statusCode ?? 0}`));
-        res.on('error', (e) => resolve(e.message));
-      });
-      req.on('timeout', () => req.destroy(new Error('timed out')));
-      req.on('error', (e) => resolve((e as NodeJS.ErrnoException).code ?? e.message));
-    });
+    const left = Math.max(1, Math.ceil(deadline - performance.now()));
+    last = await getHealthz(target, Math.min(READY_ATTEMPT_MS, left), signal);
     if (last === 'ready') return last;
-    await abortableDelay(100, signal);
+    await abortableDelay(Math.min(100, Math.max(0, deadline - performance.now())), signal);
   }
   return last;
 }

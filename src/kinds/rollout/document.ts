@@ -8,8 +8,15 @@ import { notSentCauses } from '../../probe/load/not-sent.js';
 import { failureClasses, serverFates } from '../../probe/load/record.js';
 import { PlatformFactSchema, PlatformTimingSchema, ScenarioSchema } from '../../experiment/run-document.js';
 import { deploymentDocumentShape, loadDocumentShape } from './settings.js';
+import { poolSchedulings } from '../../probe/load/generator.js';
 
 export const ROLLOUT_SCHEMA = 'draincheck.rollout/v1';
+
+const DelaySchema = z.object({
+  p50Ms: z.number().nullable(),
+  p99Ms: z.number().nullable(),
+  maxMs: z.number().nullable(),
+});
 
 /** What a Pod was doing when a request started, as the Pod watch showed it. */
 export const podPhases = ['ready', 'terminating', 'gone', 'unknown'] as const;
@@ -119,7 +126,47 @@ export const RolloutDocumentSchema = z.object({
   scenario: ScenarioSchema.omit({ workId: true }),
   // The settings' fields come from their rows (./settings.ts).
   deployment: z.object({ name: z.string(), ...deploymentDocumentShape }),
-  load: z.object(loadDocumentShape),
+  load: z.object({
+    ...loadDocumentShape,
+    client: z
+      .object({
+        pool: z
+          .enum(poolSchedulings)
+          .describe(
+            "which idle keep-alive connection took the next request: lifo (the most recently used: node:http's Agent default, Go's Transport) or fifo (the least recently used)",
+          ),
+        idleTimeoutMs: z
+          .number()
+          .describe(
+            "the client closed a connection idle this long (0: never; node's globalAgent 5000, Go's Transport 90000)",
+          ),
+        retryReused: z
+          .boolean()
+          .describe(
+            "a request that failed on a reused connection before any response byte was sent again (Go's Transport)",
+          ),
+        ranIn: z
+          .enum(['worker-thread', 'load-pod'])
+          .describe(
+            "where the load generator ran: a worker thread of the runner's process, or a load Pod in the cluster",
+          ),
+        retried: z
+          .number()
+          .nullable()
+          .describe('requests sent again by retryReused (null: not measured, a load Pod)'),
+        idleClosed: z.number().nullable().describe('idle connections the client closed at its idle timeout'),
+        eventLoopDelayMs: DelaySchema.nullable().describe(
+          "the load generator's own event-loop delay (perf_hooks.monitorEventLoopDelay, 10 ms resolution): how late its timers and sockets were served",
+        ),
+        scheduleLagMs: DelaySchema.nullable().describe(
+          'how late each request was issued after its intended time (before any wait for a connection): the client could not keep its schedule when this is large',
+        ),
+      })
+      .optional()
+      .describe(
+        'the load client: its pool, and whether it kept its schedule (documents before issue 22.6 have none)',
+      ),
+  }),
   platform: z.looseObject({
     name: z.string(),
     namespace: z.string().optional(),

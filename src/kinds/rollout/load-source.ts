@@ -5,7 +5,8 @@
 // has — its own clock, lines that were not records, gaps in its sequence numbers — stays here,
 // and reaches the join as `clock` and `whole()`.
 import type { LoadItem, LoadJob, RemoteLoad } from '../../platform/types.js';
-import { startLoad } from '../../probe/load/generator.js';
+import type { LoadClientSettings, LoadResult } from '../../probe/load/generator.js';
+import { startLoadInThread } from '../../probe/load/threaded-load.js';
 import { loadSettingValues, type LoadSettingValues } from '../../probe/load/settings.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 
@@ -25,6 +26,9 @@ export interface LoadSource {
   whole(): boolean;
   /** How long after a request's end its journal lines may still arrive (the log pipe's lag). */
   journalLagMs: number;
+  /** Where the generator ran, and what it measured of itself once done (null: not read back). */
+  ranIn: 'worker-thread' | 'load-pod';
+  result(): LoadResult | null;
 }
 
 /** The load's shape, as the plan says it: one field per row of src/probe/load/settings.ts. */
@@ -32,6 +36,8 @@ export interface LoadShape extends LoadSettingValues {
   idPrefix: string;
   /** At most this many requests (the source never hands over more). */
   count: number;
+  /** The keep-alive pool's behaviour (node's Agent / Go's Transport by default). */
+  client: LoadClientSettings;
 }
 
 /** How long after a request's end its journal lines may still be received (one pipe). */
@@ -45,22 +51,41 @@ export const POD_JOURNAL_LAG_MS = 30_000;
 /** A load Pod's start: its image pulled, the Pod scheduled and started, the Service answering. */
 const POD_LOAD_START_MS = 300_000;
 
-/** The generator in this process, to `target`; times on the runner's clock from `originMs`. */
-export function localLoad(
+/**
+ * The generator in a worker thread of this process (src/probe/load/threaded-load.ts), to
+ * `target`; times on the runner's clock from `originMs`. Off the runner's thread, its schedule
+ * is not the runner's (the watches, the join, other rollouts of a --compare). Resolves once the
+ * thread runs its load — a busy machine takes seconds to start one, and a window timed from
+ * before would hold no request — or when `signal` ends the wait. A thread that dies rejects
+ * `done` with its reason (the run ends incomplete with it).
+ */
+export async function localLoad(
   target: URL,
   shape: LoadShape,
   originMs: number,
   onRecord: (r: LoadRecord) => void,
-): LoadSource {
-  const run = startLoad({
+  signal: AbortSignal,
+): Promise<LoadSource> {
+  const run = startLoadInThread({
     target,
-    // Every load row's value (src/probe/load/settings.ts), then the count.
+    // Every load row's value (src/probe/load/settings.ts), the client's pool, then the count.
     ...loadSettingValues(shape),
+    ...shape.client,
     count: shape.count,
     originMs,
     idPrefix: shape.idPrefix,
     onRecord,
   });
+  let result: LoadResult | null = null;
+  run.done.then(
+    (r) => (result = r),
+    () => undefined,
+  );
+  const aborted = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  await Promise.race([run.started.catch(() => undefined), aborted]);
   return {
     mark: (w) => run.mark(w),
     stop: (o) => run.stop(o),
@@ -68,6 +93,8 @@ export function localLoad(
     clock: () => null,
     whole: () => true,
     journalLagMs: LOCAL_JOURNAL_LAG_MS,
+    ranIn: 'worker-thread',
+    result: () => result,
   };
 }
 
@@ -139,6 +166,9 @@ export async function podLoad(
     // where no count says so.
     whole: () => !holes && records === maxSeq + 1,
     journalLagMs: POD_JOURNAL_LAG_MS,
+    // The load Pod writes its own figures in its trailer; they are not read back yet.
+    ranIn: 'load-pod',
+    result: () => null,
   };
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(), POD_LOAD_START_MS);

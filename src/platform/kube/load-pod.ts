@@ -5,9 +5,12 @@
 // every line is untrusted (bounded in length, parsed within a depth limit, checked field by
 // field), and a record whose id is not the run's is dropped. Stopping it is deleting it: the
 // kubelet's SIGTERM makes `draincheck load` offer no more, let the requests in flight finish
-// and report them, and exit within the Pod's grace period.
+// and report them, and exit within the Pod's grace period. A runner that vanished (SIGKILL, a
+// lost laptop) cannot delete it: the load ends by itself at --max-seconds, and the Pod at its
+// activeDeadlineSeconds (the kubelet kills a Pod past it, as it does a Job's), both from the
+// plan (issue 24.3).
 import type { V1Pod } from '@kubernetes/client-node';
-import { loadDefaults } from '../../probe/load/options.js';
+import { LOAD_SECONDS_MAX, loadDefaults } from '../../probe/load/options.js';
 import { loadArgv } from '../../probe/load/settings.js';
 import { parseRecordLine, RECORD_FILE_KIND, RECORD_LINE_MAX_CHARS } from '../../probe/load/record-file.js';
 import { parseJsonBounded, truncateText } from '../../util/bounded-json.js';
@@ -23,12 +26,48 @@ export const LOAD_CONTAINER = 'load';
  */
 export const LOAD_GRACE_SECONDS = Math.ceil(loadDefaults.responseTimeoutMs / 1000) + 5;
 
+/** `draincheck load`'s default wait for GET /healthz 200 through the Service (its --service-ready-timeout-ms). */
+const LOAD_READY_WAIT_SECONDS = 60;
+/** Before the load's own clock starts: the image pulled and the container started (the rollout waits 300 s). */
+const LOAD_START_SECONDS = 300;
+
+/** The load's --max-seconds for a job: its plan's, never beyond what `draincheck load` takes. */
+export const loadMaxSeconds = (job: LoadJob): number =>
+  Math.min(LOAD_SECONDS_MAX, Math.max(1, Math.ceil(job.maxSeconds ?? LOAD_SECONDS_MAX)));
+
+/**
+ * The Pod's activeDeadlineSeconds: counted from its start (before the image pull), so the
+ * load's whole life — start, readiness wait, --max-seconds, the in-flight wait — fits in it.
+ */
+export const loadActiveDeadlineSeconds = (job: LoadJob): number =>
+  LOAD_START_SECONDS + LOAD_READY_WAIT_SECONDS + loadMaxSeconds(job) + LOAD_GRACE_SECONDS;
+
 /**
  * `draincheck load`'s arguments for a job (src/cli/commands/load.ts): the load's settings from
- * their rows (src/probe/load/settings.ts), which the load command reads back with the same rows.
+ * their rows (src/probe/load/settings.ts), which the load command reads back with the same rows;
+ * the plan's --max-seconds; the client's pool (not rows yet).
  */
 export function loadArgs(job: LoadJob, serviceUrl: string): string[] {
-  return ['load', '--service-url', serviceUrl, ...loadArgv(job), '--id-prefix', job.idPrefix];
+  const client = job.client;
+  return [
+    'load',
+    '--service-url',
+    serviceUrl,
+    ...loadArgv(job),
+    '--id-prefix',
+    job.idPrefix,
+    '--max-seconds',
+    String(loadMaxSeconds(job)),
+    ...(client
+      ? [
+          '--pool',
+          client.pool,
+          '--idle-timeout-ms',
+          String(client.idleTimeoutMs),
+          ...(client.retryReused ? ['--retry-reused'] : []),
+        ]
+      : []),
+  ];
 }
 
 export function buildLoadPod(job: LoadJob, runId: string, serviceUrl: string): V1Pod {
@@ -44,6 +83,7 @@ export function buildLoadPod(job: LoadJob, runId: string, serviceUrl: string): V
       // It talks to the Service, never to the API server.
       automountServiceAccountToken: false,
       terminationGracePeriodSeconds: LOAD_GRACE_SECONDS,
+      activeDeadlineSeconds: loadActiveDeadlineSeconds(job),
       containers: [
         {
           name: LOAD_CONTAINER,

@@ -2,8 +2,18 @@
 // start + i/rate — whatever the server does: a slow answer never delays the next request's
 // *intended* time, and latency is measured from that intended time, so waiting for a free
 // connection counts as the user would feel it (no coordinated omission, as in wrk2). Requests go
-// out on a pool of N keep-alive connections (FIFO, so every connection keeps
-// being used) or on a new connection each (`connections: 'new'`), with a small HTTP/1.1 client of
+// out on a pool of N keep-alive connections or on a new connection each (`connections: 'new'`).
+// The pool behaves as the clients users run (issue 22): the most recently used idle connection
+// first (`pool: 'lifo'`, node:http's Agent default `scheduling: 'lifo'` and Go's Transport, whose
+// idle list is taken from its most recent end — net/http transport.go, queueForIdleConn), idle
+// connections closed after `idleTimeoutMs` (node's http.globalAgent since v19: keepAlive with a
+// 5 s socket timeout; Go's DefaultTransport: IdleConnTimeout 90 s), and optionally a request
+// that failed on a reused connection before any response byte sent again on another one, as
+// Go's Transport does (transport.go, persistConn.shouldRetryRequest: a reused connection, and
+// nothingWrittenError or errServerClosedIdle / transportReadFromServerError for a replayable
+// GET). `pool: 'fifo'` (the least recently used first, so every connection keeps being used)
+// is kept for comparison: at a Pod's SIGTERM it exposes many idle connections each soon next in
+// line to the server's close (`reused-connection-closed`). With a small HTTP/1.1 client of
 // our own (./http1.ts) whose connections bind their local port first (./local-port.ts), so a
 // refused or timed-out connection still names its port. Each request's facts become
 // one LoadRecord handed to `onRecord` and then forgotten: nothing per request is retained
@@ -19,12 +29,14 @@ import {
 } from './options.js';
 import { Http1Connection, type Http1Error, type Http1Owner } from './http1.js';
 import { classifyFailure, settleUnfinished, type LoadRecord } from './record.js';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { LatencyHistogram } from './histogram.js';
 
 /** Body bytes kept per response (the completion body is ~250); the rest is counted. */
 const BODY_KEEP_BYTES = 16 * 1024;
 /** Requests issued in one timer tick at most (a tick after a stall catches up over several). */
 const BURST_MAX = 1_000;
-const MARKS_MAX = 1_000;
+export const MARKS_MAX = 1_000;
 export const INITIAL_WINDOW = 'before';
 
 export interface LoadOptions {
@@ -54,6 +66,32 @@ export interface LoadOptions {
   onRecord: (record: LoadRecord) => void;
   /** Bind each connection's local port from ./local-port.ts's range (default true). */
   bindLocalPort?: boolean;
+  /** Which idle connection a request takes: the most (lifo, default) or least (fifo) recently used. */
+  pool?: PoolScheduling;
+  /** An idle pooled connection is closed after this long (0: never). Default 5,000 (node's globalAgent). */
+  idleTimeoutMs?: number;
+  /** Send again a request that failed on a reused connection before any response byte (Go's Transport). */
+  retryReused?: boolean;
+}
+
+export const poolSchedulings = ['lifo', 'fifo'] as const;
+export type PoolScheduling = (typeof poolSchedulings)[number];
+
+/** How the client treats its keep-alive pool: which real client it imitates (see the top). */
+export interface LoadClientSettings {
+  pool: PoolScheduling;
+  idleTimeoutMs: number;
+  retryReused: boolean;
+}
+
+/** Times one request is sent again at most with retryReused (Go's loop has no bound; ours must). */
+export const RETRY_REUSED_MAX = 8;
+
+/** p50/p99/max in ms (null when nothing was measured). */
+export interface DelaySummary {
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
 }
 
 export interface LoadResult {
@@ -64,15 +102,35 @@ export interface LoadResult {
   /** Records whose `onRecord` threw: counted here, so a failing sink is never silent. */
   sinkErrors: number;
   durationMs: number;
+  /** Requests sent again after failing on a reused connection before any byte (retryReused). */
+  retried: number;
+  /** Idle connections the client closed after idleTimeoutMs. */
+  idleClosed: number;
+  /**
+   * The generator's own event loop: how late its timers ran (perf_hooks.monitorEventLoopDelay)
+   * — a load that shares its thread with busy work cannot keep its schedule.
+   */
+  eventLoopDelay: DelaySummary;
+  /** How late each request was issued after its intended time (before any wait for a connection). */
+  scheduleLag: DelaySummary;
+}
+
+export interface StopOptions {
+  abandon?: boolean;
+  queued?: 'send' | 'not-sent';
 }
 
 export interface LoadRun {
-  /** From now on (intended send times from now), records carry this window name. */
-  mark(window: string): void;
+  /** From now (or `atMs`, a performance.now() value), records carry this window name. */
+  mark(window: string, atMs?: number): void;
   /** Requests in flight and waiting for a connection: bounded by the options. */
   held(): { inFlight: number; queued: number };
-  /** Offer no more; in-flight requests finish (or, with abandon, are destroyed and recorded). */
-  stop(options?: { abandon?: boolean }): void;
+  /**
+   * Offer no more; in-flight requests finish (or, with abandon, are destroyed and recorded).
+   * Requests waiting for a connection are sent as connections free up (`queued: 'send'`, the
+   * default) or recorded `not-sent` at once (`queued: 'not-sent'`: a deadline or a signal).
+   */
+  stop(options?: StopOptions): void;
   done: Promise<LoadResult>;
 }
 
@@ -96,6 +154,9 @@ export function startLoad(options: LoadOptions): LoadRun {
   const prefix = options.idPrefix ?? 'L';
   const connectTimeoutMs = options.connectTimeoutMs ?? loadDefaults.connectTimeoutMs;
   const responseTimeoutMs = options.responseTimeoutMs ?? loadDefaults.responseTimeoutMs;
+  const lifo = (options.pool ?? loadDefaults.pool) === 'lifo';
+  const idleTimeoutMs = options.idleTimeoutMs ?? loadDefaults.idleTimeoutMs;
+  const retryReused = options.retryReused === true;
   const host = options.target.hostname.replace(/^\[|\]$/g, '');
   const port = Number(options.target.port || 80);
   const target = { host, port, bindLocalPort: options.bindLocalPort !== false };
@@ -112,14 +173,23 @@ export function startLoad(options: LoadOptions): LoadRun {
   let inFlight = 0;
   let abandoned = 0;
   let sinkErrors = 0;
+  let retried = 0;
+  let idleClosed = 0;
+  const retries = new Map<LoadRecord, number>();
+  const lag = new LatencyHistogram();
+  // The loop's delay sampled every 10 ms (its resolution), from the start to the end of the load.
+  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  loopDelay.enable();
   let stopped = false;
   let finished = false;
   let timer: NodeJS.Timeout | undefined;
   const queue: LoadRecord[] = [];
   let queueHead = 0;
-  /** Every open connection (busy or idle); idle ones also in `idle`, oldest first. */
+  /** Every open connection (busy or idle); idle ones also in `idle`, longest idle first. */
   const live = new Set<Http1Connection<LoadRecord>>();
   const idle: Array<Http1Connection<LoadRecord>> = [];
+  /** When each idle connection became idle (performance.now()), parallel to `idle`. */
+  const idleSince: number[] = [];
   // Deadlines are checked in one sweep over the open connections instead of a timer per
   // request: a fraction of the shorter limit, so a timeout fires at most that late.
   const sweepMs = Math.max(1, Math.min(50, Math.floor(Math.min(connectTimeoutMs, responseTimeoutMs) / 20)));
@@ -149,11 +219,49 @@ export function startLoad(options: LoadOptions): LoadRun {
     for (const conn of live) conn.close();
     live.clear();
     idle.length = 0;
-    resolveDone({ intended: next, abandoned, sinkErrors, durationMs: performance.now() - startAt });
+    idleSince.length = 0;
+    loopDelay.disable();
+    const ns = (v: number) => (Number.isFinite(v) && loopDelay.count > 0 ? Math.round(v / 1e4) / 100 : null);
+    const lagMs = (v: number | null) => (v === null ? null : Math.round(v / 10) / 100);
+    resolveDone({
+      intended: next,
+      abandoned,
+      sinkErrors,
+      durationMs: performance.now() - startAt,
+      retried,
+      idleClosed,
+      eventLoopDelay: {
+        p50Ms: ns(loopDelay.percentile(50)),
+        p99Ms: ns(loopDelay.percentile(99)),
+        maxMs: ns(loopDelay.max),
+      },
+      scheduleLag: {
+        p50Ms: lagMs(lag.percentile(50)),
+        p99Ms: lagMs(lag.percentile(99)),
+        maxMs: lagMs(lag.maxValue()),
+      },
+    });
+  };
+
+  /** Closes the connections idle longer than idleTimeoutMs (the longest idle are at the front). */
+  const expireIdle = (now: number) => {
+    if (idleTimeoutMs <= 0) return;
+    let n = 0;
+    while (n < idle.length && now - idleSince[n]! >= idleTimeoutMs) {
+      const conn = idle[n++]!;
+      live.delete(conn);
+      conn.close();
+      idleClosed += 1;
+    }
+    if (n > 0) {
+      idle.splice(0, n);
+      idleSince.splice(0, n);
+    }
   };
 
   const sweep = () => {
     const now = performance.now();
+    expireIdle(now);
     for (const conn of live) {
       if (!conn.busy || conn.deadline > now) continue;
       const kind = conn.deadlineKind;
@@ -195,12 +303,29 @@ export function startLoad(options: LoadOptions): LoadRun {
     inFlight -= 1;
     record.endUs = us(performance.now() - origin);
     if (!conn.closedForGood) {
-      if (pooled) idle.push(conn);
-      else {
+      if (pooled) {
+        idle.push(conn);
+        idleSince.push(performance.now());
+      } else {
         conn.close();
         live.delete(conn);
       }
     } else live.delete(conn);
+    if (error !== null && retryReused && !stopped && shouldRetryReused(conn, record, error)) {
+      // Go's Transport sends it again on another connection (idle or new): the server cannot
+      // have begun it, as no byte came back on a connection that had answered before.
+      const times = (retries.get(record) ?? 0) + 1;
+      if (times <= RETRY_REUSED_MAX) {
+        retries.set(record, times);
+        retried += 1;
+        conn.chunks = [];
+        send(record, true);
+        dequeue();
+        catchUp();
+        return;
+      }
+    }
+    retries.delete(record);
     if (error?.code === 'ABORT_ERR') {
       abandoned += 1;
       record.errorCode = 'ABORT_ERR';
@@ -265,16 +390,32 @@ export function startLoad(options: LoadOptions): LoadRun {
     closed(conn) {
       live.delete(conn);
       const at = idle.indexOf(conn);
-      if (at >= 0) idle.splice(at, 1);
+      if (at >= 0) {
+        idle.splice(at, 1);
+        idleSince.splice(at, 1);
+      }
     },
   };
 
-  const send = (record: LoadRecord) => {
+  /** An idle connection to send on: the most recently used (lifo) or the least (fifo). */
+  const takeIdle = (now: number): Http1Connection<LoadRecord> | undefined => {
+    expireIdle(now);
+    if (idle.length === 0) return undefined;
+    if (lifo) {
+      idleSince.pop();
+      return idle.pop();
+    }
+    idleSince.shift();
+    return idle.shift();
+  };
+
+  const send = (record: LoadRecord, retry = false) => {
     inFlight += 1;
     const now = performance.now();
-    record.sentUs = us(now - origin);
+    // A retry keeps the first send time: the latency counts from the intended time anyway.
+    if (!retry) record.sentUs = us(now - origin);
     sweeper ??= setInterval(sweep, sweepMs);
-    let conn = pooled ? idle.shift() : undefined;
+    let conn = pooled ? takeIdle(now) : undefined;
     if (conn) {
       record.conn = conn.id;
       conn.deadline = now + responseTimeoutMs;
@@ -293,6 +434,7 @@ export function startLoad(options: LoadOptions): LoadRun {
 
   const issue = (seq: number) => {
     const intended = startAt + seq * interval;
+    lag.record((performance.now() - intended) * 1000);
     const record: LoadRecord = {
       seq,
       id: `${prefix}${seq}`,
@@ -345,13 +487,20 @@ export function startLoad(options: LoadOptions): LoadRun {
   };
 
   const run: LoadRun = {
-    mark(window) {
-      if (marks.length < MARKS_MAX) marks.push({ at: performance.now(), name: window.slice(0, 64) });
+    mark(window, atMs) {
+      if (marks.length < MARKS_MAX) marks.push({ at: atMs ?? performance.now(), name: window.slice(0, 64) });
     },
     held: () => ({ inFlight, queued: queue.length - queueHead }),
     stop(stopOptions = {}) {
       stopped = true;
       clearTimeout(timer);
+      if (stopOptions.queued === 'not-sent' && !stopOptions.abandon) {
+        while (queueHead < queue.length) {
+          const record = queue[queueHead]!;
+          queue[queueHead++] = undefined as unknown as LoadRecord;
+          unsent(record, 'NOT_SENT');
+        }
+      }
       if (stopOptions.abandon) {
         while (queueHead < queue.length) {
           const record = queue[queueHead]!;
@@ -369,4 +518,25 @@ export function startLoad(options: LoadOptions): LoadRun {
   if (total <= 0) maybeDone();
   else tick();
   return run;
+}
+
+/**
+ * Go's Transport retries a request that failed on a reused connection when the server cannot
+ * have begun it (net/http transport.go, persistConn.shouldRetryRequest): the connection had
+ * carried a request before, no response byte came back, and the failure is the connection's
+ * (a close or reset) — not our own deadline or abandonment, which Go reports instead.
+ */
+function shouldRetryReused(
+  conn: Http1Connection<LoadRecord>,
+  record: LoadRecord,
+  error: Http1Error,
+): boolean {
+  return (
+    record.reused &&
+    conn.timedOut === null &&
+    conn.bytesReceived === 0 &&
+    record.firstByteUs === null &&
+    error.code !== 'ABORT_ERR' &&
+    error.code !== 'ETIMEDOUT'
+  );
 }

@@ -91,5 +91,37 @@ test('the load Pod: Pod Security restricted, no token, requests and limits, `dra
     '50..2000',
     '--id-prefix',
     'drain-',
+    '--max-seconds',
+    '3600',
   ]);
+  // No plan's bound given: still bounded, by draincheck load's own longest run (issue 24.3).
+  assert.equal(pod.spec?.activeDeadlineSeconds, 300 + 60 + 3600 + 35);
+});
+
+test('a load Pod ends by itself when the runner is gone: --max-seconds and activeDeadlineSeconds from the plan', () => {
+  const job = {
+    namespace: 'draincheck-r1-drain',
+    service: 'work-drain',
+    name: 'work-drain-load',
+    image: 'ghcr.io/example/draincheck:1.0',
+    rate: 100,
+    connections: 256,
+    workMs: { kind: 'uniform' as const, min: 50, max: 1500 },
+    idPrefix: 'drain-',
+    maxSeconds: 700.2,
+    client: { pool: 'fifo' as const, idleTimeoutMs: 90_000, retryReused: true },
+  };
+  const pod = buildLoadPod(job, 'r1', 'http://10.96.0.12:80');
+  const args = pod.spec?.containers[0]?.args ?? [];
+  const flag = (name: string) => args[args.indexOf(name) + 1];
+  assert.equal(flag('--max-seconds'), '701');
+  assert.equal(flag('--pool'), 'fifo');
+  assert.equal(flag('--idle-timeout-ms'), '90000');
+  assert.ok(args.includes('--retry-reused'));
+  // Its start (image pull), the readiness wait, the load, the in-flight wait after it.
+  assert.equal(pod.spec?.activeDeadlineSeconds, 300 + 60 + 701 + 35);
+  // Beyond draincheck load's own limit, the limit.
+  const long = buildLoadPod({ ...job, maxSeconds: 99_999 }, 'r1', 'http://10.96.0.12:80');
+  const longArgs = long.spec?.containers[0]?.args ?? [];
+  assert.equal(longArgs[longArgs.indexOf('--max-seconds') + 1], '3600');
 });

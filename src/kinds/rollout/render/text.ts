@@ -102,6 +102,8 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
     lines.push(
       `${terminalSafe(d.scenario.name)}: Deployment ${terminalSafe(d.deployment.name)}, ${said('deployment')}; --on-sigterm ${terminalSafe(d.scenario.onSigterm ?? 'custom')}, grace ${d.scenario.terminationGracePeriodSeconds}s, preStop sleep ${d.scenario.preStopSleepSeconds}s${preStopForm(d)}; load ${said('load')}`,
     );
+    const client = clientFact(d);
+    if (client) lines.push(`  ${terminalSafe(client)}`);
   }
   lines.push('', renderTextTable(header, rows, style), '');
   for (const d of docs) {
@@ -126,4 +128,25 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
   const notes = docs.map(propagationNote).filter((n): n is string => n !== null);
   if (notes.length > 0) lines.push('', ...notes.map(terminalSafe));
   return lines.join('\n');
+}
+
+/**
+ * The load client's line: which real client its pool imitates, and whether it kept its
+ * schedule (its own event-loop delay and schedule lag, issue 22.6). Null for documents from
+ * before the client was recorded.
+ */
+export function clientFact(d: RolloutDocument): string | null {
+  const c = d.load.client;
+  if (!c) return null;
+  const pool =
+    d.load.connections === 'new'
+      ? 'a new connection per request'
+      : `pool ${c.pool} (${c.pool === 'lifo' ? 'most recently used first, as node:http’s Agent and Go’s Transport' : 'least recently used first: every connection kept warm'}), idle timeout ${c.idleTimeoutMs === 0 ? 'none' : `${c.idleTimeoutMs} ms`}, ${c.retryReused ? `retries a request that failed on a reused connection before any byte, as Go’s Transport${c.retried === null ? '' : ` (${c.retried} retried)`}` : 'no retries'}`;
+  const where = c.ranIn === 'load-pod' ? 'in a load Pod' : 'in a worker thread';
+  const ms = (x: number | null) => (x === null ? '-' : String(x));
+  const lag =
+    c.eventLoopDelayMs && c.scheduleLagMs
+      ? `; its event-loop delay p50 ${ms(c.eventLoopDelayMs.p50Ms)} / p99 ${ms(c.eventLoopDelayMs.p99Ms)} / max ${ms(c.eventLoopDelayMs.maxMs)} ms, schedule lag p99 ${ms(c.scheduleLagMs.p99Ms)} / max ${ms(c.scheduleLagMs.maxMs)} ms`
+      : '';
+  return `client: ${pool}; ran ${where}${lag}`;
 }
