@@ -210,7 +210,7 @@ function verdictStyled(doc: RunDocument, style: Style) {
 /**
  * A table for a terminal: a bold header, a rule, then the rows, each column as wide as its
  * widest cell (cells already terminal-safe). Shared by the run kind's comparison and the
- * rollout's table (src/kinds/rollout/text.ts).
+ * rollout's table (src/kinds/rollout/render/text.ts).
  */
 export function renderTextTable(
   header: readonly string[],

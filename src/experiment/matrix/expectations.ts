@@ -261,9 +261,15 @@ export function newRequestOutcome(
       );
       const replacement = firstOf(events, 'runner', 'replacement-applied');
       const servedBy = wanted === 'served-by-replacement' ? replacement?.data.uid : doc.pod.uid;
+      // Never served: refused (no process on the port, or kube-proxy's REJECT), or unanswered —
+      // once the kubelet has torn the Pod's sandbox down, a SYN the rules still send to its
+      // address gets no answer (src/platform/local/gone-addresses.ts; on the userspace data
+      // plane the proxy holds the client instead, which then times out on the response).
       const ok =
         wanted === 'refused'
           ? o.outcome === 'connect-refused' ||
+            o.outcome === 'connect-timeout' ||
+            o.outcome === 'response-timeout' ||
             (o.outcome === 'connection-dropped' && backendRefused !== undefined)
           : o.outcome === 'completed' && o.bodyUid !== null && o.bodyUid === servedBy;
       // With a second Pod in the run, which of the two answered.

@@ -226,7 +226,7 @@ export const RolloutDocumentSchema = z.object({
         })
         .optional()
         .describe(
-          'per bin (same index as bins), completed requests’ latency from the intended send time; within 9 % (8 log buckets per doubling, src/kinds/rollout/bin-latency.ts); null: none completed in the bin',
+          'per bin (same index as bins), completed requests’ latency from the intended send time; within 9 % (8 log buckets per doubling, src/kinds/rollout/join/bin-latency.ts); null: none completed in the bin',
         ),
     })
     .describe('requests over time for the HTML strip: fixed size whatever the number of requests'),

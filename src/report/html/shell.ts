@@ -1,7 +1,7 @@
 // The page around any report: one self-contained HTML file with inline style and script and a
 // Content-Security-Policy that allows exactly those (by SHA-256), so even a string that escaped
 // escaping could neither load nor run anything. Shared by the lab's page (page.ts) and the
-// rollout's (src/kinds/rollout/html.ts), each adding its own stylesheet to the common one.
+// rollout's (src/kinds/rollout/render/html.ts), each adding its own stylesheet to the common one.
 import { createHash } from 'node:crypto';
 import { esc } from './escape.js';
 import { pageScript } from './script.js';

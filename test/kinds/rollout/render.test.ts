@@ -292,7 +292,9 @@ test('report of a saved --compare: the policies in the run’s order, and every 
       title: 't',
       generatedAt: 'now',
     });
-    const order = [...html.matchAll(/<tr><td>(exit|drain|drain-prestop)<\/td>/g)].map((m) => m[1]);
+    const order = [
+      ...html.matchAll(/<th scope="row"><a href="#[^"]*">\d+\. (exit|drain|drain-prestop)<\/a>/g),
+    ].map((m) => m[1]);
     assert.deepEqual(order, ['exit', 'drain', 'drain-prestop']);
   }
 });
