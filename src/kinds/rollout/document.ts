@@ -197,7 +197,9 @@ export const RolloutDocumentSchema = z.object({
     })
     .nullable()
     .optional()
-    .describe('why requests were not sent (src/probe/load/not-sent.ts); null: every request was sent'),
+    .describe(
+      'why requests were not sent — or, every request sent, why they were sent late (send lag p99 over 1 s) — (src/probe/load/not-sent.ts); null: every request was sent on time',
+    ),
   podFromConnection: z
     .partialRecord(z.enum(failureClasses), z.number())
     .optional()

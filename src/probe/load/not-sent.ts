@@ -46,12 +46,24 @@ const HELD_BY_WORK_SLACK_MS = 100;
 const fmt = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms)} ms`);
 const perSecond = (n: number) => (n >= 100 ? String(Math.round(n)) : n.toFixed(1));
 
-/** The reading of a run's not-sent requests; null when every request was sent. */
+/**
+ * A request sent this long after its intended time waited for the load, not for the Service's
+ * answer: a load whose send lag p99 is beyond it did not keep its schedule (with every request
+ * sent in the end, the waits show only as latency — and a sentence that said "none failed"
+ * would present the load's own queue as the Service's result).
+ */
+export const SCHEDULE_LAG_BEHIND_MS = 1_000;
+
+/**
+ * The reading of a run's not-sent requests — or, with every request sent, of requests sent
+ * late (send lag p99 beyond SCHEDULE_LAG_BEHIND_MS); null when every request was sent on time.
+ */
 export function readNotSent(
   facts: NotSentFacts,
   load: { rate: number; connections: number | 'new' },
 ): NotSentReading | null {
-  if (facts.notSent <= 0) return null;
+  const late = facts.sendLag.p99Ms !== null && facts.sendLag.p99Ms > SCHEDULE_LAG_BEHIND_MS;
+  if (facts.notSent <= 0 && !late) return null;
   const limit = load.connections === 'new' ? NEW_CONNECTIONS_IN_FLIGHT : load.connections;
   const pool =
     load.connections === 'new'
@@ -66,24 +78,29 @@ export function readNotSent(
     };
   const work = facts.workMeanMs ?? 0;
   const lag = facts.sendLag.p99Ms === null ? '' : `; send lag p99 ${fmt(facts.sendLag.p99Ms)}`;
+  // Every request sent, but late: the same reading of who held the connections, said as waits.
+  const waited =
+    facts.notSent <= 0
+      ? `every request was sent, but late (send lag p99 ${fmt(facts.sendLag.p99Ms ?? 0)}): `
+      : '';
   const capacity = (limit * 1000) / Math.max(held, 1);
   const heldByWork = held <= work * HELD_BY_WORK_FACTOR + HELD_BY_WORK_SLACK_MS;
   if (!heldByWork)
     return {
       cause: 'service',
       loadFellBehind: false,
-      words: `${pool} were busy: sent requests held a connection a mean ${fmt(held)} for ${fmt(work)} of work asked — the Service was slow to take connections or to answer`,
+      words: `${waited}${pool} were busy: sent requests held a connection a mean ${fmt(held)} for ${fmt(work)} of work asked — the Service was slow to take connections or to answer`,
     };
   if (capacity < load.rate)
     return {
       cause: 'pool',
       loadFellBehind: true,
-      words: `${pool} were too few for the load: sent requests held a connection a mean ${fmt(held)} (${fmt(work)} of work asked), so they carry at most ${perSecond(capacity)}/s of the ${perSecond(load.rate)}/s offered (Little's law) — the load's own limit, not the Service's${lag}`,
+      words: `${waited}${pool} were too few for the load: sent requests held a connection a mean ${fmt(held)} (${fmt(work)} of work asked), so they carry at most ${perSecond(capacity)}/s of the ${perSecond(load.rate)}/s offered (Little's law) — the load's own limit, not the Service's${lag}`,
     };
   return {
     cause: 'generator',
     loadFellBehind: true,
-    words: `the load generator fell behind its schedule: ${pool} could carry ${perSecond(capacity)}/s at the mean ${fmt(held)} a request held one (${fmt(work)} of work asked), yet requests waited${lag}`,
+    words: `${waited}the load generator fell behind its schedule: ${pool} could carry ${perSecond(capacity)}/s at the mean ${fmt(held)} a request held one (${fmt(work)} of work asked), yet requests waited${lag}`,
   };
 }
 

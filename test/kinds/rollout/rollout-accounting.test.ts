@@ -105,11 +105,13 @@ test("a pool too small for the rate: warned at the start (Little's law), the run
   assert.equal(doc.notSent?.cause, 'pool', JSON.stringify(doc.notSent));
   assert.match(
     doc.verdict.explanation,
-    /^Inconclusive — the load fell behind \(the pool of 1 connections were too few/,
+    /^Inconclusive — the load fell behind \((every request was sent, but late \(send lag p99 [^)]*\): )?the pool of 1 connections were too few/,
   );
   assert.doesNotMatch(doc.verdict.explanation, /took too long|Service was slow/);
   const totals = doc.totals;
-  assert.ok((totals.notSent ?? 0) > 0);
+  // Queued requests are either left unsent (a slow machine: the queue overflows or the run ends
+  // first) or sent late (a quiet one drains the queue): either way the load fell behind.
+  assert.ok((totals.notSent ?? 0) > 0 || (totals.sendLag.p99Ms ?? 0) > 1000, JSON.stringify(totals.sendLag));
   assert.equal((totals.outcomes.completed ?? 0) + totals.failed + (totals.notSent ?? 0), totals.requests);
   assert.match(stderr, /draincheck: inconclusive: the load fell behind .*the gate is not applied/);
 });

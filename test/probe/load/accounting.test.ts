@@ -112,7 +112,17 @@ test('not sent, read from the evidence: the pool (Little’s law), the generator
     readNotSent(facts({ notSent: 1000, inFlightMeanMs: null }), { rate: 1, connections: 1 })!.cause,
     'unknown',
   );
-  assert.equal(readNotSent(facts({ notSent: 0 }), { rate: 100, connections: 16 }), null);
+  // Every request sent, on schedule: nothing to read.
+  assert.equal(
+    readNotSent(facts({ notSent: 0, sendLag: { p99Ms: 200, maxMs: 300 } }), { rate: 100, connections: 16 }),
+    null,
+  );
+  // Every request sent, but late (they waited for the pool): the same reading, said as waits —
+  // the load fell behind, its latencies are its own queue's, not the Service's.
+  const late = readNotSent(facts({ notSent: 0 }), { rate: 400, connections: 16 })!;
+  assert.equal(late.cause, 'pool');
+  assert.equal(late.loadFellBehind, true);
+  assert.match(late.words, /^every request was sent, but late \(send lag p99 2\.5 s\): the pool of 16/);
 });
 
 test("Little's law at the start: a pool that cannot carry rate × mean work is named", () => {
