@@ -7,7 +7,6 @@
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../probe/client-events.js';
 import type { LoadSettingValues } from '../probe/load/settings.js';
-import type { LoadClientSettings } from '../probe/load/generator.js';
 import type { LoadRecord } from '../probe/load/record.js';
 
 /** A watch event as the API server sends it (`{type, object}` per line). */
@@ -84,8 +83,6 @@ export interface LoadJob extends LoadSettingValues {
   image: string;
   /** Work ids are `<idPrefix><seq>`; a record with another id is not the run's. */
   idPrefix: string;
-  /** The keep-alive pool's behaviour (default: loadDefaults, node's Agent / Go's Transport). */
-  client?: LoadClientSettings;
   /**
    * The longest the load may offer (`draincheck load --max-seconds`; the Pod's
    * activeDeadlineSeconds follows from it), so a runner that vanished leaves no load running
@@ -100,7 +97,25 @@ export type LoadItem =
   /** Times are the load Pod's own (µs since its start): the runner maps them onto its clock. */
   | { kind: 'record'; record: LoadRecord; readAtMs: number }
   /** Any other line (an error the load client printed), cut to a bounded length. */
-  | { kind: 'other'; line: string };
+  | { kind: 'other'; line: string }
+  /** The load's last line: its own figures (src/cli/commands/load.ts), checked field by field. */
+  | { kind: 'trailer'; trailer: LoadTrailer };
+
+/** p50/p99/max in ms (null: not measured). */
+export interface DelayFigures {
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+}
+
+/** What `draincheck load` says of itself when it ends: what it retried and closed, whether it kept its schedule. */
+export interface LoadTrailer {
+  records: number;
+  retried: number;
+  idleClosed: number;
+  eventLoopDelay: DelayFigures;
+  scheduleLag: DelayFigures;
+}
 
 export interface RemoteLoad {
   /** Ends when the load Pod's output ends (it stopped, or was removed). */

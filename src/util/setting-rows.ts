@@ -111,6 +111,8 @@ export function readSetting<T>(row: SettingRow<T>, options: Record<string, unkno
 /** A value as command-line arguments: `--rate 200`, or the alternative's switch. */
 export function settingArgv<T>(row: SettingRow<T>, value: T): string[] {
   if (row.alternative && value === row.alternative.value) return [row.alternative.flag];
+  // A switch: given when on, absent when at its default.
+  if (row.arg === '') return value === row.default ? [] : [row.flag];
   return [row.flag, row.text(value)];
 }
 

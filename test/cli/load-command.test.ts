@@ -4,6 +4,7 @@
 // (those still queued: not-sent) before the trailer and a clean exit. Bad input: one line, exit 2; a Service that never
 // answers: DC_SERVICE_UNREACHABLE, exit 3.
 import assert from 'node:assert/strict';
+import { parseLoadLine } from '../../src/platform/kube/load-pod.js';
 import { test } from 'node:test';
 import { parseRecordLine, RECORD_FILE_KIND } from '../../src/probe/load/record-file.js';
 import type { LoadRecord } from '../../src/probe/load/record.js';
@@ -45,6 +46,11 @@ test('draincheck load: header, records, and on SIGTERM the requests in flight fi
     'every line between is a record',
   );
   assert.equal(records.length, trailer.records);
+  // The load Pod's runner reads this very line back as the client's own figures.
+  const read = parseLoadLine(lines.at(-1)!, 'L', 0);
+  assert.ok(read?.kind === 'trailer', 'the trailer the load prints is the one the runner reads');
+  assert.equal(read.trailer.records, records.length);
+  assert.ok(read.trailer.eventLoopDelay.p99Ms !== null && read.trailer.scheduleLag.p99Ms !== null);
   assert.ok(records.length >= 20, `${records.length} records`);
   // Nothing abandoned: each request the server accepted finished and was reported; those still
   // waiting for a connection at SIGTERM were never sent and say so (issue 23.4).

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { loadCommand, readLoadFlags } from '../../src/cli/commands/load.js';
+import { loadCommand, loadCommandSettings, readLoadFlags } from '../../src/cli/commands/load.js';
 import { rolloutCommand } from '../../src/cli/commands/rollout.js';
 import { isDraincheckError } from '../../src/errors.js';
 import { RolloutDocumentSchema, type RolloutDocument } from '../../src/kinds/rollout/document.js';
@@ -26,7 +26,7 @@ import { loadArgs } from '../../src/platform/kube/load-pod.js';
 import { loadSettings, loadSettingValues } from '../../src/probe/load/settings.js';
 import { plainStyle } from '../../src/report/style.js';
 import { WORK_MS_MAX } from '../../src/server/work-params.js';
-import { settingHelp, type SettingRow } from '../../src/util/setting-rows.js';
+import { readSettings, settingHelp, type SettingRow } from '../../src/util/setting-rows.js';
 import { resolveScenario } from '../../src/workload/scenario.js';
 
 const rows = Object.entries(rolloutSettings) as Array<[keyof RolloutSettings, SettingRow<unknown>]>;
@@ -197,6 +197,33 @@ test('a bad value is the row’s one line, DC_USAGE, under the flag’s name', (
     assert.ok(text !== undefined, `a bad value for ${row.flag}`);
     assert.throws(
       () => readRolloutSettings(rolloutOptions([row.flag, text])),
+      (e: unknown) =>
+        isDraincheckError(e) &&
+        e.code === 'DC_USAGE' &&
+        e.message.startsWith(`${row.flag} must `) &&
+        !e.message.includes('\n'),
+      row.flag,
+    );
+  }
+});
+
+test('`draincheck load`’s own settings are rows too: a flag each with its default, a bad value its one line', () => {
+  const command = loadCommand();
+  for (const [name, row] of Object.entries(loadCommandSettings) as Array<[string, SettingRow<unknown>]>) {
+    const option = command.options.find((o) => o.long === row.flag);
+    assert.ok(option, row.flag);
+    assert.equal(option.attributeName(), name);
+    assert.equal(option.description, settingHelp(row), row.flag);
+    assert.equal(option.defaultValue, undefined, `${row.flag}: the row's default, not commander's`);
+    const given = loadCommand();
+    given.parseOptions([row.flag, row.sample]);
+    const value = readSettings(loadCommandSettings, given.opts())[name as keyof typeof loadCommandSettings];
+    assert.deepEqual(value, row.schema.parse(row.sample), row.flag);
+    assert.notDeepEqual(value, row.default, `${row.flag}'s sample is not its default`);
+    const bad = loadCommand();
+    bad.parseOptions([row.flag, row.badSample!]);
+    assert.throws(
+      () => readSettings(loadCommandSettings, bad.opts()),
       (e: unknown) =>
         isDraincheckError(e) &&
         e.code === 'DC_USAGE' &&

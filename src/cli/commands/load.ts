@@ -5,30 +5,81 @@
 // deletion), SIGINT or --max-seconds stop it (issue 23.4): nothing new is sent, requests
 // waiting for a connection are recorded not-sent, those in flight get --stop-wait-ms to
 // finish (then they are abandoned and recorded), the trailer is printed and it exits.
-import { Command, Option } from 'commander';
+import { Command } from 'commander';
 import { z } from 'zod';
 import { DraincheckError } from '../../errors.js';
 import { getHealthz } from '../../probe/healthz.js';
-import { loadOrigin, poolSchedulings, startLoad } from '../../probe/load/generator.js';
-import { LOAD_SECONDS_MAX, loadDefaults, validateIdleTimeoutMs } from '../../probe/load/options.js';
+import { loadOrigin, startLoad } from '../../probe/load/generator.js';
+import { LOAD_SECONDS_MAX, loadDefaults } from '../../probe/load/options.js';
 import { loadSettings } from '../../probe/load/settings.js';
 import { RECORD_FILE_KIND, recordLine } from '../../probe/load/record-file.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
-import { readSettings } from '../../util/setting-rows.js';
+import { readSettings, setting } from '../../util/setting-rows.js';
 import { addSettingFlags } from '../setting-flags.js';
 import { firstIssue } from '../zod-issue.js';
 
-const flagsSchema = z.object({
-  serviceUrl: z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' }),
-  idPrefix: z
-    .string()
-    .regex(/^[A-Za-z0-9._-]{1,40}$/, { error: '--id-prefix must be 1-40 characters of A-Z a-z 0-9 . _ -' }),
-  serviceReadyTimeoutMs: integerSchema({ label: '--service-ready-timeout-ms', min: 1, max: TIMER_MAX_MS }),
-  maxSeconds: integerSchema({ label: '--max-seconds', min: 1, max: LOAD_SECONDS_MAX }),
-  stopWaitMs: integerSchema({ label: '--stop-wait-ms', min: 0, max: TIMER_MAX_MS }),
-});
+const serviceUrlSchema = z.url({ protocol: /^http$/, error: '--service-url must be an http:// URL' });
+
+/**
+ * `draincheck load`'s own settings as rows (src/util/setting-rows.ts), beyond the load's: how
+ * the runner starts and bounds it. Not in a document: the rollout's plan sets them
+ * (src/platform/kube/load-pod.ts).
+ */
+export const loadCommandSettings = {
+  idPrefix: setting<string, null, 'none'>({
+    flag: '--id-prefix',
+    arg: '<prefix>',
+    help: 'work ids are <prefix><seq> (1-40 characters of A-Z a-z 0-9 . _ -)',
+    default: 'L',
+    schema: z
+      .string()
+      .regex(/^[A-Za-z0-9._-]{1,40}$/, { error: '--id-prefix must be 1-40 characters of A-Z a-z 0-9 . _ -' }),
+    text: String,
+    sample: 'drain-',
+    badSample: 'a b',
+    document: null,
+    fact: null,
+  }),
+  serviceReadyTimeoutMs: setting<number, null, 'none'>({
+    flag: '--service-ready-timeout-ms',
+    arg: '<ms>',
+    help: 'give up waiting for GET /healthz 200 (each attempt has 1 s for its whole answer)',
+    default: 60_000,
+    schema: integerSchema({ label: '--service-ready-timeout-ms', min: 1, max: TIMER_MAX_MS }),
+    text: String,
+    sample: '2000',
+    badSample: '0',
+    document: null,
+    fact: null,
+  }),
+  maxSeconds: setting<number, null, 'none'>({
+    flag: '--max-seconds',
+    arg: '<s>',
+    help: `stop offering after this long whatever happens (1 to ${LOAD_SECONDS_MAX})`,
+    default: LOAD_SECONDS_MAX,
+    schema: integerSchema({ label: '--max-seconds', min: 1, max: LOAD_SECONDS_MAX }),
+    text: String,
+    sample: '30',
+    badSample: '0',
+    document: null,
+    fact: null,
+  }),
+  stopWaitMs: setting<number, null, 'none'>({
+    flag: '--stop-wait-ms',
+    arg: '<ms>',
+    help: 'once stopped (signal or --max-seconds), how long requests in flight may take to finish before they are abandoned',
+    // The response timeout: a request in flight could not have taken longer anyway.
+    default: loadDefaults.responseTimeoutMs,
+    schema: integerSchema({ label: '--stop-wait-ms', min: 0, max: TIMER_MAX_MS }),
+    text: String,
+    sample: '500',
+    badSample: '-1',
+    document: null,
+    fact: null,
+  }),
+};
 
 /**
  * The load's settings: the rows `draincheck rollout` passes to the load Pod
@@ -49,42 +100,17 @@ export function loadCommand(): Command {
       'Wait until GET /healthz through the Service answers 200, then send GET /work at a fixed rate (open loop) until SIGTERM or --max-seconds, and print one draincheck.load-records/v1 line per request on stdout. On SIGTERM the requests in flight finish and are printed before the exit.',
     )
     .requiredOption('--service-url <url>', 'the Service, e.g. http://10.96.0.12:80');
-  return addSettingFlags(command, settingRows)
-    .option('--id-prefix <prefix>', 'work ids are <prefix><seq>', 'L')
-    .addOption(
-      new Option(
-        '--pool <order>',
-        'which idle keep-alive connection takes the next request: lifo (the most recently used: node:http Agent, Go Transport) or fifo',
-      )
-        .choices(poolSchedulings)
-        .default(loadDefaults.pool),
-    )
-    .option(
-      '--idle-timeout-ms <ms>',
-      "close a keep-alive connection idle this long (0: never; node's globalAgent 5000, Go's Transport 90000)",
-      String(loadDefaults.idleTimeoutMs),
-    )
-    .option(
-      '--retry-reused',
-      "send again a request that failed on a reused connection before any response byte (Go's Transport)",
-    )
-    .option(
-      '--service-ready-timeout-ms <ms>',
-      'give up waiting for GET /healthz 200 (each attempt has 1 s for its whole answer)',
-      '60000',
-    )
-    .option('--max-seconds <s>', 'stop offering after this long whatever happens', String(LOAD_SECONDS_MAX))
-    .option(
-      '--stop-wait-ms <ms>',
-      'once stopped (signal or --max-seconds), how long requests in flight may take to finish before they are abandoned',
-      String(loadDefaults.responseTimeoutMs),
-    )
-    .action(async (flags: Record<string, string | boolean | undefined>) => {
-      const parsed = flagsSchema.safeParse(flags);
+  addSettingFlags(command, settingRows);
+  return addSettingFlags(command, loadCommandSettings).action(
+    async (flags: Record<string, string | boolean | undefined>) => {
+      const parsed = serviceUrlSchema.safeParse(flags.serviceUrl);
       if (!parsed.success) throw new DraincheckError('DC_USAGE', firstIssue(parsed.error));
-      const { serviceUrl, idPrefix, serviceReadyTimeoutMs, maxSeconds, stopWaitMs } = parsed.data;
+      const serviceUrl = parsed.data;
+      const { idPrefix, serviceReadyTimeoutMs, maxSeconds, stopWaitMs } = readSettings(
+        loadCommandSettings,
+        flags,
+      );
       const settings = readLoadFlags(flags);
-      const idleTimeoutMs = validateIdleTimeoutMs(Number(flags.idleTimeoutMs));
       const target = new URL(serviceUrl);
 
       const stopping = new AbortController();
@@ -108,9 +134,6 @@ export function loadCommand(): Command {
         count: Math.ceil(settings.rate * maxSeconds),
         originMs,
         idPrefix,
-        pool: flags.pool === 'fifo' ? 'fifo' : 'lifo',
-        idleTimeoutMs,
-        retryReused: flags.retryReused === true,
         onRecord: (r) => {
           records += 1;
           out(recordLine(r));
@@ -141,7 +164,8 @@ export function loadCommand(): Command {
           scheduleLag: result.scheduleLag,
         }),
       );
-    });
+    },
+  );
 }
 
 /** GET /healthz until 200, each attempt and the whole wait bounded: 'ready', or the last answer seen. */

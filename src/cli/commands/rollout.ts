@@ -17,8 +17,6 @@ import {
   type ComparePolicy,
 } from '../../kinds/rollout/settings.js';
 import { poolShortfall } from '../../probe/load/not-sent.js';
-import { poolSchedulings } from '../../probe/load/generator.js';
-import { loadDefaults, validateIdleTimeoutMs } from '../../probe/load/options.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { renderJUnit } from '../../report/junit.js';
 import { rolloutJUnit } from '../../kinds/rollout/render/junit.js';
@@ -66,24 +64,6 @@ export function rolloutCommand(): Command {
   // The rollout's own settings and the load's, from their rows (src/kinds/rollout/settings.ts).
   addSettingFlags(command, rolloutSettings)
     .option(junitOption[0], `${junitOption[1]} (policy), failing on --max-failures`)
-    // The client's pool (issue 22.6): not rows yet.
-    .addOption(
-      new Option(
-        '--pool <order>',
-        'which idle keep-alive connection takes the next request: lifo (the most recently used, as node:http’s Agent and Go’s Transport do) or fifo (the least recently used: every connection kept warm)',
-      )
-        .choices(poolSchedulings)
-        .default(loadDefaults.pool),
-    )
-    .option(
-      '--idle-timeout-ms <ms>',
-      'the client closes a keep-alive connection idle this long (0: never; node’s globalAgent 5000, Go’s Transport 90000)',
-      String(loadDefaults.idleTimeoutMs),
-    )
-    .option(
-      '--retry-reused',
-      'send again a request that failed on a reused connection before any response byte, as Go’s Transport does',
-    )
     .option(
       '--server-command <command>',
       'run this server (speaking docs/LAB-CONTRACT.md) in each Pod instead of draincheck server (see `draincheck run --help`)',
@@ -142,11 +122,6 @@ export function rolloutCommand(): Command {
       const settings = readRolloutSettings(flags);
       const { workMs } = settings;
       const deployment = deploymentPlan(settings);
-      const client = {
-        pool: flags.pool === 'fifo' ? ('fifo' as const) : ('lifo' as const),
-        idleTimeoutMs: validateIdleTimeoutMs(Number(flags.idleTimeoutMs)),
-        retryReused: flags.retryReused === true,
-      };
       const { workMs: _load, ...serverFlags } = flags;
       const { compare } = settings;
       if (compare && flags.onSigterm)
@@ -207,7 +182,7 @@ export function rolloutCommand(): Command {
               plan: rolloutKind.plan(scenario, {
                 runId,
                 deployment,
-                load: { ...loadPlan(settings), client },
+                load: loadPlan(settings),
                 manifest: session.planOptions.manifest ?? {},
                 ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               }),

@@ -130,30 +130,17 @@ export const RolloutDocumentSchema = z.object({
     ...loadDocumentShape,
     client: z
       .object({
-        pool: z
-          .enum(poolSchedulings)
-          .describe(
-            "which idle keep-alive connection took the next request: lifo (the most recently used: node:http's Agent default, Go's Transport) or fifo (the least recently used)",
-          ),
-        idleTimeoutMs: z
-          .number()
-          .describe(
-            "the client closed a connection idle this long (0: never; node's globalAgent 5000, Go's Transport 90000)",
-          ),
-        retryReused: z
-          .boolean()
-          .describe(
-            "a request that failed on a reused connection before any response byte was sent again (Go's Transport)",
-          ),
+        // Rows of `load` since they became settings rows (./settings.ts); kept here, optional,
+        // so the documents written before still read.
+        pool: z.enum(poolSchedulings).optional().describe('documents before the pool was a row: load.pool'),
+        idleTimeoutMs: z.number().optional().describe('documents before it was a row: load.idleTimeoutMs'),
+        retryReused: z.boolean().optional().describe('documents before it was a row: load.retryReused'),
         ranIn: z
           .enum(['worker-thread', 'load-pod'])
           .describe(
             "where the load generator ran: a worker thread of the runner's process, or a load Pod in the cluster",
           ),
-        retried: z
-          .number()
-          .nullable()
-          .describe('requests sent again by retryReused (null: not measured, a load Pod)'),
+        retried: z.number().nullable().describe('requests sent again by retryReused (null: not measured)'),
         idleClosed: z.number().nullable().describe('idle connections the client closed at its idle timeout'),
         eventLoopDelayMs: DelaySchema.nullable().describe(
           "the load generator's own event-loop delay (perf_hooks.monitorEventLoopDelay, 10 ms resolution): how late its timers and sockets were served",
@@ -164,7 +151,7 @@ export const RolloutDocumentSchema = z.object({
       })
       .optional()
       .describe(
-        'the load client: its pool, and whether it kept its schedule (documents before issue 22.6 have none)',
+        'the load client: where it ran, and whether it kept its schedule (documents before issue 22.6 have none)',
       ),
   }),
   platform: z.looseObject({

@@ -5,7 +5,7 @@
 // has — its own clock, lines that were not records, gaps in its sequence numbers — stays here,
 // and reaches the join as `clock` and `whole()`.
 import type { LoadItem, LoadJob, RemoteLoad } from '../../platform/types.js';
-import type { LoadClientSettings, LoadResult } from '../../probe/load/generator.js';
+import type { LoadResult } from '../../probe/load/generator.js';
 import { startLoadInThread } from '../../probe/load/threaded-load.js';
 import { loadSettingValues, type LoadSettingValues } from '../../probe/load/settings.js';
 import type { LoadRecord } from '../../probe/load/record.js';
@@ -28,16 +28,18 @@ export interface LoadSource {
   journalLagMs: number;
   /** Where the generator ran, and what it measured of itself once done (null: not read back). */
   ranIn: 'worker-thread' | 'load-pod';
-  result(): LoadResult | null;
+  /** The client's own figures (null until it ended, or when a load Pod's trailer never came). */
+  result(): ClientFigures | null;
 }
+
+/** What the load client measured of itself: a worker thread's result, or a load Pod's trailer. */
+export type ClientFigures = Pick<LoadResult, 'retried' | 'idleClosed' | 'eventLoopDelay' | 'scheduleLag'>;
 
 /** The load's shape, as the plan says it: one field per row of src/probe/load/settings.ts. */
 export interface LoadShape extends LoadSettingValues {
   idPrefix: string;
   /** At most this many requests (the source never hands over more). */
   count: number;
-  /** The keep-alive pool's behaviour (node's Agent / Go's Transport by default). */
-  client: LoadClientSettings;
 }
 
 /** How long after a request's end its journal lines may still be received (one pipe). */
@@ -68,9 +70,8 @@ export async function localLoad(
 ): Promise<LoadSource> {
   const run = startLoadInThread({
     target,
-    // Every load row's value (src/probe/load/settings.ts), the client's pool, then the count.
+    // Every load row's value (src/probe/load/settings.ts, the client's pool among them), then the count.
     ...loadSettingValues(shape),
-    ...shape.client,
     count: shape.count,
     originMs,
     idPrefix: shape.idPrefix,
@@ -139,10 +140,14 @@ export async function podLoad(
   let started!: () => void;
   const begun = new Promise<void>((resolve) => (started = resolve));
   let lastOther = '';
+  let trailer: ClientFigures | null = null;
   const consumed = (async () => {
     let begun = false;
     for await (const item of remoteLoad.items) {
-      if (item.kind === 'started') {
+      if (item.kind === 'trailer') {
+        // Its last line; one only (a second is not the load's).
+        trailer ??= item.trailer;
+      } else if (item.kind === 'started') {
         begun = true;
         started();
       } else if (item.kind === 'other') {
@@ -166,9 +171,9 @@ export async function podLoad(
     // where no count says so.
     whole: () => !holes && records === maxSeq + 1,
     journalLagMs: POD_JOURNAL_LAG_MS,
-    // The load Pod writes its own figures in its trailer; they are not read back yet.
+    // The load Pod's own figures, from its trailer (null if it never came: a Pod SIGKILLed).
     ranIn: 'load-pod',
-    result: () => null,
+    result: () => trailer,
   };
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(), POD_LOAD_START_MS);

@@ -10,6 +10,8 @@
 // longer than it was, so the preStop sleep taken from it errs on the safe (long) side.
 import { DraincheckError } from '../../errors.js';
 import type { LoadItem, LoadJob, Platform, RemoteLoad } from '../../platform/types.js';
+import { loadDefaults } from '../../probe/load/options.js';
+import type { LoadSettingValues } from '../../probe/load/settings.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 
 /** New connections per second: one every 10 ms, the embedded sampler's period. */
@@ -56,13 +58,22 @@ export class LoadPodSampler {
    */
   static async start(
     runLoad: NonNullable<Platform['runLoad']>,
-    job: Omit<LoadJob, 'rate' | 'connections' | 'workMs'>,
+    job: Omit<LoadJob, keyof LoadSettingValues>,
     signal: AbortSignal,
   ): Promise<LoadPodSampler> {
     // Short work: the answer comes as soon as the Pod took the connection.
     const sampler = new LoadPodSampler(
       runLoad(
-        { ...job, rate: LOAD_SAMPLE_RATE, connections: 'new', workMs: { kind: 'fixed', ms: 0 } },
+        {
+          ...job,
+          rate: LOAD_SAMPLE_RATE,
+          connections: 'new',
+          workMs: { kind: 'fixed', ms: 0 },
+          // A new connection each: the pool's order and idle timeout do not apply.
+          pool: loadDefaults.pool,
+          idleTimeoutMs: loadDefaults.idleTimeoutMs,
+          retryReused: false,
+        },
         signal,
       ),
     );

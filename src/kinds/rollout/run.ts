@@ -25,8 +25,8 @@ import { DraincheckError, isDraincheckError, type ErrorCode } from '../../errors
 import { fatalObserverErrors } from '../../experiment/failures.js';
 import { Observers } from '../../experiment/observers.js';
 import type { Platform } from '../../platform/types.js';
-import { loadOrigin, type LoadClientSettings } from '../../probe/load/generator.js';
-import { loadDefaults, LOAD_SECONDS_MAX } from '../../probe/load/options.js';
+import { loadOrigin } from '../../probe/load/generator.js';
+import { LOAD_SECONDS_MAX } from '../../probe/load/options.js';
 import { loadSettingValues } from '../../probe/load/settings.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 import { RecordWriter } from '../../probe/load/record-file.js';
@@ -68,8 +68,8 @@ export interface RolloutPlan {
   name: string;
   scenario: ResolvedScenario;
   deployment: DeploymentSettings;
-  /** The load's settings, from their rows (./settings.ts), and the client's pool (not rows yet). */
-  load: LoadPlan & { client?: LoadClientSettings };
+  /** The load's settings, the client's pool among them, from their rows (./settings.ts). */
+  load: LoadPlan;
   manifest: ManifestOptions;
 }
 
@@ -90,12 +90,6 @@ const JOURNAL_CATCH_UP_MS = 3_000;
 const LOAD_END_MS = 60_000;
 /** A load Pod's --max-seconds beyond the plan's windows and deadlines: the runner's own steps. */
 const LOAD_MARGIN_S = 120;
-/** The keep-alive pool when the plan names none: node's Agent and Go's Transport (loadDefaults). */
-const defaultClient: LoadClientSettings = {
-  pool: loadDefaults.pool,
-  idleTimeoutMs: loadDefaults.idleTimeoutMs,
-  retryReused: false,
-};
 /** Refused or timed-out requests whose Pod is looked up in the Service rules' evidence, at most. */
 const ROUTED_MAX = 100_000;
 /** Beyond the grace period, how long the after window waits for the old Pods to be gone. */
@@ -432,7 +426,6 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
       ...loadSettingValues(plan.load),
       idPrefix: `${plan.scenario.name.slice(0, 8)}-`,
       count: Math.ceil(plan.load.rate * 3600),
-      client: plan.load.client ?? defaultClient,
     };
     if (run.platform.runLoad) {
       run.phases.detail('starting the load Pod');
@@ -444,7 +437,6 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
         image: run.wanted.spec?.template.spec?.containers[0]?.image ?? '',
         ...loadSettingValues(shape),
         idPrefix: shape.idPrefix,
-        client: shape.client,
         // Bounded by the plan, so a runner that vanished leaves no load behind (issue 24.3):
         // before + the rollout's deadline + the after window and the old Pods' settling + a margin.
         maxSeconds: Math.min(
@@ -653,14 +645,10 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
   }
 }
 
-/** The document's `load.client`: the pool as planned, and what the generator measured of itself. */
-function clientFields(
-  client: LoadClientSettings,
-  load: LoadSource | undefined,
-): NonNullable<RolloutDocument['load']['client']> {
+/** The document's `load.client`: what the generator measured of itself (its pool is a row of `load`). */
+function clientFields(load: LoadSource | undefined): NonNullable<RolloutDocument['load']['client']> {
   const measured = load?.result() ?? null;
   return {
-    ...client,
     ranIn: load?.ranIn ?? 'worker-thread',
     // Measured where the load ran: a load Pod's own figures are not read back (yet).
     retried: measured?.retried ?? null,
@@ -701,7 +689,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     deployment: { name: plan.name, ...plan.deployment },
     load: {
       ...loadDocumentFields(plan.load),
-      client: clientFields(plan.load.client ?? defaultClient, run.load),
+      client: clientFields(run.load),
     },
     platform: { ...platform.details() },
     rollout: {

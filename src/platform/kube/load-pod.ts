@@ -10,6 +10,7 @@
 // activeDeadlineSeconds (the kubelet kills a Pod past it, as it does a Job's), both from the
 // plan (issue 24.3).
 import type { V1Pod } from '@kubernetes/client-node';
+import { z } from 'zod';
 import { LOAD_SECONDS_MAX, loadDefaults } from '../../probe/load/options.js';
 import { loadArgv } from '../../probe/load/settings.js';
 import { parseRecordLine, RECORD_FILE_KIND, RECORD_LINE_MAX_CHARS } from '../../probe/load/record-file.js';
@@ -45,10 +46,9 @@ export const loadActiveDeadlineSeconds = (job: LoadJob): number =>
 /**
  * `draincheck load`'s arguments for a job (src/cli/commands/load.ts): the load's settings from
  * their rows (src/probe/load/settings.ts), which the load command reads back with the same rows;
- * the plan's --max-seconds; the client's pool (not rows yet).
+ * the plan's --max-seconds.
  */
 export function loadArgs(job: LoadJob, serviceUrl: string): string[] {
-  const client = job.client;
   return [
     'load',
     '--service-url',
@@ -58,15 +58,6 @@ export function loadArgs(job: LoadJob, serviceUrl: string): string[] {
     job.idPrefix,
     '--max-seconds',
     String(loadMaxSeconds(job)),
-    ...(client
-      ? [
-          '--pool',
-          client.pool,
-          '--idle-timeout-ms',
-          String(client.idleTimeoutMs),
-          ...(client.retryReused ? ['--retry-reused'] : []),
-        ]
-      : []),
   ];
 }
 
@@ -116,5 +107,25 @@ export function parseLoadLine(line: string, idPrefix: string, readAtMs: number):
   if (!parsed.ok) return null;
   const v = parsed.value as { kind?: unknown } | null;
   if (v && typeof v === 'object' && v.kind === RECORD_FILE_KIND) return { kind: 'started', readAtMs };
+  const trailer = TrailerSchema.safeParse(v);
+  if (trailer.success) {
+    const { kind: _kind, ...figures } = trailer.data;
+    return { kind: 'trailer', trailer: figures };
+  }
   return null;
 }
+
+/** A count in a trailer: a whole number no load could exceed. */
+const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+/** A delay in ms, as the load rounds it (an hour at most: beyond, it is not a delay but a lie). */
+const delayMs = z.number().min(0).max(3_600_000).nullable();
+const delay = z.object({ p50Ms: delayMs, p99Ms: delayMs, maxMs: delayMs });
+/** The load's trailer line (src/cli/commands/load.ts), untrusted: every field checked. */
+const TrailerSchema = z.object({
+  kind: z.literal('trailer'),
+  records: count,
+  retried: count,
+  idleClosed: count,
+  eventLoopDelay: delay,
+  scheduleLag: delay,
+});

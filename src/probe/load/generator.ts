@@ -74,8 +74,8 @@ export interface LoadOptions {
   retryReused?: boolean;
 }
 
-export const poolSchedulings = ['lifo', 'fifo'] as const;
-export type PoolScheduling = (typeof poolSchedulings)[number];
+export { poolSchedulings, type PoolScheduling } from './settings.js';
+import type { PoolScheduling } from './settings.js';
 
 /** How the client treats its keep-alive pool: which real client it imitates (see the top). */
 export interface LoadClientSettings {

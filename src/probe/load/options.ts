@@ -1,7 +1,7 @@
 // The load's settings for code that calls the generator directly (src/probe/load/generator.ts):
 // the defaults and validators of the load's rows (./settings.ts), which the commands also use, and
 // the generator's own limits.
-import { DraincheckError, quote } from '../../errors.js';
+import { DraincheckError } from '../../errors.js';
 import { type SettingRow } from '../../util/setting-rows.js';
 import { loadSettings, rateSchema, workMsSchema, type WorkMsDistribution } from './settings.js';
 
@@ -15,10 +15,8 @@ export const loadDefaults = {
   connections: rows.connections.default as number,
   connectTimeoutMs: 5_000,
   responseTimeoutMs: 30_000,
-  /** node:http's Agent default scheduling (v15.9+) and Go's Transport: the most recently used idle connection. */
-  pool: 'lifo',
-  /** node's http.globalAgent since v19 ({ keepAlive: true, timeout: 5000 }); Go's DefaultTransport: 90 s. */
-  idleTimeoutMs: 5_000,
+  pool: rows.pool.default,
+  idleTimeoutMs: rows.idleTimeoutMs.default,
 } as const;
 
 function valueOf<T>(row: Pick<SettingRow<T>, 'schema' | 'flag'>, raw: unknown): T {
@@ -30,19 +28,6 @@ function valueOf<T>(row: Pick<SettingRow<T>, 'schema' | 'flag'>, raw: unknown): 
 
 /** `draincheck load` never runs longer than this (a runner that vanished must not leave it running). */
 export const LOAD_SECONDS_MAX = 3600;
-
-/** The longest client idle timeout (an hour). */
-export const IDLE_TIMEOUT_MS_MAX = 3_600_000;
-
-export function validateIdleTimeoutMs(ms: number): number {
-  if (!Number.isSafeInteger(ms) || ms < 0 || ms > IDLE_TIMEOUT_MS_MAX) {
-    throw new DraincheckError(
-      'DC_USAGE',
-      `--idle-timeout-ms must be an integer from 0 (never) to ${IDLE_TIMEOUT_MS_MAX}, got ${quote(ms)}`,
-    );
-  }
-  return ms;
-}
 
 /** `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed), up to `maxMs`: the row's schema. */
 export function parseWorkMs(text: string, maxMs: number): WorkMsDistribution {

@@ -12,6 +12,18 @@ import { setting, settingArgv, type SettingValues } from '../../util/setting-row
 export type WorkMsDistribution =
   { kind: 'fixed'; ms: number } | { kind: 'uniform'; min: number; max: number };
 
+/**
+ * Which idle keep-alive connection takes the next request: `lifo`, the most recently used
+ * (node:http's Agent `scheduling: 'lifo'`, its default since v15.9; Go's Transport takes the
+ * most recently idled connection too), or `fifo`, the least recently used (every connection
+ * kept warm).
+ */
+export const poolSchedulings = ['lifo', 'fifo'] as const;
+export type PoolScheduling = (typeof poolSchedulings)[number];
+
+/** The longest client idle timeout (an hour). */
+export const IDLE_TIMEOUT_MS_MAX = 3_600_000;
+
 /** Above this, a timer tick cannot even hand requests to sockets on this runtime. */
 export const RATE_MAX = 100_000;
 /** The largest keep-alive pool. */
@@ -107,6 +119,54 @@ export function loadSettings(workMsMax: number) {
         value: workMsText,
       },
       fact: (v: string) => `work ${v} ms`,
+    }),
+    // The client's pool (issue 22.6): which real client the load imitates. The document keeps
+    // them optional: rollout documents written before they were rows have them under load.client.
+    pool: setting<PoolScheduling, PoolScheduling | undefined, 'load'>({
+      flag: '--pool',
+      arg: '<order>',
+      help: 'which idle keep-alive connection takes the next request: lifo (the most recently used, as node:http’s Agent and Go’s Transport do) or fifo (the least recently used: every connection kept warm)',
+      default: 'lifo',
+      schema: z.enum(poolSchedulings, {
+        error: (issue) => `--pool must be lifo or fifo, got ${quote(issue.input)}`,
+      }),
+      text: String,
+      sample: 'fifo',
+      badSample: 'random',
+      document: {
+        section: 'load',
+        schema: z.enum(poolSchedulings).optional(),
+        value: (v: PoolScheduling) => v,
+      },
+      fact: (v: PoolScheduling | undefined) =>
+        v === 'fifo'
+          ? 'pool fifo (least recently used first: every connection kept warm)'
+          : 'pool lifo (most recently used first, as node:http’s Agent and Go’s Transport)',
+    }),
+    idleTimeoutMs: setting<number, number | undefined, 'load'>({
+      flag: '--idle-timeout-ms',
+      arg: '<ms>',
+      help: `the client closes a keep-alive connection idle this long (ms, 0: never, at most ${IDLE_TIMEOUT_MS_MAX}; node’s globalAgent 5000, Go’s Transport 90000)`,
+      // node's http.globalAgent since v19: { keepAlive: true, timeout: 5000 }.
+      default: 5_000,
+      schema: integerSchema({ label: '--idle-timeout-ms', min: 0, max: IDLE_TIMEOUT_MS_MAX }),
+      text: String,
+      sample: '90000',
+      badSample: '-1',
+      document: { section: 'load', schema: z.number().optional(), value: (v: number) => v },
+      fact: (v: number | undefined) => (v === 0 ? 'no idle timeout' : `idle timeout ${v} ms`),
+    }),
+    retryReused: setting<boolean, boolean | undefined, 'load'>({
+      flag: '--retry-reused',
+      arg: '',
+      help: 'send again a request that failed on a reused connection before any response byte, as Go’s Transport does',
+      default: false,
+      schema: z.literal(true),
+      text: () => '',
+      sample: '',
+      document: { section: 'load', schema: z.boolean().optional(), value: (v: boolean) => v },
+      fact: (v: boolean | undefined) =>
+        v ? 'retries a request that failed on a reused connection before any byte' : 'no retries',
     }),
   };
 }

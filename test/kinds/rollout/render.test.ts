@@ -298,3 +298,50 @@ test('report of a saved --compare: the policies in the run’s order, and every 
     assert.deepEqual(order, ['exit', 'drain', 'drain-prestop']);
   }
 });
+
+test('the load client’s own figures are on the page and in the text: where it ran, its event-loop delay and schedule lag', () => {
+  const delay = { p50Ms: 10.2, p99Ms: 871.4, maxMs: 1203 };
+  const base = sampleDoc(1000);
+  const doc = RolloutDocumentSchema.parse({
+    ...base,
+    load: {
+      ...base.load,
+      pool: 'lifo',
+      idleTimeoutMs: 5000,
+      retryReused: false,
+      client: {
+        ranIn: 'load-pod',
+        retried: 0,
+        idleClosed: 7,
+        eventLoopDelayMs: delay,
+        scheduleLagMs: { p50Ms: 1, p99Ms: 1534, maxMs: 2001 },
+      },
+    },
+  });
+  const html = rolloutKind.renderers.html([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
+  assert.match(
+    html,
+    /<dt>load client<\/dt><dd>ran in a load Pod; 7 idle connections closed; its event-loop delay p50 10\.2 \/ p99 871\.4 \/ max 1203 ms, schedule lag p99 1534 \/ max 2001 ms<\/dd>/,
+  );
+  assert.match(html, /<dt>pool<\/dt><dd>pool lifo \(most recently used first/);
+  const text = rolloutKind.renderers.text([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
+  assert.match(text, /client: ran in a load Pod; 7 idle connections closed; its event-loop delay p50 10\.2/);
+  // Not measured (a load Pod SIGKILLed before its trailer): said so, not left out.
+  const unmeasured = RolloutDocumentSchema.parse({
+    ...doc,
+    load: {
+      ...doc.load,
+      client: {
+        ...doc.load.client,
+        eventLoopDelayMs: null,
+        scheduleLagMs: null,
+        retried: null,
+        idleClosed: null,
+      },
+    },
+  });
+  assert.match(
+    rolloutKind.renderers.html([unmeasured], { style: plainStyle, title: 't', generatedAt: 'now' }),
+    /<dd>ran in a load Pod; its event-loop delay and schedule lag not measured<\/dd>/,
+  );
+});

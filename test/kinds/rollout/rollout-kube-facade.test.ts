@@ -102,6 +102,11 @@ test('rollout --platform kube: a real Deployment rolled by the restartedAt patch
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.verdict.kind, 'rolled');
   assert.equal(doc.platform.name, 'kube');
+  // The load Pod's own figures, read back from its trailer (issue 22.6).
+  assert.equal(doc.load.client?.ranIn, 'load-pod');
+  assert.ok(doc.load.client?.eventLoopDelayMs?.p99Ms != null, JSON.stringify(doc.load.client));
+  assert.ok(doc.load.client?.scheduleLagMs?.p99Ms != null, JSON.stringify(doc.load.client));
+  assert.equal(doc.load.pool, 'lifo');
   assert.ok(doc.rollout.durationMs !== null && doc.rollout.durationMs > 0);
 
   // The Deployment's Pods: two of the old template replaced by two of the new.

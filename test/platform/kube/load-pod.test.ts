@@ -69,6 +69,9 @@ test('the load Pod: Pod Security restricted, no token, requests and limits, `dra
     rate: 200,
     connections: 'new' as const,
     workMs: { kind: 'uniform' as const, min: 50, max: 2000 },
+    pool: 'lifo' as const,
+    idleTimeoutMs: 5000,
+    retryReused: false,
     idPrefix: 'drain-',
   };
   const pod = buildLoadPod(job, 'r1', 'http://10.96.0.12:80');
@@ -89,6 +92,10 @@ test('the load Pod: Pod Security restricted, no token, requests and limits, `dra
     '--new-connections',
     '--work-ms',
     '50..2000',
+    '--pool',
+    'lifo',
+    '--idle-timeout-ms',
+    '5000',
     '--id-prefix',
     'drain-',
     '--max-seconds',
@@ -109,7 +116,9 @@ test('a load Pod ends by itself when the runner is gone: --max-seconds and activ
     workMs: { kind: 'uniform' as const, min: 50, max: 1500 },
     idPrefix: 'drain-',
     maxSeconds: 700.2,
-    client: { pool: 'fifo' as const, idleTimeoutMs: 90_000, retryReused: true },
+    pool: 'fifo' as const,
+    idleTimeoutMs: 90_000,
+    retryReused: true,
   };
   const pod = buildLoadPod(job, 'r1', 'http://10.96.0.12:80');
   const args = pod.spec?.containers[0]?.args ?? [];
@@ -124,4 +133,29 @@ test('a load Pod ends by itself when the runner is gone: --max-seconds and activ
   const long = buildLoadPod({ ...job, maxSeconds: 99_999 }, 'r1', 'http://10.96.0.12:80');
   const longArgs = long.spec?.containers[0]?.args ?? [];
   assert.equal(longArgs[longArgs.indexOf('--max-seconds') + 1], '3600');
+});
+
+test('the trailer: the load Pod’s own figures, every field checked', () => {
+  const delay = { p50Ms: 10.1, p99Ms: 20.3, maxMs: 35 };
+  const good = {
+    kind: 'trailer',
+    records: 5,
+    dropped: 0,
+    retried: 1,
+    idleClosed: 2,
+    eventLoopDelay: delay,
+    scheduleLag: delay,
+  };
+  assert.deepEqual(parseLoadLine(JSON.stringify(good), 'drain-', 1), {
+    kind: 'trailer',
+    trailer: { records: 5, retried: 1, idleClosed: 2, eventLoopDelay: delay, scheduleLag: delay },
+  });
+  for (const bad of [
+    { ...good, retried: -1 },
+    { ...good, idleClosed: 1.5 },
+    { ...good, eventLoopDelay: { ...delay, p99Ms: 1e12 } },
+    { ...good, scheduleLag: { ...delay, maxMs: 'late' } },
+    { ...good, eventLoopDelay: null },
+  ])
+    assert.equal(parseLoadLine(JSON.stringify(bad), 'drain-', 1), null, JSON.stringify(bad));
 });

@@ -13,6 +13,7 @@ import { chart, originOf, renderRolloutSvg, seconds, sharedScales } from './html
 import { classesIn, counted, failureClassCss, failureMeaning, windowSpans } from './html-model.js';
 import { rolloutStyle } from './html-style.js';
 import { rolloutFacts } from '../settings.js';
+import { clientFact } from './text.js';
 
 const count = (v: number): string => v.toLocaleString('en-US');
 const msText = (v: number | null): string => (v === null ? '–' : formatMs(v));
@@ -166,6 +167,9 @@ function facts(d: RolloutDocument): string {
     ['preStop sleep', `${d.scenario.preStopSleepSeconds} s`],
     ...rolloutFacts(d).map((f): [string, string] => [f.name, f.text]),
     ['platform', d.platform.name],
+    // Where the load ran and whether it kept its schedule: a client that fell behind is said
+    // next to the failures it could explain (issue 22.6).
+    ...((c): [string, string][] => (c ? [['load client', c.replace(/^client: /, '')]] : []))(clientFact(d)),
     [
       'records',
       d.records.file === null

@@ -131,22 +131,27 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
 }
 
 /**
- * The load client's line: which real client its pool imitates, and whether it kept its
- * schedule (its own event-loop delay and schedule lag, issue 22.6). Null for documents from
- * before the client was recorded.
+ * The load client's line: where it ran, what it retried and closed, and whether it kept its
+ * schedule (its own event-loop delay and schedule lag, issue 22.6). Its pool's settings are rows
+ * of `load`, said with the other settings; a document written before they were rows keeps them
+ * here and they are said here. Null for documents from before the client was recorded.
  */
 export function clientFact(d: RolloutDocument): string | null {
   const c = d.load.client;
   if (!c) return null;
-  const pool =
-    d.load.connections === 'new'
-      ? 'a new connection per request'
-      : `pool ${c.pool} (${c.pool === 'lifo' ? 'most recently used first, as node:http’s Agent and Go’s Transport' : 'least recently used first: every connection kept warm'}), idle timeout ${c.idleTimeoutMs === 0 ? 'none' : `${c.idleTimeoutMs} ms`}, ${c.retryReused ? `retries a request that failed on a reused connection before any byte, as Go’s Transport${c.retried === null ? '' : ` (${c.retried} retried)`}` : 'no retries'}`;
-  const where = c.ranIn === 'load-pod' ? 'in a load Pod' : 'in a worker thread';
+  const parts: string[] = [];
+  if (c.pool !== undefined && d.load.pool === undefined && d.load.connections !== 'new')
+    parts.push(
+      `pool ${c.pool}, idle timeout ${c.idleTimeoutMs === 0 ? 'none' : `${c.idleTimeoutMs ?? '-'} ms`}, ${c.retryReused ? 'retries on reused connections' : 'no retries'}`,
+    );
+  parts.push(`ran ${c.ranIn === 'load-pod' ? 'in a load Pod' : 'in a worker thread'}`);
+  if (c.retried !== null && (d.load.retryReused ?? c.retryReused)) parts.push(`${c.retried} retried`);
+  if (c.idleClosed !== null) parts.push(`${c.idleClosed} idle connections closed`);
   const ms = (x: number | null) => (x === null ? '-' : String(x));
-  const lag =
-    c.eventLoopDelayMs && c.scheduleLagMs
-      ? `; its event-loop delay p50 ${ms(c.eventLoopDelayMs.p50Ms)} / p99 ${ms(c.eventLoopDelayMs.p99Ms)} / max ${ms(c.eventLoopDelayMs.maxMs)} ms, schedule lag p99 ${ms(c.scheduleLagMs.p99Ms)} / max ${ms(c.scheduleLagMs.maxMs)} ms`
-      : '';
-  return `client: ${pool}; ran ${where}${lag}`;
+  if (c.eventLoopDelayMs && c.scheduleLagMs)
+    parts.push(
+      `its event-loop delay p50 ${ms(c.eventLoopDelayMs.p50Ms)} / p99 ${ms(c.eventLoopDelayMs.p99Ms)} / max ${ms(c.eventLoopDelayMs.maxMs)} ms, schedule lag p99 ${ms(c.scheduleLagMs.p99Ms)} / max ${ms(c.scheduleLagMs.maxMs)} ms`,
+    );
+  else parts.push('its event-loop delay and schedule lag not measured');
+  return `client: ${parts.join('; ')}`;
 }
