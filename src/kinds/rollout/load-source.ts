@@ -33,7 +33,10 @@ export interface LoadSource {
 }
 
 /** What the load client measured of itself: a worker thread's result, or a load Pod's trailer. */
-export type ClientFigures = Pick<LoadResult, 'retried' | 'idleClosed' | 'eventLoopDelay' | 'scheduleLag'>;
+export type ClientFigures = Pick<
+  LoadResult,
+  'retried' | 'idleClosed' | 'eventLoopDelay' | 'scheduleLag' | 'cpu'
+>;
 
 /** The load's shape, as the plan says it: one field per row of src/probe/load/settings.ts. */
 export interface LoadShape extends LoadSettingValues {

@@ -650,11 +650,12 @@ function clientFields(load: LoadSource | undefined): NonNullable<RolloutDocument
   const measured = load?.result() ?? null;
   return {
     ranIn: load?.ranIn ?? 'worker-thread',
-    // Measured where the load ran: a load Pod's own figures are not read back (yet).
+    // Measured where the load ran: a worker thread's result, or a load Pod's trailer.
     retried: measured?.retried ?? null,
     idleClosed: measured?.idleClosed ?? null,
     eventLoopDelayMs: measured?.eventLoopDelay ?? null,
     scheduleLagMs: measured?.scheduleLag ?? null,
+    cpu: measured?.cpu ?? null,
   };
 }
 
@@ -673,7 +674,8 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   }));
   // Requests not sent: whose limit it was, from the run's own evidence. The load's own (its pool,
   // its schedule) makes the run inconclusive: its counts are not the Service's result.
-  const notSent = readNotSent(all, plan.load);
+  // The load's CPU cgroup, where it was read: a throttled load is the load's own limit too.
+  const notSent = readNotSent({ ...all, cpu: run.load?.result()?.cpu ?? null }, plan.load);
   const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   return {
     schema: ROLLOUT_SCHEMA,
