@@ -127,6 +127,11 @@ export function rolloutCommand(): Command {
       const { compare } = settings;
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
+      if (settings.ingress !== 'none' && flags.platform === 'kube')
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--ingress nginx runs on the embedded runtime only (--platform local); on a cluster, send the load to your ingress yourself',
+        );
       if (settings.sequential && !compare)
         throw new DraincheckError(
           'DC_USAGE',

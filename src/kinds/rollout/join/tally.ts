@@ -40,6 +40,8 @@ export class RolloutTally {
      * it (an older Pod taken for the port's last one), so with any dropped none is presumed stale.
      */
     portHistory: boolean,
+    /** Whether a connection's last Pod may stand for its failed request's (not through a proxy). */
+    private readonly connectionPods = true,
   ) {
     this.ports = portHistory ? new LocalPortHistory(lifecycles) : undefined;
     this.samples = new FailureSamples(lifecycles);
@@ -78,7 +80,7 @@ export class RolloutTally {
    * request reached that Pod's server.
    */
   private carryConnectionPod(r: LoadRecord): void {
-    if (r.conn === null || !Number.isSafeInteger(r.conn)) return;
+    if (!this.connectionPods || r.conn === null || !Number.isSafeInteger(r.conn)) return;
     if (r.podUid === null) {
       const pod = r.reused && r.failure !== null ? this.connectionPod.get(r.conn) : undefined;
       if (pod !== undefined) {

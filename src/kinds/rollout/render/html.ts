@@ -5,6 +5,7 @@
 // so `--compare` rows line up) and, per failure class, the list of its requests with their
 // evidence (the document's bounded sample). Everything from the document is untrusted: every
 // string goes through esc(); nothing is fetched.
+import { ingressWords } from '../ingress-evidence.js';
 import { esc, formatMs } from '../../../report/html/escape.js';
 import { renderShell } from '../../../report/html/shell.js';
 import type { RenderContext } from '../../kind.js';
@@ -170,6 +171,8 @@ function facts(d: RolloutDocument): string {
     // Where the load ran and whether it kept its schedule: a client that fell behind is said
     // next to the failures it could explain (issue 22.6).
     ...((c): [string, string][] => (c ? [['load client', c.replace(/^client: /, '')]] : []))(clientFact(d)),
+    // The ingress's own evidence (--ingress): what it answered and retried, failed attempts by Pod.
+    ...(d.ingress ? [['ingress', ingressWords(d.ingress).join('; ')] as [string, string]] : []),
     [
       'records',
       d.records.file === null

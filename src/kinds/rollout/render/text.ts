@@ -1,6 +1,7 @@
 // The rollout's terminal report: one table row per rollout (a policy of --compare, or the
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
+import { ingressWords } from '../ingress-evidence.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
@@ -110,6 +111,8 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
   for (const d of docs) {
     lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(d.verdict.explanation)}`);
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
+    // The proxy in front: what it answered and retried, each failed attempt's Pod and cause.
+    if (d.ingress) lines.push(...ingressWords(d.ingress).map((l) => `  ${terminalSafe(l)}`));
     const j = d.records.join;
     if (j && (j.fateUnknown > 0 || j.unclaimed > 0 || j.journalLinesLost > 0))
       lines.push(
