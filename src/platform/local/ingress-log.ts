@@ -6,14 +6,15 @@
 // ngx_http_upstream_module), and the error log, whose lines say why an attempt failed
 // (`connect() failed (111: Connection refused) while connecting to upstream`, …) and name the
 // request and the upstream.
+import { WORK_ID_PATTERN } from '../../server/work-params.js';
 import type { IngressCause } from '../types.js';
 
 /** A line longer than this is not one the ingress wrote: it is counted, not parsed. */
 export const INGRESS_LINE_MAX_CHARS = 8_192;
 /** nginx tries at most proxy_next_upstream_tries upstreams; more entries are not believed. */
 const ATTEMPTS_MAX = 16;
-/** Work ids are the load's (`<prefix><seq>`): bounded like the load's own. */
-const ID_RE = /^[A-Za-z0-9._-]{1,64}$/;
+/** Work ids are the load's (`<prefix><seq>`): the lab contract's pattern. */
+const ID_RE = WORK_ID_PATTERN;
 
 export interface AccessEntry {
   id: string | null;
