@@ -173,6 +173,8 @@ export function rolloutCommand(): Command {
             measured = await measurePropagation(session.newPlatform(), runId, interrupt.signal, {
               ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               manifest: session.planOptions.manifest ?? {},
+              // Behind an ingress the slowest layer is its sync: measured through one.
+              ...(settings.ingress === 'nginx' ? { ingress: { syncDelayMs: settings.ingressSyncMs } } : {}),
             });
             // Interrupted while measuring: no rollout starts (the measurement's objects are gone).
             if (interrupt.signal.aborted) {

@@ -250,6 +250,12 @@ export const RolloutDocumentSchema = z.object({
           'runner: new connections from the runner to the ClusterIP; load-pod: from a load Pod in the cluster, its times mapped onto the runner’s clock late by at most the smallest log delivery delay (a sample can only be longer than the lag)',
         ),
       sampleIntervalMs: z.number().describe('one new connection every this many ms'),
+      through: z
+        .enum(['service', 'ingress'])
+        .optional()
+        .describe(
+          'the path sampled: the Service, or the ingress in front of the endpoints (--ingress: the slowest layer, its sync included); absent in older documents: the Service',
+        ),
     })
     .optional()
     .describe(

@@ -118,3 +118,60 @@ test('--ingress on a cluster, or a bad value: one line, exit 2', () => {
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--ingress must be none or nginx, got "haproxy"/);
 });
+
+test(
+  '--compare exit,drain+prestop --ingress nginx: the preStop sleep is measured through the ingress, its sync included, and holds',
+  { skip: findNginx() === null ? 'nginx is not installed' : false },
+  (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'draincheck-ingress-compare-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const r = cli(
+      [
+        'rollout',
+        '--compare',
+        'exit,drain+prestop',
+        '--ingress',
+        'nginx',
+        '--ingress-sync-ms',
+        '800..1200',
+        '--timing',
+        'fast',
+        '--rate',
+        '40',
+        '--work-ms',
+        '100..400',
+        '--new-connections',
+        '--before-ms',
+        '1000',
+        '--after-ms',
+        '1000',
+        '--format',
+        'json',
+        '--out',
+        dir,
+      ],
+      { timeoutMs: 180_000 },
+    );
+    assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
+    const docs = JSON.parse(r.stdout) as RolloutDocument[];
+    const prestop = docs.find((d) => d.scenario.name === 'drain-prestop')!;
+    assertValidRolloutDocument(prestop);
+    const m = prestop.propagation!;
+    assert.equal(m.through, 'ingress');
+    // The ingress's sync (at least 800 ms) is in every sample it saw, so in the sleep.
+    const seen = m.samplesMs.filter((x): x is number => x !== null);
+    assert.ok(seen.length > 0 && seen.every((x) => x >= 800), JSON.stringify(m.samplesMs));
+    assert.ok(prestop.scenario.preStopSleepSeconds >= 2, `${prestop.scenario.preStopSleepSeconds} s`);
+    assert.match(
+      r.stderr,
+      /preStop sleep \d+ s, from the propagation time measured on this platform through the ingress/,
+    );
+    // With it, the ingress never sent to a Pod that had stopped listening.
+    assert.deepEqual(
+      prestop.ingress?.failedAttempts.filter((g) => g.cause === 'refused'),
+      [],
+      JSON.stringify(prestop.ingress?.failedAttempts),
+    );
+    assert.equal(prestop.totals.failed, 0, prestop.verdict.explanation);
+  },
+);
