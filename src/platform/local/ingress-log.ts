@@ -86,18 +86,20 @@ export interface ErrorEntry {
  * src/http/ngx_http_upstream.c and src/event/ngx_event_connect.c).
  */
 const CAUSES: Array<[RegExp, IngressCause]> = [
-  [/connect\(\) failed \(111: Connection refused\)/, 'refused'],
+  [/connect\(\)(?: to \S+)? failed \(111: Connection refused\)/, 'refused'],
   [/upstream timed out \(110: Connection timed out\) while connecting to upstream/, 'connect-timeout'],
   [/upstream timed out \(110: Connection timed out\)/, 'read-timeout'],
   [/\(104: Connection reset by peer\)/, 'reset'],
   [/upstream prematurely closed connection/, 'closed'],
   [/no live upstreams/, 'no-upstream'],
-  [/connect\(\) failed/, 'connect-failed'],
+  // Any other errno (a gone Pod's route: EINVAL, EHOSTUNREACH…), logged at [crit] or [error].
+  [/connect\(\)(?: to \S+)? failed/, 'connect-failed'],
 ];
 
 /** One error-log line about an upstream attempt, or null for any other line. */
 export function parseErrorLine(line: string): ErrorEntry | null {
-  if (line.length > INGRESS_LINE_MAX_CHARS || !line.includes('[error]')) return null;
+  // nginx logs most failed attempts at [error], a connect() the kernel refused outright at [crit].
+  if (line.length > INGRESS_LINE_MAX_CHARS || !/\[(error|crit)\]/.test(line)) return null;
   const cause = CAUSES.find(([re]) => re.test(line))?.[1];
   if (!cause) return null;
   const request = /, request: "[A-Z]{1,10} ([^ "]{1,2048}) HTTP\/1\.[01]"/.exec(line)?.[1];

@@ -84,6 +84,15 @@ test('error lines: each cause nginx gives for a failed upstream attempt, its req
   ];
   for (const [message, cause] of cases)
     assert.deepEqual(parseErrorLine(err(message)), { id: 'exit-12', addr: '127.0.0.4:8080', cause }, message);
+  // A connect() the kernel refused outright (a gone Pod's route), at [crit], as the embedded
+  // runtime's isolated Pods showed it.
+  const crit =
+    '2026/12/05 07:36:26 [crit] 17402#17402: *53 connect() to 198.18.103.168:8080 failed (22: Invalid argument) while connecting to upstream, client: 127.0.0.1, server: , request: "GET /work?ms=171&id=exit-96 HTTP/1.1", upstream: "http://198.18.103.168:8080/work?ms=171&id=exit-96", host: "127.0.0.1:39555"';
+  assert.deepEqual(parseErrorLine(crit), {
+    id: 'exit-96',
+    addr: '198.18.103.168:8080',
+    cause: 'connect-failed',
+  });
   // No live upstreams names the group, not an address.
   const noLive = `2026/12/05 07:01:02 [error] 4242#4242: *18 no live upstreams while connecting to upstream, client: 127.0.0.1, server: , request: "GET /work?ms=1&id=exit-13 HTTP/1.1", upstream: "http://service/work?ms=1&id=exit-13", host: "x"`;
   assert.deepEqual(parseErrorLine(noLive), { id: 'exit-13', addr: null, cause: 'no-upstream' });
