@@ -69,6 +69,10 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           return `journal: drain started (/healthz now 503), ${v(e.data.active)} active`;
         case 'stopped-listening':
           return `journal: stopped listening, ${v(e.data.active)} active`;
+        case 'goaway-sent':
+          return `journal: GOAWAY to the HTTP/2 session from :${v(e.data.remotePort)}, last stream ${v(e.data.lastStreamId)}, ${v(e.data.open)} open`;
+        case 'session-closed':
+          return `journal: HTTP/2 session from :${v(e.data.remotePort)} closed after ${v(e.data.streams)} streams`;
         case 'request-finished':
           return `journal: finished ${v(e.data.id)} after ${v(e.data.durationMs)} ms`;
         case 'request-aborted':

@@ -12,6 +12,7 @@ test('defaults', () => {
     port: 8080,
     host: '0.0.0.0',
     onSigterm: 'drain',
+    protocol: 'http1',
     drainDelayMs: 0,
     drainTimeoutMs: 25_000,
     drainIdleMs: 0,
@@ -25,6 +26,7 @@ test('env is read, and a flag wins over env', () => {
     DRAIN_DELAY_MS: '250',
     HOST: '127.0.0.9',
     DRAIN_IDLE_MS: '40',
+    PROTOCOL: 'h2c',
   };
   const fromEnv = resolveServerConfig({}, env);
   assert.equal(fromEnv.port, 9000);
@@ -32,8 +34,10 @@ test('env is read, and a flag wins over env', () => {
   assert.equal(fromEnv.drainDelayMs, 250);
   assert.equal(fromEnv.drainIdleMs, 40);
   assert.equal(fromEnv.host, '127.0.0.9');
-  const flagged = resolveServerConfig({ port: '9001', onSigterm: 'default' }, env);
+  assert.equal(fromEnv.protocol, 'h2c');
+  const flagged = resolveServerConfig({ port: '9001', onSigterm: 'default', protocol: 'http1' }, env);
   assert.equal(flagged.port, 9001);
+  assert.equal(flagged.protocol, 'http1');
   assert.equal(flagged.onSigterm, 'default');
 });
 
@@ -42,6 +46,7 @@ for (const [flags, env, pattern] of [
   [{}, { PORT: 'http' }, /PORT must be an integer/],
   [{ onSigterm: 'later' }, {}, /must be one of exit, default, drain, got "later"/],
   [{ drainDelayMs: '-1' }, {}, /DRAIN_DELAY_MS must be an integer/],
+  [{}, { PROTOCOL: 'h2' }, /--protocol \/ PROTOCOL must be one of http1, h2c, got "h2"/],
   [{}, { DRAIN_TIMEOUT_MS: '1e3' }, /DRAIN_TIMEOUT_MS must be an integer/],
 ] as const) {
   test(`rejects ${JSON.stringify({ ...flags, ...env })}`, () => {
@@ -57,6 +62,8 @@ for (const [args, env] of [
   [['--port', '70000'], {}],
   [['--drain-delay-ms', '-3'], {}],
   [[], { ON_SIGTERM: 'sometimes' }],
+  [['--protocol', 'http3'], {}],
+  [[], { PROTOCOL: 'grpc' }],
   [['--no-such-flag'], {}],
 ] as const) {
   test(`process exits 2 with one line for ${JSON.stringify([...args, env])}`, () => {

@@ -133,6 +133,10 @@ function describeServer(e: Known<'server'>): MarkText {
       return mark(`exit ${text(e.data.code) ?? '?'}`, e.data.code === 0 ? 'neutral' : 'bad', 3);
     case 'listening':
       return mark('listening', 'neutral', 1);
+    case 'goaway-sent':
+      return mark(`GOAWAY sent (last stream ${text(e.data.lastStreamId) ?? '?'})`, 'neutral', 3);
+    case 'session-closed':
+      return mark('HTTP/2 session closed', 'neutral', 2);
     case 'drain-started':
     case 'stopped-listening':
     case 'drain-finished':
