@@ -34,6 +34,12 @@ export function h2ErrorName(code: number): string {
   return h2ErrorNames[code] ?? `UNKNOWN_${code}`;
 }
 
+/**
+ * The error code of a `session-lost` whose connection closed without an error of its own (the
+ * peer's FIN): draincheck's name, not Node's.
+ */
+export const H2_CONNECTION_CLOSED = 'H2_CONNECTION_CLOSED';
+
 /** What the HTTP/2 layer showed of the exchange. */
 export interface H2Facts {
   /** The work stream's id on its session (null if it never got one). */
@@ -233,7 +239,8 @@ export function h2Exchange(url: URL, options: H2ExchangeOptions): Promise<H2Exch
           if (h2.connectionLost) {
             h2.streamsInFlight = 1;
             result.error ??= h2.sessionError ?? {
-              code: 'ERR_HTTP2_SESSION_LOST',
+              // draincheck's own code (no Node error came: the peer closed cleanly).
+              code: H2_CONNECTION_CLOSED,
               message: 'the connection closed under the open stream',
             };
           }

@@ -136,5 +136,11 @@ export function resolveServerConfig(
     const first = parsed.error.issues[0];
     throw new DraincheckError('DC_USAGE', first?.message ?? 'invalid server configuration');
   }
+  // Idle keep-alive connections are HTTP/1.1's; an HTTP/2 session is ended by GOAWAY, at once.
+  if (parsed.data.protocol === 'h2c' && parsed.data.drainIdleMs > 0)
+    throw new DraincheckError(
+      'DC_USAGE',
+      '--drain-idle-ms / DRAIN_IDLE_MS is for HTTP/1.1 keep-alive connections: with --protocol h2c the drain ends each session with GOAWAY',
+    );
   return parsed.data;
 }

@@ -26,7 +26,6 @@ test('env is read, and a flag wins over env', () => {
     DRAIN_DELAY_MS: '250',
     HOST: '127.0.0.9',
     DRAIN_IDLE_MS: '40',
-    PROTOCOL: 'h2c',
   };
   const fromEnv = resolveServerConfig({}, env);
   assert.equal(fromEnv.port, 9000);
@@ -34,10 +33,10 @@ test('env is read, and a flag wins over env', () => {
   assert.equal(fromEnv.drainDelayMs, 250);
   assert.equal(fromEnv.drainIdleMs, 40);
   assert.equal(fromEnv.host, '127.0.0.9');
-  assert.equal(fromEnv.protocol, 'h2c');
-  const flagged = resolveServerConfig({ port: '9001', onSigterm: 'default', protocol: 'http1' }, env);
+  assert.equal(resolveServerConfig({}, { PROTOCOL: 'h2c' }).protocol, 'h2c');
+  assert.equal(resolveServerConfig({ protocol: 'http1' }, { PROTOCOL: 'h2c' }).protocol, 'http1');
+  const flagged = resolveServerConfig({ port: '9001', onSigterm: 'default' }, env);
   assert.equal(flagged.port, 9001);
-  assert.equal(flagged.protocol, 'http1');
   assert.equal(flagged.onSigterm, 'default');
 });
 
@@ -47,6 +46,7 @@ for (const [flags, env, pattern] of [
   [{ onSigterm: 'later' }, {}, /must be one of exit, default, drain, got "later"/],
   [{ drainDelayMs: '-1' }, {}, /DRAIN_DELAY_MS must be an integer/],
   [{}, { PROTOCOL: 'h2' }, /--protocol \/ PROTOCOL must be one of http1, h2c, got "h2"/],
+  [{ protocol: 'h2c', drainIdleMs: '100' }, {}, /DRAIN_IDLE_MS is for HTTP\/1.1 keep-alive connections/],
   [{}, { DRAIN_TIMEOUT_MS: '1e3' }, /DRAIN_TIMEOUT_MS must be an integer/],
 ] as const) {
   test(`rejects ${JSON.stringify({ ...flags, ...env })}`, () => {
