@@ -1,7 +1,9 @@
 // `draincheck run --protocol h2c` on the embedded runtime: the lab server speaks HTTP/2, the
 // client sends the work request as one HTTP/2 stream through the Service, and the outcome is
-// read in HTTP/2's terms — the whole protocol with a real server process, a real kernel Service
-// path and a real deletion, the document checked against the shipped schema.
+// read in HTTP/2's terms — the whole protocol with a real server process, a real Service path
+// and a real deletion, the document checked against the shipped schema. Also on the real-cluster
+// platform through the API facade with the client in a client Pod (`draincheck client
+// --protocol h2c`), the path a cluster run takes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { planRun } from '../../src/experiment/plan.js';
@@ -11,6 +13,7 @@ import { readEvents } from '../../src/experiment/events.js';
 import { resolveScenario, type ScenarioInput } from '../../src/workload/scenario.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
 import { localTarget, localUserspaceTarget } from '../helpers/local-target.js';
+import { kubeFacadeTarget } from '../helpers/kube-target.js';
 import type { SuiteTarget } from './shared-suite.js';
 
 async function runH2c(target: SuiteTarget, input: ScenarioInput): Promise<RunDocument> {
@@ -34,8 +37,8 @@ async function runH2c(target: SuiteTarget, input: ScenarioInput): Promise<RunDoc
 const find = (doc: RunDocument, source: string, type: string) =>
   doc.events.filter((e) => e.source === source && e.type === type);
 
-// Both Service data planes: kernel NAT rules and the userspace TCP proxy (a connection each way).
-for (const target of [localTarget, localUserspaceTarget]) {
+// Both Service data planes (kernel NAT rules, the userspace TCP proxy), and the client Pod.
+for (const target of [localTarget, localUserspaceTarget, kubeFacadeTarget('in-cluster')]) {
   test(`${target.name}: h2c drain: the accepted stream completes after the GOAWAY that names it, with the same UID, exit 0`, async () => {
     const doc = await runH2c(target, { onSigterm: 'drain', workMs: 1500, graceSeconds: 5 });
     assert.equal(doc.complete, true, doc.incompleteReason ?? '');
