@@ -183,7 +183,7 @@ export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): 
     .map((f) => safe(truncateText(`, ${f.label}: ${factValue(f)}`, 200)))
     .join('');
   // Every string from the document goes through safe() before any style adds its own escapes.
-  const head = `${style.bold(safe(doc.scenario.name))}  run ${safe(doc.runId)} on ${safe(doc.platform.name)}${pid1}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s${preStopForm(doc)}` : ''}`;
+  const head = `${style.bold(safe(doc.scenario.name))}  run ${safe(doc.runId)} on ${safe(doc.platform.name)}${pid1}${doc.scenario.protocol && doc.scenario.protocol !== 'http1' ? `  ${doc.scenario.protocol}` : ''}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s${preStopForm(doc)}` : ''}`;
   const body = lines.map(
     (l) => `  ${`+${Math.round(l.at)} ms`.padStart(10)}  ${safe(l.source).padEnd(8)}  ${safe(l.text)}`,
   );

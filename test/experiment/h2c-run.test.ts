@@ -12,6 +12,8 @@ import type { RunDocument } from '../../src/experiment/run-document.js';
 import { readEvents } from '../../src/experiment/events.js';
 import { resolveScenario, type ScenarioInput } from '../../src/workload/scenario.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
+import { renderTextReport } from '../../src/report/text.js';
+import { renderHtmlReport } from '../../src/report/html/index.js';
 import { localTarget, localUserspaceTarget } from '../helpers/local-target.js';
 import { kubeFacadeTarget } from '../helpers/kube-target.js';
 import type { SuiteTarget } from './shared-suite.js';
@@ -65,6 +67,12 @@ for (const target of [localTarget, localUserspaceTarget, kubeFacadeTarget('in-cl
     assert.ok(doc.deletion.at! < goawaySeen.at);
     assert.ok(goawaySeen.at < doc.request.at!);
     assert.match(doc.verdict.explanation ?? '', /GOAWAY NO_ERROR named last stream/);
+    // The reports say the protocol and show the GOAWAY on both sides.
+    const text = renderTextReport([doc]);
+    assert.match(text, / h2c {2}work 1500 ms/);
+    assert.match(text, /journal: GOAWAY to the HTTP\/2 session from :\d+, last stream \d+, 1 open/);
+    assert.match(text, /session received GOAWAY NO_ERROR \(last stream \d+\)/);
+    assert.match(renderHtmlReport([doc]), /<dt>protocol<\/dt><dd>h2c<\/dd>/);
   });
 
   test(`${target.name}: h2c exit: the connection goes under the accepted stream — session-lost, 1 stream in flight, no GOAWAY, yet exit 0`, async () => {
