@@ -256,6 +256,7 @@ export function conclude(input: ConcludeInput): Fields {
           cutAt: request.at,
           workMs: input.scenario.workMs,
           preStopSeconds: input.scenario.preStopSleepSeconds,
+          http2: request.h2 !== undefined,
         })
       : null) ??
     (verdict.kind !== 'inconclusive'

@@ -88,5 +88,12 @@ for (const target of [localTarget, localUserspaceTarget, kubeFacadeTarget('in-cl
     assert.equal(doc.exit.code, 0);
     assert.ok(doc.request.at! > doc.deletion.at!, 'lost after the deletion request');
     assert.match(doc.verdict.explanation ?? '', /the connection went with 1 stream in flight/);
+    // The advice needs the kubelet's signal events, which only the embedded runtime records.
+    const signals = find(doc, 'kubelet', 'signal-sent').length > 0;
+    assert.ok(signals || target.name.startsWith('kube'), 'the embedded runtime records the signals');
+    if (signals) {
+      assert.equal(doc.advice?.code, 'handle-sigterm');
+      assert.match(doc.advice?.sentence ?? '', /send every HTTP\/2 session a GOAWAY/);
+    }
   });
 }
