@@ -76,7 +76,7 @@ test('h2c: a connection that sends part of the preface and goes, and one that se
 
 test('h2c drain: GOAWAY names the in-flight stream as the last, it completes with the UID, the session closes, exit 0', async (t) => {
   const lab = await startLabProcess({
-    args: ['--protocol', 'h2c', '--on-sigterm', 'drain', '--drain-delay-ms', '300'],
+    args: ['--protocol', 'h2c', '--on-sigterm', 'drain', '--drain-delay-ms', '1000'],
     env: { POD_UID: UID, POD_NAME: 'work' },
   });
   t.after(() => lab.stop());
@@ -91,7 +91,7 @@ test('h2c drain: GOAWAY names the in-flight stream as the last, it completes wit
   idle.resume();
   const idleClosed = once(idle, 'close');
 
-  const work = h2.get('/work?ms=1500&id=drain-h2');
+  const work = h2.get('/work?ms=2000&id=drain-h2');
   await lab.waitFor((l) => l.event === 'request-accepted' && l.id === 'drain-h2', 'acceptance');
   lab.child.kill('SIGTERM');
   await lab.waitFor((l) => l.event === 'drain-started', 'drain-started');
