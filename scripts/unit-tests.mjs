@@ -55,6 +55,7 @@ export const unitTests = [
   'test/platform/local/store.test.ts',
   'test/platform/local/timing.test.ts',
   'test/probe/body.test.ts',
+  'test/probe/h2-outcome.test.ts',
   'test/probe/load/failure-class.test.ts',
   'test/probe/load/fate-window.test.ts',
   'test/kinds/rollout/journal-attribution.test.ts',

@@ -2,7 +2,7 @@
 // src/workload/scenario.ts (one place), and their translation into a ScenarioInput.
 import { Command, Option } from 'commander';
 import { DraincheckError } from '../errors.js';
-import { shutdownPolicies } from '../server/config.js';
+import { serverProtocols, shutdownPolicies } from '../server/config.js';
 import {
   scenarioDefaults,
   scenarioSettingRows,
@@ -16,6 +16,7 @@ import { serverScript } from '../workload/server-command.js';
 /** What commander gives for the scenario flags (an integer row's attribute: flagAttribute). */
 export interface ScenarioFlags {
   onSigterm?: string;
+  protocol?: string;
   workMs?: string;
   graceSeconds?: string;
   prestopSleepSeconds?: string;
@@ -36,6 +37,12 @@ export function addScenarioFlags(
         '--on-sigterm <policy>',
         `the lab server's SIGTERM policy (default ${scenarioDefaults.onSigterm})`,
       ).choices(shutdownPolicies),
+    );
+    command.addOption(
+      new Option(
+        '--protocol <protocol>',
+        `what the lab server speaks and the work request is sent on: http1, or h2c (one HTTP/2 stream, prior knowledge; the server's drain sends GOAWAY) (default ${scenarioDefaults.protocol})`,
+      ).choices(serverProtocols),
     );
   }
   // No commander defaults: a flag not given leaves the value to resolveScenario's defaults.
@@ -73,6 +80,7 @@ export function scenarioInput(flags: ScenarioFlags, graceDefault: number): Scena
   }
   return {
     ...(flags.onSigterm ? { onSigterm: flags.onSigterm as ScenarioInput['onSigterm'] } : {}),
+    ...(flags.protocol ? { protocol: flags.protocol as ScenarioInput['protocol'] } : {}),
     ...integers,
     graceSeconds: integers.graceSeconds ?? graceDefault,
     publishNotReadyAddresses: flags.publishNotReady === true,

@@ -1,7 +1,8 @@
 // The conclusion of a run, derived from its events alone — so a saved run can be checked
 // again by anyone. Nothing here is assumed: a field without evidence says "not observed",
 // and the verdict names the events it rests on.
-import type { RunDocument, RunEvent, VerdictKind } from './run-document.js';
+import type { z } from 'zod';
+import { H2FactsSchema, type RunDocument, type RunEvent, type VerdictKind } from './run-document.js';
 import {
   containerStateOf,
   endpointConditions,
@@ -169,6 +170,7 @@ export function conclude(input: ConcludeInput): Fields {
     error: error ? { code: str(error.code), message: str(error.message) ?? '' } : null,
     bytesReceived: o?.bytesReceived ?? 0,
     localPort,
+    ...h2Of(o?.h2),
     routedTo: routed
       ? {
           endpoint: String(routed.data.endpoint),
@@ -254,6 +256,7 @@ export function conclude(input: ConcludeInput): Fields {
           cutAt: request.at,
           workMs: input.scenario.workMs,
           preStopSeconds: input.scenario.preStopSleepSeconds,
+          http2: request.h2 !== undefined,
         })
       : null) ??
     (verdict.kind !== 'inconclusive'
@@ -402,8 +405,10 @@ function verdictOf(
         kind: 'accepted-request-finished',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}${h2Words(f.request.h2)}; ${exitText}.`,
       };
+    case 'session-lost':
+    case 'stream-reset':
     case 'connection-dropped':
     case 'response-timeout': {
       const hidden =
@@ -412,7 +417,7 @@ function verdictOf(
         kind: 'accepted-request-cut',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}; ${fteText}; ${exitText}${hidden}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${h2Words(f.request.h2)}; ${fteText}; ${exitText}${hidden}.`,
       };
     }
     case 'http-error':
@@ -425,6 +430,12 @@ function verdictOf(
     case 'unexpected-response':
       return inconclusive(
         `the response to the work request is not its completion body (HTTP ${f.request.status ?? '?'})`,
+      );
+    case 'goaway-refused':
+      // The server says it never processed the stream, while the acceptance evidence says it
+      // took the request: one of them is wrong, and the run cannot tell which.
+      return inconclusive(
+        `the work stream was refused by the server's GOAWAY${h2Words(f.request.h2)} — never processed — although acceptance was proven`,
       );
     case 'protocol-error':
       // The server answered, but not in HTTP: neither a finish nor a cut can be read from it.
@@ -449,6 +460,32 @@ function identityWords(identity: Identity): string {
       : identity.kind === 'route'
         ? "the Pod named by the connection's recorded route"
         : 'no Pod named';
+}
+
+/** The HTTP/2 facts of the work stream in words, after the outcome: '' for HTTP/1.1. */
+function h2Words(h2: z.infer<typeof H2FactsSchema> | undefined): string {
+  if (!h2) return '';
+  const stream = `HTTP/2 stream ${h2.streamId ?? '?'}`;
+  const goaway = h2.goaway
+    ? `the server's GOAWAY ${h2.goaway.codeName} named last stream ${h2.goaway.lastStreamId}`
+    : 'no GOAWAY came';
+  const how =
+    h2.connectionLost && h2.streamsInFlight !== null
+      ? `; the connection went with ${h2.streamsInFlight} stream${h2.streamsInFlight === 1 ? '' : 's'} in flight`
+      : h2.rstCodeName && h2.rstCodeName !== 'NO_ERROR'
+        ? `; the stream closed with ${h2.rstCodeName}`
+        : '';
+  return ` (${stream}; ${goaway}${how})`;
+}
+
+/**
+ * The work stream's HTTP/2 facts as the document keeps them: checked and bounded (a client Pod's
+ * log is untrusted), left out when absent or malformed.
+ */
+function h2Of(value: unknown): { h2?: z.infer<typeof H2FactsSchema> } {
+  if (value === undefined) return {};
+  const parsed = H2FactsSchema.safeParse(value);
+  return parsed.success ? { h2: parsed.data } : {};
 }
 
 function short(uid: string | null): string {

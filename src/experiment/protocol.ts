@@ -390,6 +390,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     scenario: {
       name: scenario.name,
       onSigterm: scenario.onSigterm,
+      protocol: scenario.protocol,
       workMs: scenario.workMs,
       terminationGracePeriodSeconds: scenario.terminationGracePeriodSeconds,
       preStopSleepSeconds: scenario.preStopSleepSeconds,

@@ -33,12 +33,37 @@ export const RunEventSchema = z.object({
 });
 export type RunEvent = z.infer<typeof RunEventSchema>;
 
+/** What the client saw of HTTP/2 for the work stream (src/probe/h2-exchange.ts, H2Facts). */
+export const H2FactsSchema = z.object({
+  streamId: z.number().nullable(),
+  rstCode: z.number().nullable(),
+  rstCodeName: z.string().max(64).nullable().describe('RFC 9113 §7 name of rstCode'),
+  goaway: z
+    .object({
+      code: z.number(),
+      codeName: z.string().max(64),
+      lastStreamId: z.number(),
+      afterConnectMs: z.number(),
+    })
+    .nullable()
+    .describe("the first GOAWAY the work stream's session received"),
+  connectionLost: z.boolean().describe('the connection was gone when the stream ended without its response'),
+  sessionError: z.object({ code: z.string().max(128).nullable(), message: z.string().max(1024) }).nullable(),
+  streamsInFlight: z.number().nullable().describe('streams of the session open when the connection went'),
+});
+
 export const ScenarioSchema = z.object({
   name: z.string().describe('a label: the policy, or what the user named it'),
   onSigterm: z
     .enum(['exit', 'default', 'drain'])
     .nullable()
     .describe('null when --server-command replaces the lab server'),
+  protocol: z
+    .enum(['http1', 'h2c'])
+    .optional()
+    .describe(
+      'what the lab server spoke and the work request was sent on (absent: http1, documents before --protocol)',
+    ),
   // workMs, terminationGracePeriodSeconds, preStopSleepSeconds, drainDelayMs, containerPort:
   // one per row of the scenario table (src/workload/scenario.ts).
   ...scenarioIntegerFields(),
@@ -230,6 +255,9 @@ export const RunDocumentSchema = z.object({
     error: z.object({ code: z.string().nullable(), message: z.string() }).nullable(),
     bytesReceived: z.number(),
     localPort: z.number().nullable(),
+    h2: H2FactsSchema.optional().describe(
+      '--protocol h2c: the work stream, its close code, the GOAWAY its session received, whether the connection went under it',
+    ),
     routedTo: z
       .object({ endpoint: z.string(), podUid: z.string().nullable(), fallback: z.boolean() })
       .nullable()

@@ -35,6 +35,12 @@ export interface ClientPlan {
   /** The service checked; absent: the lab server's contract (docs/LAB-CONTRACT.md). */
   target?: TargetPlan;
   /**
+   * `h2c`: the work request is one HTTP/2 stream on a session of its own (prior knowledge, no
+   * TLS), and its failures are HTTP/2's (goaway-refused, stream-reset, session-lost). Absent:
+   * HTTP/1.1. /healthz and /state stay HTTP/1.1, as the kubelet's probe is.
+   */
+  protocol?: 'h2c';
+  /**
    * Another: a second Pod of the Service is applied once acceptance is proven, and the Pod
    * deleted once the second one is ready. The new request's delay (newRequestAfterMs) then
    * starts only when GET /healthz through the Service answers with another UID than the ready
@@ -69,6 +75,8 @@ export const clientEventTypes = [
   'acceptance-proven',
   'acceptance-timeout',
   'work-response-started',
+  /** h2c: the work stream's session received a GOAWAY (code, last stream id). */
+  'work-goaway',
   'work-outcome',
   'replacement-answered',
   'replacement-wait-timeout',
@@ -111,5 +119,14 @@ export const requestOutcomes = [
    * HPE_INVALID_STATUS, HPE_CR_EXPECTED): the server answered, badly — not a dropped connection.
    */
   'protocol-error',
+  /**
+   * HTTP/2: the stream's id is above the last stream id of the server's GOAWAY (it closed with
+   * REFUSED_STREAM): the server never processed it — safe to retry (RFC 9113 §6.8).
+   */
+  'goaway-refused',
+  /** HTTP/2: the server reset the stream (RST_STREAM) on a connection that stayed up; `h2.rstCodeName`. */
+  'stream-reset',
+  /** HTTP/2: the connection closed or was reset under the stream; `h2.streamsInFlight` streams went with it. */
+  'session-lost',
 ] as const;
 export type RequestOutcome = (typeof requestOutcomes)[number];

@@ -15,6 +15,7 @@ import {
 } from './client-events.js';
 import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
+import { h2Exchange } from './h2-exchange.js';
 import { classifyWork } from './outcome.js';
 import { bodyLimits } from './body.js';
 import { parseJsonBounded } from '../util/bounded-json.js';
@@ -130,12 +131,22 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     headers: target.work.headers.map(([k, v]): [string, string] => [k, render(v, values, false)]),
     body: target.work.body === null ? null : render(target.work.body, values, false),
   };
-  emit('work-sent', { id: plan.workId, ms: plan.workMs, path, method: request.method });
+  emit('work-sent', {
+    id: plan.workId,
+    ms: plan.workMs,
+    path,
+    method: request.method,
+    ...(plan.protocol ? { protocol: plan.protocol } : {}),
+  });
   let written: { localPort: number; bytes: number } | null = null;
   let workPort = 0;
   let connected!: () => void;
   const connectedOrDone = new Promise<void>((resolve) => (connected = resolve));
-  const work = exchange(url(path), {
+  // --protocol h2c: one HTTP/2 stream on a session of its own (./h2-exchange.ts); its GOAWAY is
+  // an observation of its own, when it comes.
+  const send = plan.protocol === 'h2c' ? h2Exchange : exchange;
+  const work = send(url(path), {
+    onGoaway: (goaway) => emit('work-goaway', { id: plan.workId, localPort: workPort, ...goaway }),
     connectTimeoutMs: plan.connectTimeoutMs,
     responseTimeoutMs: plan.responseTimeoutMs,
     signal,

@@ -3,6 +3,7 @@
 // connect timeout says nothing about the app being killed.
 import type { RequestOutcome } from './client-events.js';
 import type { ExchangeResult } from './http-exchange.js';
+import type { H2Facts } from './h2-exchange.js';
 import { readBody } from './body.js';
 import { truncateText } from '../util/bounded-json.js';
 import { statusExpected, uidIn, type TargetPlan } from './work-template.js';
@@ -23,14 +24,21 @@ export interface WorkOutcome {
   localPort: number | null;
   /** Why a 2xx response is not a completion (for `unexpected-response`). */
   problem: string | null;
+  /** HTTP/2 only (--protocol h2c): the stream, its close code, the GOAWAY, the connection's fate. */
+  h2?: H2Facts;
 }
 
-export function classifyWork(result: ExchangeResult, workId: string, target?: TargetPlan): WorkOutcome {
+export function classifyWork(
+  result: ExchangeResult & { h2?: H2Facts },
+  workId: string,
+  target?: TargetPlan,
+): WorkOutcome {
   const base = {
     status: result.status,
     error: result.error,
     bytesReceived: result.bytesReceived,
     localPort: result.localPort,
+    ...(result.h2 ? { h2: result.h2 } : {}),
   };
   if (!result.connected) {
     const outcome: RequestOutcome = result.dnsFailed
@@ -44,6 +52,10 @@ export function classifyWork(result: ExchangeResult, workId: string, target?: Ta
   // the server spoke, badly — not a connection it dropped.
   if (isProtocolError(result.error?.code))
     return { ...base, outcome: 'protocol-error', body: null, bodyUid: null, problem: null };
+  if (!result.responseComplete && result.h2 && result.timedOut === null) {
+    const outcome = h2Failure(result.h2);
+    if (outcome) return { ...base, outcome, body: null, bodyUid: null, problem: null };
+  }
   if (!result.responseComplete) {
     const outcome: RequestOutcome =
       result.timedOut === 'response' ? 'response-timeout' : 'connection-dropped';
@@ -83,6 +95,24 @@ export function classifyWork(result: ExchangeResult, workId: string, target?: Ta
     : completionProblem(read.value, workId);
   if (problem) return { ...base, outcome: 'unexpected-response', ...kept, bodyUid: null, problem };
   return { ...base, outcome: 'completed', ...kept, bodyUid: uidOf(read.value), problem: null };
+}
+
+/**
+ * An HTTP/2 stream that ended without its whole response, in HTTP/2's terms, or null when the
+ * facts name none of them. The order matters: a stream above the GOAWAY's last stream id was
+ * never processed, whatever else followed; a lost connection closes its streams with CANCEL
+ * (node:http2), which is not the server resetting the stream.
+ */
+export function h2Failure(h2: H2Facts): 'goaway-refused' | 'session-lost' | 'stream-reset' | null {
+  if (
+    h2.goaway !== null &&
+    h2.streamId !== null &&
+    (h2.streamId > h2.goaway.lastStreamId || h2.rstCodeName === 'REFUSED_STREAM')
+  )
+    return 'goaway-refused';
+  if (h2.connectionLost) return 'session-lost';
+  if (h2.rstCode !== null && h2.rstCode !== 0) return 'stream-reset';
+  return null;
 }
 
 /** llhttp's code for a bad status code, used for one outside 100–599 too. */

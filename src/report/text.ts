@@ -52,6 +52,8 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           const code = e.data.error?.code;
           return `new request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}${e.data.bodyUid ? ` from ${shortUid(e.data.bodyUid)}` : ''}`;
         }
+        case 'work-goaway':
+          return `the work stream's HTTP/2 session received GOAWAY ${v(e.data.codeName)} (last stream ${v(e.data.lastStreamId)})`;
         case 'replacement-answered':
           return `GET /healthz answered from another Pod, ${shortUid(e.data.uid)}`;
         case 'reused-request-outcome':
@@ -69,6 +71,10 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           return `journal: drain started (/healthz now 503), ${v(e.data.active)} active`;
         case 'stopped-listening':
           return `journal: stopped listening, ${v(e.data.active)} active`;
+        case 'goaway-sent':
+          return `journal: GOAWAY to the HTTP/2 session from :${v(e.data.remotePort)}, last stream ${v(e.data.lastStreamId)}, ${v(e.data.open)} open`;
+        case 'session-closed':
+          return `journal: HTTP/2 session from :${v(e.data.remotePort)} closed after ${v(e.data.streams)} streams`;
         case 'request-finished':
           return `journal: finished ${v(e.data.id)} after ${v(e.data.durationMs)} ms`;
         case 'request-aborted':
@@ -177,7 +183,7 @@ export function renderRunTimeline(doc: RunDocument, style: Style = plainStyle): 
     .map((f) => safe(truncateText(`, ${f.label}: ${factValue(f)}`, 200)))
     .join('');
   // Every string from the document goes through safe() before any style adds its own escapes.
-  const head = `${style.bold(safe(doc.scenario.name))}  run ${safe(doc.runId)} on ${safe(doc.platform.name)}${pid1}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s${preStopForm(doc)}` : ''}`;
+  const head = `${style.bold(safe(doc.scenario.name))}  run ${safe(doc.runId)} on ${safe(doc.platform.name)}${pid1}${doc.scenario.protocol && doc.scenario.protocol !== 'http1' ? `  ${doc.scenario.protocol}` : ''}  work ${doc.scenario.workMs} ms, grace ${doc.scenario.terminationGracePeriodSeconds} s${doc.scenario.preStopSleepSeconds ? `, preStop sleep ${doc.scenario.preStopSleepSeconds} s${preStopForm(doc)}` : ''}`;
   const body = lines.map(
     (l) => `  ${`+${Math.round(l.at)} ms`.padStart(10)}  ${safe(l.source).padEnd(8)}  ${safe(l.text)}`,
   );

@@ -18,6 +18,14 @@ export const policyHelp: Record<ShutdownPolicy, string> = {
     'listening, closes idle connections, finishes every accepted /work and exits 0 (1 if --drain-timeout-ms cuts requests)',
 };
 
+/**
+ * The protocols the lab server speaks. `h2c` is HTTP/2 over cleartext with prior knowledge
+ * (RFC 9113 §3.3); on the same port it still answers HTTP/1.1, as Go's h2c handler does, so a
+ * kubelet `httpGet` probe (HTTP/1.1 only) keeps working.
+ */
+export const serverProtocols = ['http1', 'h2c'] as const;
+export type ServerProtocol = (typeof serverProtocols)[number];
+
 /** The longest drain delay or drain timeout (an hour), for the server and the scenario. */
 export const DRAIN_MS_MAX = 3_600_000;
 
@@ -40,6 +48,14 @@ export const serverSettings = {
     env: 'ON_SIGTERM',
     default: 'drain' as ShutdownPolicy,
     help: 'what to do on SIGTERM: exit | default | drain',
+  },
+  protocol: {
+    flag: '--protocol <protocol>',
+    env: 'PROTOCOL',
+    default: 'http1' as ServerProtocol,
+    help:
+      'http1 | h2c: h2c also speaks HTTP/2 without TLS (prior knowledge) on the same port; drain then ' +
+      'sends every HTTP/2 session a GOAWAY with the last stream it will process',
   },
   drainDelayMs: {
     flag: '--drain-delay-ms <ms>',
@@ -67,6 +83,7 @@ export interface ServerConfig {
   port: number;
   host: string;
   onSigterm: ShutdownPolicy;
+  protocol: ServerProtocol;
   drainDelayMs: number;
   drainTimeoutMs: number;
   drainIdleMs: number;
@@ -74,19 +91,25 @@ export interface ServerConfig {
 
 const integerString = (label: string, min: number, max: number) => integerSchema({ label, min, max });
 
-const serverConfigSchema = z.object({
-  port: integerString('--port / PORT', 0, 65_535),
-  host: z.string().trim().min(1, { message: '--host / HOST must not be empty' }),
-  onSigterm: z.string().transform((raw, ctx) => {
-    if (!(shutdownPolicies as readonly string[]).includes(raw)) {
+/** A setting that is one word of a list: the message names the setting and the list. */
+function oneOf<T extends string>(label: string, values: readonly T[]) {
+  return z.string().transform((raw, ctx) => {
+    if (!(values as readonly string[]).includes(raw)) {
       ctx.addIssue({
         code: 'custom',
-        message: `--on-sigterm / ON_SIGTERM must be one of ${shutdownPolicies.join(', ')}, got ${quote(raw)}`,
+        message: `${label} must be one of ${values.join(', ')}, got ${quote(raw)}`,
       });
       return z.NEVER;
     }
-    return raw as ShutdownPolicy;
-  }),
+    return raw as T;
+  });
+}
+
+const serverConfigSchema = z.object({
+  port: integerString('--port / PORT', 0, 65_535),
+  host: z.string().trim().min(1, { message: '--host / HOST must not be empty' }),
+  onSigterm: oneOf('--on-sigterm / ON_SIGTERM', shutdownPolicies),
+  protocol: oneOf('--protocol / PROTOCOL', serverProtocols),
   drainDelayMs: integerString('--drain-delay-ms / DRAIN_DELAY_MS', 0, DRAIN_MS_MAX),
   drainTimeoutMs: integerString('--drain-timeout-ms / DRAIN_TIMEOUT_MS', 0, DRAIN_MS_MAX),
   drainIdleMs: integerString('--drain-idle-ms / DRAIN_IDLE_MS', 0, DRAIN_MS_MAX),
@@ -113,5 +136,11 @@ export function resolveServerConfig(
     const first = parsed.error.issues[0];
     throw new DraincheckError('DC_USAGE', first?.message ?? 'invalid server configuration');
   }
+  // Idle keep-alive connections are HTTP/1.1's; an HTTP/2 session is ended by GOAWAY, at once.
+  if (parsed.data.protocol === 'h2c' && parsed.data.drainIdleMs > 0)
+    throw new DraincheckError(
+      'DC_USAGE',
+      '--drain-idle-ms / DRAIN_IDLE_MS is for HTTP/1.1 keep-alive connections: with --protocol h2c the drain ends each session with GOAWAY',
+    );
   return parsed.data;
 }

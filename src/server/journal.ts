@@ -10,6 +10,10 @@ export const journalEvents = [
   'signal',
   'drain-started',
   'stopped-listening',
+  /** h2c drain: a GOAWAY went to one HTTP/2 session, naming the last stream it will process. */
+  'goaway-sent',
+  /** h2c drain: an HTTP/2 session closed after its GOAWAY. */
+  'session-closed',
   'request-cut',
   'drain-finished',
   'exit',

@@ -1,11 +1,15 @@
-// The lab server's HTTP side: /healthz, /work, /state (docs/LAB-CONTRACT.md). It knows
-// nothing about signals; shutdown.ts drives it through `beginDraining` and the
+// The lab server's HTTP side: /healthz, /work, /state (docs/LAB-CONTRACT.md), over HTTP/1.1
+// alone (`http1`) or over HTTP/2 without TLS and HTTP/1.1 on one port (`h2c`). It knows nothing
+// about signals; shutdown.ts and h2c-drain.ts drive it through `beginDraining` and the
 // `onActiveChange` hook.
 import http from 'node:http';
+import http2 from 'node:http2';
+import type net from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { PodIdentity } from './identity.js';
 import type { Journal } from './journal.js';
-import type { ShutdownPolicy } from './config.js';
+import type { ServerProtocol, ShutdownPolicy } from './config.js';
+import { createPrefaceListener } from './h2c-listener.js';
 import { parseWorkParams } from './work-params.js';
 
 export interface LabState {
@@ -14,6 +18,7 @@ export interface LabState {
   namespace: string | null;
   podIP: string | null;
   policy: ShutdownPolicy;
+  protocol: ServerProtocol;
   active: number;
   draining: boolean;
   acceptedTotal: number;
@@ -22,13 +27,41 @@ export interface LabState {
   startedAt: string;
 }
 
+/** A request of either protocol, as the contract reads it. */
+type LabRequest = http.IncomingMessage | http2.Http2ServerRequest;
+/** A response of either protocol: HTTP/2's compatibility API has the same verbs. */
+type LabResponse = http.ServerResponse | http2.Http2ServerResponse;
+
 interface InFlight {
   id: string;
-  res: http.ServerResponse;
+  res: LabResponse;
   timer: NodeJS.Timeout;
+  /** HTTP/2 only: the stream and its session's client port, for the journal lines. */
+  stream: StreamFields | null;
 }
 
-export interface LabServer {
+/** What a journal line of an HTTP/2 request adds: which stream, on which client connection. */
+export interface StreamFields {
+  streamId: number;
+  remotePort: number | null;
+}
+
+/** One HTTP/2 connection (session) the server holds, as the drain needs it. */
+export interface H2cSession {
+  readonly session: http2.ServerHttp2Session;
+  readonly remotePort: number | null;
+  /** The highest stream id this session has handed to the server: the GOAWAY's last stream. */
+  lastStreamId: number;
+  /** Streams opened on it so far. */
+  streams: number;
+  /** Streams open on it now. */
+  open: number;
+}
+
+interface LabServerCommon {
+  /** The socket that listens: closing it stops new connections. */
+  readonly listener: net.Server;
+  /** The HTTP/1.1 side (with h2c it gets the connections that do not start with HTTP/2's preface). */
   readonly server: http.Server;
   state(): LabState;
   /** Ids of accepted /work requests that have not finished yet, in acceptance order. */
@@ -39,15 +72,33 @@ export interface LabServer {
   onActiveChange(listener: (active: number) => void): void;
 }
 
+export interface Http1LabServer extends LabServerCommon {
+  readonly protocol: 'http1';
+}
+
+export interface H2cLabServer extends LabServerCommon {
+  readonly protocol: 'h2c';
+  readonly h2: http2.Http2Server;
+  /** The HTTP/2 sessions not closed yet, in the order they opened. */
+  sessions(): H2cSession[];
+  /** Called when an HTTP/2 session has closed. */
+  onSessionClosed(listener: (session: H2cSession) => void): void;
+}
+
+export type LabServer = Http1LabServer | H2cLabServer;
+
 export interface LabServerOptions {
   identity: PodIdentity;
   policy: ShutdownPolicy;
   journal: Journal;
+  /** Default http1. */
+  protocol?: ServerProtocol;
   now?: () => Date;
 }
 
 export function createLabServer(options: LabServerOptions): LabServer {
   const { identity, policy, journal } = options;
+  const protocol = options.protocol ?? 'http1';
   const now = options.now ?? (() => new Date());
   const inFlight = new Map<string, InFlight>();
   const listeners: Array<(active: number) => void> = [];
@@ -62,22 +113,20 @@ export function createLabServer(options: LabServerOptions): LabServer {
     for (const listener of listeners) listener(inFlight.size);
   };
 
-  const send = (
-    res: http.ServerResponse,
-    status: number,
-    body: unknown,
-    headers: http.OutgoingHttpHeaders = {},
-  ) => {
+  const send = (res: LabResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}) => {
     const text = JSON.stringify(body);
-    res.writeHead(status, {
+    const all: http.OutgoingHttpHeaders = {
       'content-type': 'application/json; charset=utf-8',
       'content-length': Buffer.byteLength(text),
       'x-pod-uid': identity.uid ?? '',
-      // While draining, tell every client not to reuse this connection, so no socket
-      // turns idle (and then gets cut) after the listener has closed.
-      ...(draining ? { connection: 'close' } : {}),
+      // While draining, tell every HTTP/1.1 client not to reuse this connection, so no socket
+      // turns idle (and then gets cut) after the listener has closed. HTTP/2 has no such header
+      // (RFC 9113 §8.2.2 forbids it); its drain says the same with GOAWAY (h2c-drain.ts).
+      ...(draining && res instanceof http.ServerResponse ? { connection: 'close' } : {}),
       ...headers,
-    });
+    };
+    if (res instanceof http.ServerResponse) res.writeHead(status, all);
+    else res.writeHead(status, all);
     res.end(text);
   };
 
@@ -87,6 +136,7 @@ export function createLabServer(options: LabServerOptions): LabServer {
     namespace: identity.namespace,
     podIP: identity.podIP,
     policy,
+    protocol,
     active: inFlight.size,
     draining,
     acceptedTotal,
@@ -95,7 +145,7 @@ export function createLabServer(options: LabServerOptions): LabServer {
     startedAt,
   });
 
-  const handleWork = (url: URL, res: http.ServerResponse) => {
+  const handleWork = (url: URL, req: LabRequest, res: LabResponse) => {
     const parsed = parseWorkParams(url.searchParams, () => `req-${++generatedIds}`);
     if (!parsed.ok) {
       send(res, 400, { error: parsed.error });
@@ -110,6 +160,7 @@ export function createLabServer(options: LabServerOptions): LabServer {
     }
     const acceptedAt = now();
     acceptedTotal += 1;
+    const stream = streamFields(req);
     const timer = setTimeout(() => {
       inFlight.delete(id);
       finishedTotal += 1;
@@ -124,11 +175,11 @@ export function createLabServer(options: LabServerOptions): LabServer {
         finishedAt: finishedAt.toISOString(),
         durationMs,
       });
-      journal.write('request-finished', { id, durationMs });
+      journal.write('request-finished', { id, durationMs, ...stream });
       notify();
     }, ms);
-    inFlight.set(id, { id, res, timer });
-    journal.write('request-accepted', { id, ms });
+    inFlight.set(id, { id, res, timer, stream });
+    journal.write('request-accepted', { id, ms, ...stream });
     // 'close' before the timer fired means the client went away (or the connection was
     // destroyed): the request is no longer in progress, and that is an event of its own.
     res.on('close', () => {
@@ -137,13 +188,13 @@ export function createLabServer(options: LabServerOptions): LabServer {
       clearTimeout(entry.timer);
       inFlight.delete(id);
       abortedTotal += 1;
-      journal.write('request-aborted', { id });
+      journal.write('request-aborted', { id, ...entry.stream });
       notify();
     });
     notify();
   };
 
-  const route = (req: http.IncomingMessage, res: http.ServerResponse) => {
+  const route = (req: LabRequest, res: LabResponse) => {
     const raw = req.url ?? '/';
     // The probes' and the runner's paths need no parsing (a URL per request is a tenth of the
     // server's CPU per /healthz); anything else, /work with its query among them, is parsed.
@@ -182,11 +233,11 @@ export function createLabServer(options: LabServerOptions): LabServer {
     } else if (path === '/state') {
       send(res, 200, state());
     } else {
-      handleWork(url ?? new URL(raw, 'http://lab.invalid'), res);
+      handleWork(url ?? new URL(raw, 'http://lab.invalid'), req, res);
     }
   };
 
-  const server = http.createServer((req, res) => {
+  const handle = (req: LabRequest, res: LabResponse) => {
     try {
       route(req, res);
     } catch (error) {
@@ -194,7 +245,8 @@ export function createLabServer(options: LabServerOptions): LabServer {
       if (res.headersSent) res.destroy();
       else send(res, 500, { error: { code: 'internal-error', message: String(error).slice(0, 200) } });
     }
-  });
+  };
+  const server = http.createServer(handle);
   // Without a listener, Node closes a CONNECT request's socket without a word: answer it
   // like any other method the contract does not allow.
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {
@@ -208,17 +260,62 @@ export function createLabServer(options: LabServerOptions): LabServer {
     );
   });
 
-  return {
+  const common = {
     server,
     state,
     activeIds: () => [...inFlight.keys()],
     beginDraining: () => {
       draining = true;
     },
-    onActiveChange: (listener) => {
+    onActiveChange: (listener: (active: number) => void) => {
       listeners.push(listener);
     },
   };
+  if (protocol === 'http1') return { protocol, listener: server, ...common };
+
+  // h2c: HTTP/2 through Node's compatibility API, so /work, /healthz and /state are the very
+  // handlers HTTP/1.1 uses; the sessions are kept so the drain can GOAWAY each one.
+  const h2 = http2.createServer(handle);
+  const sessions = new Map<http2.ServerHttp2Session, H2cSession>();
+  const closedListeners: Array<(session: H2cSession) => void> = [];
+  h2.on('session', (session: http2.ServerHttp2Session) => {
+    const entry: H2cSession = {
+      session,
+      remotePort: session.socket?.remotePort ?? null,
+      lastStreamId: 0,
+      streams: 0,
+      open: 0,
+    };
+    sessions.set(session, entry);
+    session.on('stream', (stream: http2.ServerHttp2Stream) => {
+      entry.streams += 1;
+      entry.open += 1;
+      entry.lastStreamId = Math.max(entry.lastStreamId, stream.id ?? 0);
+      stream.once('close', () => (entry.open -= 1));
+    });
+    // A session's errors (a peer's bad frames, a reset connection) end that session only.
+    session.on('error', () => undefined);
+    session.on('close', () => {
+      sessions.delete(session);
+      for (const listener of closedListeners) listener(entry);
+    });
+  });
+  return {
+    protocol,
+    listener: createPrefaceListener(server, h2),
+    h2,
+    sessions: () => [...sessions.values()],
+    onSessionClosed: (listener) => {
+      closedListeners.push(listener);
+    },
+    ...common,
+  };
+}
+
+/** The stream and client port of an HTTP/2 request (null for HTTP/1.1). */
+function streamFields(req: LabRequest): StreamFields | null {
+  if (!(req instanceof http2.Http2ServerRequest)) return null;
+  return { streamId: req.stream.id ?? 0, remotePort: req.stream.session?.socket?.remotePort ?? null };
 }
 
 /** The request target as a URL, or null where `new URL()` rejects it (e.g. `http://[`). */

@@ -19,7 +19,7 @@ export async function startLabServer(
 ): Promise<RunningLabServer> {
   const identity = readPodIdentity(env);
   const journal = createJournal(identity.uid);
-  const lab = createLabServer({ identity, policy: config.onSigterm, journal });
+  const lab = createLabServer({ identity, policy: config.onSigterm, protocol: config.protocol, journal });
   installShutdownPolicy({
     lab,
     journal,
@@ -37,18 +37,19 @@ export async function startLabServer(
         ),
       );
     };
-    lab.server.once('error', onError);
-    lab.server.listen(config.port, config.host, () => {
-      lab.server.off('error', onError);
+    lab.listener.once('error', onError);
+    lab.listener.listen(config.port, config.host, () => {
+      lab.listener.off('error', onError);
       resolve();
     });
   });
-  const bound = lab.server.address();
+  const bound = lab.listener.address();
   const port = typeof bound === 'object' && bound ? bound.port : config.port;
   journal.write('listening', {
     host: config.host,
     port,
     policy: config.onSigterm,
+    protocol: config.protocol,
     pid: process.pid,
     name: identity.name,
     namespace: identity.namespace,

@@ -6,7 +6,8 @@
 import net from 'node:net';
 import type { ServerConfig } from './config.js';
 import type { Journal } from './journal.js';
-import type { LabServer } from './lab-server.js';
+import type { Http1LabServer, LabServer } from './lab-server.js';
+import { drainH2c } from './h2c-drain.js';
 
 export interface ShutdownDeps {
   lab: LabServer;
@@ -39,14 +40,16 @@ export function installShutdownPolicy(deps: ShutdownDeps): void {
         // A second SIGTERM during a drain changes nothing: the first one already set the deadline.
         if (started) return;
         started = true;
-        drain(deps);
+        const { lab } = deps;
+        if (lab.protocol === 'h2c') drainH2c({ ...deps, lab });
+        else drain({ ...deps, lab });
       });
       return;
     }
   }
 }
 
-function drain({ lab, journal, config, exit }: ShutdownDeps): void {
+function drain({ lab, journal, config, exit }: ShutdownDeps & { lab: Http1LabServer }): void {
   lab.beginDraining();
   journal.write('drain-started', {
     active: lab.state().active,

@@ -17,6 +17,7 @@ import type { Workload } from './workload.js';
 import { FILE_CONTAINER_FIELDS, type FilePod } from './pod-file.js';
 import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
 import { scenarioDefaults, scenarioSettingRows, type ResolvedScenario } from './scenario.js';
+import { serverSettings } from '../server/config.js';
 import { checkImageReference, checkWorkloadNames } from './values.js';
 
 export const DEFAULT_IMAGE = `draincheck:${version}`;
@@ -99,6 +100,9 @@ export function buildWorkload(
   ];
   if (scenario.onSigterm) {
     env.push({ name: 'ON_SIGTERM', value: scenario.onSigterm });
+    // At its default it is not sent: the manifests of HTTP/1.1 runs stay as they were.
+    if (scenario.protocol !== serverSettings.protocol.default)
+      env.push({ name: serverSettings.protocol.env, value: scenario.protocol });
     // Every scenario setting the lab server reads (the table's serverEnv), then the drain's limit.
     for (const [, setting] of scenarioSettingRows) {
       if ('serverEnv' in setting && setting.serverEnv)

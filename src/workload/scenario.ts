@@ -4,13 +4,22 @@ import type { FilePod } from './pod-file.js';
 import { z } from 'zod';
 import { DraincheckError } from '../errors.js';
 import { clientDefaults } from '../probe/client-defaults.js';
-import { DRAIN_MS_MAX, serverSettings, shutdownPolicies, type ShutdownPolicy } from '../server/config.js';
+import {
+  DRAIN_MS_MAX,
+  serverProtocols,
+  serverSettings,
+  shutdownPolicies,
+  type ServerProtocol,
+  type ShutdownPolicy,
+} from '../server/config.js';
 import { WORK_MS_MAX } from '../server/work-params.js';
 import { integerSchema } from '../util/integer.js';
 import type { ServiceTarget } from './target.js';
 
 export const scenarioDefaults = {
   onSigterm: 'drain' as ShutdownPolicy,
+  /** The lab server's own default (src/server/config.ts). */
+  protocol: serverSettings.protocol.default,
   /** The client's default (src/probe, below this layer), so the two cannot drift. */
   workMs: clientDefaults.workMs,
   /** Kubernetes' own default for terminationGracePeriodSeconds. */
@@ -157,6 +166,7 @@ export function scenarioIntegerFields(): Record<Exclude<ScenarioField, OptionalD
 export type ScenarioInput = {
   name?: string;
   onSigterm?: ShutdownPolicy | null;
+  protocol?: ServerProtocol;
   publishNotReadyAddresses?: boolean;
   serverCommand?: string[] | null;
 } & { [K in ScenarioSettingName]?: number | string } & {
@@ -167,6 +177,11 @@ export type ScenarioInput = {
 export type ResolvedScenario = {
   name: string;
   onSigterm: ShutdownPolicy | null;
+  /**
+   * What the lab server speaks (its PROTOCOL) and the client sends the work request on:
+   * `h2c`, one HTTP/2 stream on its own session (docs/LAB-CONTRACT.md).
+   */
+  protocol: ServerProtocol;
   publishNotReadyAddresses: boolean;
   serverCommand: string[] | null;
   target: ServiceTarget | null;
@@ -189,6 +204,9 @@ const inputSchema = z.object({
     })
     .optional(),
   onSigterm: z.enum(shutdownPolicies).nullable().optional(),
+  protocol: z
+    .enum(serverProtocols, { error: `--protocol must be one of ${serverProtocols.join(', ')}` })
+    .optional(),
   ...settingSchemas,
   publishNotReadyAddresses: z.boolean().optional(),
   serverCommand: z
@@ -210,9 +228,23 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
   const integers = Object.fromEntries(
     scenarioSettingRows.map(([name, s]) => [s.field, v[name] ?? defaults[name]]),
   ) as Record<ScenarioField, number>;
+  const protocol = v.protocol ?? defaults.protocol;
+  // HTTP/2 is the lab server's for now: the user's own service (--work, -f, --from) and another
+  // server (--server-command) are sent HTTP/1.1 (issue 26 adds them).
+  if (protocol !== 'http1' && (onSigterm === null || (target && !target.lab)))
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--protocol ${protocol} works with draincheck's own lab server only, not with --server-command, -f, --from or --work`,
+    );
+  if (protocol === 'h2c' && integers.drainIdleMs > 0)
+    throw new DraincheckError(
+      'DC_USAGE',
+      '--drain-idle-ms is for HTTP/1.1 keep-alive connections: with --protocol h2c the drain ends each session with GOAWAY',
+    );
   return {
     name: v.name ?? onSigterm ?? 'custom',
     onSigterm,
+    protocol,
     ...integers,
     publishNotReadyAddresses: v.publishNotReadyAddresses ?? defaults.publishNotReadyAddresses,
     serverCommand,

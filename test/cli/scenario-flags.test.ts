@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import { ScenarioSchema } from '../../src/experiment/run-document.js';
 import { renderHtmlReport } from '../../src/report/html/index.js';
 import { buildWorkload } from '../../src/workload/manifests.js';
+import { planRun } from '../../src/experiment/plan.js';
+import { clientArgs } from '../../src/platform/kube/client-pod.js';
 import {
   resolveScenario,
   scenarioDefaults,
@@ -99,4 +101,40 @@ test('every row of the scenario table reaches the flags, the run document schema
     assert.ok(readme.includes(`| \`${setting.flag}`), `README: ${setting.flag}`);
     assert.ok(runDocDocs.includes(`\`${setting.field}\``), `docs/RUN-DOCUMENT.md: ${setting.field}`);
   }
+});
+
+test('--protocol: a flag of run (default http1); h2c reaches the Pod as PROTOCOL and the client plan; refused with another server', () => {
+  const command = addScenarioFlags(new Command('run'), { policy: true, graceDefault: 30 });
+  const option = command.options.find((o) => o.long === '--protocol');
+  assert.ok(option);
+  assert.deepEqual(option.argChoices, ['http1', 'h2c']);
+  assert.equal(resolveScenario({}).protocol, 'http1');
+  const names = { runId: 'r1', namespace: 'ns', name: 'work' };
+  const env = (protocol?: 'http1' | 'h2c') =>
+    buildWorkload(resolveScenario(scenarioInput({ protocol }, 30)), names).pod.spec!.containers[0]!.env!;
+  assert.deepEqual(
+    env('h2c').find((e) => e.name === 'PROTOCOL'),
+    { name: 'PROTOCOL', value: 'h2c' },
+  );
+  const plan = planRun(resolveScenario({ protocol: 'h2c' }), { runId: 'r1' });
+  assert.equal(plan.client.protocol, 'h2c');
+  assert.equal(planRun(resolveScenario({}), { runId: 'r1' }).client.protocol, undefined);
+  // The client Pod's `draincheck client` gets it as a flag.
+  const args = clientArgs(plan.client, 'http://work.ns.svc:80');
+  assert.equal(args[args.indexOf('--protocol') + 1], 'h2c');
+  // At its default it is not sent: HTTP/1.1 manifests stay as they were.
+  assert.equal(
+    env('http1').find((e) => e.name === 'PROTOCOL'),
+    undefined,
+  );
+  assert.throws(
+    () => resolveScenario({ protocol: 'h2c', serverCommand: ['/bin/sh', '-c', 'exec node s.js'] }),
+    (e: unknown) =>
+      isDraincheckError(e) && e.code === 'DC_USAGE' && /--protocol h2c works with/.test(e.message),
+  );
+  assert.throws(
+    () => resolveScenario({ protocol: 'h3' as 'h2c' }),
+    (e: unknown) =>
+      isDraincheckError(e) && e.code === 'DC_USAGE' && /--protocol must be one of http1, h2c/.test(e.message),
+  );
 });

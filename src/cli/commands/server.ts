@@ -1,7 +1,13 @@
 // `draincheck server`: the lab server, the process inside the Pod whose accepted
 // requests the experiment follows.
 import { Command, Option } from 'commander';
-import { policyHelp, resolveServerConfig, serverSettings, shutdownPolicies } from '../../server/config.js';
+import {
+  policyHelp,
+  resolveServerConfig,
+  serverProtocols,
+  serverSettings,
+  shutdownPolicies,
+} from '../../server/config.js';
 import { downwardApiEnv } from '../../server/identity.js';
 import { startLabServer } from '../../server/main.js';
 
@@ -19,6 +25,7 @@ export function serverCommand(): Command {
       `${setting.help} (env ${setting.env}, default ${setting.default})`,
     );
     if (key === 'onSigterm') option.choices(shutdownPolicies);
+    if (key === 'protocol') option.choices(serverProtocols);
     command.addOption(option);
   }
   command.addHelpText(

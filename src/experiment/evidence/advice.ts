@@ -25,7 +25,13 @@ export const AT_ONCE_MS = 300;
 
 export function adviceOf(
   events: ReadEvent[],
-  run: { cutAt: number | null; workMs: number; preStopSeconds: number },
+  run: {
+    cutAt: number | null;
+    workMs: number;
+    preStopSeconds: number;
+    /** The request was an HTTP/2 stream (--protocol h2c): a drain must GOAWAY its session. */
+    http2?: boolean;
+  },
 ): Advice | null {
   if (run.cutAt === null) return null;
   const cutAt = run.cutAt;
@@ -50,7 +56,10 @@ export function adviceOf(
     return {
       code: 'handle-sigterm',
       figures: { cutAfterSigtermMs },
-      sentence: `Smallest change: handle SIGTERM — stop accepting, then finish in-flight requests before exiting; the request was cut ${cutAfterSigtermMs} ms after SIGTERM.`,
+      sentence: run.http2
+        ? // Node's Http2Server.close() sends no GOAWAY (nodejs/node#57611): the step is named.
+          `Smallest change: handle SIGTERM — stop accepting, send every HTTP/2 session a GOAWAY with the last stream it will process, then finish the in-flight streams before exiting; the stream was cut ${cutAfterSigtermMs} ms after SIGTERM.`
+        : `Smallest change: handle SIGTERM — stop accepting, then finish in-flight requests before exiting; the request was cut ${cutAfterSigtermMs} ms after SIGTERM.`,
     };
   }
   return {

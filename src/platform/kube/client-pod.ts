@@ -35,6 +35,7 @@ const clientFlags = [
   ['newRequestMs', '--new-request-ms'],
   ['reuseAfterMs', '--reuse-after-ms'],
   ['replacementWaitMs', '--replacement-wait-ms'],
+  ['protocol', '--protocol'],
 ] as const satisfies ReadonlyArray<readonly [keyof ClientPlan, string]>;
 
 /**

@@ -145,6 +145,13 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
       return 'protocol-error';
     case 'connection-dropped':
       return facts.reused && !facts.responseStarted ? 'reused-connection-closed' : 'accepted-cut';
+    // HTTP/2's outcomes (draincheck run --protocol h2c). The load sends HTTP/1.1 only so far; until
+    // it speaks HTTP/2 (issue 26, step 3, with classes of their own) they read as the nearest.
+    case 'session-lost':
+    case 'stream-reset':
+      return 'accepted-cut';
+    case 'goaway-refused':
+      return 'dropped-unseen';
   }
 }
 

@@ -82,6 +82,12 @@ function describeClient(e: Known<'client'>): MarkText {
       return mark('acceptance not proven', 'bad', 5);
     case 'work-response-started':
       return mark(`response ${text(e.data.status) ?? '?'} started`, 'neutral', 2);
+    case 'work-goaway':
+      return mark(
+        `GOAWAY ${e.data.codeName ?? '?'}, last stream ${text(e.data.lastStreamId) ?? '?'}`,
+        'warn',
+        4,
+      );
     case 'work-outcome':
       // The comparison table's words for the outcome (run-view.ts).
       return mark(outcomeBrief(e.data) ?? 'no outcome', e.data.outcome === 'completed' ? 'good' : 'bad', 5);
@@ -133,6 +139,10 @@ function describeServer(e: Known<'server'>): MarkText {
       return mark(`exit ${text(e.data.code) ?? '?'}`, e.data.code === 0 ? 'neutral' : 'bad', 3);
     case 'listening':
       return mark('listening', 'neutral', 1);
+    case 'goaway-sent':
+      return mark(`GOAWAY sent (last stream ${text(e.data.lastStreamId) ?? '?'})`, 'neutral', 3);
+    case 'session-closed':
+      return mark('HTTP/2 session closed', 'neutral', 2);
     case 'drain-started':
     case 'stopped-listening':
     case 'drain-finished':

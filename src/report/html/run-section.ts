@@ -18,6 +18,8 @@ function facts(doc: RunDocument): string {
   for (const f of platformFacts(p)) items.push([f.label, `${factValue(f)}${f.note ? ` (${f.note})` : ''}`]);
   if (p.namespace) items.push(['namespace', p.namespace]);
   items.push(['on SIGTERM', s.onSigterm ?? 'custom server command']);
+  // Only when it is not HTTP/1.1 (documents before --protocol lack it).
+  if (s.protocol && s.protocol !== 'http1') items.push(['protocol', s.protocol]);
   // Every integer setting of the scenario table, under its name in the document.
   for (const [, setting] of scenarioSettingRows) {
     const value = s[setting.field];
