@@ -15,8 +15,10 @@ import {
   ROLLOUT_GRACE_SECONDS,
   rolloutSettings,
   type ComparePolicy,
+  type RolloutSettings,
 } from '../../kinds/rollout/settings.js';
 import { poolShortfall } from '../../probe/load/not-sent.js';
+import { LoadSplitError, splitLoad } from '../../probe/load/split.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { renderJUnit } from '../../report/junit.js';
 import { rolloutJUnit } from '../../kinds/rollout/render/junit.js';
@@ -121,6 +123,7 @@ export function rolloutCommand(): Command {
       // Every row read by its schema: a bad value is its one line (DC_USAGE, exit 2).
       const settings = readRolloutSettings(flags);
       const { workMs } = settings;
+      checkLoadPods(settings, flags.platform);
       const deployment = deploymentPlan(settings);
       const { workMs: _load, ...serverFlags } = flags;
       const { compare } = settings;
@@ -263,3 +266,24 @@ function comparedInput(policy: ComparePolicy, preStopSeconds: number): ScenarioI
 }
 
 const rolloutFileName = (doc: RolloutDocument): string => `rollout-${doc.runId}-${doc.scenario.name}.json`;
+
+/**
+ * --load-pods N > 1 is a cluster's: the local platform's load is one generator in a worker
+ * thread of this process (N of them would share its CPU, and nothing would be spread). And the
+ * rate must split into shares `draincheck load` takes. One DC_USAGE line for either.
+ */
+function checkLoadPods(settings: RolloutSettings, platform: string | undefined): void {
+  const n = settings.loadPods;
+  if (n <= 1) return;
+  if (platform !== 'kube')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--load-pods ${n} sends the load from ${n} load Pods on a cluster (--platform kube); the local platform’s load is one generator: give --load-pods 1 or --platform kube`,
+    );
+  try {
+    splitLoad(settings, n);
+  } catch (error) {
+    if (error instanceof LoadSplitError) throw new DraincheckError('DC_USAGE', error.message);
+    throw error;
+  }
+}

@@ -47,9 +47,18 @@ const unansweredClasses: ReadonlySet<FailureClass | null> = new Set<FailureClass
 const isPort = (x: number | null): x is number => x !== null && Number.isInteger(x) && x >= 1 && x <= 65_535;
 
 /**
- * The last connection seen on each local port, fed every record of one load generator in the
- * order the records ended (their file order). Bounded by the port space (65,535 entries; the
- * generator's range is 12,768 ports): nothing per request is kept beyond its port's entry.
+ * The generator a record came from: its work id (`<idPrefix><seq>`) without the sequence
+ * number. Local ports and connection numbers are each generator's own: with --load-pods N the
+ * same port (or connection 1) of two load Pods is two connections from two addresses.
+ */
+export const generatorOf = (id: string): string => id.replace(/\d+$/, '');
+
+/**
+ * The last connection seen on each local port of each load generator (./generatorOf), fed
+ * every record in the order the records ended (their file order; one generator's records keep
+ * their order among the others'). Bounded by the port space per generator (65,535 entries;
+ * the generator's range is 12,768 ports; at most --load-pods generators): nothing per request
+ * is kept beyond its port's entry.
  *
  * The order is what makes "earlier" true: a local port is bound by one socket at a time (a taken
  * port fails the bind with EADDRINUSE and the generator tries the next), so the earlier
@@ -57,14 +66,14 @@ const isPort = (x: number | null): x is number => x !== null && Number.isInteger
  * record came first. The check `endUs <= sentUs` keeps that true for records out of order.
  */
 export class LocalPortHistory {
-  private readonly last = new Map<number, PortUse>();
+  private readonly last = new Map<string, PortUse>();
 
   constructor(private readonly lifecycles: LifecycleLookup) {}
 
   /** The record's failure class with the port's earlier connection in view; then remembers it. */
   classify(r: LoadRecord): FailureClass | null {
     if (!isPort(r.localPort)) return r.failure;
-    const port = r.localPort;
+    const port = `${generatorOf(r.id)}\u0000${r.localPort}`;
     const known = this.last.get(port);
     const stale = this.isStale(r, port);
     const failure = stale ? 'stale-conntrack' : r.failure;
@@ -80,7 +89,7 @@ export class LocalPortHistory {
     return failure;
   }
 
-  private isStale(r: LoadRecord, port: number): boolean {
+  private isStale(r: LoadRecord, port: string): boolean {
     if (r.failure !== 'connect-timeout') return false;
     const sentUs = r.sentUs ?? r.intendedUs;
     const earlier = this.last.get(port);

@@ -6,7 +6,7 @@ import { LoadAggregate } from '../../../probe/load/aggregate.js';
 import { settleUnfinished, type FailureClass, type LoadRecord } from '../../../probe/load/record.js';
 import type { PodPhase, RolloutDocument } from '../document.js';
 import type { LifecycleLookup } from './lifecycle.js';
-import { LocalPortHistory } from './stale-conntrack.js';
+import { generatorOf, LocalPortHistory } from './stale-conntrack.js';
 import { BinLatency } from './bin-latency.js';
 import { FailureSamples } from './failure-samples.js';
 
@@ -21,8 +21,11 @@ export class RolloutTally {
   readonly byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>> = {};
   /** Failures whose Pod (and so phase) is their connection's evidence, not their own (podUidFrom). */
   readonly podFromConnection: Partial<Record<FailureClass, number>> = {};
-  /** Each connection's last Pod named by its own evidence, by the generator's connection number. */
-  private readonly connectionPod = new Map<number, string>();
+  /**
+   * Each connection's last Pod named by its own evidence, by the generator (a load Pod's id
+   * prefix: each numbers its connections from 1) and its connection number.
+   */
+  private readonly connectionPod = new Map<string, string>();
   /** Requests over time (by intended send time), at most `maxBins` bins of `binMs`. */
   readonly bins: RolloutDocument['timeline']['bins'] = [];
   /** Completed requests' latency per bin (the page's p50/p99 line). */
@@ -79,8 +82,9 @@ export class RolloutTally {
    */
   private carryConnectionPod(r: LoadRecord): void {
     if (r.conn === null || !Number.isSafeInteger(r.conn)) return;
+    const conn = `${generatorOf(r.id)}\u0000${r.conn}`;
     if (r.podUid === null) {
-      const pod = r.reused && r.failure !== null ? this.connectionPod.get(r.conn) : undefined;
+      const pod = r.reused && r.failure !== null ? this.connectionPod.get(conn) : undefined;
       if (pod !== undefined) {
         r.podUid = pod;
         r.podUidFrom = 'connection';
@@ -88,8 +92,8 @@ export class RolloutTally {
       return;
     }
     if (r.podUidFrom === 'connection') return;
-    this.connectionPod.delete(r.conn);
-    this.connectionPod.set(r.conn, r.podUid);
+    this.connectionPod.delete(conn);
+    this.connectionPod.set(conn, r.podUid);
     if (this.connectionPod.size > CONNECTIONS_REMEMBERED)
       this.connectionPod.delete(this.connectionPod.keys().next().value!);
   }
