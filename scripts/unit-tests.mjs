@@ -15,6 +15,7 @@ export const unitTests = [
   'test/cli/platform-registry.test.ts',
   'test/cli/scenario-flags.test.ts',
   'test/cli/rollout-settings.test.ts',
+  'test/kinds/rollout/load-pods.test.ts',
   'test/experiment/advice.test.ts',
   'test/experiment/conclude.test.ts',
   'test/experiment/events.test.ts',

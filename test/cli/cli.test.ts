@@ -52,6 +52,15 @@ for (const [args, pattern] of [
     /--service-proxy applies only to the embedded runtime/,
   ],
   [['lab', '--context', 'k3s'], /--context applies only to --platform kube/],
+  [
+    ['rollout', '--load-pods', '3'],
+    /--load-pods 3 sends the load from 3 load Pods on a cluster \(--platform kube\); the local platform’s load is one generator/,
+  ],
+  [
+    ['rollout', '--platform', 'kube', '--load-pods', '20', '--rate', '0.00000001'],
+    /--rate "0.00000001" cannot be split over 20 load Pods: a share would be 0\/s/,
+  ],
+  [['rollout', '--load-pods', '21'], /--load-pods must be an integer from 1 to 20, got "21"/],
   [['report'], /missing required argument 'paths'/],
   [['run', '--server-command', ''], /--server-command must not be empty/],
   [['report', '/nonexistent/run.json'], /cannot read \/nonexistent\/run.json: ENOENT/],

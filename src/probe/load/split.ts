@@ -2,9 +2,9 @@
 // 24.9): each gets its share of the rate and of the keep-alive pool, the other settings as they
 // are. The shares of the rate add up exactly to the rate: they are counted in whole units of
 // 1e-9 requests/s (the finest `--rate` takes: 9 decimals), so no share is lost to rounding and
-// each share's text is a rate `draincheck load` reads back the same (rateSchema).
+// each share's text (rateText) is a rate `draincheck load` reads back the same (rateSchema).
 import { quote } from '../../errors.js';
-import { rateSchema, type LoadSettingValues } from './settings.js';
+import { rateSchema, rateText, type LoadSettingValues } from './settings.js';
 
 /** `--rate` takes at most 9 decimals: the rate in these units is a whole number. */
 const RATE_UNITS_PER_REQUEST = 1e9;
@@ -35,9 +35,9 @@ export function splitLoad<T extends LoadSettingValues>(values: T, parts: number)
   const units = Math.round(values.rate * RATE_UNITS_PER_REQUEST);
   const rates = evenShares(units, parts).map((u) => u / RATE_UNITS_PER_REQUEST);
   for (const rate of rates)
-    if (!rateSchema.safeParse(String(rate)).success)
+    if (!rateSchema.safeParse(rateText(rate)).success)
       throw new LoadSplitError(
-        `--rate ${quote(String(values.rate))} cannot be split over ${parts} load Pods: a share would be ${rate}/s, below what --rate takes`,
+        `--rate ${quote(rateText(values.rate))} cannot be split over ${parts} load Pods: a share would be ${rateText(rate)}/s, more than 0 with at most 9 decimals as --rate takes`,
       );
   const connections =
     values.connections === 'new'
