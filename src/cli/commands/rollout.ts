@@ -96,7 +96,11 @@ export function rolloutCommand(): Command {
         '',
         'On a cluster (--platform kube): a real Deployment and Service in a namespace of the run’s own (or -n NS),',
         'rolled by the patch `kubectl rollout restart` sends; the load comes from a load Pod in the cluster',
-        '(`draincheck load`, same image) to the Service’s ClusterIP, its records read back from its log.',
+        '(`draincheck load`, same image) to the Service’s ClusterIP, its records read back from its log. --load-pods N',
+        'runs N of them, spread over the nodes (a topology spread, ScheduleAnyway), each with its share of --rate and',
+        '--connections and its own id prefix; each Pod’s records are put on this machine’s clock by its own offset and',
+        'joined as one run; a load Pod that ends before the runner stops it, or whose records do not all arrive, is',
+        'named in the document and the run is saved incomplete (exit 3).',
         'drain+prestop’s preStop sleep (--compare, no --prestop-sleep-seconds) is measured there first: a Deployment',
         '`propagation` of 3 draining lab servers, each Pod deleted in turn, sampled by a load Pod `propagation-load`',
         '(a new connection every 10 ms; which Pod answered and when, put on this machine’s clock late by at most the',
@@ -109,6 +113,7 @@ export function rolloutCommand(): Command {
         '  draincheck rollout --on-sigterm drain --prestop-sleep-seconds 2 --rate 400 --work-ms 50..500',
         '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100',
         '  draincheck rollout --platform kube --compare exit,drain,drain+prestop --rate 100',
+        '  draincheck rollout --platform kube --on-sigterm drain --rate 3000 --load-pods 6',
       ].join('\n'),
     )
     .action(async (flags: RolloutFlags) => {
