@@ -17,7 +17,8 @@ import {
   type ComparePolicy,
   type RolloutSettings,
 } from '../../kinds/rollout/settings.js';
-import { poolShortfall } from '../../probe/load/not-sent.js';
+import { meanWorkMs, poolShortfall } from '../../probe/load/not-sent.js';
+import { rateText } from '../../probe/load/settings.js';
 import { LoadSplitError, splitLoad } from '../../probe/load/split.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { renderJUnit } from '../../report/junit.js';
@@ -147,7 +148,8 @@ export function rolloutCommand(): Command {
       const outDir = flags.out ?? defaultResultsDir();
       checkOutputDirectory(outDir, '--out');
       // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
-      const shortfall = poolShortfall(settings.rate, settings.connections, workMs);
+      const shortfall =
+        poolShortfall(settings.rate, settings.connections, workMs) ?? splitShortfall(settings);
       if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
       checkJUnitPath(flags.junit as string | undefined);
 
@@ -291,4 +293,22 @@ function checkLoadPods(settings: RolloutSettings, platform: string | undefined):
     if (error instanceof LoadSplitError) throw new DraincheckError('DC_USAGE', error.message);
     throw error;
   }
+}
+
+/**
+ * Split over load Pods, each Pod's pool carries only its own share of the rate (Little's law per
+ * Pod): the pools together may carry the rate while one Pod's cannot (a pool split unevenly, or
+ * at least 1 connection each). Null when every Pod's can.
+ */
+function splitShortfall(settings: RolloutSettings): string | null {
+  const shares = splitLoad(settings, settings.loadPods);
+  if (shares.length < 2) return null;
+  const work = meanWorkMs(settings.workMs);
+  for (const share of shares) {
+    if (share.connections === 'new') continue;
+    const needed = (share.rate * work) / 1000;
+    if (needed > share.connections)
+      return `--connections ${String(settings.connections)} split over ${shares.length} load Pods gives a Pod ${share.connections} connections for its ${rateText(share.rate)}/s × a mean work of ${Math.round(work)} ms: that needs about ${Math.ceil(needed)} in use at once (Little's law); give --connections ${Math.ceil(needed) * shares.length} or more`;
+  }
+  return null;
 }

@@ -269,8 +269,8 @@ export async function podLoad(
     if (signal.aborted) throw signal.reason;
     throw new LoadNeverBegan(
       outcome === 'ended'
-        ? `the load Pod ended before its load began${lastOther ? `: ${lastOther}` : ''}`
-        : `the load Pod did not begin its load within ${POD_LOAD_START_MS / 1000} s${lastOther ? ` (last output: ${lastOther})` : ''}`,
+        ? `the load Pod ${job.name} ended before its load began${lastOther ? `: ${lastOther}` : ''}`
+        : `the load Pod ${job.name} did not begin its load within ${POD_LOAD_START_MS / 1000} s${lastOther ? ` (last output: ${lastOther})` : ''}`,
     );
   } finally {
     clearTimeout(timer);
