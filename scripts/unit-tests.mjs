@@ -16,6 +16,8 @@ export const unitTests = [
   'test/cli/scenario-flags.test.ts',
   'test/cli/rollout-settings.test.ts',
   'test/kinds/rollout/load-pods.test.ts',
+  'test/probe/load/cpu-cgroup.test.ts',
+  'test/kinds/rollout/compare-strain.test.ts',
   'test/experiment/advice.test.ts',
   'test/experiment/conclude.test.ts',
   'test/experiment/events.test.ts',

@@ -8,6 +8,7 @@ import type { KubernetesObject } from '@kubernetes/client-node';
 import type { ClientEvent, ClientPlan } from '../probe/client-events.js';
 import type { LoadSettingValues } from '../probe/load/settings.js';
 import type { LoadRecord } from '../probe/load/record.js';
+import type { CpuFigures } from '../probe/load/cpu-cgroup.js';
 
 /** A watch event as the API server sends it (`{type, object}` per line). */
 export interface WatchEvent<T> {
@@ -120,6 +121,8 @@ export interface LoadTrailer {
   idleClosed: number;
   eventLoopDelay: DelayFigures;
   scheduleLag: DelayFigures;
+  /** Its container's CPU cgroup over the load (null: not read, or a load before it said so). */
+  cpu: CpuFigures | null;
 }
 
 export interface RemoteLoad {

@@ -162,6 +162,8 @@ export function loadCommand(): Command {
           idleClosed: result.idleClosed,
           eventLoopDelay: result.eventLoopDelay,
           scheduleLag: result.scheduleLag,
+          // Its container's CPU: the limit, the use and how often the kernel throttled it.
+          cpu: result.cpu,
         }),
       );
     },

@@ -1,5 +1,6 @@
 // `draincheck rollout`: a rolling update of a Deployment of lab servers under open-loop load,
 // every request accounted for (issue 14). The kind's steps are src/kinds/rollout/.
+import { compareStrain } from '../../kinds/rollout/compare-strain.js';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { DraincheckError, ExitCode } from '../../errors.js';
@@ -135,6 +136,11 @@ export function rolloutCommand(): Command {
       const { compare } = settings;
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
+      if (settings.sequential && !compare)
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--sequential orders the rollouts of --compare: give --compare too',
+        );
       // The scenario's workMs is the longest work asked for (the server's drain must cover it).
       const scenarioOf = (over: ScenarioInput): ResolvedScenario =>
         resolveScenario({
@@ -185,33 +191,44 @@ export function rolloutCommand(): Command {
           }
           scenarios = compare.map((policy) => scenarioOf(comparedInput(policy, preStop)));
         }
-        docs = await Promise.all(
-          scenarios.map(async (scenario) => {
-            const doc = await rolloutKind.run({
-              platform: session.newPlatform(),
-              plan: rolloutKind.plan(scenario, {
-                runId,
-                deployment,
-                load: loadPlan(settings),
-                manifest: session.planOptions.manifest ?? {},
-                ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
-              }),
-              outDir,
-              signal: interrupt.signal,
-              onPhase: (phase) => progress(scenario.name, phase),
-            });
-            // The samples drain+prestop's preStop sleep was taken from, in its own document.
-            // And the compared policies' order, which a report of the saved documents keeps.
-            const withSamples: RolloutDocument = {
-              ...doc,
-              ...(measured && scenario.name === 'drain-prestop' ? { propagation: measured } : {}),
-              ...(compare ? { compare: { scenarios: scenarios.map((s) => s.name) } } : {}),
-            };
-            // Saved as soon as it exists: a later failure of another rollout cannot lose it.
-            writeJsonAtomic(join(outDir, rolloutFileName(withSamples)), withSamples);
-            return withSamples;
-          }),
-        );
+        const rollOne = async (scenario: ResolvedScenario): Promise<RolloutDocument> => {
+          const doc = await rolloutKind.run({
+            platform: session.newPlatform(),
+            plan: rolloutKind.plan(scenario, {
+              runId,
+              deployment,
+              load: loadPlan(settings),
+              manifest: session.planOptions.manifest ?? {},
+              ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
+            }),
+            outDir,
+            signal: interrupt.signal,
+            onPhase: (phase) => progress(scenario.name, phase),
+          });
+          // The samples drain+prestop's preStop sleep was taken from, in its own document.
+          // And the compared policies' order, which a report of the saved documents keeps.
+          const withSamples: RolloutDocument = {
+            ...doc,
+            ...(measured && scenario.name === 'drain-prestop' ? { propagation: measured } : {}),
+            ...(compare
+              ? { compare: { scenarios: scenarios.map((s) => s.name), sequential: settings.sequential } }
+              : {}),
+          };
+          // Saved as soon as it exists: a later failure of another rollout cannot lose it.
+          writeJsonAtomic(join(outDir, rolloutFileName(withSamples)), withSamples);
+          return withSamples;
+        };
+        if (settings.sequential) {
+          // One after another, each with the machine or node to itself; an interrupt starts no more.
+          docs = [];
+          for (const scenario of scenarios) {
+            if (interrupt.signal.aborted) {
+              process.stderr.write(`draincheck: interrupted: ${scenario.name} was not started\n`);
+              continue;
+            }
+            docs.push(await rollOne(scenario));
+          }
+        } else docs = await Promise.all(scenarios.map(rollOne));
       } finally {
         interrupt.finish();
         await session.close();
@@ -236,6 +253,12 @@ export function rolloutCommand(): Command {
         // The text ends with where drain+prestop's sleep came from (propagationNote).
         process.stdout.write(`${renderers.text(docs, context)}\n\n${saved.join('\n')}\n`);
       }
+      // At once, the rollouts shared the machine or node: where that showed, say what to do.
+      const strain = compare && !settings.sequential ? compareStrain(docs) : [];
+      if (strain.length)
+        process.stderr.write(
+          `draincheck: hint: the ${docs.length} rollouts ran at once and strained what they shared (${terminalSafe(strain.join('; '))}): their differences may be the sharing's, not the policies' — --sequential rolls them one after another\n`,
+        );
       const propagation = docs.map(propagationNote).find((n) => n !== null);
       if (propagation && format !== 'text') process.stderr.write(`${propagation}\n`);
       writeJUnitFile(flags.junit as string | undefined, () =>

@@ -18,6 +18,16 @@ const DelaySchema = z.object({
   maxMs: z.number().nullable(),
 });
 
+/** src/probe/load/cpu-cgroup.ts CpuFigures. */
+const CpuSchema = z.object({
+  version: z.enum(['v1', 'v2']).describe('the cgroup version the figures were read from'),
+  limitCores: z.number().nullable().describe('the CFS quota in cores (null: no limit)'),
+  usedCores: z.number().nullable().describe('mean cores used over the load'),
+  periods: z.number().nullable().describe('CFS periods that ran (0 or null without a limit)'),
+  throttledPeriods: z.number().nullable().describe('periods in which the kernel throttled the cgroup'),
+  throttledMs: z.number().nullable().describe('time throttled, summed over CPUs (ms)'),
+});
+
 /** What a Pod was doing when a request started, as the Pod watch showed it. */
 export const podPhases = ['ready', 'terminating', 'gone', 'unknown'] as const;
 export type PodPhase = (typeof podPhases)[number];
@@ -148,6 +158,9 @@ const LoadPodSchema = z.object({
       idleClosed: z.number().nullable(),
       eventLoopDelayMs: DelaySchema,
       scheduleLagMs: DelaySchema,
+      cpu: CpuSchema.nullable()
+        .optional()
+        .describe('its container’s CPU cgroup over the load (null: not read)'),
     })
     .nullable()
     .describe('its own figures, from its trailer; null: none came'),
@@ -195,6 +208,11 @@ export const RolloutDocumentSchema = z.object({
         scheduleLagMs: DelaySchema.nullable().describe(
           'how late each request was issued after its intended time (before any wait for a connection): the client could not keep its schedule when this is large',
         ),
+        cpu: CpuSchema.nullable()
+          .optional()
+          .describe(
+            "the load's CPU cgroup over the load (the runner's process on the embedded runtime, the load Pod's container on a cluster): its limit, the cores it used, the CFS periods the kernel throttled it in; null: not read; absent in older documents",
+          ),
       })
       .optional()
       .describe(
@@ -298,7 +316,11 @@ export const RolloutDocumentSchema = z.object({
       scenarios: z
         .array(z.string().max(63))
         .max(8)
-        .describe('the scenario names of the policies rolled at once, in the order --compare gave them'),
+        .describe('the scenario names of the compared policies, in the order --compare gave them'),
+      sequential: z
+        .boolean()
+        .optional()
+        .describe('rolled one after another (--sequential), not at once; absent in older documents: at once'),
     })
     .optional()
     .describe('--compare: the run’s policies in their order (a report of the saved documents keeps it)'),

@@ -7,6 +7,7 @@
 // With --load-pods N the load is N load Pods (`combinedLoad`): one source that fans each call
 // out and combines the answers, each Pod's records kept on its own Pod's clock shift.
 import type { LoadItem, LoadJob, RemoteLoad } from '../../platform/types.js';
+import { throttledShare, type CpuFigures } from '../../probe/load/cpu-cgroup.js';
 import { SCHEDULE_LAG_BEHIND_MS } from '../../probe/load/not-sent.js';
 import type { LoadResult } from '../../probe/load/generator.js';
 import { startLoadInThread } from '../../probe/load/threaded-load.js';
@@ -73,7 +74,7 @@ export interface LoadPodAccount {
  * What the load client measured of itself: a worker thread's result, or a load Pod's trailer
  * (or several Pods' combined: a count is null when one Pod's trailer is missing from it).
  */
-export type ClientFigures = Pick<LoadResult, 'eventLoopDelay' | 'scheduleLag'> & {
+export type ClientFigures = Pick<LoadResult, 'eventLoopDelay' | 'scheduleLag' | 'cpu'> & {
   retried: number | null;
   idleClosed: number | null;
 };
@@ -282,7 +283,10 @@ export async function podLoad(
 export class LoadNeverBegan extends Error {}
 
 /** A load Pod's trailer, as its reader checked it. */
-type LoadTrailerFigures = Pick<LoadResult, 'retried' | 'idleClosed' | 'eventLoopDelay' | 'scheduleLag'> & {
+type LoadTrailerFigures = Pick<
+  LoadResult,
+  'retried' | 'idleClosed' | 'eventLoopDelay' | 'scheduleLag' | 'cpu'
+> & {
   records: number;
 };
 
@@ -291,6 +295,7 @@ const clientFiguresOf = (t: LoadTrailerFigures): ClientFigures => ({
   idleClosed: t.idleClosed,
   eventLoopDelay: t.eventLoopDelay,
   scheduleLag: t.scheduleLag,
+  cpu: t.cpu,
 });
 
 type Delay = ClientFigures['eventLoopDelay'];
@@ -306,8 +311,10 @@ function worstDelay(delays: Delay[]): Delay {
 
 /**
  * The load Pods' figures as one client's: retried and idleClosed summed — null when a Pod's
- * trailer never came (a sum without it would be too low, said as if whole) — and the worst
- * event-loop delay and schedule lag of those that came (null: none came).
+ * trailer never came (a sum without it would be too low, said as if whole) — the worst
+ * event-loop delay and schedule lag of those that came (null: none came), and the CPU cgroup
+ * of the most throttled Pod (each Pod is its own cgroup: a sum would be no cgroup's; the one
+ * that held its Pod back most is what says whether the load was its own limit).
  */
 export function combineClientFigures(figures: Array<ClientFigures | null>): ClientFigures | null {
   const came = figures.filter((f): f is ClientFigures => f !== null);
@@ -321,7 +328,16 @@ export function combineClientFigures(figures: Array<ClientFigures | null>): Clie
     idleClosed: sum((f) => f.idleClosed),
     eventLoopDelay: worstDelay(came.map((f) => f.eventLoopDelay)),
     scheduleLag: worstDelay(came.map((f) => f.scheduleLag)),
+    cpu: mostThrottled(came.map((f) => f.cpu)),
   };
+}
+
+/** The CPU figures of the cgroup throttled in the largest share of its periods (null: none read). */
+function mostThrottled(cpus: Array<CpuFigures | null>): CpuFigures | null {
+  const read = cpus.filter((c): c is CpuFigures => c !== null);
+  let worst: CpuFigures | null = read[0] ?? null;
+  for (const c of read) if ((throttledShare(c) ?? -1) > (throttledShare(worst) ?? -1)) worst = c;
+  return worst;
 }
 
 /**

@@ -685,11 +685,12 @@ function clientFields(load: LoadSource | undefined): NonNullable<RolloutDocument
   const measured = load?.result() ?? null;
   return {
     ranIn: load?.ranIn ?? 'worker-thread',
-    // Measured where the load ran: a load Pod's own figures are not read back (yet).
+    // Measured where the load ran: a worker thread's result, or a load Pod's trailer.
     retried: measured?.retried ?? null,
     idleClosed: measured?.idleClosed ?? null,
     eventLoopDelayMs: measured?.eventLoopDelay ?? null,
     scheduleLagMs: measured?.scheduleLag ?? null,
+    cpu: measured?.cpu ?? null,
   };
 }
 
@@ -703,6 +704,7 @@ function loadPodDocument(p: LoadPodAccount): LoadPodDocument {
       idleClosed: client.idleClosed,
       eventLoopDelayMs: client.eventLoopDelay,
       scheduleLagMs: client.scheduleLag,
+      cpu: client.cpu,
     },
   };
 }
@@ -723,15 +725,20 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   const loadPods = run.load?.pods() ?? [];
   // Requests not sent: whose limit it was, from the run's own evidence. The load's own (its pool,
   // its schedule) makes the run inconclusive: its counts are not the Service's result. Split
-  // over load Pods, the pool is their pools together (at least one connection each).
+  // over load Pods, the pool is their pools together (at least one connection each). The load's
+  // CPU cgroup, where it was read: a throttled load is the load's own limit too (several Pods:
+  // the most throttled one's).
   const pools = loadPods.map((p) => p.connections);
-  const notSent = readNotSent(all, {
-    rate: plan.load.rate,
-    connections:
-      pools.length > 0 && pools.every((c) => c !== 'new')
-        ? pools.reduce((a, c) => a + c, 0)
-        : plan.load.connections,
-  });
+  const notSent = readNotSent(
+    { ...all, cpu: run.load?.result()?.cpu ?? null },
+    {
+      rate: plan.load.rate,
+      connections:
+        pools.length > 0 && pools.every((c) => c !== 'new')
+          ? pools.reduce((a, c) => a + c, 0)
+          : plan.load.connections,
+    },
+  );
   const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   return {
     schema: ROLLOUT_SCHEMA,

@@ -182,7 +182,7 @@ export const rolloutSettings = {
   compare: setting<ComparePolicy[] | null, null, 'none'>({
     flag: '--compare',
     arg: '<policies>',
-    help: `roll one Deployment per policy at once (separate Deployments and Services): two or more of ${comparePolicies.join(', ')}; drain+prestop’s preStop sleep defaults to the propagation time measured on this platform`,
+    help: `roll one Deployment per policy (separate Deployments and Services), at once unless --sequential: two or more of ${comparePolicies.join(', ')}; drain+prestop’s preStop sleep defaults to the propagation time measured on this platform`,
     default: null,
     defaultNote: 'one Deployment, the --on-sigterm policy',
     schema: compareSchema,
@@ -190,6 +190,18 @@ export const rolloutSettings = {
     sample: 'exit,drain',
     badSample: 'exit',
     // Each compared policy is a document of its own: its scenario says which.
+    document: null,
+    fact: null,
+  }),
+  sequential: setting<boolean, null, 'none'>({
+    flag: '--sequential',
+    arg: '',
+    help: '--compare: roll the policies one after another, each with the machine or node to itself, instead of at once (slower; the only fair choice when the load or the node cannot carry every policy at once)',
+    default: false,
+    schema: z.literal(true),
+    text: () => '',
+    sample: '',
+    // The compare's shape, kept in each document's `compare.sequential`.
     document: null,
     fact: null,
   }),

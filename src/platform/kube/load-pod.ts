@@ -146,4 +146,17 @@ const TrailerSchema = z.object({
   idleClosed: count,
   eventLoopDelay: delay,
   scheduleLag: delay,
+  // Absent from a load image before it was measured: null, not a refusal of the trailer.
+  cpu: z
+    .object({
+      version: z.enum(['v1', 'v2']),
+      limitCores: z.number().min(0).max(100_000).nullable(),
+      usedCores: z.number().min(0).max(100_000).nullable(),
+      periods: count.nullable(),
+      throttledPeriods: count.nullable(),
+      throttledMs: z.number().min(0).max(Number.MAX_SAFE_INTEGER).nullable(),
+    })
+    .nullable()
+    .optional()
+    .transform((v) => v ?? null),
 });

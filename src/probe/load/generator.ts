@@ -18,6 +18,7 @@
 // refused or timed-out connection still names its port. Each request's facts become
 // one LoadRecord handed to `onRecord` and then forgotten: nothing per request is retained
 // beyond the ones in flight and a bounded queue.
+import { cpuBetween, sampleCpu, type CpuFigures } from './cpu-cgroup.js';
 import type { ExchangeResult } from '../http-exchange.js';
 import { classifyWork } from '../outcome.js';
 import {
@@ -113,6 +114,8 @@ export interface LoadResult {
   eventLoopDelay: DelaySummary;
   /** How late each request was issued after its intended time (before any wait for a connection). */
   scheduleLag: DelaySummary;
+  /** The load's CPU cgroup over the run: use, limit, throttling (null: no cgroup to read). */
+  cpu: CpuFigures | null;
 }
 
 export interface StopOptions {
@@ -166,6 +169,7 @@ export function startLoad(options: LoadOptions): LoadRun {
 
   const interval = 1000 / rate;
   const startAt = performance.now();
+  const cpuAtStart = sampleCpu();
   const origin = options.originMs ?? startAt;
   const marks: Array<{ at: number; name: string }> = [{ at: -Infinity, name: INITIAL_WINDOW }];
   let connSeq = 0;
@@ -240,6 +244,7 @@ export function startLoad(options: LoadOptions): LoadRun {
         p99Ms: lagMs(lag.percentile(99)),
         maxMs: lagMs(lag.maxValue()),
       },
+      cpu: cpuBetween(cpuAtStart, sampleCpu()),
     });
   };
 

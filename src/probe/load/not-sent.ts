@@ -10,6 +10,7 @@
 //   - `service`: requests held their connections far longer than the work they asked for (or
 //     were never answered): the Service was slow to take connections or to answer;
 //   - `unknown`: no request was sent, so nothing says who held the connections.
+import { cpuWords, THROTTLED_SHARE_MATTERS, throttledShare, type CpuFigures } from './cpu-cgroup.js';
 import type { WorkMsDistribution } from './options.js';
 
 export const notSentCauses = ['pool', 'generator', 'service', 'unknown'] as const;
@@ -22,6 +23,8 @@ export interface NotSentFacts {
   inFlightMeanMs: number | null;
   workMeanMs: number | null;
   sendLag: { p99Ms: number | null; maxMs: number | null };
+  /** The load's CPU cgroup over the run (cpu-cgroup.ts): a throttled load is why it fell behind. */
+  cpu?: CpuFigures | null;
 }
 
 export interface NotSentReading {
@@ -85,6 +88,17 @@ export function readNotSent(
       : '';
   const capacity = (limit * 1000) / Math.max(held, 1);
   const heldByWork = held <= work * HELD_BY_WORK_FACTOR + HELD_BY_WORK_SLACK_MS;
+  // Why the generator fell behind, where its cgroup says: the kernel took its CPU away.
+  const share = throttledShare(facts.cpu ?? null);
+  const throttledLoad = share !== null && share >= THROTTLED_SHARE_MATTERS;
+  if (!heldByWork && throttledLoad)
+    // A load the kernel kept stopping reads its answers late too: the connections' long hold
+    // may be its own, so the Service's share of it is not proven.
+    return {
+      cause: 'generator',
+      loadFellBehind: true,
+      words: `${waited}${pool} were busy: sent requests held a connection a mean ${fmt(held)} for ${fmt(work)} of work asked, but the load's CPU limit held it back (${cpuWords(facts.cpu ?? null)}), so it may have read the answers late — the Service's share is not proven${lag}`,
+    };
   if (!heldByWork)
     return {
       cause: 'service',
@@ -97,10 +111,11 @@ export function readNotSent(
       loadFellBehind: true,
       words: `${waited}${pool} were too few for the load: sent requests held a connection a mean ${fmt(held)} (${fmt(work)} of work asked), so they carry at most ${perSecond(capacity)}/s of the ${perSecond(load.rate)}/s offered (Little's law) — the load's own limit, not the Service's${lag}`,
     };
+  const throttled = throttledLoad ? ` — its CPU limit held it back (${cpuWords(facts.cpu ?? null)})` : '';
   return {
     cause: 'generator',
     loadFellBehind: true,
-    words: `${waited}the load generator fell behind its schedule: ${pool} could carry ${perSecond(capacity)}/s at the mean ${fmt(held)} a request held one (${fmt(work)} of work asked), yet requests waited${lag}`,
+    words: `${waited}the load generator fell behind its schedule: ${pool} could carry ${perSecond(capacity)}/s at the mean ${fmt(held)} a request held one (${fmt(work)} of work asked), yet requests waited${lag}${throttled}`,
   };
 }
 

@@ -88,25 +88,37 @@ test('the pool splits too, at least one connection each; a new connection per re
 });
 
 const delay = (p99Ms: number | null) => ({ p50Ms: p99Ms === null ? null : 1, p99Ms, maxMs: p99Ms });
-const figures = (retried: number, p99Ms: number): ClientFigures => ({
+/** A cgroup's figures, throttled in `throttled` of 100 periods. */
+const cpu = (throttled: number) => ({
+  version: 'v2' as const,
+  limitCores: 0.5,
+  usedCores: 0.4,
+  periods: 100,
+  throttledPeriods: throttled,
+  throttledMs: throttled * 10,
+});
+const figures = (retried: number, p99Ms: number, throttled: number | null = null): ClientFigures => ({
   retried,
   idleClosed: retried * 2,
   eventLoopDelay: delay(p99Ms),
   scheduleLag: delay(p99Ms * 3),
+  cpu: throttled === null ? null : cpu(throttled),
 });
 
-test('the load Pods’ figures combine: counts summed (null when a trailer is missing), the worst delays', () => {
-  assert.deepEqual(combineClientFigures([figures(1, 10), figures(4, 30), figures(2, 20)]), {
+test('the load Pods’ figures combine: counts summed (null when a trailer is missing), the worst delays, the most throttled cgroup', () => {
+  assert.deepEqual(combineClientFigures([figures(1, 10, 5), figures(4, 30, 40), figures(2, 20, null)]), {
     retried: 7,
     idleClosed: 14,
     eventLoopDelay: { p50Ms: 1, p99Ms: 30, maxMs: 30 },
     scheduleLag: { p50Ms: 1, p99Ms: 90, maxMs: 90 },
+    cpu: cpu(40),
   });
   assert.deepEqual(combineClientFigures([figures(1, 10), null]), {
     retried: null,
     idleClosed: null,
     eventLoopDelay: { p50Ms: 1, p99Ms: 10, maxMs: 10 },
     scheduleLag: { p50Ms: 1, p99Ms: 30, maxMs: 30 },
+    cpu: null,
   });
   assert.equal(combineClientFigures([null, null]), null);
 });

@@ -4,7 +4,7 @@
 // `draincheck load` process. The CLI talks to it only through @kubernetes/client-node, so what
 // it asks for is the facade's request log: the restart patch, what it creates and deletes.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
@@ -106,6 +106,13 @@ test('rollout --platform kube: a real Deployment rolled by the restartedAt patch
   assert.equal(doc.load.client?.ranIn, 'load-pod');
   assert.ok(doc.load.client?.eventLoopDelayMs?.p99Ms != null, JSON.stringify(doc.load.client));
   assert.ok(doc.load.client?.scheduleLagMs?.p99Ms != null, JSON.stringify(doc.load.client));
+  // And its cgroup's CPU (issue 24.2), where the machine has one to read: the load's process
+  // here, a container on a cluster.
+  if (existsSync('/proc/self/cgroup'))
+    assert.ok(
+      doc.load.client?.cpu?.version,
+      `the load Pod's cgroup figures: ${JSON.stringify(doc.load.client)}`,
+    );
   assert.equal(doc.load.pool, 'lifo');
   assert.ok(doc.rollout.durationMs !== null && doc.rollout.durationMs > 0);
 

@@ -188,3 +188,56 @@ test('--compare exit,drain+prestop: both at once, one table; the preStop sleep i
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('--compare exit,drain --sequential: one after another, in the order given, said in each document; --sequential alone is refused', () => {
+  const refused = cli(['rollout', '--sequential']);
+  assert.equal(refused.status, 2);
+  assert.equal(
+    refused.stderr.trim(),
+    'draincheck: --sequential orders the rollouts of --compare: give --compare too',
+  );
+  const dir = mkdtempSync(join(tmpdir(), 'draincheck-rollout-sequential-'));
+  try {
+    const r = cli(
+      [
+        'rollout',
+        '--compare',
+        'exit,drain',
+        '--sequential',
+        '--timing',
+        'fast',
+        '--rate',
+        '50',
+        '--work-ms',
+        '100..300',
+        '--before-ms',
+        '500',
+        '--after-ms',
+        '500',
+        '--out',
+        dir,
+      ],
+      { timeoutMs: 180_000 },
+    );
+    assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
+    assert.match(r.stdout, /^exit\s+\d+/m);
+    assert.match(r.stdout, /^drain\s+\d+/m);
+    assert.doesNotMatch(r.stderr, /hint: the \d+ rollouts ran at once/);
+    const docs = readdirSync(dir)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as RolloutDocument);
+    for (const d of docs) {
+      assertValidRolloutDocument(d);
+      assert.deepEqual(d.compare, { scenarios: ['exit', 'drain'], sequential: true });
+    }
+    // The first ended (its document finished) before the second began.
+    const exit = docs.find((d) => d.scenario.name === 'exit')!;
+    const drain = docs.find((d) => d.scenario.name === 'drain')!;
+    assert.ok(
+      Date.parse(exit.finishedAt!) <= Date.parse(drain.startedAt),
+      `exit finished ${exit.finishedAt}, drain started ${drain.startedAt}`,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

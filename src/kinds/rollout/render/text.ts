@@ -1,6 +1,7 @@
 // The rollout's terminal report: one table row per rollout (a policy of --compare, or the
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
+import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
@@ -153,5 +154,12 @@ export function clientFact(d: RolloutDocument): string | null {
       `its event-loop delay p50 ${ms(c.eventLoopDelayMs.p50Ms)} / p99 ${ms(c.eventLoopDelayMs.p99Ms)} / max ${ms(c.eventLoopDelayMs.maxMs)} ms, schedule lag p99 ${ms(c.scheduleLagMs.p99Ms)} / max ${ms(c.scheduleLagMs.maxMs)} ms`,
     );
   else parts.push('its event-loop delay and schedule lag not measured');
+  // Absent in documents from before it was read.
+  if (c.cpu !== undefined)
+    // A worker thread's cgroup is the runner's, shared with whatever else runs in it (on a
+    // machine without cgroups of its own: every process), so its use is not the load's alone.
+    parts.push(
+      `${c.ranIn === 'load-pod' ? "its container's cgroup" : "the runner's cgroup (every process in it)"}: ${cpuWords(c.cpu)}`,
+    );
   return `client: ${parts.join('; ')}`;
 }
