@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { onRunClock, shiftOf } from '../../../src/kinds/rollout/join/join.js';
 import { RolloutTally } from '../../../src/kinds/rollout/join/tally.js';
+import { GeneratorIndex } from '../../../src/kinds/rollout/join/stale-conntrack.js';
 import { lifecycleLookup } from '../../../src/kinds/rollout/join/lifecycle.js';
 import {
   combineClientFigures,
@@ -297,4 +298,17 @@ test('a load Pod that ended early or lost records is named in words; a whole one
     loadPodTrouble([account({ otherLines: 2 })]) ?? '',
     /load Pod work-drain-load-0 printed 2 lines that were not records/,
   );
+});
+
+test('a record’s generator is its work id without the seq: the same prefix the same number, interleaved or not', () => {
+  const index = new GeneratorIndex();
+  const ids = ['drain-L0-0', 'drain-L1-0', 'drain-L0-17', 'drain-L10-3', 'drain-L1-9', 'drain-5', '42'];
+  assert.deepEqual(
+    ids.map((id) => index.of(id)),
+    [0, 1, 0, 2, 1, 3, 4],
+  );
+  // Untrusted ids cannot grow it without bound: beyond 64 prefixes, one shared number.
+  const many = new GeneratorIndex();
+  const numbers = new Set(Array.from({ length: 1000 }, (_, i) => many.of(`p${i}x-1`)));
+  assert.equal(numbers.size, 65);
 });

@@ -6,7 +6,7 @@ import { LoadAggregate } from '../../../probe/load/aggregate.js';
 import { settleUnfinished, type FailureClass, type LoadRecord } from '../../../probe/load/record.js';
 import type { PodPhase, RolloutDocument } from '../document.js';
 import type { LifecycleLookup } from './lifecycle.js';
-import { generatorOf, LocalPortHistory } from './stale-conntrack.js';
+import { GeneratorIndex, LocalPortHistory, perGenerator } from './stale-conntrack.js';
 import { BinLatency } from './bin-latency.js';
 import { FailureSamples } from './failure-samples.js';
 
@@ -25,7 +25,8 @@ export class RolloutTally {
    * Each connection's last Pod named by its own evidence, by the generator (a load Pod's id
    * prefix: each numbers its connections from 1) and its connection number.
    */
-  private readonly connectionPod = new Map<string, string>();
+  private readonly connectionPod = new Map<number, string>();
+  private readonly generators = new GeneratorIndex();
   /** Requests over time (by intended send time), at most `maxBins` bins of `binMs`. */
   readonly bins: RolloutDocument['timeline']['bins'] = [];
   /** Completed requests' latency per bin (the page's p50/p99 line). */
@@ -44,7 +45,7 @@ export class RolloutTally {
      */
     portHistory: boolean,
   ) {
-    this.ports = portHistory ? new LocalPortHistory(lifecycles) : undefined;
+    this.ports = portHistory ? new LocalPortHistory(lifecycles, this.generators) : undefined;
     this.samples = new FailureSamples(lifecycles);
   }
 
@@ -81,8 +82,9 @@ export class RolloutTally {
    * request reached that Pod's server.
    */
   private carryConnectionPod(r: LoadRecord): void {
-    if (r.conn === null || !Number.isSafeInteger(r.conn)) return;
-    const conn = `${generatorOf(r.id)}\u0000${r.conn}`;
+    // A connection number is below 2^32 (a generator opens far fewer); another is not one.
+    if (r.conn === null || !Number.isInteger(r.conn) || r.conn < 0 || r.conn >= 2 ** 32) return;
+    const conn = perGenerator(this.generators.of(r.id), r.conn);
     if (r.podUid === null) {
       const pod = r.reused && r.failure !== null ? this.connectionPod.get(conn) : undefined;
       if (pod !== undefined) {
