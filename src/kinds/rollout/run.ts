@@ -729,7 +729,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   // CPU cgroup, where it was read: a throttled load is the load's own limit too (several Pods:
   // the most throttled one's).
   const pools = loadPods.map((p) => p.connections);
-  const notSent = readNotSent(
+  const read = readNotSent(
     { ...all, cpu: run.load?.result()?.cpu ?? null },
     {
       rate: plan.load.rate,
@@ -739,6 +739,15 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           : plan.load.connections,
     },
   );
+  // With several load Pods, the ones whose own schedule lag says they fell behind are named.
+  const behind = loadPods.filter((p) => p.fellBehind);
+  const notSent =
+    read?.loadFellBehind && behind.length > 0
+      ? {
+          ...read,
+          words: `${read.words}; behind its schedule: ${behind.map((p) => `load Pod ${p.name} (schedule lag p99 ${p.client?.scheduleLag.p99Ms ?? '-'} ms)`).join(', ')}`,
+        }
+      : read;
   const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   return {
     schema: ROLLOUT_SCHEMA,

@@ -259,6 +259,17 @@ test('rollout --platform kube --load-pods 3: a load Pod killed mid-rollout is na
   }
   assert.ok(records.some((r) => r.id.startsWith('drain-L0-') && r.window === 'after'));
   assert.ok(!records.some((r) => r.id.startsWith('drain-L1-') && r.window === 'after'));
-  // The text says it, the document names it.
+  // The text says it: in the sentence, and one line per load Pod.
   assert.match(run.stdout(), /work-drain-load-1 ended early/);
+  assert.match(run.stdout(), /client: ran in 3 load Pods/);
+  assert.match(
+    run.stdout(),
+    new RegExp(
+      `load Pod work-drain-load-1: 20/s, 5 connections, ${dead.records} records of ${dead.sent} sent, ended early at [\\d.]+ s \\(no trailer\\)`,
+    ),
+  );
+  assert.match(
+    run.stdout(),
+    /load Pod work-drain-load-0: 20\/s, 5 connections, \d+ records of \d+ sent, stopped, clock shift/,
+  );
 });
