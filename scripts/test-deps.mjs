@@ -36,7 +36,7 @@ export const requirements = [
   { pkg: 'nftables', why: 'nft: Services as kernel NAT rules', present: (env) => onPath('nft', env) },
   {
     pkg: 'nginx-light',
-    why: 'nginx: the L7 proxy of the behind-a-proxy scenario',
+    why: 'nginx: the L7 proxy of the behind-a-proxy scenario and rollout --ingress nginx',
     present: (env) => onPath('nginx', env),
   },
   {

@@ -17,6 +17,7 @@ export const unitTests = [
   'test/cli/rollout-settings.test.ts',
   'test/kinds/rollout/load-pods.test.ts',
   'test/probe/load/cpu-cgroup.test.ts',
+  'test/platform/local/ingress-log.test.ts',
   'test/kinds/rollout/compare-strain.test.ts',
   'test/experiment/advice.test.ts',
   'test/experiment/conclude.test.ts',

@@ -66,6 +66,10 @@ export const ErrorCodes = {
     summary: 'The Pod is Ready, but GET /healthz through the Service never answered 200.',
   },
   DC_RESULT_WRITE: { exit: ExitCode.incomplete, summary: 'A result file could not be written.' },
+  DC_INGRESS: {
+    exit: ExitCode.incomplete,
+    summary: 'The ingress proxy (--ingress nginx) could not run: nginx missing, or it did not start.',
+  },
   DC_ALREADY_EXISTS: {
     exit: ExitCode.incomplete,
     summary: 'The embedded runtime already has an object of that kind and name (HTTP 409).',

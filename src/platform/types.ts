@@ -244,6 +244,77 @@ export interface Platform {
    * (10 s for a refused connection). Absent, or undefined: not known on this platform.
    */
   routeOf?(namespace: string, service: string, clientPort: number): Promise<ServiceRoute | undefined>;
+  /**
+   * An ingress proxy in front of the Service's endpoints (--ingress nginx): programmed from the
+   * EndpointSlice after its own sync delay, as its controller programs it. Absent: this
+   * platform cannot run one.
+   */
+  ingress?(job: IngressJob, signal: AbortSignal): Promise<Ingress>;
+}
+
+/** Why one upstream attempt of an ingress proxy failed, from its error log (ingress-log.ts). */
+export const ingressCauses = [
+  'refused',
+  'connect-timeout',
+  'connect-failed',
+  'reset',
+  'closed',
+  'read-timeout',
+  'no-upstream',
+] as const;
+export type IngressCause = (typeof ingressCauses)[number];
+
+/** An ingress proxy in front of a Service's endpoints, run by the platform (--ingress). */
+export interface IngressJob {
+  namespace: string;
+  service: string;
+  /** Each endpoint change reaches the proxy this long after (fixed, or a range each sync draws from). */
+  syncDelayMs: number | { min: number; max: number };
+}
+
+/** One upstream attempt of a request the proxy handled. */
+export interface IngressAttempt {
+  /** ip:port, or the upstream group's name when no server was usable. */
+  addr: string;
+  /** The Pod the proxy's endpoints said was at `addr` (null: not one it was given). */
+  podUid: string | null;
+  status: number | null;
+  /** Why it failed, where the error log said (null: it did not, or no line named it). */
+  cause: IngressCause | null;
+}
+
+/** A request the proxy did not simply pass to one upstream and back with 200. */
+export interface IngressRequest {
+  id: string;
+  status: number;
+  /** When the proxy began it, on the runner's clock (ms since the origin given to stop()). */
+  startMs: number;
+  attempts: IngressAttempt[];
+}
+
+/** What the proxy's own logs say of the run, bounded. */
+export interface IngressEvidence {
+  /** Access-log lines of the load's requests, and the statuses the proxy answered them with. */
+  requests: number;
+  statuses: Record<string, number>;
+  /** Requests the proxy sent to more than one upstream (proxy_next_upstream). */
+  retried: number;
+  /** Failed upstream attempts by cause (error log), and those no line explained. */
+  attemptFailures: Partial<Record<IngressCause | 'unexplained', number>>;
+  /** The requests worth showing one by one (bounded: `dropped` beyond). */
+  notPlain: IngressRequest[];
+  dropped: number;
+  /** Lines that were not the proxy's format (cut, garbled). */
+  unparsed: number;
+}
+
+export interface Ingress {
+  /** Where clients send their requests (the ingress's listening address). */
+  url: URL;
+  /** What it is and how it was programmed, in words (the document's and the report's). */
+  model: string;
+  /** Stops it and reads its logs; times on the runner's clock from `originWallMs`. */
+  stop(originWallMs: number): Promise<IngressEvidence>;
 }
 
 /** The endpoint a Service's rules sent one connection to, and the Pod behind it where known. */

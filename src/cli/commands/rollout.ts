@@ -136,6 +136,11 @@ export function rolloutCommand(): Command {
       const { compare } = settings;
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
+      if (settings.ingress !== 'none' && flags.platform === 'kube')
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--ingress nginx runs on the embedded runtime only (--platform local); on a cluster, send the load to your ingress yourself',
+        );
       if (settings.sequential && !compare)
         throw new DraincheckError(
           'DC_USAGE',
@@ -178,6 +183,8 @@ export function rolloutCommand(): Command {
             measured = await measurePropagation(session.newPlatform(), runId, interrupt.signal, {
               ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               manifest: session.planOptions.manifest ?? {},
+              // Behind an ingress the slowest layer is its sync: measured through one.
+              ...(settings.ingress === 'nginx' ? { ingress: { syncDelayMs: settings.ingressSyncMs } } : {}),
             });
             // Interrupted while measuring: no rollout starts (the measurement's objects are gone).
             if (interrupt.signal.aborted) {

@@ -2,6 +2,7 @@
 // open-loop load, its Pods' lifecycles, the totals, and the per-request records in an NDJSON
 // file beside it (`recordsFile`, src/probe/load/record-file.ts). schema/rollout.v1.schema.json
 // is generated from this file (`npm run schema`).
+import { ingressCauses } from '../../platform/types.js';
 import { z } from 'zod';
 import { requestOutcomes } from '../../probe/client-events.js';
 import { notSentCauses } from '../../probe/load/not-sent.js';
@@ -306,11 +307,68 @@ export const RolloutDocumentSchema = z.object({
           'runner: new connections from the runner to the ClusterIP; load-pod: from a load Pod in the cluster, its times mapped onto the runner’s clock late by at most the smallest log delivery delay (a sample can only be longer than the lag)',
         ),
       sampleIntervalMs: z.number().describe('one new connection every this many ms'),
+      through: z
+        .enum(['service', 'ingress'])
+        .optional()
+        .describe(
+          'the path sampled: the Service, or the ingress in front of the endpoints (--ingress: the slowest layer, its sync included); absent in older documents: the Service',
+        ),
     })
     .optional()
     .describe(
       'drain+prestop under --compare, its preStop sleep measured: the propagation samples it was taken from',
     ),
+  ingress: z
+    .object({
+      kind: z.literal('nginx'),
+      model: z.string().max(2000).describe('what the proxy is and how it was programmed'),
+      requests: z
+        .number()
+        .nullable()
+        .describe("the load's requests in its access log (null: its logs could not be read)"),
+      statuses: z
+        .record(z.string().max(3), z.number())
+        .describe('what the proxy answered the client, by status'),
+      retried: z.number().describe('requests the proxy sent to more than one upstream (proxy_next_upstream)'),
+      attemptFailures: z
+        .partialRecord(z.enum([...ingressCauses, 'unexplained']), z.number())
+        .describe("failed upstream attempts by the cause nginx's error log gave"),
+      failedAttempts: z
+        .array(
+          z.object({
+            pod: z.string().max(253).nullable(),
+            phase: z.enum(podPhases),
+            cause: z.enum([...ingressCauses, 'unexplained']),
+            count: z.number(),
+          }),
+        )
+        .max(5000)
+        .describe('failed upstream attempts by Pod, its phase when the request began, and cause'),
+      samples: z
+        .array(
+          z.object({
+            id: z.string().max(64),
+            status: z.number(),
+            startMs: z.number(),
+            attempts: z
+              .array(
+                z.object({
+                  pod: z.string().max(253).nullable(),
+                  phase: z.enum(podPhases),
+                  status: z.number().nullable(),
+                  cause: z.enum(ingressCauses).nullable(),
+                }),
+              )
+              .max(16),
+          }),
+        )
+        .max(200)
+        .describe('requests the proxy retried or failed, one by one, failures first'),
+      unlisted: z.number().describe('such requests beyond the samples'),
+      unparsed: z.number().describe('log lines that were not the proxy’s format'),
+    })
+    .optional()
+    .describe('--ingress nginx: the proxy’s own evidence, from its access and error logs'),
   compare: z
     .object({
       scenarios: z

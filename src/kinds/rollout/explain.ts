@@ -80,6 +80,8 @@ export function concludeRollout(facts: RolloutFacts): string {
 export interface ExplainContext {
   /** Why requests were not sent (null: all were sent, or not read). */
   notSent?: NotSentReading | null;
+  /** The load went through an ingress proxy (--ingress): its 5xx are the proxy's answers. */
+  ingress?: boolean;
   /** Failures whose Pod is their connection's evidence (a reused connection's last answer). */
   podFromConnection?: Partial<Record<FailureClass, number>>;
   /** Protocol errors by what was wrong (llhttp's code). */
@@ -158,6 +160,13 @@ export function explainFailures(
               .sort((a, b) => b[1] - a[1])
               .map(([code, k]) => `${k} ${code}`)
           : [];
+      // Behind an ingress a 5xx is the proxy's answer (its upstream attempts failed): which Pod
+      // and why is the proxy's evidence, said with it — not a Pod that answered 5xx.
+      if (cls === 'http-5xx' && context.ingress)
+        return `${n} ${cls} — the ingress answered 5xx (its logs name each failed upstream attempt's Pod and cause, below)`;
+      // The load's connections are to the ingress: it is the server that closed them.
+      if (cls === 'reused-connection-closed' && context.ingress)
+        return `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (nginx closes idle client connections when it reloads, as it does on each endpoint change here: a presumption, its log has no line for a request it never read)`;
       const what = codes.length ? `${causes[cls]}: ${codes.join(', ')}` : causes[cls];
       return `${n} ${cls} — ${what}${phases.length ? ` (${phases.join(', ')})` : ''}`;
     });

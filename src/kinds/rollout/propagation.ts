@@ -10,7 +10,7 @@
 import http from 'node:http';
 import type { KubernetesObject, V1Pod, V1Service } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
-import type { Platform } from '../../platform/types.js';
+import type { Ingress, Platform } from '../../platform/types.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { buildDeploymentWorkload } from '../../workload/deployment.js';
 import { RUN_LABEL, SCENARIO_LABEL } from '../../workload/labels.js';
@@ -43,6 +43,8 @@ export interface PropagationMeasurement {
   sampledBy: 'runner' | 'load-pod';
   /** One new connection every this many ms. */
   sampleIntervalMs: number;
+  /** The path sampled: the Service, or an ingress in front of the endpoints (the slowest layer). */
+  through: 'service' | 'ingress';
 }
 
 export interface PropagationOptions {
@@ -50,6 +52,11 @@ export interface PropagationOptions {
   namespace?: string;
   /** The run's manifest options (the image). */
   manifest?: ManifestOptions;
+  /**
+   * The rollouts go through an ingress (--ingress): sample through one of the same kind and
+   * sync delay, so the sleep covers the slowest layer of the path.
+   */
+  ingress?: { syncDelayMs: number | { min: number; max: number } };
 }
 
 export async function measurePropagation(
@@ -75,6 +82,7 @@ export async function measurePropagation(
   const watchSignal = AbortSignal.any([signal, aborter.signal]);
   const ready = new Map<string, string>(); // uid → name
   let sampler: LoadPodSampler | undefined;
+  let ingress: Ingress | undefined;
   try {
     await platform.apply([ns!], signal);
     const [svc] = (await platform.apply([service, deployment] as KubernetesObject[], signal)) as [V1Service];
@@ -100,7 +108,20 @@ export async function measurePropagation(
         );
       return await measureThroughLoadPod(runLoad);
     }
-    const target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}/healthz`);
+    let target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}/healthz`);
+    let watchAfterDeleteMs = WATCH_AFTER_DELETE_MS;
+    if (options.ingress) {
+      if (!platform.ingress)
+        throw new DraincheckError('DC_USAGE', '--ingress runs on the embedded runtime only');
+      ingress = await platform.ingress(
+        { namespace, service: name, syncDelayMs: options.ingress.syncDelayMs },
+        signal,
+      );
+      target = new URL('/healthz', ingress.url);
+      // The ingress's own sync comes on top of the endpoints' change.
+      const sync = options.ingress.syncDelayMs;
+      watchAfterDeleteMs += typeof sync === 'number' ? sync : sync.max;
+    }
     const victims = [...ready].slice(0, REPLICAS);
     const samplesMs: Array<number | null> = [];
     for (const [uid, podName] of victims) {
@@ -108,16 +129,17 @@ export async function measurePropagation(
       const deletedAt = performance.now();
       await platform.delete({ kind: 'Pod', namespace, name: podName, uid }, {});
       let last: number | null = null;
-      while (performance.now() - deletedAt < WATCH_AFTER_DELETE_MS && !signal.aborted) {
+      while (performance.now() - deletedAt < watchAfterDeleteMs && !signal.aborted) {
         const answeredBy = await answeringPod(target);
         if (answeredBy === uid) last = performance.now() - deletedAt;
         await abortableDelay(SAMPLE_MS, signal);
       }
       samplesMs.push(last === null ? null : Math.round(last));
     }
-    return measured(samplesMs, 'runner', SAMPLE_MS);
+    return measured(samplesMs, 'runner', SAMPLE_MS, ingress ? 'ingress' : 'service');
   } finally {
     aborter.abort();
+    await ingress?.stop(0).catch(() => undefined);
     if (runLoad) {
       // Everything this platform created goes, each by its UID: the load Pod, then the
       // namespace (or, with --namespace, the Deployment, the load Pod and the Service).
@@ -167,9 +189,10 @@ function measured(
   samplesMs: Array<number | null>,
   sampledBy: PropagationMeasurement['sampledBy'],
   sampleIntervalMs: number,
+  through: PropagationMeasurement['through'] = 'service',
 ): PropagationMeasurement {
   const max = Math.max(0, ...samplesMs.filter((x): x is number => x !== null));
-  return { samplesMs, preStopSeconds: Math.ceil(max / 1000) + 1, sampledBy, sampleIntervalMs };
+  return { samplesMs, preStopSeconds: Math.ceil(max / 1000) + 1, sampledBy, sampleIntervalMs, through };
 }
 
 /** The Pod UID that answered GET /healthz on a new connection, or null (refused, timed out). */

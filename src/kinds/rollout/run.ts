@@ -10,6 +10,7 @@
 // (./load-source.ts: the generator here, or a load Pod with its own clock); the watches and
 // logs are read through the shared observers (src/experiment/observers.ts), so a 403, a 401,
 // an image that cannot be pulled or a Pod that failed ends the run at once with its code.
+import { ingressSection } from './ingress-evidence.js';
 import http from 'node:http';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -24,7 +25,7 @@ import type {
 import { DraincheckError, isDraincheckError, type ErrorCode } from '../../errors.js';
 import { fatalObserverErrors } from '../../experiment/failures.js';
 import { Observers } from '../../experiment/observers.js';
-import type { Platform } from '../../platform/types.js';
+import type { Ingress, IngressEvidence, Platform } from '../../platform/types.js';
 import { loadOrigin } from '../../probe/load/generator.js';
 import { LOAD_SECONDS_MAX } from '../../probe/load/options.js';
 import { loadSettingValues } from '../../probe/load/settings.js';
@@ -162,6 +163,10 @@ class RolloutRun {
   journalRejected = 0;
   completed = 0;
   target: URL | undefined;
+  /** The ingress proxy in front of the endpoints (--ingress), and what its logs said once stopped. */
+  ingress: Ingress | undefined;
+  ingressEvidence: IngressEvidence | null = null;
+  ingressModel: string | null = null;
   writer: RecordWriter | undefined;
   load: LoadSource | undefined;
   triggeredAtMs: number | null = null;
@@ -371,9 +376,17 @@ class RolloutRun {
   }
 
   /** The load stopped at once, the watches ended, the workload deleted. */
+  /** Stops the ingress and reads its logs (once; an ingress whose logs cannot be read: none). */
+  async stopIngress(): Promise<void> {
+    const ingress = this.ingress;
+    this.ingress = undefined;
+    if (ingress) this.ingressEvidence = await ingress.stop(Date.parse(this.startedAt)).catch(() => null);
+  }
+
   async cleanup(): Promise<void> {
     this.load?.stop({ abandon: true });
     await within(this.load?.done ?? Promise.resolve(), LOAD_END_MS);
+    await this.stopIngress();
     await Promise.all([...this.routing]);
     this.watching.abort();
     await this.platform.dispose().catch(() => undefined);
@@ -414,6 +427,21 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
   /** The Service answers, the load starts, the before-window passes. */
   async warm(run) {
     const { plan } = run;
+    if (plan.load.ingress === 'nginx') {
+      // In front of the endpoints, programmed from the EndpointSlice: the load goes through it.
+      if (!run.platform.ingress)
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--ingress nginx runs on the embedded runtime only (--platform local)',
+        );
+      run.phases.detail('starting the ingress');
+      run.ingress = await run.platform.ingress(
+        { namespace: plan.namespace, service: plan.name, syncDelayMs: plan.load.ingressSyncMs },
+        run.waitSignal,
+      );
+      run.target = run.ingress.url;
+      run.ingressModel = run.ingress.model;
+    }
     // A load Pod checks the Service itself (the runner may not reach a ClusterIP).
     if (!run.remote) await serviceAnswers(run.target!, run.waitSignal);
     run.check();
@@ -559,6 +587,8 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
   async draining(run) {
     run.load!.stop();
     await within(run.load!.done, LOAD_END_MS);
+    // The ingress's logs are whole once its workers have exited.
+    await run.stopIngress();
     const caughtUp = run.now() + JOURNAL_CATCH_UP_MS;
     while (run.journalFinished < run.completed && run.now() < caughtUp)
       await abortableDelay(20, run.waitSignal);
@@ -650,7 +680,9 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
       maxBins: TIMELINE_BINS,
       // A record missing is a hole in a local port's history (an older Pod taken for the port's
       // last one): none dropped here, and every record the load source sent received.
-      portHistory: droppedLive === 0 && (load?.whole() ?? true),
+      // Through an ingress, the load's local ports and connections are the proxy's, not a Pod's.
+      portHistory: run.ingressModel === null && droppedLive === 0 && (load?.whole() ?? true),
+      viaProxy: run.ingressModel !== null,
     }).catch((error: unknown) => {
       throw resultWriteError(joiningPath, error);
     });
@@ -766,6 +798,10 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
       client: clientFields(run.load),
       ...(loadPods.length > 0 ? { pods: loadPods.map(loadPodDocument) } : {}),
     },
+    // The proxy's own evidence, its attempts' Pods and phases from the same lifecycles.
+    ...(run.ingressModel !== null
+      ? { ingress: ingressSection(run.ingressModel, run.ingressEvidence, run.lifecycles) }
+      : {}),
     platform: { ...platform.details() },
     rollout: {
       triggeredAtMs: round(triggeredAtMs),
@@ -782,7 +818,12 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         incompleteReason,
         pods,
         recordsLost: joined.file === null ? joined.droppedLive : 0,
-        context: { notSent, podFromConnection, protocolErrors: all.protocolErrors },
+        context: {
+          notSent,
+          podFromConnection,
+          protocolErrors: all.protocolErrors,
+          ...(run.ingressModel !== null ? { ingress: true } : {}),
+        },
       }),
     },
     pods,

@@ -52,6 +52,28 @@ export const WINDOW_MS_MAX = 3_600_000;
 export const ROLLOUT_GRACE_SECONDS = 30;
 
 export const comparePolicies = ['exit', 'drain', 'drain+prestop', 'default'] as const;
+
+export const ingressKinds = ['none', 'nginx'] as const;
+export type IngressKind = (typeof ingressKinds)[number];
+
+/** A delay fixed or drawn from a range each time (ms). */
+export type SyncDelay = number | { min: number; max: number };
+const syncDelayText = (v: SyncDelay): string => (typeof v === 'number' ? String(v) : `${v.min}..${v.max}`);
+
+/** `100` or `0..3333` (ms, at most 60 s), as --proxy-sync-ms reads it. */
+function syncDelaySchema(flag: string) {
+  return z.string().transform((text, ctx): SyncDelay => {
+    const m = /^\s*(\d{1,5})\s*(?:\.\.\s*(\d{1,5})\s*)?$/.exec(text);
+    const min = m ? Number(m[1]) : NaN;
+    const max = m?.[2] === undefined ? min : Number(m[2]);
+    if (m && min <= max && max <= 60_000) return min === max ? min : { min, max };
+    ctx.addIssue({
+      code: 'custom',
+      message: `${flag} must be ms (0 to 60000) or a range MIN..MAX with MIN <= MAX, got ${quote(text)}`,
+    });
+    return z.NEVER;
+  });
+}
 export type ComparePolicy = (typeof comparePolicies)[number];
 
 /** `--max-surge 1` / `--max-surge 25%`: Kubernetes' IntOrString. */
@@ -193,6 +215,33 @@ export const rolloutSettings = {
     document: null,
     fact: null,
   }),
+  ingress: setting<IngressKind, IngressKind | undefined, 'load'>({
+    flag: '--ingress',
+    arg: '<proxy>',
+    help: "put an ingress proxy in front of the Service's endpoints: none, or nginx (Debian's nginx with ingress-nginx's defaults, programmed from the EndpointSlice after --ingress-sync-ms; the embedded runtime only); its logs name each failed attempt's Pod and cause",
+    default: 'none',
+    schema: z.enum(ingressKinds, {
+      error: (issue) => `--ingress must be none or nginx, got ${quote(issue.input)}`,
+    }),
+    text: String,
+    sample: 'nginx',
+    badSample: 'haproxy',
+    document: { section: 'load', schema: z.enum(ingressKinds).optional(), value: (v: IngressKind) => v },
+    fact: (v: IngressKind | undefined) =>
+      v === 'nginx' ? 'through an nginx ingress to the endpoints' : 'straight to the Service',
+  }),
+  ingressSyncMs: setting<SyncDelay, string | undefined, 'load'>({
+    flag: '--ingress-sync-ms',
+    arg: '<ms|min..max>',
+    help: "--ingress: how long after an EndpointSlice change the ingress routes by it, fixed or a range each change draws from (at most 60000; ingress-nginx's --sync-rate-limit 0.3/s: up to 3.3 s between syncs)",
+    default: { min: 0, max: 3333 },
+    schema: syncDelaySchema('--ingress-sync-ms'),
+    text: syncDelayText,
+    sample: '100..900',
+    badSample: '9..1',
+    document: { section: 'load', schema: z.string().optional(), value: (v: SyncDelay) => syncDelayText(v) },
+    fact: (v: string | undefined) => `ingress sync ${v ?? '-'} ms`,
+  }),
   sequential: setting<boolean, null, 'none'>({
     flag: '--sequential',
     arg: '',
@@ -237,6 +286,8 @@ export function loadPlan(s: RolloutSettings) {
     beforeMs: s.beforeMs,
     afterMs: s.afterMs,
     gzip: s.gzip,
+    ingress: s.ingress,
+    ingressSyncMs: s.ingressSyncMs,
   };
 }
 export type LoadPlan = ReturnType<typeof loadPlan>;

@@ -2,6 +2,8 @@
 // create/delete/read/list/watch of Kubernetes objects, Pod logs — behind which the kubelet
 // (pod-worker.ts), the EndpointSlice controller and kube-proxy (service-proxy.ts) do their part
 // with real processes and real TCP. See docs/FIDELITY.md for each rule and its source.
+import { NginxIngress } from './ingress-nginx.js';
+import type { ProxySyncRange } from './timing.js';
 import { randomUUID } from 'node:crypto';
 import type {
   KubernetesObject,
@@ -151,6 +153,8 @@ export class LocalCluster {
   /** Every worker with something left to stop, earlier incarnations of a name included. */
   private readonly liveWorkers = new Set<PodWorker>();
   private readonly proxies = new Map<string, ServiceProxy>();
+  /** Ingress proxies (--ingress) by their Service: each follows its slice like kube-proxy, after its own delay. */
+  private readonly ingresses = new Map<string, ServiceProxy>();
   private readonly aborter = new AbortController();
   private allocator: AddressAllocator | undefined;
   private plan: AddressPlan | undefined;
@@ -162,7 +166,7 @@ export class LocalCluster {
     this.timing = { ...calibratedTiming, ...options.timing };
     this.rulesOff = new Set(options.rulesOff ?? []);
     this.goneAddresses = new GoneAddresses({
-      named: (ip) => [...this.proxies.values()].some((p) => p.names(ip)),
+      named: (ip) => [...this.proxies.values(), ...this.ingresses.values()].some((p) => p.names(ip)),
       kernel: () => this.nftables,
       release: (ip) => this.allocator?.release(ip),
       ...(options.goneLingerMs !== undefined ? { lingerMs: options.goneLingerMs } : {}),
@@ -189,8 +193,9 @@ export class LocalCluster {
     void this.follow<V1Pod>('pods', () => this.controller.trigger());
     void this.follow<V1EndpointSlice>('endpointslices', (event) => {
       const service = event.object.metadata?.labels?.[SERVICE_NAME_LABEL];
-      const proxy = service ? this.proxies.get(`${event.object.metadata?.namespace}/${service}`) : undefined;
-      proxy?.sliceChanged(event.type === 'DELETED' ? undefined : event.object);
+      const key = `${event.object.metadata?.namespace}/${service}`;
+      for (const proxy of service ? [this.proxies.get(key), this.ingresses.get(key)] : [])
+        proxy?.sliceChanged(event.type === 'DELETED' ? undefined : event.object);
     });
     // kube-controller-manager's ReplicaSet and Deployment controllers, on the same store.
     this.replicaSetController = new ReplicaSetController({
@@ -312,6 +317,54 @@ export class LocalCluster {
     );
     this.controller.serviceCreated(created);
     return created;
+  }
+
+  /**
+   * An nginx ingress in front of the Service's endpoints (ingress-nginx.ts): it follows the
+   * Service's EndpointSlice after `syncDelayMs`, `ready` endpoints only. Stopped with the
+   * Service, or by the caller.
+   */
+  async createIngress(
+    namespace: string,
+    service: string,
+    syncDelayMs: number | ProxySyncRange,
+  ): Promise<NginxIngress> {
+    this.assertOpen();
+    const key = `${namespace}/${service}`;
+    if (!this.store.get('services', namespace, service))
+      throw new DraincheckError('DC_INGRESS', `no Service ${key} to put an ingress in front of`);
+    if (this.ingresses.has(key))
+      throw new DraincheckError('DC_INGRESS', `the Service ${key} has an ingress already`);
+    const port = this.store.get<V1Service>('services', namespace, service)?.spec?.ports?.[0];
+    const ingress = await NginxIngress.start();
+    const proxy = new ServiceProxy({
+      dataplane: ingress,
+      host: ingress.host,
+      port: ingress.port,
+      serviceName: service,
+      namespace,
+      portName: port?.name,
+      syncDelayMs,
+      recorder: this.recorder,
+      // ingress controllers send to ready endpoints only (no KEP-1669 fallback).
+      terminatingFallback: false,
+    });
+    this.ingresses.set(key, proxy);
+    // The slice as it is now: the controller's first sync.
+    const slice = this.store
+      .list<V1EndpointSlice>('endpointslices', namespace)
+      .items.find((s) => s.metadata?.labels?.[SERVICE_NAME_LABEL] === service);
+    proxy.sliceChanged(slice);
+    await proxy.settled();
+    return ingress;
+  }
+
+  /** Removes the Service's ingress proxy (its nginx already stopped by the caller or not). */
+  async deleteIngress(namespace: string, service: string): Promise<void> {
+    const key = `${namespace}/${service}`;
+    const proxy = this.ingresses.get(key);
+    this.ingresses.delete(key);
+    await proxy?.dispose();
   }
 
   serviceAddress(namespace: string, name: string): { host: string; port: number } | undefined {
@@ -616,7 +669,7 @@ export class LocalCluster {
     // Wait for every container process to be gone, including one that was being spawned.
     await Promise.all([...this.liveWorkers].map((w) => w.stopped()));
     this.controller.dispose();
-    await Promise.all([...this.proxies.values()].map((p) => p.dispose()));
+    await Promise.all([...this.proxies.values(), ...this.ingresses.values()].map((p) => p.dispose()));
     await this.goneAddresses.dispose();
     await this.nftables?.delete().catch(() => undefined);
     this.podNetworks?.dispose();

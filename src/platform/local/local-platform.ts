@@ -11,6 +11,8 @@ import {
   type ClientJob,
   type DeleteOptions,
   type ObjectKind,
+  type Ingress,
+  type IngressJob,
   type ObjectRef,
   type Platform,
   type PlatformDetails,
@@ -188,6 +190,26 @@ export class LocalPlatform implements Platform {
       if (this.namespaces.size === 0 || (event.namespace && this.namespaces.has(event.namespace)))
         yield event;
     }
+  }
+
+  async ingress(job: IngressJob, signal: AbortSignal): Promise<Ingress> {
+    if (signal.aborted) throw signal.reason;
+    const nginx = await this.cluster.createIngress(job.namespace, job.service, job.syncDelayMs);
+    const sync =
+      typeof job.syncDelayMs === 'number'
+        ? `${job.syncDelayMs}`
+        : `${job.syncDelayMs.min}..${job.syncDelayMs.max}`;
+    return {
+      url: nginx.url,
+      model: `Debian's nginx in front of the Service's ready endpoints, reloaded on each endpoint change ${sync} ms after it (as NGINX Inc.'s kubernetes-ingress; ingress-nginx changes endpoints without a reload), with ingress-nginx's defaults: proxy_next_upstream error timeout (3 tries), upstream keepalive 320 / 60 s, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`,
+      stop: async (originWallMs) => {
+        try {
+          return await nginx.evidence(originWallMs);
+        } finally {
+          await this.cluster.deleteIngress(job.namespace, job.service);
+        }
+      },
+    };
   }
 
   runClient(job: ClientJob, signal: AbortSignal): AsyncIterable<ClientEvent> {

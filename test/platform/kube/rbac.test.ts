@@ -126,6 +126,8 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
         pool: 'lifo',
         idleTimeoutMs: 5000,
         retryReused: false,
+        ingress: 'none',
+        ingressSyncMs: 0,
       },
       manifest: session.planOptions.manifest ?? {},
       ...(namespace ? { namespace } : {}),

@@ -51,6 +51,11 @@ export interface JoinInput {
   maxBins: number;
   /** Whether each local port's history is whole (no record dropped while the load ran). */
   portHistory: boolean;
+  /**
+   * The load's connections went to a proxy (--ingress), not to the Pods: a connection's earlier
+   * answer says nothing of where its next request went.
+   */
+  viaProxy?: boolean;
 }
 
 /** The shift (µs) onto the run's clock of the records whose work id starts with `idPrefix`. */
@@ -129,6 +134,7 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
     input.binMs,
     input.maxBins,
     input.portHistory,
+    input.viaProxy !== true,
   );
   try {
     for await (const batch of joined) {

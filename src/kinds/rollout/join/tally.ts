@@ -44,6 +44,8 @@ export class RolloutTally {
      * it (an older Pod taken for the port's last one), so with any dropped none is presumed stale.
      */
     portHistory: boolean,
+    /** Whether a connection's last Pod may stand for its failed request's (not through a proxy). */
+    private readonly connectionPods = true,
   ) {
     this.ports = portHistory ? new LocalPortHistory(lifecycles, this.generators) : undefined;
     this.samples = new FailureSamples(lifecycles);
@@ -83,7 +85,14 @@ export class RolloutTally {
    */
   private carryConnectionPod(r: LoadRecord): void {
     // A connection number is below 2^32 (a generator opens far fewer); another is not one.
-    if (r.conn === null || !Number.isInteger(r.conn) || r.conn < 0 || r.conn >= 2 ** 32) return;
+    if (
+      !this.connectionPods ||
+      r.conn === null ||
+      !Number.isInteger(r.conn) ||
+      r.conn < 0 ||
+      r.conn >= 2 ** 32
+    )
+      return;
     const conn = perGenerator(this.generators.of(r.id), r.conn);
     if (r.podUid === null) {
       const pod = r.reused && r.failure !== null ? this.connectionPod.get(conn) : undefined;

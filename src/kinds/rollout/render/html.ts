@@ -5,6 +5,7 @@
 // so `--compare` rows line up) and, per failure class, the list of its requests with their
 // evidence (the document's bounded sample). Everything from the document is untrusted: every
 // string goes through esc(); nothing is fetched.
+import { ingressWords } from '../ingress-evidence.js';
 import { esc, formatMs } from '../../../report/html/escape.js';
 import { renderShell } from '../../../report/html/shell.js';
 import type { RenderContext } from '../../kind.js';
@@ -172,6 +173,8 @@ function facts(d: RolloutDocument): string {
     ...((c): [string, string][] => (c ? [['load client', c.replace(/^client: /, '')]] : []))(clientFact(d)),
     // Each load Pod, when the load was split or one's part is not whole (--load-pods).
     ...loadPodLines(d).map((line): [string, string] => ['load Pod', line.replace(/^load Pod /, '')]),
+    // The ingress's own evidence (--ingress): what it answered and retried, failed attempts by Pod.
+    ...(d.ingress ? [['ingress', ingressWords(d.ingress).join('; ')] as [string, string]] : []),
     [
       'records',
       d.records.file === null

@@ -1,6 +1,7 @@
 // The rollout's terminal report: one table row per rollout (a policy of --compare, or the
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
+import { ingressWords } from '../ingress-evidence.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
@@ -64,7 +65,8 @@ export function propagationNote(d: RolloutDocument): string | null {
     m.sampledBy === 'load-pod'
       ? `; sampled by a load Pod in the cluster, a new connection every ${m.sampleIntervalMs} ms, its times put on this machine's clock late by at most the fastest log delivery, so a sample can only be longer than the lag (the sleep errs long)`
       : '';
-  return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})`;
+  const path = m.through === 'ingress' ? ' through the ingress, its sync included' : '';
+  return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform${path} (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})`;
 }
 
 export function renderRolloutText(unordered: RolloutDocument[], style: Style): string {
@@ -111,6 +113,8 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
   for (const d of docs) {
     lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(d.verdict.explanation)}`);
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
+    // The proxy in front: what it answered and retried, each failed attempt's Pod and cause.
+    if (d.ingress) lines.push(...ingressWords(d.ingress).map((l) => `  ${terminalSafe(l)}`));
     const j = d.records.join;
     if (j && (j.fateUnknown > 0 || j.unclaimed > 0 || j.journalLinesLost > 0))
       lines.push(

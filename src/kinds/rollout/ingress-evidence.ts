@@ -1,0 +1,116 @@
+// The ingress proxy's own evidence (--ingress nginx), as the rollout document keeps it: what the
+// proxy answered, which requests it retried on another upstream (proxy_next_upstream), and each
+// failed upstream attempt named by its Pod, that Pod's phase when the request began, and the
+// cause nginx logged (refused, reset, closed, timeout, no upstream) — so a 502 is traced to the
+// layer and the Pod that caused it, not presumed. Bounded: the attempts are grouped by Pod,
+// phase and cause, and at most SAMPLES_MAX requests are kept one by one.
+import type { IngressCause, IngressEvidence } from '../../platform/types.js';
+import type { PodPhase } from './document.js';
+import type { LifecycleLookup } from './join/lifecycle.js';
+
+const SAMPLES_MAX = 200;
+
+export interface IngressAttemptGroup {
+  pod: string | null;
+  phase: PodPhase;
+  cause: IngressCause | 'unexplained';
+  count: number;
+}
+
+export interface IngressSection {
+  kind: 'nginx';
+  model: string;
+  /** null: its logs could not be read (the run ended before the ingress stopped cleanly). */
+  requests: number | null;
+  statuses: Record<string, number>;
+  retried: number;
+  attemptFailures: Partial<Record<IngressCause | 'unexplained', number>>;
+  failedAttempts: IngressAttemptGroup[];
+  samples: Array<{
+    id: string;
+    status: number;
+    startMs: number;
+    attempts: Array<{
+      pod: string | null;
+      phase: PodPhase;
+      status: number | null;
+      cause: IngressCause | null;
+    }>;
+  }>;
+  /** Requests beyond the samples and the proxy's bound, and log lines that did not parse. */
+  unlisted: number;
+  unparsed: number;
+}
+
+/** The document's `ingress`, from the proxy's evidence and the Pods' lifecycles. */
+export function ingressSection(
+  model: string,
+  evidence: IngressEvidence | null,
+  pods: LifecycleLookup,
+): IngressSection {
+  if (!evidence)
+    return {
+      kind: 'nginx',
+      model,
+      requests: null,
+      statuses: {},
+      retried: 0,
+      attemptFailures: {},
+      failedAttempts: [],
+      samples: [],
+      unlisted: 0,
+      unparsed: 0,
+    };
+  const groups = new Map<string, IngressAttemptGroup>();
+  const samples: IngressSection['samples'] = [];
+  for (const r of evidence.notPlain) {
+    const attempts = r.attempts.map((a) => ({
+      pod: a.podUid === null ? null : (pods.get(a.podUid)?.name ?? a.podUid),
+      phase: pods.phaseAt(a.podUid, r.startMs),
+      status: a.status,
+      cause: a.cause,
+    }));
+    for (const [i, a] of attempts.entries()) {
+      const failed = a.status === null || a.status >= 500;
+      if (!failed) continue;
+      const cause = r.attempts[i]!.cause ?? 'unexplained';
+      const key = `${a.pod ?? ''}\n${a.phase}\n${cause}`;
+      const g = groups.get(key) ?? { pod: a.pod, phase: a.phase, cause, count: 0 };
+      g.count += 1;
+      groups.set(key, g);
+    }
+    // Failures first in the samples: a request the proxy answered with an error.
+    if (samples.length < SAMPLES_MAX && (r.status >= 500 || samples.length < SAMPLES_MAX / 2))
+      samples.push({ id: r.id, status: r.status, startMs: r.startMs, attempts });
+  }
+  return {
+    kind: 'nginx',
+    model,
+    requests: evidence.requests,
+    statuses: evidence.statuses,
+    retried: evidence.retried,
+    attemptFailures: evidence.attemptFailures,
+    failedAttempts: [...groups.values()].sort((a, b) => b.count - a.count),
+    samples,
+    unlisted: evidence.dropped + Math.max(0, evidence.notPlain.length - samples.length),
+    unparsed: evidence.unparsed,
+  };
+}
+
+/** The section in words: one line of what the proxy did, then its failed attempts by Pod. */
+export function ingressWords(s: IngressSection): string[] {
+  if (s.requests === null) return ['ingress (nginx): its logs could not be read'];
+  const statuses = Object.entries(s.statuses)
+    .sort((a, b) => b[1] - a[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const lines = [
+    `ingress (nginx): ${s.requests} requests in its access log (${statuses || 'none'}); ${s.retried} retried on another Pod by proxy_next_upstream`,
+  ];
+  for (const g of s.failedAttempts.slice(0, 8))
+    lines.push(
+      `  ${g.count} attempt${g.count === 1 ? '' : 's'} failed at ${g.pod ?? 'no Pod'} (${g.phase}): ${g.cause}`,
+    );
+  if (s.failedAttempts.length > 8) lines.push(`  … and ${s.failedAttempts.length - 8} more groups`);
+  return lines;
+}
