@@ -90,6 +90,11 @@ export interface LoadJob extends LoadSettingValues {
    * (issue 24.3). Default LOAD_SECONDS_MAX.
    */
   maxSeconds?: number;
+  /**
+   * One of several load Pods of the run (--load-pods N): spread over the nodes, as far as the
+   * scheduler can (a topology spread over kubernetes.io/hostname, ScheduleAnyway).
+   */
+  spreadOverNodes?: boolean;
 }
 
 /** What a load Pod's output says, line by line, as it arrives; `readAtMs` is the runner's clock. */

@@ -52,6 +52,15 @@ for (const [args, pattern] of [
     /--service-proxy applies only to the embedded runtime/,
   ],
   [['lab', '--context', 'k3s'], /--context applies only to --platform kube/],
+  [
+    ['rollout', '--load-pods', '3'],
+    /--load-pods 3 sends the load from 3 load Pods on a cluster \(--platform kube\); the local platform’s load is one generator/,
+  ],
+  [
+    ['rollout', '--platform', 'kube', '--load-pods', '20', '--rate', '0.00000001'],
+    /--rate "0.00000001" cannot be split over 20 load Pods: a share would be 0\/s/,
+  ],
+  [['rollout', '--load-pods', '21'], /--load-pods must be an integer from 1 to 20, got "21"/],
   [['report'], /missing required argument 'paths'/],
   [['run', '--server-command', ''], /--server-command must not be empty/],
   [['report', '/nonexistent/run.json'], /cannot read \/nonexistent\/run.json: ENOENT/],
@@ -63,6 +72,29 @@ for (const [args, pattern] of [
     assert.match(r.stderr, pattern);
   });
 }
+
+test('rollout --load-pods: a Pod’s share of the pool that cannot carry its share of the rate is warned before anything starts', () => {
+  // 308 connections carry 300/s × 1025 ms in total (307.5), but split 103 + 103 + 102 the third
+  // Pod's 102 cannot carry its 100/s (102.5 in use at once).
+  const r = cli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    '/nonexistent/config',
+    '--load-pods',
+    '3',
+    '--connections',
+    '308',
+    '--rate',
+    '300',
+  ]);
+  assert.match(
+    r.stderr,
+    /^draincheck: warning: --connections 308 split over 3 load Pods gives a Pod 102 connections for its 100\/s × a mean work of 1025 ms: that needs about 103 in use at once \(Little's law\); give --connections 309 or more$/m,
+  );
+  assert.match(r.stderr, /--kubeconfig "\/nonexistent\/config" does not exist/);
+});
 
 test('--service-proxy nftables where it cannot work (no nft on the PATH): exit 2, one line saying why', () => {
   const r = cli(['run', '--service-proxy', 'nftables', '--work-ms', '100'], {

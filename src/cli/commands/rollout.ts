@@ -16,8 +16,11 @@ import {
   ROLLOUT_GRACE_SECONDS,
   rolloutSettings,
   type ComparePolicy,
+  type RolloutSettings,
 } from '../../kinds/rollout/settings.js';
-import { poolShortfall } from '../../probe/load/not-sent.js';
+import { meanWorkMs, poolShortfall } from '../../probe/load/not-sent.js';
+import { rateText } from '../../probe/load/settings.js';
+import { LoadSplitError, splitLoad } from '../../probe/load/split.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { renderJUnit } from '../../report/junit.js';
 import { rolloutJUnit } from '../../kinds/rollout/render/junit.js';
@@ -95,7 +98,11 @@ export function rolloutCommand(): Command {
         '',
         'On a cluster (--platform kube): a real Deployment and Service in a namespace of the run’s own (or -n NS),',
         'rolled by the patch `kubectl rollout restart` sends; the load comes from a load Pod in the cluster',
-        '(`draincheck load`, same image) to the Service’s ClusterIP, its records read back from its log.',
+        '(`draincheck load`, same image) to the Service’s ClusterIP, its records read back from its log. --load-pods N',
+        'runs N of them, spread over the nodes (a topology spread, ScheduleAnyway), each with its share of --rate and',
+        '--connections and its own id prefix; each Pod’s records are put on this machine’s clock by its own offset and',
+        'joined as one run; a load Pod that ends before the runner stops it, or whose records do not all arrive, is',
+        'named in the document and the run is saved incomplete (exit 3).',
         'drain+prestop’s preStop sleep (--compare, no --prestop-sleep-seconds) is measured there first: a Deployment',
         '`propagation` of 3 draining lab servers, each Pod deleted in turn, sampled by a load Pod `propagation-load`',
         '(a new connection every 10 ms; which Pod answered and when, put on this machine’s clock late by at most the',
@@ -108,6 +115,7 @@ export function rolloutCommand(): Command {
         '  draincheck rollout --on-sigterm drain --prestop-sleep-seconds 2 --rate 400 --work-ms 50..500',
         '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100',
         '  draincheck rollout --platform kube --compare exit,drain,drain+prestop --rate 100',
+        '  draincheck rollout --platform kube --on-sigterm drain --rate 3000 --load-pods 6',
       ].join('\n'),
     )
     .action(async (flags: RolloutFlags) => {
@@ -122,6 +130,7 @@ export function rolloutCommand(): Command {
       // Every row read by its schema: a bad value is its one line (DC_USAGE, exit 2).
       const settings = readRolloutSettings(flags);
       const { workMs } = settings;
+      checkLoadPods(settings, flags.platform);
       const deployment = deploymentPlan(settings);
       const { workMs: _load, ...serverFlags } = flags;
       const { compare } = settings;
@@ -150,7 +159,8 @@ export function rolloutCommand(): Command {
       const outDir = flags.out ?? defaultResultsDir();
       checkOutputDirectory(outDir, '--out');
       // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
-      const shortfall = poolShortfall(settings.rate, settings.connections, workMs);
+      const shortfall =
+        poolShortfall(settings.rate, settings.connections, workMs) ?? splitShortfall(settings);
       if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
       checkJUnitPath(flags.junit as string | undefined);
 
@@ -293,3 +303,42 @@ function comparedInput(policy: ComparePolicy, preStopSeconds: number): ScenarioI
 }
 
 const rolloutFileName = (doc: RolloutDocument): string => `rollout-${doc.runId}-${doc.scenario.name}.json`;
+
+/**
+ * --load-pods N > 1 is a cluster's: the local platform's load is one generator in a worker
+ * thread of this process (N of them would share its CPU, and nothing would be spread). And the
+ * rate must split into shares `draincheck load` takes. One DC_USAGE line for either.
+ */
+function checkLoadPods(settings: RolloutSettings, platform: string | undefined): void {
+  const n = settings.loadPods;
+  if (n <= 1) return;
+  if (platform !== 'kube')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--load-pods ${n} sends the load from ${n} load Pods on a cluster (--platform kube); the local platform’s load is one generator: give --load-pods 1 or --platform kube`,
+    );
+  try {
+    splitLoad(settings, n);
+  } catch (error) {
+    if (error instanceof LoadSplitError) throw new DraincheckError('DC_USAGE', error.message);
+    throw error;
+  }
+}
+
+/**
+ * Split over load Pods, each Pod's pool carries only its own share of the rate (Little's law per
+ * Pod): the pools together may carry the rate while one Pod's cannot (a pool split unevenly, or
+ * at least 1 connection each). Null when every Pod's can.
+ */
+function splitShortfall(settings: RolloutSettings): string | null {
+  const shares = splitLoad(settings, settings.loadPods);
+  if (shares.length < 2) return null;
+  const work = meanWorkMs(settings.workMs);
+  for (const share of shares) {
+    if (share.connections === 'new') continue;
+    const needed = (share.rate * work) / 1000;
+    if (needed > share.connections)
+      return `--connections ${String(settings.connections)} split over ${shares.length} load Pods gives a Pod ${share.connections} connections for its ${rateText(share.rate)}/s × a mean work of ${Math.round(work)} ms: that needs about ${Math.ceil(needed)} in use at once (Little's law); give --connections ${Math.ceil(needed) * shares.length} or more`;
+  }
+  return null;
+}

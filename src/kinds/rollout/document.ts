@@ -8,7 +8,7 @@ import { requestOutcomes } from '../../probe/client-events.js';
 import { notSentCauses } from '../../probe/load/not-sent.js';
 import { failureClasses, serverFates } from '../../probe/load/record.js';
 import { PlatformFactSchema, PlatformTimingSchema, ScenarioSchema } from '../../experiment/run-document.js';
-import { deploymentDocumentShape, loadDocumentShape } from './settings.js';
+import { deploymentDocumentShape, LOAD_PODS_MAX, loadDocumentShape } from './settings.js';
 import { poolSchedulings } from '../../probe/load/generator.js';
 
 export const ROLLOUT_SCHEMA = 'draincheck.rollout/v1';
@@ -118,6 +118,56 @@ export type FailureSample = z.infer<typeof FailureSampleSchema>;
  */
 export const verdictKinds = ['rolled', 'progress-deadline-exceeded', 'incomplete', 'inconclusive'] as const;
 
+/** One load Pod's account (src/kinds/rollout/load-source.ts LoadPodAccount). */
+const LoadPodSchema = z.object({
+  name: z.string().max(253),
+  idPrefix: z.string().max(64).describe('its work ids are <idPrefix><seq>'),
+  rate: z.number().describe('its share of --rate (requests/s); the shares add up to --rate'),
+  connections: z
+    .union([z.number(), z.literal('new')])
+    .describe('its share of --connections (at least 1), or new: a new connection per request'),
+  records: z.number().describe('its records received and joined'),
+  sent: z
+    .number()
+    .describe(
+      'requests it numbered at least: the highest seq received + 1, or its trailer’s count if larger',
+    ),
+  trailerRecords: z
+    .number()
+    .nullable()
+    .describe('records its trailer says it printed; null: no trailer came (killed, evicted, or its log cut)'),
+  notReceived: z
+    .number()
+    .describe('requests it sent whose records never arrived (sent − records): their fate is not known'),
+  otherLines: z.number().describe('lines of its output after the load began that were not records'),
+  ended: z
+    .enum(['stopped', 'ended-early', 'running'])
+    .describe(
+      'stopped: its output ended after the runner stopped the load; ended-early: before (it died, was evicted, or stopped by itself) — the run is incomplete and names it; running: its output had not ended when the run did',
+    ),
+  endedAtMs: ms.describe('when its output ended, ms since startedAt'),
+  clockShiftMs: ms.describe(
+    'the shift of its records onto the runner’s clock: the smallest (read time − end time) over its records, so its times are late by at most the smallest log delivery delay, never early; null: no record came',
+  ),
+  fellBehind: z
+    .boolean()
+    .nullable()
+    .describe('its schedule lag p99 was over 1 s: it could not keep its schedule; null: no trailer came'),
+  client: z
+    .object({
+      retried: z.number().nullable(),
+      idleClosed: z.number().nullable(),
+      eventLoopDelayMs: DelaySchema,
+      scheduleLagMs: DelaySchema,
+      cpu: CpuSchema.nullable()
+        .optional()
+        .describe('its container’s CPU cgroup over the load (null: not read)'),
+    })
+    .nullable()
+    .describe('its own figures, from its trailer; null: none came'),
+});
+export type LoadPodDocument = z.infer<typeof LoadPodSchema>;
+
 export const RolloutDocumentSchema = z.object({
   schema: z.literal(ROLLOUT_SCHEMA),
   runId: z.string(),
@@ -167,7 +217,14 @@ export const RolloutDocumentSchema = z.object({
       })
       .optional()
       .describe(
-        'the load client: where it ran, and whether it kept its schedule (documents before issue 22.6 have none)',
+        'the load client: where it ran, and whether it kept its schedule (documents before issue 22.6 have none); with several load Pods, retried and idleClosed summed (null when a Pod’s trailer never came) and the worst delays of those that came',
+      ),
+    pods: z
+      .array(LoadPodSchema)
+      .max(LOAD_PODS_MAX)
+      .optional()
+      .describe(
+        'each load Pod on a cluster (--platform kube): its share, what it sent and what arrived, how it ended, its clock shift and its own figures; absent for the runner’s own generator and in older documents',
       ),
   }),
   platform: z.looseObject({
@@ -334,6 +391,12 @@ export const RolloutDocumentSchema = z.object({
       .describe('the NDJSON record file, beside this document; null when none was written whole'),
     written: z.number(),
     dropped: z.number(),
+    notReceived: z
+      .number()
+      .optional()
+      .describe(
+        'requests a load Pod sent whose records never arrived (load.pods[].notReceived summed): not in written, their fate not known; absent in older documents and for the runner’s own generator',
+      ),
     join: z
       .object({
         maxHeld: z.number().describe('the bound: work ids the join held at most at once'),

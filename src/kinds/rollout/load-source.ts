@@ -1,14 +1,19 @@
 // Where a rollout's load comes from, behind one narrow interface: the generator in the runner's
 // process (`localLoad`, src/probe/load/generator.ts), or a load Pod on a cluster (`podLoad`,
 // the platform's `runLoad`: `draincheck load` in a Pod, its records read back from its log).
-// Each hands its records to the runner as they end, on the runner's clock; what only a load Pod
-// has — its own clock, lines that were not records, gaps in its sequence numbers — stays here,
-// and reaches the join as `clock` and `whole()`.
+// Each hands its records to the runner as they end; what only a load Pod has — its own clock,
+// lines that were not records, gaps in its sequence numbers, an end before the runner stopped
+// it — stays here, and reaches the join as `clock` and `whole()` and the document as `pods()`.
+// With --load-pods N the load is N load Pods (`combinedLoad`): one source that fans each call
+// out and combines the answers, each Pod's records kept on its own Pod's clock shift.
 import type { LoadItem, LoadJob, RemoteLoad } from '../../platform/types.js';
+import { throttledShare, type CpuFigures } from '../../probe/load/cpu-cgroup.js';
+import { SCHEDULE_LAG_BEHIND_MS } from '../../probe/load/not-sent.js';
 import type { LoadResult } from '../../probe/load/generator.js';
 import { startLoadInThread } from '../../probe/load/threaded-load.js';
 import { loadSettingValues, type LoadSettingValues } from '../../probe/load/settings.js';
 import type { LoadRecord } from '../../probe/load/record.js';
+import type { RecordClockShift } from './join/join.js';
 
 export interface LoadSource {
   /** Requests sent from now on carry this window. */
@@ -18,10 +23,11 @@ export interface LoadSource {
   /** Resolves when the last record was handed over. */
   done: Promise<unknown>;
   /**
-   * The records' clock: null when they are on the runner's own; else the shift (µs) added to a
-   * record's times to put them on the runner's clock, late never early.
+   * The records' clocks: null when they are on the runner's own; else, per load Pod (by its id
+   * prefix), the shift (µs) added to its records' times to put them on the runner's clock, late
+   * never early. Each Pod has its own clock, so each its own shift.
    */
-  clock(): { shiftUs: number } | null;
+  clock(): { shifts: RecordClockShift[] } | null;
   /** Every record sent was received (no gap, no stray line): local ports' histories are whole. */
   whole(): boolean;
   /** How long after a request's end its journal lines may still arrive (the log pipe's lag). */
@@ -30,13 +36,48 @@ export interface LoadSource {
   ranIn: 'worker-thread' | 'load-pod';
   /** The client's own figures (null until it ended, or when a load Pod's trailer never came). */
   result(): ClientFigures | null;
+  /** Each load Pod's account (none for the runner's own generator). */
+  pods(): LoadPodAccount[];
 }
 
-/** What the load client measured of itself: a worker thread's result, or a load Pod's trailer. */
-export type ClientFigures = Pick<
-  LoadResult,
-  'retried' | 'idleClosed' | 'eventLoopDelay' | 'scheduleLag' | 'cpu'
->;
+/**
+ * What the runner knows of one load Pod once it ended (the document's `load.pods`): its share,
+ * what it sent and what arrived, when and how it ended, its clock and its own figures.
+ */
+export interface LoadPodAccount {
+  name: string;
+  idPrefix: string;
+  rate: number;
+  connections: number | 'new';
+  /** Records received (and joined). */
+  records: number;
+  /** Requests it numbered at least: the highest seq received + 1 (its trailer's count when larger). */
+  sent: number;
+  /** Records its trailer says it printed (null: no trailer came — killed, evicted, or cut). */
+  trailerRecords: number | null;
+  /** Requests it sent whose records never arrived: sent − records. */
+  notReceived: number;
+  /** Lines of its output after the load began that were not records (a record may have been cut). */
+  otherLines: number;
+  /** `stopped`: its output ended after the runner stopped the load; `ended-early`: before. */
+  ended: 'stopped' | 'ended-early' | 'running';
+  /** When its output ended (ms on the runner's clock); null while it runs. */
+  endedAtMs: number | null;
+  /** The shift (ms) of its records onto the runner's clock; null: no record came. */
+  clockShiftMs: number | null;
+  /** Its schedule lag p99 was over SCHEDULE_LAG_BEHIND_MS: it could not keep its schedule (null: no trailer). */
+  fellBehind: boolean | null;
+  client: ClientFigures | null;
+}
+
+/**
+ * What the load client measured of itself: a worker thread's result, or a load Pod's trailer
+ * (or several Pods' combined: a count is null when one Pod's trailer is missing from it).
+ */
+export type ClientFigures = Pick<LoadResult, 'eventLoopDelay' | 'scheduleLag' | 'cpu'> & {
+  retried: number | null;
+  idleClosed: number | null;
+};
 
 /** The load's shape, as the plan says it: one field per row of src/probe/load/settings.ts. */
 export interface LoadShape extends LoadSettingValues {
@@ -99,6 +140,7 @@ export async function localLoad(
     journalLagMs: LOCAL_JOURNAL_LAG_MS,
     ranIn: 'worker-thread',
     result: () => result,
+    pods: () => [],
   };
 }
 
@@ -116,6 +158,7 @@ export async function podLoad(
   signal: AbortSignal,
 ): Promise<LoadSource> {
   const remoteLoad = runLoad(job, signal);
+  const now = () => performance.now() - originMs;
   /**
    * The load Pod's records carry its own clock (µs since its start): the offset to the run's
    * clock is estimated as the smallest (read time − record end time) over its records — each
@@ -127,10 +170,10 @@ export async function podLoad(
   /** Records received, the highest seq among them, and any line that was not one. */
   let records = 0;
   let maxSeq = -1;
-  let holes = false;
+  let otherLines = 0;
   const onItem = (item: LoadItem) => {
     // A line of the load Pod's that is not a record may have been one (cut, garbled).
-    if (item.kind === 'other') holes = true;
+    if (item.kind === 'other') otherLines += 1;
     // Untrusted and unbounded at the source: no more than the load could have sent.
     if (item.kind !== 'record' || records >= shape.count) return;
     records += 1;
@@ -143,7 +186,9 @@ export async function podLoad(
   let started!: () => void;
   const begun = new Promise<void>((resolve) => (started = resolve));
   let lastOther = '';
-  let trailer: ClientFigures | null = null;
+  let trailer: LoadTrailerFigures | null = null;
+  let endedAtMs: number | null = null;
+  let stoppedAtMs: number | null = null;
   const consumed = (async () => {
     let begun = false;
     for await (const item of remoteLoad.items) {
@@ -159,24 +204,51 @@ export async function podLoad(
         if (begun) onItem(item);
       } else onItem(item);
     }
-  })();
+  })().finally(() => (endedAtMs = now()));
   consumed.catch(() => undefined);
   let stopping: Promise<void> | undefined;
+  const sent = () => Math.max(maxSeq + 1, trailer?.records ?? 0);
   const source: LoadSource = {
     // The load Pod's windows are the runner's: records are put in them at the join by time.
     mark: () => undefined,
     stop: (options) => {
+      stoppedAtMs ??= now();
       stopping ??= remoteLoad.stop(options).catch(() => undefined);
     },
     done: consumed,
-    clock: () => ({ shiftUs: Number.isFinite(offsetUs) ? offsetUs : 0 }),
-    // Every seq up to the last received and no other line: its log stream may lose lines
-    // where no count says so.
-    whole: () => !holes && records === maxSeq + 1,
+    clock: () => ({
+      shifts: [{ idPrefix: job.idPrefix, shiftUs: Number.isFinite(offsetUs) ? offsetUs : 0 }],
+    }),
+    // Every seq up to the last received (and its trailer's count) and no other line: its log
+    // stream may lose lines where no count says so.
+    whole: () => otherLines === 0 && records === sent(),
     journalLagMs: POD_JOURNAL_LAG_MS,
     // The load Pod's own figures, from its trailer (null if it never came: a Pod SIGKILLed).
     ranIn: 'load-pod',
-    result: () => trailer,
+    result: () => (trailer ? clientFiguresOf(trailer) : null),
+    pods: () => [
+      {
+        name: job.name,
+        idPrefix: job.idPrefix,
+        rate: job.rate,
+        connections: job.connections,
+        records,
+        sent: sent(),
+        trailerRecords: trailer?.records ?? null,
+        notReceived: sent() - records,
+        otherLines,
+        ended:
+          endedAtMs === null
+            ? 'running'
+            : stoppedAtMs === null || endedAtMs < stoppedAtMs
+              ? 'ended-early'
+              : 'stopped',
+        endedAtMs: endedAtMs === null ? null : Math.round(endedAtMs * 10) / 10,
+        clockShiftMs: Number.isFinite(offsetUs) ? Math.round(offsetUs / 100) / 10 : null,
+        fellBehind: trailer ? (trailer.scheduleLag.p99Ms ?? 0) > SCHEDULE_LAG_BEHIND_MS : null,
+        client: trailer ? clientFiguresOf(trailer) : null,
+      },
+    ],
   };
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(), POD_LOAD_START_MS);
@@ -198,8 +270,8 @@ export async function podLoad(
     if (signal.aborted) throw signal.reason;
     throw new LoadNeverBegan(
       outcome === 'ended'
-        ? `the load Pod ended before its load began${lastOther ? `: ${lastOther}` : ''}`
-        : `the load Pod did not begin its load within ${POD_LOAD_START_MS / 1000} s${lastOther ? ` (last output: ${lastOther})` : ''}`,
+        ? `the load Pod ${job.name} ended before its load began${lastOther ? `: ${lastOther}` : ''}`
+        : `the load Pod ${job.name} did not begin its load within ${POD_LOAD_START_MS / 1000} s${lastOther ? ` (last output: ${lastOther})` : ''}`,
     );
   } finally {
     clearTimeout(timer);
@@ -209,3 +281,115 @@ export async function podLoad(
 
 /** A load Pod that never began its load: the run is incomplete with this reason. */
 export class LoadNeverBegan extends Error {}
+
+/** A load Pod's trailer, as its reader checked it. */
+type LoadTrailerFigures = Pick<
+  LoadResult,
+  'retried' | 'idleClosed' | 'eventLoopDelay' | 'scheduleLag' | 'cpu'
+> & {
+  records: number;
+};
+
+const clientFiguresOf = (t: LoadTrailerFigures): ClientFigures => ({
+  retried: t.retried,
+  idleClosed: t.idleClosed,
+  eventLoopDelay: t.eventLoopDelay,
+  scheduleLag: t.scheduleLag,
+  cpu: t.cpu,
+});
+
+type Delay = ClientFigures['eventLoopDelay'];
+
+/** The worst of each figure (null where none measured it). */
+function worstDelay(delays: Delay[]): Delay {
+  const worst = (pick: (d: Delay) => number | null): number | null => {
+    const values = delays.map(pick).filter((v): v is number => v !== null);
+    return values.length > 0 ? Math.max(...values) : null;
+  };
+  return { p50Ms: worst((d) => d.p50Ms), p99Ms: worst((d) => d.p99Ms), maxMs: worst((d) => d.maxMs) };
+}
+
+/**
+ * The load Pods' figures as one client's: retried and idleClosed summed — null when a Pod's
+ * trailer never came (a sum without it would be too low, said as if whole) — the worst
+ * event-loop delay and schedule lag of those that came (null: none came), and the CPU cgroup
+ * of the most throttled Pod (each Pod is its own cgroup: a sum would be no cgroup's; the one
+ * that held its Pod back most is what says whether the load was its own limit).
+ */
+export function combineClientFigures(figures: Array<ClientFigures | null>): ClientFigures | null {
+  const came = figures.filter((f): f is ClientFigures => f !== null);
+  if (came.length === 0) return null;
+  const sum = (pick: (f: ClientFigures) => number | null): number | null =>
+    came.length === figures.length && came.every((f) => pick(f) !== null)
+      ? came.reduce((a, f) => a + (pick(f) ?? 0), 0)
+      : null;
+  return {
+    retried: sum((f) => f.retried),
+    idleClosed: sum((f) => f.idleClosed),
+    eventLoopDelay: worstDelay(came.map((f) => f.eventLoopDelay)),
+    scheduleLag: worstDelay(came.map((f) => f.scheduleLag)),
+    cpu: mostThrottled(came.map((f) => f.cpu)),
+  };
+}
+
+/** The CPU figures of the cgroup throttled in the largest share of its periods (null: none read). */
+function mostThrottled(cpus: Array<CpuFigures | null>): CpuFigures | null {
+  const read = cpus.filter((c): c is CpuFigures => c !== null);
+  let worst: CpuFigures | null = read[0] ?? null;
+  for (const c of read) if ((throttledShare(c) ?? -1) > (throttledShare(worst) ?? -1)) worst = c;
+  return worst;
+}
+
+/**
+ * N load Pods as one load (--load-pods N): every call fans out, the answers combine. Each
+ * Pod's records keep their own clock shift (by id prefix), `whole()` only when each is, `done`
+ * once every Pod's output ended (rejected with the first failure among them, once all ended).
+ */
+export function combinedLoad(sources: LoadSource[]): LoadSource {
+  if (sources.length === 1) return sources[0]!;
+  const done = Promise.allSettled(sources.map((s) => s.done)).then((settled) => {
+    const failed = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (failed) throw failed.reason;
+  });
+  done.catch(() => undefined);
+  return {
+    mark: (w) => sources.forEach((s) => s.mark(w)),
+    stop: (o) => sources.forEach((s) => s.stop(o)),
+    done,
+    clock: () => {
+      const clocks = sources.map((s) => s.clock());
+      return clocks.every((c) => c === null) ? null : { shifts: clocks.flatMap((c) => c?.shifts ?? []) };
+    },
+    whole: () => sources.every((s) => s.whole()),
+    journalLagMs: Math.max(...sources.map((s) => s.journalLagMs)),
+    ranIn: sources[0]!.ranIn,
+    result: () => combineClientFigures(sources.map((s) => s.result())),
+    pods: () => sources.flatMap((s) => s.pods()),
+  };
+}
+
+/**
+ * Why a load Pod's part of the run is not whole, in words that name it (null: every Pod ran
+ * until the runner stopped it and every record it sent arrived): the run's incomplete reason.
+ * A Pod that ended early sent nothing after its end — its share of the rate was not offered
+ * from then on, so the run's counts are not the load that was asked for.
+ */
+export function loadPodTrouble(pods: LoadPodAccount[]): string | null {
+  const words = pods.flatMap((p) => {
+    const out: string[] = [];
+    if (p.ended === 'ended-early')
+      out.push(
+        `load Pod ${p.name} ended early (its output ended at ${((p.endedAtMs ?? 0) / 1000).toFixed(1)} s, before the runner stopped the load${p.trailerRecords === null ? '; no trailer: killed or evicted' : ''}): its ${p.records} records are joined, its share (${p.rate}/s) was not sent after that`,
+      );
+    if (p.notReceived > 0)
+      out.push(
+        `the records of ${p.notReceived} requests load Pod ${p.name} sent never arrived (gaps in its sequence numbers${p.trailerRecords !== null ? ' or its trailer’s count' : ''}): their fate is not known`,
+      );
+    else if (p.otherLines > 0 && p.ended !== 'ended-early')
+      out.push(
+        `load Pod ${p.name} printed ${p.otherLines} lines that were not records: a record may have been cut`,
+      );
+    return out;
+  });
+  return words.length > 0 ? words.join('; ') : null;
+}

@@ -29,6 +29,7 @@ import type { Ingress, IngressEvidence, Platform } from '../../platform/types.js
 import { loadOrigin } from '../../probe/load/generator.js';
 import { LOAD_SECONDS_MAX } from '../../probe/load/options.js';
 import { loadSettingValues } from '../../probe/load/settings.js';
+import { splitLoad } from '../../probe/load/split.js';
 import type { LoadRecord } from '../../probe/load/record.js';
 import { RecordWriter } from '../../probe/load/record-file.js';
 import { parseJournalLine } from '../../server/journal.js';
@@ -43,7 +44,7 @@ import { RUN_LABEL, SCENARIO_LABEL, SERVICE_NAME_LABEL } from '../../workload/la
 import type { ManifestOptions } from '../../workload/manifests.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
-import { ROLLOUT_SCHEMA, type RolloutDocument } from './document.js';
+import { ROLLOUT_SCHEMA, type LoadPodDocument, type RolloutDocument } from './document.js';
 import { readNotSent } from '../../probe/load/not-sent.js';
 import { concludeRollout } from './explain.js';
 import { JournalSpool } from './join/fate-spool.js';
@@ -51,11 +52,14 @@ import { attributeJournalLine } from './join/server-fate.js';
 import { emptyJoin, runJoin, type JoinOutput } from './join/join.js';
 import { PodLifecycles } from './join/lifecycle.js';
 import {
+  combinedLoad,
   LoadNeverBegan,
+  loadPodTrouble,
   LOCAL_JOURNAL_LAG_MS,
   localLoad,
   POD_JOURNAL_LAG_MS,
   podLoad,
+  type LoadPodAccount,
   type LoadShape,
   type LoadSource,
 } from './load-source.js';
@@ -456,30 +460,57 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
       count: Math.ceil(plan.load.rate * 3600),
     };
     if (run.platform.runLoad) {
-      run.phases.detail('starting the load Pod');
+      const pods = plan.load.loadPods ?? 1;
+      run.phases.detail(pods > 1 ? `starting ${pods} load Pods` : 'starting the load Pod');
       const runLoad = run.platform.runLoad.bind(run.platform);
-      const job = {
-        namespace: plan.namespace,
-        service: plan.name,
-        name: `${plan.name}-load`.slice(0, 63),
-        image: run.wanted.spec?.template.spec?.containers[0]?.image ?? '',
-        ...loadSettingValues(shape),
-        idPrefix: shape.idPrefix,
-        // Bounded by the plan, so a runner that vanished leaves no load behind (issue 24.3):
-        // before + the rollout's deadline + the after window and the old Pods' settling + a margin.
-        maxSeconds: Math.min(
-          LOAD_SECONDS_MAX,
-          Math.ceil(
-            (plan.load.beforeMs + plan.load.afterMs) / 1000 +
-              plan.deployment.progressDeadlineSeconds +
-              5 +
-              plan.scenario.terminationGracePeriodSeconds +
-              SETTLE_MARGIN_S +
-              LOAD_MARGIN_S,
+      // Bounded by the plan, so a runner that vanished leaves no load behind (issue 24.3):
+      // before + the rollout's deadline + the after window and the old Pods' settling + a margin.
+      const maxSeconds = Math.min(
+        LOAD_SECONDS_MAX,
+        Math.ceil(
+          (plan.load.beforeMs + plan.load.afterMs) / 1000 +
+            plan.deployment.progressDeadlineSeconds +
+            5 +
+            plan.scenario.terminationGracePeriodSeconds +
+            SETTLE_MARGIN_S +
+            LOAD_MARGIN_S,
+        ),
+      );
+      const image = run.wanted.spec?.template.spec?.containers[0]?.image ?? '';
+      // --load-pods N: each Pod its share of the rate and the pool, its own id prefix (ids stay
+      // unique across Pods), its own name; spread over the nodes (load-pod.ts).
+      const shares = splitLoad(shape, pods).map((share, i) => ({
+        ...share,
+        idPrefix: pods > 1 ? `${shape.idPrefix}L${i}-` : shape.idPrefix,
+        count: Math.ceil(share.rate * 3600),
+      }));
+      const sources = await Promise.allSettled(
+        shares.map((share, i) =>
+          podLoad(
+            runLoad,
+            {
+              namespace: plan.namespace,
+              service: plan.name,
+              name: pods > 1 ? `${plan.name.slice(0, 52)}-load-${i}` : `${plan.name}-load`.slice(0, 63),
+              image,
+              ...loadSettingValues(share),
+              idPrefix: share.idPrefix,
+              maxSeconds,
+              ...(pods > 1 ? { spreadOverNodes: true } : {}),
+            },
+            share,
+            run.originMs,
+            run.onRecord,
+            run.waitSignal,
           ),
         ),
-      };
-      run.load = await podLoad(runLoad, job, shape, run.originMs, run.onRecord, run.waitSignal);
+      );
+      const begun = sources.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+      const failed = sources.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+      // Those that began are the run's load (cleanup stops them, their records are joined); one
+      // that never began ends the run with its reason.
+      if (begun.length > 0) run.load = combinedLoad(begun);
+      if (failed) throw failed.reason;
     } else run.load = await localLoad(run.target!, shape, run.originMs, run.onRecord, run.waitSignal);
     await abortableDelay(plan.load.beforeMs, run.waitSignal);
     run.check();
@@ -585,6 +616,10 @@ export async function runRollout(input: RolloutInput): Promise<RolloutDocument> 
     run.phases.to(run.signal.aborted ? 'interrupted' : 'failed');
   }
   await run.cleanup();
+  // A load Pod that ended before the runner stopped it, or whose records did not all arrive:
+  // the run's load was not what was asked, or its counts miss requests — named, incomplete.
+  const trouble = run.load ? loadPodTrouble(run.load.pods()) : null;
+  if (trouble && !run.ending) run.ending = { reason: trouble, code: null, verdict: 'incomplete' };
   if (run.phases.phase !== 'joining') run.phases.to('joining');
   const joined = await joinStep(run);
   if (run.phases.phase === 'joining') run.phases.to('done');
@@ -633,7 +668,7 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
       startedAt: run.startedAt,
       gzip: run.plan.load.gzip,
       remote: clock
-        ? { shiftUs: clock.shiftUs, triggeredAtMs: run.triggeredAtMs, completeAtMs: run.completeAtMs }
+        ? { shifts: clock.shifts, triggeredAtMs: run.triggeredAtMs, completeAtMs: run.completeAtMs }
         : null,
       maxHeld: JOIN_MAX_HELD,
       lagUs: journalLagMs(run) * 1000,
@@ -691,6 +726,21 @@ function clientFields(load: LoadSource | undefined): NonNullable<RolloutDocument
   };
 }
 
+/** A load Pod's account as the document keeps it (`load.pods`). */
+function loadPodDocument(p: LoadPodAccount): LoadPodDocument {
+  const { client, ...rest } = p;
+  return {
+    ...rest,
+    client: client && {
+      retried: client.retried,
+      idleClosed: client.idleClosed,
+      eventLoopDelayMs: client.eventLoopDelay,
+      scheduleLagMs: client.scheduleLag,
+      cpu: client.cpu,
+    },
+  };
+}
+
 function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   const { plan, platform, ending, triggeredAtMs, completeAtMs } = run;
   const { all, windows, byPhase, podFromConnection, bins, binLatency, failureSamples, joinCounts } = joined;
@@ -704,10 +754,32 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     endpointRemovedAtMs: round(p.endpointRemovedAtMs),
     goneAtMs: round(p.goneAtMs),
   }));
+  const loadPods = run.load?.pods() ?? [];
   // Requests not sent: whose limit it was, from the run's own evidence. The load's own (its pool,
-  // its schedule) makes the run inconclusive: its counts are not the Service's result.
-  // The load's CPU cgroup, where it was read: a throttled load is the load's own limit too.
-  const notSent = readNotSent({ ...all, cpu: run.load?.result()?.cpu ?? null }, plan.load);
+  // its schedule) makes the run inconclusive: its counts are not the Service's result. Split
+  // over load Pods, the pool is their pools together (at least one connection each). The load's
+  // CPU cgroup, where it was read: a throttled load is the load's own limit too (several Pods:
+  // the most throttled one's).
+  const pools = loadPods.map((p) => p.connections);
+  const read = readNotSent(
+    { ...all, cpu: run.load?.result()?.cpu ?? null },
+    {
+      rate: plan.load.rate,
+      connections:
+        pools.length > 0 && pools.every((c) => c !== 'new')
+          ? pools.reduce((a, c) => a + c, 0)
+          : plan.load.connections,
+    },
+  );
+  // With several load Pods, the ones whose own schedule lag says they fell behind are named.
+  const behind = loadPods.filter((p) => p.fellBehind);
+  const notSent =
+    read?.loadFellBehind && behind.length > 0
+      ? {
+          ...read,
+          words: `${read.words}; behind its schedule: ${behind.map((p) => `load Pod ${p.name} (schedule lag p99 ${p.client?.scheduleLag.p99Ms ?? '-'} ms)`).join(', ')}`,
+        }
+      : read;
   const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   return {
     schema: ROLLOUT_SCHEMA,
@@ -724,6 +796,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     load: {
       ...loadDocumentFields(plan.load),
       client: clientFields(run.load),
+      ...(loadPods.length > 0 ? { pods: loadPods.map(loadPodDocument) } : {}),
     },
     // The proxy's own evidence, its attempts' Pods and phases from the same lifecycles.
     ...(run.ingressModel !== null
@@ -765,6 +838,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
       file: joined.file,
       written: joined.written,
       dropped: joined.dropped + joined.droppedLive,
+      ...(loadPods.length > 0 ? { notReceived: loadPods.reduce((a, p) => a + p.notReceived, 0) } : {}),
       join: {
         maxHeld: JOIN_MAX_HELD,
         lagMs: journalLagMs(run),

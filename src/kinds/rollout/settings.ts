@@ -42,6 +42,9 @@ export const failureLimitSchema = z.string().transform((text, ctx): FailureLimit
 export const failureLimitText = ({ failureClass, max }: FailureLimit): string =>
   failureClass === null ? String(max) : `${failureClass}=${max}`;
 
+/** The most load Pods a rollout runs (`--load-pods`): each is a 500m-CPU Pod of the namespace. */
+export const LOAD_PODS_MAX = 20;
+
 /** The longest before- or after-window: an hour. */
 export const WINDOW_MS_MAX = 3_600_000;
 
@@ -167,6 +170,21 @@ export const rolloutSettings = {
     fact: (v: number) => `progressDeadlineSeconds ${v}`,
   }),
   ...loadSettings(WORK_MS_MAX),
+  // Rollout-only: the runner splits the load over the Pods (src/probe/load/split.ts); each
+  // load Pod gets its share as the load's own rows. Optional in the document: older ones lack it.
+  loadPods: setting<number, number | undefined, 'load'>({
+    flag: '--load-pods',
+    arg: '<n>',
+    help: `on a cluster (--platform kube), send the load from this many load Pods spread over the nodes, each with its share of --rate and --connections, its own id prefix and its own clock (1 to ${LOAD_PODS_MAX}; the local platform runs one generator)`,
+    default: 1,
+    schema: integerSchema({ label: '--load-pods', min: 1, max: LOAD_PODS_MAX }),
+    text: String,
+    sample: '3',
+    badSample: '21',
+    document: { section: 'load', schema: z.number().optional(), value: (v: number) => v },
+    fact: (v: number | undefined) =>
+      v === undefined || v <= 1 ? 'one load generator' : `the load split over ${v} load Pods`,
+  }),
   beforeMs: windowRow('--before-ms', 'load before the rollout starts', (v) => `${v} ms before`),
   afterMs: windowRow('--after-ms', 'load after the Deployment is complete', (v) => `${v} ms after`),
   maxFailures: setting<FailureLimit[], null, 'none'>({
@@ -264,6 +282,7 @@ export function readRolloutSettings(options: Record<string, unknown>): RolloutSe
 export function loadPlan(s: RolloutSettings) {
   return {
     ...loadSettingValues(s),
+    loadPods: s.loadPods,
     beforeMs: s.beforeMs,
     afterMs: s.afterMs,
     gzip: s.gzip,

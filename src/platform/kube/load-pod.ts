@@ -9,13 +9,13 @@
 // lost laptop) cannot delete it: the load ends by itself at --max-seconds, and the Pod at its
 // activeDeadlineSeconds (the kubelet kills a Pod past it, as it does a Job's), both from the
 // plan (issue 24.3).
-import type { V1Pod } from '@kubernetes/client-node';
+import type { V1Pod, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { z } from 'zod';
 import { LOAD_SECONDS_MAX, loadDefaults } from '../../probe/load/options.js';
 import { loadArgv } from '../../probe/load/settings.js';
 import { parseRecordLine, RECORD_FILE_KIND, RECORD_LINE_MAX_CHARS } from '../../probe/load/record-file.js';
 import { parseJsonBounded, truncateText } from '../../util/bounded-json.js';
-import { managedLabels } from '../../workload/labels.js';
+import { COMPONENT_LABEL, managedLabels, RUN_LABEL } from '../../workload/labels.js';
 import { containerResources, restrictedSecurityContext } from '../../workload/manifests.js';
 import type { LoadItem, LoadJob } from '../types.js';
 
@@ -75,6 +75,7 @@ export function buildLoadPod(job: LoadJob, runId: string, serviceUrl: string): V
       automountServiceAccountToken: false,
       terminationGracePeriodSeconds: LOAD_GRACE_SECONDS,
       activeDeadlineSeconds: loadActiveDeadlineSeconds(job),
+      ...(job.spreadOverNodes ? { topologySpreadConstraints: [loadSpread(runId)] } : {}),
       containers: [
         {
           name: LOAD_CONTAINER,
@@ -86,6 +87,23 @@ export function buildLoadPod(job: LoadJob, runId: string, serviceUrl: string): V
         },
       ],
     },
+  };
+}
+
+/**
+ * Several load Pods of a run (--load-pods N) on as many nodes as the scheduler can give: a
+ * topology spread over the node name among the run's load Pods, `ScheduleAnyway` — a soft
+ * preference, so a one-node cluster still runs them all (DoNotSchedule would leave Pods
+ * Pending there). A field of the Pod's own spec: no cluster-scoped object, no extra verb.
+ * https://kubernetes.io/docs/concepts/scheduling-eviction/topology-spread-constraints/
+ */
+export function loadSpread(runId: string): V1TopologySpreadConstraint {
+  const { [COMPONENT_LABEL]: component, [RUN_LABEL]: run } = managedLabels(runId, 'client');
+  return {
+    maxSkew: 1,
+    topologyKey: 'kubernetes.io/hostname',
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: { [COMPONENT_LABEL]: component!, [RUN_LABEL]: run! } },
   };
 }
 

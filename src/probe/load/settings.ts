@@ -41,6 +41,12 @@ export const rateSchema = z.union([z.number(), z.string()]).transform((raw, ctx)
   return z.NEVER;
 });
 
+/**
+ * A rate as `--rate` takes it: plain decimals, at most 9 (String(1e-7) is "1e-7", which the
+ * schema refuses — a load Pod given its share that way would not start).
+ */
+export const rateText = (rate: number): string => rate.toFixed(9).replace(/\.?0+$/, '');
+
 /** `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed), up to `maxMs`. */
 export function workMsSchema(maxMs: number) {
   return z.string().transform((text, ctx): WorkMsDistribution => {
@@ -73,7 +79,7 @@ export function loadSettings(workMsMax: number) {
       help: `requests per second, open loop (a new request every 1/rate s whatever the answers; more than 0, at most ${RATE_MAX})`,
       default: 200,
       schema: rateSchema,
-      text: String,
+      text: rateText,
       sample: '37.5',
       badSample: '0',
       document: { section: 'load', schema: z.number(), value: (v: number) => v },

@@ -42,6 +42,11 @@ export interface FacadeOptions {
    * chunk: the batch a real kubelet's log stream delivered at the start (issue 24.8).
    */
   clientLogBatchMs?: number;
+  /**
+   * A request held this many ms before it is served (0: at once): a Pod created later than its
+   * siblings, so its process — and its own clock — starts later (--load-pods).
+   */
+  holdMs?: (method: string, path: string, body: unknown) => number;
 }
 
 export class KubeFacade {
@@ -142,6 +147,8 @@ export class KubeFacade {
       res.end(bytes);
       return;
     }
+    const hold = this.options.holdMs?.(request.method, request.path, request.body) ?? 0;
+    if (hold > 0) await new Promise((resolve) => setTimeout(resolve, hold));
     const controller = new AbortController();
     this.streams.add(controller);
     res.once('close', () => {

@@ -345,3 +345,67 @@ test('the load client’s own figures are on the page and in the text: where it 
     /<dd>ran in a load Pod; its event-loop delay and schedule lag not measured<\/dd>/,
   );
 });
+
+test('--load-pods: each load Pod said in the text and on the page (escaped), one that ended early as such', () => {
+  const base = sampleDoc(1000);
+  const account = (
+    name: string,
+    over: Partial<NonNullable<RolloutDocument['load']['pods']>[number]> = {},
+  ) => ({
+    name,
+    idPrefix: 'drain-L0-',
+    rate: 50,
+    connections: 4,
+    records: 500,
+    sent: 500,
+    trailerRecords: 500,
+    notReceived: 0,
+    otherLines: 0,
+    ended: 'stopped' as const,
+    endedAtMs: 9000,
+    clockShiftMs: 1234.5,
+    fellBehind: false,
+    client: null,
+    ...over,
+  });
+  const doc = RolloutDocumentSchema.parse({
+    ...base,
+    load: {
+      ...base.load,
+      loadPods: 2,
+      pods: [
+        account('work-drain-load-0'),
+        account('work-<b>-load-1', {
+          ended: 'ended-early',
+          endedAtMs: 4321,
+          trailerRecords: null,
+          records: 200,
+          sent: 203,
+          notReceived: 3,
+        }),
+      ],
+    },
+  });
+  assertValidRolloutDocument(doc);
+  const text = rolloutKind.renderers.text([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
+  assert.match(
+    text,
+    /load Pod work-drain-load-0: 50\/s, 4 connections, 500 records of 500 sent, stopped, clock shift 1234.5 ms/,
+  );
+  assert.match(
+    text,
+    /load Pod work-<b>-load-1: 50\/s, 4 connections, 200 records of 203 sent, ended early at 4.3 s \(no trailer\), 3 records never arrived/,
+  );
+  const html = rolloutKind.renderers.html([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
+  assert.ok(html.includes('<dt>load Pod</dt><dd>work-&lt;b&gt;-load-1: 50/s'), 'escaped on the page');
+  assert.ok(!html.includes('work-<b>-load-1'));
+  // One load Pod that ran to the end: no line of its own.
+  const one = RolloutDocumentSchema.parse({
+    ...base,
+    load: { ...base.load, pods: [account('work-drain-load')] },
+  });
+  assert.doesNotMatch(
+    rolloutKind.renderers.text([one], { style: plainStyle, title: 't', generatedAt: 'now' }),
+    /load Pod work-drain-load:/,
+  );
+});

@@ -148,7 +148,8 @@ test('the trailer: the load Pod’s own figures, every field checked', () => {
   };
   assert.deepEqual(parseLoadLine(JSON.stringify(good), 'drain-', 1), {
     kind: 'trailer',
-    trailer: { records: 5, retried: 1, idleClosed: 2, eventLoopDelay: delay, scheduleLag: delay },
+    // A trailer without `cpu` (a load that could not read its cgroup, or an older image): null.
+    trailer: { records: 5, retried: 1, idleClosed: 2, eventLoopDelay: delay, scheduleLag: delay, cpu: null },
   });
   for (const bad of [
     { ...good, retried: -1 },

@@ -119,6 +119,7 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
         rate: 20,
         connections: 4,
         workMs: { kind: 'fixed', ms: 50 },
+        loadPods: 1,
         beforeMs: 300,
         afterMs: 300,
         gzip: false,

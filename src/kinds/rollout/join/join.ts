@@ -30,8 +30,15 @@ export interface JoinInput {
   /** The final file's header. */
   startedAt: string;
   gzip: boolean;
-  /** A load Pod's records carry its clock: shifted onto the run's, windows from the run's marks. */
-  remote: { shiftUs: number; triggeredAtMs: number | null; completeAtMs: number | null } | null;
+  /**
+   * Load Pods' records carry each its Pod's clock: each shifted onto the run's by its own Pod's
+   * shift (the Pod its id prefix names), windows from the run's marks.
+   */
+  remote: {
+    shifts: RecordClockShift[];
+    triggeredAtMs: number | null;
+    completeAtMs: number | null;
+  } | null;
   maxHeld: number;
   lagUs: number;
   /** The receive time of the last journal line lost (-Infinity: none; Infinity: the spool failed). */
@@ -49,6 +56,12 @@ export interface JoinInput {
    * answer says nothing of where its next request went.
    */
   viaProxy?: boolean;
+}
+
+/** The shift (µs) onto the run's clock of the records whose work id starts with `idPrefix`. */
+export interface RecordClockShift {
+  idPrefix: string;
+  shiftUs: number;
 }
 
 export interface JoinOutput {
@@ -221,11 +234,24 @@ function inWorker(input: JoinInput, limits: ResourceLimits): Promise<Threaded> {
 }
 
 /**
- * A load Pod's record on the run's clock (shifted by the estimated offset), its window from
- * the run's own marks: before the rollout was triggered, during it, after it completed.
+ * The shift of a record's own load Pod: the one whose id prefix its id starts with (the longest,
+ * should one prefix start another). A record of none (the load Pod's reader keeps only its own
+ * prefix's, so none comes) takes the first, as a single Pod's records always did.
+ */
+export function shiftOf(id: string, shifts: readonly RecordClockShift[]): number {
+  let best: RecordClockShift | undefined;
+  for (const s of shifts)
+    if (id.startsWith(s.idPrefix) && (!best || s.idPrefix.length > best.idPrefix.length)) best = s;
+  return (best ?? shifts[0])?.shiftUs ?? 0;
+}
+
+/**
+ * A load Pod's record on the run's clock (shifted by its own Pod's estimated offset), its window
+ * from the run's own marks: before the rollout was triggered, during it, after it completed.
  */
 export function onRunClock(r: LoadRecord, clock: NonNullable<JoinInput['remote']>): LoadRecord {
-  const { shiftUs, triggeredAtMs, completeAtMs } = clock;
+  const { triggeredAtMs, completeAtMs } = clock;
+  const shiftUs = shiftOf(r.id, clock.shifts);
   const at = (x: number | null) => (x === null ? null : x + shiftUs);
   const intendedUs = r.intendedUs + shiftUs;
   const window =

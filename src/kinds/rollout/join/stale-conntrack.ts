@@ -47,9 +47,54 @@ const unansweredClasses: ReadonlySet<FailureClass | null> = new Set<FailureClass
 const isPort = (x: number | null): x is number => x !== null && Number.isInteger(x) && x >= 1 && x <= 65_535;
 
 /**
- * The last connection seen on each local port, fed every record of one load generator in the
- * order the records ended (their file order). Bounded by the port space (65,535 entries; the
- * generator's range is 12,768 ports): nothing per request is kept beyond its port's entry.
+ * The generator a record came from: its work id (`<idPrefix><seq>`) without the sequence
+ * number, as a small number. Local ports and connection numbers are each generator's own: with
+ * --load-pods N the same port (or connection 1) of two load Pods is two connections from two
+ * addresses. Called once per record in the join: the last prefix is checked first, so a run's
+ * records (one prefix, or a few interleaved) cost no allocation; at most GENERATORS_MAX
+ * prefixes are told apart (ids come from load Pods' logs: untrusted), the rest share one.
+ */
+export class GeneratorIndex {
+  private readonly indexes = new Map<string, number>();
+  private lastPrefix = '';
+  private lastIndex = -1;
+
+  of(id: string): number {
+    if (this.lastIndex >= 0 && id.startsWith(this.lastPrefix) && digitsFrom(id, this.lastPrefix.length))
+      return this.lastIndex;
+    let end = id.length;
+    while (end > 0 && isDigit(id.charCodeAt(end - 1))) end -= 1;
+    const prefix = id.slice(0, end);
+    let index = this.indexes.get(prefix);
+    if (index === undefined) {
+      index = Math.min(this.indexes.size, GENERATORS_MAX);
+      if (this.indexes.size < GENERATORS_MAX) this.indexes.set(prefix, index);
+    }
+    this.lastPrefix = prefix;
+    this.lastIndex = index;
+    return index;
+  }
+}
+
+/** More load generators than --load-pods allows, and then some: beyond, one shared index. */
+const GENERATORS_MAX = 64;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+/** `id` from `start` on is a non-empty run of digits (the seq). */
+function digitsFrom(id: string, start: number): boolean {
+  if (start >= id.length) return false;
+  for (let i = start; i < id.length; i++) if (!isDigit(id.charCodeAt(i))) return false;
+  return true;
+}
+
+/** One number for a generator's port or connection number (each below 2^32). */
+export const perGenerator = (generator: number, n: number): number => generator * 2 ** 32 + n;
+
+/**
+ * The last connection seen on each local port of each load generator (GeneratorIndex), fed
+ * every record in the order the records ended (their file order; one generator's records keep
+ * their order among the others'). Bounded by the port space per generator (65,535 entries;
+ * the generator's range is 12,768 ports; at most --load-pods generators): nothing per request
+ * is kept beyond its port's entry.
  *
  * The order is what makes "earlier" true: a local port is bound by one socket at a time (a taken
  * port fails the bind with EADDRINUSE and the generator tries the next), so the earlier
@@ -59,12 +104,15 @@ const isPort = (x: number | null): x is number => x !== null && Number.isInteger
 export class LocalPortHistory {
   private readonly last = new Map<number, PortUse>();
 
-  constructor(private readonly lifecycles: LifecycleLookup) {}
+  constructor(
+    private readonly lifecycles: LifecycleLookup,
+    private readonly generators = new GeneratorIndex(),
+  ) {}
 
   /** The record's failure class with the port's earlier connection in view; then remembers it. */
   classify(r: LoadRecord): FailureClass | null {
     if (!isPort(r.localPort)) return r.failure;
-    const port = r.localPort;
+    const port = perGenerator(this.generators.of(r.id), r.localPort);
     const known = this.last.get(port);
     const stale = this.isStale(r, port);
     const failure = stale ? 'stale-conntrack' : r.failure;

@@ -6,7 +6,7 @@ import { LoadAggregate } from '../../../probe/load/aggregate.js';
 import { settleUnfinished, type FailureClass, type LoadRecord } from '../../../probe/load/record.js';
 import type { PodPhase, RolloutDocument } from '../document.js';
 import type { LifecycleLookup } from './lifecycle.js';
-import { LocalPortHistory } from './stale-conntrack.js';
+import { GeneratorIndex, LocalPortHistory, perGenerator } from './stale-conntrack.js';
 import { BinLatency } from './bin-latency.js';
 import { FailureSamples } from './failure-samples.js';
 
@@ -21,8 +21,12 @@ export class RolloutTally {
   readonly byPhase: Partial<Record<PodPhase, Partial<Record<FailureClass, number>>>> = {};
   /** Failures whose Pod (and so phase) is their connection's evidence, not their own (podUidFrom). */
   readonly podFromConnection: Partial<Record<FailureClass, number>> = {};
-  /** Each connection's last Pod named by its own evidence, by the generator's connection number. */
+  /**
+   * Each connection's last Pod named by its own evidence, by the generator (a load Pod's id
+   * prefix: each numbers its connections from 1) and its connection number.
+   */
   private readonly connectionPod = new Map<number, string>();
+  private readonly generators = new GeneratorIndex();
   /** Requests over time (by intended send time), at most `maxBins` bins of `binMs`. */
   readonly bins: RolloutDocument['timeline']['bins'] = [];
   /** Completed requests' latency per bin (the page's p50/p99 line). */
@@ -43,7 +47,7 @@ export class RolloutTally {
     /** Whether a connection's last Pod may stand for its failed request's (not through a proxy). */
     private readonly connectionPods = true,
   ) {
-    this.ports = portHistory ? new LocalPortHistory(lifecycles) : undefined;
+    this.ports = portHistory ? new LocalPortHistory(lifecycles, this.generators) : undefined;
     this.samples = new FailureSamples(lifecycles);
   }
 
@@ -80,9 +84,18 @@ export class RolloutTally {
    * request reached that Pod's server.
    */
   private carryConnectionPod(r: LoadRecord): void {
-    if (!this.connectionPods || r.conn === null || !Number.isSafeInteger(r.conn)) return;
+    // A connection number is below 2^32 (a generator opens far fewer); another is not one.
+    if (
+      !this.connectionPods ||
+      r.conn === null ||
+      !Number.isInteger(r.conn) ||
+      r.conn < 0 ||
+      r.conn >= 2 ** 32
+    )
+      return;
+    const conn = perGenerator(this.generators.of(r.id), r.conn);
     if (r.podUid === null) {
-      const pod = r.reused && r.failure !== null ? this.connectionPod.get(r.conn) : undefined;
+      const pod = r.reused && r.failure !== null ? this.connectionPod.get(conn) : undefined;
       if (pod !== undefined) {
         r.podUid = pod;
         r.podUidFrom = 'connection';
@@ -90,8 +103,8 @@ export class RolloutTally {
       return;
     }
     if (r.podUidFrom === 'connection') return;
-    this.connectionPod.delete(r.conn);
-    this.connectionPod.set(r.conn, r.podUid);
+    this.connectionPod.delete(conn);
+    this.connectionPod.set(conn, r.podUid);
     if (this.connectionPod.size > CONNECTIONS_REMEMBERED)
       this.connectionPod.delete(this.connectionPod.keys().next().value!);
   }

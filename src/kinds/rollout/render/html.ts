@@ -14,7 +14,7 @@ import { chart, originOf, renderRolloutSvg, seconds, sharedScales } from './html
 import { classesIn, counted, failureClassCss, failureMeaning, windowSpans } from './html-model.js';
 import { rolloutStyle } from './html-style.js';
 import { rolloutFacts } from '../settings.js';
-import { clientFact } from './text.js';
+import { clientFact, loadPodLines } from './text.js';
 
 const count = (v: number): string => v.toLocaleString('en-US');
 const msText = (v: number | null): string => (v === null ? '–' : formatMs(v));
@@ -171,6 +171,8 @@ function facts(d: RolloutDocument): string {
     // Where the load ran and whether it kept its schedule: a client that fell behind is said
     // next to the failures it could explain (issue 22.6).
     ...((c): [string, string][] => (c ? [['load client', c.replace(/^client: /, '')]] : []))(clientFact(d)),
+    // Each load Pod, when the load was split or one's part is not whole (--load-pods).
+    ...loadPodLines(d).map((line): [string, string] => ['load Pod', line.replace(/^load Pod /, '')]),
     // The ingress's own evidence (--ingress): what it answered and retried, failed attempts by Pod.
     ...(d.ingress ? [['ingress', ingressWords(d.ingress).join('; ')] as [string, string]] : []),
     [

@@ -107,6 +107,7 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
     );
     const client = clientFact(d);
     if (client) lines.push(`  ${terminalSafe(client)}`);
+    for (const line of loadPodLines(d)) lines.push(`  ${terminalSafe(line)}`);
   }
   lines.push('', renderTextTable(header, rows, style), '');
   for (const d of docs) {
@@ -149,7 +150,10 @@ export function clientFact(d: RolloutDocument): string | null {
     parts.push(
       `pool ${c.pool}, idle timeout ${c.idleTimeoutMs === 0 ? 'none' : `${c.idleTimeoutMs ?? '-'} ms`}, ${c.retryReused ? 'retries on reused connections' : 'no retries'}`,
     );
-  parts.push(`ran ${c.ranIn === 'load-pod' ? 'in a load Pod' : 'in a worker thread'}`);
+  const pods = d.load.pods?.length ?? 0;
+  parts.push(
+    `ran ${c.ranIn === 'load-pod' ? (pods > 1 ? `in ${pods} load Pods (counts summed, the worst delays, the most throttled cgroup)` : 'in a load Pod') : 'in a worker thread'}`,
+  );
   if (c.retried !== null && (d.load.retryReused ?? c.retryReused)) parts.push(`${c.retried} retried`);
   if (c.idleClosed !== null) parts.push(`${c.idleClosed} idle connections closed`);
   const ms = (x: number | null) => (x === null ? '-' : String(x));
@@ -166,4 +170,29 @@ export function clientFact(d: RolloutDocument): string | null {
       `${c.ranIn === 'load-pod' ? "its container's cgroup" : "the runner's cgroup (every process in it)"}: ${cpuWords(c.cpu)}`,
     );
   return `client: ${parts.join('; ')}`;
+}
+
+/**
+ * One line per load Pod when the load was split (--load-pods N) or a Pod's part is not whole:
+ * its share, what arrived of what it sent, how it ended, its clock shift. None otherwise (one
+ * Pod that ran to the end says nothing the client line does not).
+ */
+export function loadPodLines(d: RolloutDocument): string[] {
+  const pods = d.load.pods ?? [];
+  const whole = (p: (typeof pods)[number]) => p.ended !== 'ended-early' && p.notReceived === 0;
+  if (pods.length < 2 && pods.every(whole)) return [];
+  return pods.map((p) => {
+    const parts = [
+      `${p.rate}/s`,
+      p.connections === 'new' ? 'a new connection each' : `${p.connections} connections`,
+      `${p.records} records of ${p.sent} sent`,
+      p.ended === 'ended-early'
+        ? `ended early at ${((p.endedAtMs ?? 0) / 1000).toFixed(1)} s${p.trailerRecords === null ? ' (no trailer)' : ''}`
+        : p.ended,
+    ];
+    if (p.notReceived > 0) parts.push(`${p.notReceived} records never arrived`);
+    if (p.fellBehind) parts.push(`fell behind (schedule lag p99 ${p.client?.scheduleLagMs.p99Ms ?? '-'} ms)`);
+    if (p.clockShiftMs !== null) parts.push(`clock shift ${p.clockShiftMs} ms`);
+    return `load Pod ${p.name}: ${parts.join(', ')}`;
+  });
 }

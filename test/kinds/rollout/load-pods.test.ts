@@ -1,0 +1,314 @@
+// --load-pods N without a cluster (issue 24.9): the rate and the pool split so the shares add up
+// to what was asked, each share a value `draincheck load` takes back the same; N sources as one
+// (every call fans out, the figures combine, each Pod's clock shift kept by its id prefix); each
+// record put on the run's clock by its own Pod's shift; connection numbers and local ports kept
+// apart per load Pod; a load Pod that ended early or lost records named in words.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { onRunClock, shiftOf } from '../../../src/kinds/rollout/join/join.js';
+import { RolloutTally } from '../../../src/kinds/rollout/join/tally.js';
+import { GeneratorIndex } from '../../../src/kinds/rollout/join/stale-conntrack.js';
+import { lifecycleLookup } from '../../../src/kinds/rollout/join/lifecycle.js';
+import {
+  combineClientFigures,
+  combinedLoad,
+  loadPodTrouble,
+  type ClientFigures,
+  type LoadPodAccount,
+  type LoadSource,
+} from '../../../src/kinds/rollout/load-source.js';
+import type { LoadRecord } from '../../../src/probe/load/record.js';
+import { rateSchema, rateText } from '../../../src/probe/load/settings.js';
+import { evenShares, LoadSplitError, splitLoad } from '../../../src/probe/load/split.js';
+
+const load = {
+  rate: 100,
+  connections: 256 as number | 'new',
+  workMs: { kind: 'uniform' as const, min: 50, max: 2000 },
+  pool: 'lifo' as const,
+  idleTimeoutMs: 5000,
+  retryReused: false,
+};
+
+/** The rate in the units --rate counts (1e-9/s): whole numbers, so a sum is exact. */
+const units = (rate: number) => Math.round(rate * 1e9);
+
+test('the rate splits into shares that add up exactly to --rate, each one --rate takes back the same', () => {
+  for (const [rate, parts] of [
+    [100, 3],
+    [100, 7],
+    [0.5, 3],
+    [37.5, 20],
+    [99_999.999999999, 7],
+    [1, 1],
+    [0.000000007, 7],
+  ] as const) {
+    const shares = splitLoad({ ...load, rate }, parts);
+    assert.equal(shares.length, parts);
+    assert.equal(
+      shares.reduce((a, s) => a + units(s.rate), 0),
+      units(rate),
+      `${rate} over ${parts}`,
+    );
+    const spread = shares.map((s) => units(s.rate));
+    assert.ok(Math.max(...spread) - Math.min(...spread) <= 1, `${rate} over ${parts}: as even as can be`);
+    for (const s of shares) assert.equal(rateSchema.parse(rateText(s.rate)), s.rate, rateText(s.rate));
+    // The other settings are each Pod's as they were.
+    for (const s of shares)
+      assert.deepEqual({ ...s, rate: 0, connections: 0 }, { ...load, rate: 0, connections: 0 });
+  }
+  assert.deepEqual(
+    splitLoad(load, 3).map((s) => s.rate),
+    [33.333333334, 33.333333333, 33.333333333],
+  );
+  // Too small to give each Pod a share: one line that says why.
+  assert.throws(
+    () => splitLoad({ ...load, rate: 0.000000001 }, 2),
+    (e: unknown) =>
+      e instanceof LoadSplitError &&
+      e.message ===
+        '--rate "0.000000001" cannot be split over 2 load Pods: a share would be 0/s, more than 0 with at most 9 decimals as --rate takes',
+  );
+});
+
+test('the pool splits too, at least one connection each; a new connection per request stays so', () => {
+  assert.deepEqual(
+    splitLoad(load, 3).map((s) => s.connections),
+    [86, 85, 85],
+  );
+  assert.deepEqual(
+    splitLoad({ ...load, connections: 2 }, 4).map((s) => s.connections),
+    [1, 1, 1, 1],
+  );
+  assert.deepEqual(
+    splitLoad({ ...load, connections: 'new' }, 2).map((s) => s.connections),
+    ['new', 'new'],
+  );
+  assert.deepEqual(evenShares(10, 4), [3, 3, 2, 2]);
+  assert.deepEqual(splitLoad(load, 1), [load], 'one Pod: the load as asked');
+});
+
+const delay = (p99Ms: number | null) => ({ p50Ms: p99Ms === null ? null : 1, p99Ms, maxMs: p99Ms });
+/** A cgroup's figures, throttled in `throttled` of 100 periods. */
+const cpu = (throttled: number) => ({
+  version: 'v2' as const,
+  limitCores: 0.5,
+  usedCores: 0.4,
+  periods: 100,
+  throttledPeriods: throttled,
+  throttledMs: throttled * 10,
+});
+const figures = (retried: number, p99Ms: number, throttled: number | null = null): ClientFigures => ({
+  retried,
+  idleClosed: retried * 2,
+  eventLoopDelay: delay(p99Ms),
+  scheduleLag: delay(p99Ms * 3),
+  cpu: throttled === null ? null : cpu(throttled),
+});
+
+test('the load Pods’ figures combine: counts summed (null when a trailer is missing), the worst delays, the most throttled cgroup', () => {
+  assert.deepEqual(combineClientFigures([figures(1, 10, 5), figures(4, 30, 40), figures(2, 20, null)]), {
+    retried: 7,
+    idleClosed: 14,
+    eventLoopDelay: { p50Ms: 1, p99Ms: 30, maxMs: 30 },
+    scheduleLag: { p50Ms: 1, p99Ms: 90, maxMs: 90 },
+    cpu: cpu(40),
+  });
+  assert.deepEqual(combineClientFigures([figures(1, 10), null]), {
+    retried: null,
+    idleClosed: null,
+    eventLoopDelay: { p50Ms: 1, p99Ms: 10, maxMs: 10 },
+    scheduleLag: { p50Ms: 1, p99Ms: 30, maxMs: 30 },
+    cpu: null,
+  });
+  assert.equal(combineClientFigures([null, null]), null);
+});
+
+/** A load source that says what it was asked (a load Pod's, as podLoad makes it, without a Pod). */
+function fakeSource(idPrefix: string, shiftUs: number, done: Promise<unknown>, whole = true) {
+  const calls: string[] = [];
+  const source: LoadSource = {
+    mark: (w) => calls.push(`mark ${w}`),
+    stop: (o) => calls.push(`stop ${o?.abandon ? 'abandon' : 'graceful'}`),
+    done,
+    clock: () => ({ shifts: [{ idPrefix, shiftUs }] }),
+    whole: () => whole,
+    journalLagMs: 30_000,
+    ranIn: 'load-pod',
+    result: () => figures(1, 10),
+    pods: () => [account({ name: `load-${idPrefix}`, idPrefix })],
+  };
+  return { source, calls };
+}
+
+function account(over: Partial<LoadPodAccount>): LoadPodAccount {
+  return {
+    name: 'work-drain-load-0',
+    idPrefix: 'drain-L0-',
+    rate: 20,
+    connections: 5,
+    records: 100,
+    sent: 100,
+    trailerRecords: 100,
+    notReceived: 0,
+    otherLines: 0,
+    ended: 'stopped',
+    endedAtMs: 9000,
+    clockShiftMs: 1200,
+    fellBehind: false,
+    client: null,
+    ...over,
+  };
+}
+
+test('N load Pods as one source: every call fans out, each Pod’s clock shift kept, done once all ended', async () => {
+  let endLast!: () => void;
+  const a = fakeSource('drain-L0-', 1_000_000, Promise.resolve());
+  const b = fakeSource('drain-L1-', 3_000_000, new Promise<void>((resolve) => (endLast = resolve)), false);
+  const both = combinedLoad([a.source, b.source]);
+  both.mark('during');
+  both.stop();
+  both.stop({ abandon: true });
+  for (const { calls } of [a, b]) assert.deepEqual(calls, ['mark during', 'stop graceful', 'stop abandon']);
+  assert.deepEqual(both.clock(), {
+    shifts: [
+      { idPrefix: 'drain-L0-', shiftUs: 1_000_000 },
+      { idPrefix: 'drain-L1-', shiftUs: 3_000_000 },
+    ],
+  });
+  assert.equal(both.whole(), false, 'whole only when every Pod’s is');
+  assert.deepEqual(
+    both.pods().map((p) => p.name),
+    ['load-drain-L0-', 'load-drain-L1-'],
+  );
+  assert.equal(both.result()?.retried, 2);
+  let ended = false;
+  void both.done.then(() => (ended = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(ended, false, 'not done while one Pod’s output goes on');
+  endLast();
+  await both.done;
+  // A failed Pod's output fails the whole, once all ended.
+  const failing = combinedLoad([
+    fakeSource('x-L0-', 0, Promise.reject(new Error('log gone'))).source,
+    fakeSource('x-L1-', 0, Promise.resolve()).source,
+  ]);
+  await assert.rejects(failing.done, /log gone/);
+  // One Pod: the source itself.
+  assert.equal(combinedLoad([a.source]), a.source);
+});
+
+const record = (id: string, over: Partial<LoadRecord> = {}): LoadRecord => ({
+  seq: Number(/\d+$/.exec(id)![0]),
+  id,
+  window: 'before',
+  workMs: 100,
+  intendedUs: 0,
+  sentUs: 10,
+  firstByteUs: 100_000,
+  endUs: 100_100,
+  bytes: 10,
+  status: 200,
+  outcome: 'completed',
+  failure: null,
+  errorCode: null,
+  conn: 1,
+  reused: false,
+  localPort: 40_000,
+  podUid: 'pod-a',
+  ...over,
+});
+
+test('each record onto the run’s clock by its own load Pod’s shift, its window from the run’s marks', () => {
+  const clock = {
+    shifts: [
+      { idPrefix: 'drain-L0-', shiftUs: 1_000_000 },
+      { idPrefix: 'drain-L1-', shiftUs: 3_000_000 },
+      { idPrefix: 'drain-L10-', shiftUs: 7_000_000 },
+    ],
+    triggeredAtMs: 2500,
+    completeAtMs: 5000,
+  };
+  const a = onRunClock(record('drain-L0-0'), clock);
+  const b = onRunClock(record('drain-L1-0'), clock);
+  const c = onRunClock(record('drain-L10-0'), clock);
+  assert.deepEqual(
+    [a, b, c].map((r) => [r.intendedUs, r.sentUs, r.firstByteUs, r.endUs, r.window]),
+    [
+      [1_000_000, 1_000_010, 1_100_000, 1_100_100, 'before'],
+      [3_000_000, 3_000_010, 3_100_000, 3_100_100, 'during'],
+      [7_000_000, 7_000_010, 7_100_000, 7_100_100, 'after'],
+    ],
+  );
+  assert.equal(shiftOf('drain-L1-12', clock.shifts), 3_000_000);
+  assert.equal(shiftOf('drain-L10-12', clock.shifts), 7_000_000, 'the longest prefix');
+  // One load Pod (its prefix the scenario's): every record its shift.
+  assert.equal(shiftOf('drain-5', [{ idPrefix: 'drain-', shiftUs: 42 }]), 42);
+});
+
+test('connection numbers are each load Pod’s own: a failure on load-1’s connection 1 is not given load-0’s Pod', () => {
+  const tally = new RolloutTally(lifecycleLookup([]), 100, 10, true);
+  // load-0's connection 1 answered by pod-a; load-1's connection 1 (another socket, another
+  // address) fails reused with no Pod of its own.
+  tally.add(record('drain-L0-0', { conn: 1, podUid: 'pod-a' }));
+  const other = tally.add(
+    record('drain-L1-1', {
+      conn: 1,
+      reused: true,
+      podUid: null,
+      outcome: 'connection-dropped',
+      failure: 'reused-connection-closed',
+      status: null,
+    }),
+  );
+  assert.equal(other.podUid, null, 'not another Pod’s connection’s evidence');
+  // The same Pod's connection is still carried (the rule stands within a Pod).
+  const same = tally.add(
+    record('drain-L0-2', {
+      conn: 1,
+      reused: true,
+      podUid: null,
+      outcome: 'connection-dropped',
+      failure: 'reused-connection-closed',
+      status: null,
+    }),
+  );
+  assert.equal(same.podUid, 'pod-a');
+  assert.equal(same.podUidFrom, 'connection');
+});
+
+test('a load Pod that ended early or lost records is named in words; a whole one is not', () => {
+  assert.equal(loadPodTrouble([account({}), account({ name: 'work-drain-load-1' })]), null);
+  assert.equal(
+    loadPodTrouble([
+      account({}),
+      account({
+        name: 'work-drain-load-1',
+        ended: 'ended-early',
+        endedAtMs: 4321,
+        trailerRecords: null,
+        records: 80,
+        sent: 83,
+        notReceived: 3,
+      }),
+    ]),
+    'load Pod work-drain-load-1 ended early (its output ended at 4.3 s, before the runner stopped the load; no trailer: killed or evicted): its 80 records are joined, its share (20/s) was not sent after that; the records of 3 requests load Pod work-drain-load-1 sent never arrived (gaps in its sequence numbers): their fate is not known',
+  );
+  assert.match(
+    loadPodTrouble([account({ otherLines: 2 })]) ?? '',
+    /load Pod work-drain-load-0 printed 2 lines that were not records/,
+  );
+});
+
+test('a record’s generator is its work id without the seq: the same prefix the same number, interleaved or not', () => {
+  const index = new GeneratorIndex();
+  const ids = ['drain-L0-0', 'drain-L1-0', 'drain-L0-17', 'drain-L10-3', 'drain-L1-9', 'drain-5', '42'];
+  assert.deepEqual(
+    ids.map((id) => index.of(id)),
+    [0, 1, 0, 2, 1, 3, 4],
+  );
+  // Untrusted ids cannot grow it without bound: beyond 64 prefixes, one shared number.
+  const many = new GeneratorIndex();
+  const numbers = new Set(Array.from({ length: 1000 }, (_, i) => many.of(`p${i}x-1`)));
+  assert.equal(numbers.size, 65);
+});
