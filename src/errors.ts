@@ -68,7 +68,8 @@ export const ErrorCodes = {
   DC_RESULT_WRITE: { exit: ExitCode.incomplete, summary: 'A result file could not be written.' },
   DC_INGRESS: {
     exit: ExitCode.incomplete,
-    summary: 'The ingress proxy (--ingress nginx) could not run: nginx missing, or it did not start.',
+    summary:
+      'The ingress proxy (--ingress nginx) could not run: nginx missing, it did not start, or it ended mid-run.',
   },
   DC_ALREADY_EXISTS: {
     exit: ExitCode.incomplete,

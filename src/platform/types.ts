@@ -313,6 +313,8 @@ export interface Ingress {
   url: URL;
   /** What it is and how it was programmed, in words (the document's and the report's). */
   model: string;
+  /** Resolves with how the proxy ended if it ended on its own (killed, crashed); never otherwise. */
+  died: Promise<string>;
   /** Stops it and reads its logs; times on the runner's clock from `originWallMs`. */
   stop(originWallMs: number): Promise<IngressEvidence>;
 }

@@ -164,6 +164,11 @@ export function explainFailures(
       // and why is the proxy's evidence, said with it — not a Pod that answered 5xx.
       if (cls === 'http-5xx' && context.ingress)
         return `${n} ${cls} — the ingress answered 5xx (its logs name each failed upstream attempt's Pod and cause, below)`;
+      // The load's connections are to the ingress: refused or cut, it is the ingress that did it.
+      if (cls === 'connect-refused' && context.ingress)
+        return `${n} ${cls} — new connections to the ingress were refused: it was not listening`;
+      if (cls === 'accepted-cut' && context.ingress)
+        return `${n} ${cls} — the ingress closed the client's connection before the response ended (an upstream that ended mid-response, or the ingress itself ending; its log names the upstream of each it logged)`;
       // The load's connections are to the ingress: it is the server that closed them.
       if (cls === 'reused-connection-closed' && context.ingress)
         return `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (nginx closes idle client connections when it reloads, as it does on each endpoint change here: a presumption, its log has no line for a request it never read)`;

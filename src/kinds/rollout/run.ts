@@ -441,6 +441,16 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
       );
       run.target = run.ingress.url;
       run.ingressModel = run.ingress.model;
+      // An ingress that ends mid-run ends the run: what the load saw after it is the ingress's
+      // failure, not the Pods' (issue 25, "a proxy killed mid-run").
+      void run.ingress.died.then((how) =>
+        run.observers.failFast(
+          new DraincheckError(
+            'DC_INGRESS',
+            `the ingress (nginx) ${how} mid-run: requests after it failed at the ingress, not at the Pods`,
+          ),
+        ),
+      );
     }
     // A load Pod checks the Service itself (the runner may not reach a ClusterIP).
     if (!run.remote) await serviceAnswers(run.target!, run.waitSignal);

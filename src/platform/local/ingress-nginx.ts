@@ -129,6 +129,8 @@ export class NginxIngress implements Dataplane {
   /** Every address it was given, with its Pod: the logs name addresses. */
   private readonly pods = new Map<string, string | null>();
   private stopped: Promise<void> | undefined;
+  /** Resolves with how nginx ended when it ended before stop() asked it to (never otherwise). */
+  readonly died: Promise<string>;
 
   private constructor(
     private readonly dir: string,
@@ -136,7 +138,15 @@ export class NginxIngress implements Dataplane {
     readonly port: number,
     private readonly child: ChildProcess,
     private readonly stderr: () => string,
-  ) {}
+  ) {
+    this.died = new Promise((resolve) => {
+      const ended = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (!this.stopped) resolve(signal ? `was killed (${signal})` : `exited (code ${code})`);
+      };
+      if (child.exitCode !== null || child.signalCode !== null) ended(child.exitCode, child.signalCode);
+      else child.once('exit', ended);
+    });
+  }
 
   /** Starts nginx with no endpoint (503); resolves once it answers (at most 5 s). */
   static async start(host = '127.0.0.1'): Promise<NginxIngress> {

@@ -201,6 +201,7 @@ export class LocalPlatform implements Platform {
         : `${job.syncDelayMs.min}..${job.syncDelayMs.max}`;
     return {
       url: nginx.url,
+      died: nginx.died,
       model: `Debian's nginx in front of the Service's ready endpoints, reloaded on each endpoint change ${sync} ms after it (as NGINX Inc.'s kubernetes-ingress; ingress-nginx changes endpoints without a reload), with ingress-nginx's defaults: proxy_next_upstream error timeout (3 tries), upstream keepalive 320 / 60 s, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`,
       stop: async (originWallMs) => {
         try {
