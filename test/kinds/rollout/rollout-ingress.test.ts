@@ -5,7 +5,7 @@
 // cause; the sentence does not blame a Pod for answering 5xx. With a preStop sleep longer than
 // the ingress's sync, the proxy stops sending to a Pod before it gets SIGTERM: nothing fails.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -214,6 +214,11 @@ test(
       else await new Promise((r) => setTimeout(r, 50));
     }
     assert.ok(pidFile, `the ingress's pid file under ${tmp}; stderr: ${run.stderr()}`);
+    // Killed once it has carried a request (its start is over): its access log has a line.
+    const accessLog = join(pidFile, '..', 'access.log');
+    for (let i = 0; i < 600 && !(existsSync(accessLog) && statSync(accessLog).size > 0); i++)
+      await new Promise((r) => setTimeout(r, 50));
+    assert.ok(statSync(accessLog).size > 0, 'the ingress carried a request');
     const pid = Number(readFileSync(pidFile, 'utf8').trim());
     assert.match(readFileSync(`/proc/${pid}/cmdline`, 'utf8'), /nginx/, 'the pid is its nginx');
     // A fast shutdown of its master: the workers go with it.

@@ -50,6 +50,9 @@ test('records come back in batches with windows from the caller’s marks and ti
   try {
     const records: LoadRecord[] = [];
     const originMs = performance.now();
+    // The mark comes once records flow (a busy machine starts a thread late): some before it.
+    let flowing!: () => void;
+    const twenty = new Promise<void>((resolve) => (flowing = resolve));
     const load = startLoadInThread({
       target: s.target,
       rate: 200,
@@ -57,9 +60,13 @@ test('records come back in batches with windows from the caller’s marks and ti
       connections: 16,
       workMs: { kind: 'fixed', ms: 5 },
       originMs,
-      onRecord: (r) => records.push(r),
+      onRecord: (r) => {
+        records.push(r);
+        if (records.length === 20) flowing();
+      },
     });
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await Promise.race([twenty, new Promise((resolve) => setTimeout(resolve, 30_000).unref())]);
+    assert.ok(records.length >= 20, `${records.length} records within 30 s`);
     const markedAt = performance.now() - originMs;
     load.mark('during');
     const result = await load.done;

@@ -174,7 +174,16 @@ function facts(d: RolloutDocument): string {
     // Each load Pod, when the load was split or one's part is not whole (--load-pods).
     ...loadPodLines(d).map((line): [string, string] => ['load Pod', line.replace(/^load Pod /, '')]),
     // The ingress's own evidence (--ingress): what it answered and retried, failed attempts by Pod.
-    ...(d.ingress ? [['ingress', ingressWords(d.ingress).join('; ')] as [string, string]] : []),
+    ...(d.ingress
+      ? [
+          [
+            'ingress',
+            ingressWords(d.ingress)
+              .join('; ')
+              .replace(/^ingress /, ''),
+          ] as [string, string],
+        ]
+      : []),
     [
       'records',
       d.records.file === null
