@@ -145,7 +145,7 @@ void test('replacement-ready matches (new request to the second Pod, the accepte
   );
 });
 
-void test('behind-a-proxy (nginx) matches: its pooled upstream connection carries the new request to the deleted Pod; without pooling it MISMATCHES', async (t) => {
+void test('behind-a-proxy (nginx) matches: its pooled upstream connection carries the new request to the deleted Pod; without pooling it MISMATCHES (skipped where nginx cannot run)', async (t) => {
   const s = scenario('behind-a-proxy');
   const why = cannotRunOn(s, 'local');
   if (why) return t.skip(why);

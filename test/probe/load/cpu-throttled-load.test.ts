@@ -47,7 +47,7 @@ function makeCgroup(name: string, cores: number): { dirs: string[] } | string {
   return 'no cgroup cpu controller mounted';
 }
 
-test("a load held to 0.05 CPU by its cgroup: the trailer the runner reads says the limit and the kernel's throttling", async (t) => {
+test("a load held to 0.05 CPU by its cgroup: the trailer the runner reads says the limit and the kernel's throttling (skipped without root and a writable cpu cgroup)", async (t) => {
   const cgroup = makeCgroup(`draincheck-test-${process.pid}`, 0.05);
   if (typeof cgroup === 'string') {
     t.skip(cgroup);
