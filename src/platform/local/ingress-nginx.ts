@@ -20,8 +20,8 @@ import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { DraincheckError } from '../../errors.js';
+import { LineSplitter } from '../../util/line-splitter.js';
 import type { IngressCause, IngressEvidence, IngressRequest } from '../types.js';
 import { freePort } from './addresses.js';
 import { INGRESS_LINE_MAX_CHARS, parseAccessLine, parseErrorLine, type ErrorEntry } from './ingress-log.js';
@@ -300,21 +300,28 @@ export class NginxIngress implements Dataplane {
   }
 }
 
-/** A log's lines, each cut to the bound, at most LINES_MAX; a missing file has none. */
+/**
+ * A log's lines, each cut to the bound by the project's LineSplitter (so a line without its
+ * newline never grows the runner's memory), at most LINES_MAX; a missing file has none.
+ */
 async function* boundedLines(path: string): AsyncGenerator<string> {
   const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 64 * 1024 });
-  const missing = new Promise<'missing'>((resolve) => stream.once('error', () => resolve('missing')));
-  const opened = new Promise<'open'>((resolve) => stream.once('ready', () => resolve('open')));
-  if ((await Promise.race([missing, opened])) === 'missing') return;
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  const ready: string[] = [];
+  const splitter = new LineSplitter(INGRESS_LINE_MAX_CHARS, (line) => ready.push(line));
   let n = 0;
   try {
-    for await (const line of lines) {
-      if (++n > LINES_MAX) break;
-      yield line.length > INGRESS_LINE_MAX_CHARS ? line.slice(0, INGRESS_LINE_MAX_CHARS + 1) : line;
+    for await (const chunk of stream as AsyncIterable<string>) {
+      splitter.push(chunk);
+      for (const line of ready.splice(0)) {
+        if (++n > LINES_MAX) return;
+        yield line;
+      }
     }
+    splitter.end();
+    for (const line of ready.splice(0)) if (++n <= LINES_MAX) yield line;
+  } catch {
+    // A missing or unreadable log has no (more) lines.
   } finally {
-    lines.close();
     stream.destroy();
   }
 }
