@@ -45,6 +45,7 @@ export const unitTests = [
   'test/kinds/rollout/phases.test.ts',
   'test/kinds/rollout/conclude.test.ts',
   'test/kinds/rollout/tally-connection.test.ts',
+  'test/kinds/rollout/retry-tally.test.ts',
   'test/probe/load/accounting.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',

@@ -179,7 +179,12 @@ export function createLabServer(options: LabServerOptions): LabServer {
       notify();
     }, ms);
     inFlight.set(id, { id, res, timer, stream });
-    journal.write('request-accepted', { id, ms, ...stream });
+    journal.write('request-accepted', {
+      id,
+      ms,
+      ...(req.method === 'POST' ? { method: 'POST' } : {}),
+      ...stream,
+    });
     // 'close' before the timer fired means the client went away (or the connection was
     // destroyed): the request is no longer in progress, and that is an event of its own.
     res.on('close', () => {
@@ -215,15 +220,24 @@ export function createLabServer(options: LabServerOptions): LabServer {
       send(res, 404, { error: { code: 'not-found', message: `no such path: ${path.slice(0, 200)}` } });
       return;
     }
-    if (req.method !== 'GET') {
+    // POST /work is the same work, not idempotent (a retrying client's duplicate is the harm:
+    // issue 25.3); its body, if any, is read and ignored.
+    const allowed = path === '/work' ? ['GET', 'POST'] : ['GET'];
+    if (!allowed.includes(req.method ?? '')) {
       send(
         res,
         405,
-        { error: { code: 'method-not-allowed', message: `${path} accepts GET, got ${req.method}` } },
-        { allow: 'GET' },
+        {
+          error: {
+            code: 'method-not-allowed',
+            message: `${path} accepts ${allowed.join(' or ')}, got ${String(req.method).slice(0, 32)}`,
+          },
+        },
+        { allow: allowed.join(', ') },
       );
       return;
     }
+    if (req.method === 'POST') req.resume();
     if (path === '/healthz') {
       send(res, draining ? 503 : 200, {
         status: draining ? 'draining' : 'ok',

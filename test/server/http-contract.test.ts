@@ -84,9 +84,12 @@ test('the HTTP contract', async (t) => {
     const missing = await call('/nope');
     assert.equal(missing.status, 404);
     assert.equal(missing.json<{ error: { code: string } }>().error.code, 'not-found');
-    const post = await call('/work?ms=1', 'POST');
+    const post = await call('/healthz', 'POST');
     assert.equal(post.status, 405);
     assert.equal(post.headers.allow, 'GET');
+    const put = await call('/work?ms=1', 'PUT');
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.allow, 'GET, POST');
   });
 
   await t.test('/state counts what was accepted and finished', async () => {
@@ -101,6 +104,26 @@ test('the HTTP contract', async (t) => {
     assert.equal(state.finishedTotal, 2);
     assert.equal(typeof state.startedAt, 'string');
   });
+
+  await t.test(
+    'POST /work is the same work, its journal line saying POST (a retry executes it again)',
+    async () => {
+      const res = await call('/work?ms=5&id=p-1', 'POST');
+      assert.equal(res.status, 200);
+      assert.equal(res.json<{ id: string; uid: string }>().uid, UID);
+      const accepted = await lab.waitFor(
+        (l) => l.event === 'request-accepted' && l.id === 'p-1',
+        'POST accepted',
+      );
+      assert.equal(accepted.method, 'POST');
+      await lab.waitFor((l) => l.event === 'request-finished' && l.id === 'p-1', 'POST finished');
+      // A GET's line says no method: the journal's shape for GET is what it always was.
+      assert.equal(
+        lab.journal.find((l) => l.event === 'request-accepted' && l.id === 'r-1')?.method,
+        undefined,
+      );
+    },
+  );
 
   await t.test('the journal carries time and uid on every line', () => {
     for (const line of lab.journal) {

@@ -135,7 +135,8 @@ export function loadCommand(): Command {
         originMs,
         idPrefix,
         onRecord: (r) => {
-          records += 1;
+          // Requests, not lines: an attempt the client sent again (--retry) is a line more.
+          if (r.retried !== true) records += 1;
           out(recordLine(r));
         },
       });

@@ -10,6 +10,7 @@ import { failureClasses, serverFates } from '../../probe/load/record.js';
 import { PlatformFactSchema, PlatformTimingSchema, ScenarioSchema } from '../../experiment/run-document.js';
 import { deploymentDocumentShape, LOAD_PODS_MAX, loadDocumentShape } from './settings.js';
 import { poolSchedulings } from '../../probe/load/generator.js';
+import { retryPolicies } from '../../probe/load/retry.js';
 
 export const ROLLOUT_SCHEMA = 'draincheck.rollout/v1';
 
@@ -259,6 +260,47 @@ export const RolloutDocumentSchema = z.object({
     .optional()
     .describe(
       'why requests were not sent — or, every request sent, why they were sent late (send lag p99 over 1 s) — (src/probe/load/not-sent.ts); null: every request was sent on time',
+    ),
+  retries: z
+    .object({
+      policy: z.enum(retryPolicies).describe('the client’s retry policy (--retry, src/probe/load/retry.ts)'),
+      requests: z.number().describe('requests in all (each counted once, by its last attempt)'),
+      posts: z.number().describe('of them, sent as POST (not idempotent): --post-share'),
+      requestsRetried: z.number().describe('requests sent more than once'),
+      attemptsRetried: z.number().describe('failed attempts the client sent again'),
+      attemptFailures: z
+        .partialRecord(z.enum(failureClasses), z.number())
+        .describe('those attempts by failure class, once joined with the journals'),
+      recovered: z.number().describe('retried requests whose last attempt completed'),
+      failedAfterRetries: z.number().describe('retried requests whose last attempt failed too'),
+      cancelled: z
+        .number()
+        .describe('retries the end of the run cancelled during their backoff (the request counted not-sent)'),
+      duplicates: z
+        .object({ POST: z.number(), GET: z.number() })
+        .describe(
+          'requests a server began more than once — its journal’s accepted/finished/aborted/cut line, or a completion body, for two of their attempts — by method: for POST the harm of a retry, for GET cost only',
+        ),
+      doneTwice: z
+        .object({ POST: z.number(), GET: z.number() })
+        .describe(
+          'requests whose work was done to its end more than once (journal finished or completion body)',
+        ),
+      uncertain: z
+        .number()
+        .describe(
+          'requests that would be duplicates only if attempts whose fate the join could not settle were executed',
+        ),
+      unlinked: z
+        .number()
+        .describe(
+          'attempts that could not be linked to their request (their other records lost or beyond the bound)',
+        ),
+    })
+    .nullable()
+    .optional()
+    .describe(
+      'what the client’s retries did and cost (--retry, --post-share; src/kinds/rollout/join/retry-tally.ts); null: GET only and no retries; absent in older documents',
     ),
   podFromConnection: z
     .partialRecord(z.enum(failureClasses), z.number())

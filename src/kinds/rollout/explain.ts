@@ -3,6 +3,8 @@
 // cause the evidence does not show. Requests never sent are the load's own limit, said apart
 // from the server's failures with the reading of why (src/probe/load/not-sent.ts); a run whose
 // load fell behind says so first, since its counts are then not the Service's result.
+import type { RetryPolicy } from '../../probe/load/retry.js';
+import type { RetrySummary } from './join/retry-tally.js';
 import type { NotSentReading } from '../../probe/load/not-sent.js';
 import type { FailureClass } from '../../probe/load/record.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
@@ -70,10 +72,45 @@ export function concludeRollout(facts: RolloutFacts): string {
     const prefix = facts.incompleteReason ? `Incomplete (${facts.incompleteReason}): ` : '';
     return `${prefix}the records of ${lost} requests were lost with their file: what happened to them is not known.`;
   }
-  return explainFailures(facts.totals, facts.failuresByPhase, facts.scenario, facts.incompleteReason, {
-    ...facts.context,
-    replacement: { replaced, old: old.length },
-  });
+  return (
+    explainFailures(facts.totals, facts.failuresByPhase, facts.scenario, facts.incompleteReason, {
+      ...facts.context,
+      replacement: { replaced, old: old.length },
+    }) + retrySentence(facts.context?.retries ?? null)
+  );
+}
+
+/**
+ * What the client's retries did, after the failures' sentence (which counts each request by its
+ * last attempt): how many were sent again, how many that saved, and — the harm — how many a
+ * server executed twice, with the method that makes it harm or only cost.
+ */
+export function retrySentence(r: (RetrySummary & { policy: RetryPolicy }) | null): string {
+  if (r === null || (r.policy === 'none' && r.posts === 0)) return '';
+  const posts = r.posts > 0 ? ` (${r.posts} of the ${r.requests} requests were POST)` : '';
+  if (r.policy === 'none')
+    return ` The client did not retry${posts}: each failure above is its request's only attempt.`;
+  const head =
+    r.requestsRetried === 0
+      ? ` The client (--retry ${r.policy}) sent no request again${posts}.`
+      : ` The client (--retry ${r.policy}) sent ${r.requestsRetried} requests again${posts}: ${r.recovered} completed on a later attempt, ${r.failedAfterRetries} failed anyway${r.cancelled > 0 ? `, ${r.cancelled} waited for a retry the end of the run cancelled` : ''} (the failures above count each request once, by its last attempt; ${r.attemptsRetried} failed attempts in all).`;
+  const dup: string[] = [];
+  if (r.duplicates.POST > 0)
+    dup.push(
+      `${r.duplicates.POST} POST requests were executed more than once — a server's journal (or its answer) shows an attempt begun that the client then sent again: the duplicate a retry of a non-idempotent request makes${r.doneTwice.POST > 0 ? ` (${r.doneTwice.POST} done to the end twice)` : ''}`,
+    );
+  else if (r.posts > 0 && r.requestsRetried > 0) dup.push('no POST was executed twice');
+  if (r.duplicates.GET > 0)
+    dup.push(
+      `${r.duplicates.GET} GET requests were executed more than once (idempotent: work done again, no harm)`,
+    );
+  if (r.uncertain > 0)
+    dup.push(
+      `${r.uncertain} more may have been: the fate of an attempt could not be settled from the journals`,
+    );
+  if (dup.length === 0) return head;
+  const words = dup.join('; ');
+  return `${head} ${words.charAt(0).toUpperCase()}${words.slice(1)}.`;
 }
 
 /** What the sentence reads besides the counts (absent in a document written before them). */
@@ -88,6 +125,8 @@ export interface ExplainContext {
   protocolErrors?: Record<string, number>;
   /** How many of the old Pods were replaced while observed (absent: a document before it was counted). */
   replacement?: { replaced: number; old: number };
+  /** The client's retries and POSTs (--retry, --post-share; absent: a document before them). */
+  retries?: (RetrySummary & { policy: RetryPolicy }) | null;
 }
 
 export function explainFailures(

@@ -169,15 +169,22 @@ export async function podLoad(
   let offsetUs = Number.POSITIVE_INFINITY;
   /** Records received, the highest seq among them, and any line that was not one. */
   let records = 0;
+  let retriedAttempts = 0;
   let maxSeq = -1;
   let otherLines = 0;
   const onItem = (item: LoadItem) => {
     // A line of the load Pod's that is not a record may have been one (cut, garbled).
     if (item.kind === 'other') otherLines += 1;
     // Untrusted and unbounded at the source: no more than the load could have sent.
-    if (item.kind !== 'record' || records >= shape.count) return;
-    records += 1;
+    if (item.kind !== 'record') return;
     const r = item.record;
+    // An attempt the client sent again (--retry) is a record more for its request: counted
+    // apart, so the request count and the seq check stay the requests'.
+    if (r.retried === true) {
+      if (retriedAttempts >= shape.count * (shape.retryAttempts - 1)) return;
+      retriedAttempts += 1;
+    } else if (records >= shape.count) return;
+    else records += 1;
     maxSeq = Math.max(maxSeq, r.seq);
     offsetUs = Math.min(offsetUs, Math.round((item.readAtMs - originMs) * 1000) - r.endUs);
     onRecord(r);

@@ -754,6 +754,11 @@ function loadPodDocument(p: LoadPodAccount): LoadPodDocument {
 function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   const { plan, platform, ending, triggeredAtMs, completeAtMs } = run;
   const { all, windows, byPhase, podFromConnection, bins, binLatency, failureSamples, joinCounts } = joined;
+  // GET only and no retries: nothing to say (null), as before these settings.
+  const retries =
+    plan.load.retry === 'none' && plan.load.postShare === 0
+      ? null
+      : { policy: plan.load.retry, ...joined.retries };
   const incompleteReason = ending?.reason ?? null;
   const pods = run.lifecycles.list().map((p) => ({
     ...p,
@@ -832,6 +837,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           notSent,
           podFromConnection,
           protocolErrors: all.protocolErrors,
+          retries,
           ...(run.ingressModel !== null ? { ingress: true } : {}),
         },
       }),
@@ -840,6 +846,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     totals: all,
     windows,
     notSent,
+    retries,
     podFromConnection,
     failuresByPhase: byPhase,
     failureSamples,

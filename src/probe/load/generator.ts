@@ -30,6 +30,7 @@ import {
 } from './options.js';
 import { Http1Connection, type Http1Error, type Http1Owner } from './http1.js';
 import { classifyFailure, settleUnfinished, type LoadRecord } from './record.js';
+import { attemptId, retryBackoffMs, shouldRetry, type RetryPolicy } from './retry.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { LatencyHistogram } from './histogram.js';
 
@@ -73,6 +74,14 @@ export interface LoadOptions {
   idleTimeoutMs?: number;
   /** Send again a request that failed on a reused connection before any response byte (Go's Transport). */
   retryReused?: boolean;
+  /** Which failed requests the client sends again as a new attempt (./retry.ts; default none). */
+  retry?: RetryPolicy;
+  /** Attempts per request in all, the first included (default 3). */
+  retryAttempts?: number;
+  /** The base of the full-jitter backoff before a retry, ms (default 100). */
+  retryBackoffMs?: number;
+  /** This share of the requests is POST (default 0: GET only). */
+  postShare?: number;
 }
 
 export { poolSchedulings, type PoolScheduling } from './settings.js';
@@ -105,6 +114,9 @@ export interface LoadResult {
   durationMs: number;
   /** Requests sent again after failing on a reused connection before any byte (retryReused). */
   retried: number;
+  /** Attempts the retry policy sent again (a record each with `retried`), and those the end of the run cancelled. */
+  attemptsRetried: number;
+  retriesCancelled: number;
   /** Idle connections the client closed after idleTimeoutMs. */
   idleClosed: number;
   /**
@@ -160,12 +172,19 @@ export function startLoad(options: LoadOptions): LoadRun {
   const lifo = (options.pool ?? loadDefaults.pool) === 'lifo';
   const idleTimeoutMs = options.idleTimeoutMs ?? loadDefaults.idleTimeoutMs;
   const retryReused = options.retryReused === true;
+  const retryPolicy = options.retry ?? 'none';
+  const retryAttempts = options.retryAttempts ?? 3;
+  const backoffBaseMs = options.retryBackoffMs ?? 100;
+  const postShare = options.postShare ?? 0;
   const host = options.target.hostname.replace(/^\[|\]$/g, '');
   const port = Number(options.target.port || 80);
   const target = { host, port, bindLocalPort: options.bindLocalPort !== false };
   // The request head as node:http wrote it (Host with the port unless 80); a new connection per
   // request asks the server to close it.
   const requestTail = ` HTTP/1.1\r\nHost: ${options.target.host}\r\nConnection: ${pooled ? 'keep-alive' : 'close'}\r\n\r\n`;
+  // A POST with an empty body says so (RFC 9110 §8.6: a user agent SHOULD send Content-Length
+  // in a POST without a body), as node:http and curl do.
+  const postTail = ` HTTP/1.1\r\nHost: ${options.target.host}\r\nConnection: ${pooled ? 'keep-alive' : 'close'}\r\nContent-Length: 0\r\n\r\n`;
 
   const interval = 1000 / rate;
   const startAt = performance.now();
@@ -180,6 +199,10 @@ export function startLoad(options: LoadOptions): LoadRun {
   let retried = 0;
   let idleClosed = 0;
   const retries = new Map<LoadRecord, number>();
+  let attemptsRetried = 0;
+  let retriesCancelled = 0;
+  /** The next attempts waiting out their backoff, and their timers. */
+  const backingOff = new Map<LoadRecord, NodeJS.Timeout>();
   const lag = new LatencyHistogram();
   // The loop's delay sampled every 10 ms (its resolution), from the start to the end of the load.
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
@@ -216,7 +239,14 @@ export function startLoad(options: LoadOptions): LoadRun {
   };
 
   const maybeDone = () => {
-    if (finished || (next < total && !stopped) || inFlight > 0 || queue.length - queueHead > 0) return;
+    if (
+      finished ||
+      (next < total && !stopped) ||
+      inFlight > 0 ||
+      queue.length - queueHead > 0 ||
+      backingOff.size > 0
+    )
+      return;
     finished = true;
     clearTimeout(timer);
     clearInterval(sweeper);
@@ -233,6 +263,8 @@ export function startLoad(options: LoadOptions): LoadRun {
       sinkErrors,
       durationMs: performance.now() - startAt,
       retried,
+      attemptsRetried,
+      retriesCancelled,
       idleClosed,
       eventLoopDelay: {
         p50Ms: ns(loopDelay.percentile(50)),
@@ -369,6 +401,17 @@ export function startLoad(options: LoadOptions): LoadRun {
         reused: record.reused,
         responseStarted: record.firstByteUs !== null || conn.bytesReceived > 0,
       });
+      const attempt = record.attempt ?? 1;
+      if (
+        !stopped &&
+        attempt < retryAttempts &&
+        shouldRetry(retryPolicy, record.method ?? 'GET', record.failure, record.status)
+      ) {
+        // This attempt is a retry's: its record goes out now (records leave in the order they
+        // end), and the next attempt waits out its backoff.
+        record.retried = true;
+        retryLater(record, attempt + 1);
+      }
       emit(record);
     }
     conn.chunks = [];
@@ -400,6 +443,59 @@ export function startLoad(options: LoadOptions): LoadRun {
         idleSince.splice(at, 1);
       }
     },
+  };
+
+  /** Attempt `attempt` of `failed`'s request, sent after its backoff (or at the run's end, cancelled). */
+  const retryLater = (failed: LoadRecord, attempt: number) => {
+    attemptsRetried += 1;
+    const base = failed.attempt === undefined ? failed.id : failed.id.slice(0, failed.id.lastIndexOf('.'));
+    const nextAttempt: LoadRecord = {
+      seq: failed.seq,
+      id: attemptId(base, attempt),
+      window: failed.window,
+      workMs: failed.workMs,
+      // The request's intended time: its latency counts every attempt and every wait.
+      intendedUs: failed.intendedUs,
+      sentUs: null,
+      firstByteUs: null,
+      endUs: 0,
+      bytes: 0,
+      status: null,
+      outcome: null,
+      failure: null,
+      errorCode: null,
+      conn: null,
+      reused: false,
+      localPort: null,
+      podUid: null,
+    };
+    if (failed.method !== undefined) nextAttempt.method = failed.method;
+    nextAttempt.attempt = attempt;
+    const timer = setTimeout(
+      () => {
+        backingOff.delete(nextAttempt);
+        if (inFlight < limit && queueHead === queue.length) send(nextAttempt);
+        else queue.push(nextAttempt);
+        maybeDone();
+      },
+      retryBackoffMs(backoffBaseMs, attempt, random),
+    );
+    backingOff.set(nextAttempt, timer);
+  };
+
+  /** The attempts still waiting out their backoff: sent now, or recorded never sent (cancelled). */
+  const settleBackoffs = (how: 'send' | 'not-sent') => {
+    for (const [record, timer] of backingOff) {
+      clearTimeout(timer);
+      backingOff.delete(record);
+      if (how === 'send') {
+        if (inFlight < limit && queueHead === queue.length) send(record);
+        else queue.push(record);
+      } else {
+        retriesCancelled += 1;
+        unsent(record, 'RETRY_NOT_SENT');
+      }
+    }
   };
 
   /** An idle connection to send on: the most recently used (lifo) or the least (fifo). */
@@ -434,7 +530,11 @@ export function startLoad(options: LoadOptions): LoadRun {
     // Reused: the connection carried an earlier request of ours.
     record.reused = conn.requests > 0;
     conn.item = record;
-    conn.send(`GET /work?ms=${record.workMs}&id=${record.id}${requestTail}`);
+    conn.send(
+      record.method === 'POST'
+        ? `POST /work?ms=${record.workMs}&id=${record.id}${postTail}`
+        : `GET /work?ms=${record.workMs}&id=${record.id}${requestTail}`,
+    );
   };
 
   const issue = (seq: number) => {
@@ -459,6 +559,8 @@ export function startLoad(options: LoadOptions): LoadRun {
       localPort: null,
       podUid: null,
     };
+    // Drawn only when some are POST: a seeded run without them draws what it always drew.
+    if (postShare > 0 && random() < postShare) record.method = 'POST';
     if (inFlight < limit && queueHead === queue.length) send(record);
     else if (queue.length - queueHead < maxQueued) queue.push(record);
     else unsent(record, 'NOT_SENT');
@@ -499,6 +601,8 @@ export function startLoad(options: LoadOptions): LoadRun {
     stop(stopOptions = {}) {
       stopped = true;
       clearTimeout(timer);
+      // A retry waiting out its backoff: sent as the queue is (`send`), else never sent.
+      settleBackoffs(stopOptions.queued === 'not-sent' || stopOptions.abandon ? 'not-sent' : 'send');
       if (stopOptions.queued === 'not-sent' && !stopOptions.abandon) {
         while (queueHead < queue.length) {
           const record = queue[queueHead]!;

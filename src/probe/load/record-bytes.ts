@@ -25,6 +25,9 @@ const K = {
   reused: ascii(',"reused":'),
   localPort: ascii(',"localPort":'),
   podUid: ascii(',"podUid":'),
+  method: ascii(',"method":'),
+  attempt: ascii(',"attempt":'),
+  retried: ascii(',"retried":'),
   fate: ascii(',"fate":'),
   podUidFrom: ascii(',"podUidFrom":'),
   null: ascii('null'),
@@ -34,7 +37,7 @@ const K = {
 
 /** The most bytes a plain record can take: fixed text, 8 integers, 8 strings of at most this many. */
 const STRING_MAX = 128;
-export const RECORD_BYTES_MAX = 420 + 8 * (STRING_MAX + 2) + 10 * 17;
+export const RECORD_BYTES_MAX = 480 + 9 * (STRING_MAX + 2) + 11 * 17;
 
 function put(b: Uint8Array, p: number, k: Uint8Array): number {
   for (let i = 0; i < k.length; i++) b[p + i] = k[i]!;
@@ -156,6 +159,19 @@ export function writeRecordBytes(b: Uint8Array, p: number, r: LoadRecord): numbe
   if ((p = int(b, p, r.localPort)) < 0) return -1;
   p = put(b, p, K.podUid);
   if ((p = str(b, p, r.podUid)) < 0) return -1;
+  if (r.method !== undefined) {
+    p = put(b, p, K.method);
+    if ((p = str(b, p, r.method)) < 0) return -1;
+  }
+  if (r.attempt !== undefined) {
+    p = put(b, p, K.attempt);
+    if ((p = int(b, p, r.attempt)) < 0) return -1;
+  }
+  if (r.retried !== undefined) {
+    if (r.retried !== true) return -1;
+    p = put(b, p, K.retried);
+    p = put(b, p, K.true);
+  }
   if (r.fate !== undefined) {
     p = put(b, p, K.fate);
     if ((p = str(b, p, r.fate)) < 0) return -1;

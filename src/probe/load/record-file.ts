@@ -189,7 +189,9 @@ export function recordLine(r: LoadRecord): string {
     `,"intendedUs":${num(r.intendedUs)},"sentUs":${num(r.sentUs)},"firstByteUs":${num(r.firstByteUs)}` +
     `,"endUs":${num(r.endUs)},"bytes":${num(r.bytes)},"status":${num(r.status)},"outcome":${str(r.outcome)}` +
     `,"failure":${str(r.failure)},"errorCode":${str(r.errorCode)},"conn":${num(r.conn)},"reused":${r.reused}` +
-    `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}${r.podUidFrom === undefined ? '' : `,"podUidFrom":${str(r.podUidFrom)}`}}`
+    `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}` +
+    `${r.method === undefined ? '' : `,"method":${str(r.method)}`}${r.attempt === undefined ? '' : `,"attempt":${num(r.attempt)}`}${r.retried === undefined ? '' : `,"retried":${r.retried}`}` +
+    `${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}${r.podUidFrom === undefined ? '' : `,"podUidFrom":${str(r.podUidFrom)}`}}`
   );
 }
 
@@ -314,6 +316,9 @@ const recordFields: Record<keyof LoadRecord, (x: unknown) => boolean> = {
   reused: (x) => typeof x === 'boolean',
   localPort: orNull(isCount),
   podUid: orNull((x) => isShortString(x, 128)),
+  method: (x) => x === undefined || x === 'POST',
+  attempt: (x) => x === undefined || (isCount(x) && x >= 2 && x <= 64),
+  retried: (x) => x === undefined || x === true,
   fate: (x) => x === undefined || (serverFates as readonly unknown[]).includes(x),
   podUidFrom: (x) => x === undefined || x === 'connection',
 };

@@ -105,6 +105,19 @@ export interface LoadRecord {
   localPort: number | null;
   /** The Pod UID of a completion body (or an error body that carries one). */
   podUid: string | null;
+  /** `POST` for a POST /work (--post-share); absent: GET. */
+  method?: 'POST';
+  /**
+   * The attempt this record is (2, 3…) when the client retried the request (--retry): its `id`
+   * is then the request's id + `.N` (retry.ts attemptId), its `intendedUs` the request's.
+   * Absent: the first attempt.
+   */
+  attempt?: number;
+  /**
+   * This attempt failed and the client sent the request again: a later record (attempt + 1) is
+   * the request's outcome; this one is counted among the retries only, not the requests.
+   */
+  retried?: true;
   /** Set by the journal join. */
   fate?: ServerFate;
   /**

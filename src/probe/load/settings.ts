@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { quote } from '../../errors.js';
 import { integerSchema } from '../../util/integer.js';
 import { setting, settingArgv, type SettingValues } from '../../util/setting-rows.js';
+import { RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_CAP_MS, retryPolicies, type RetryPolicy } from './retry.js';
 
 /** The work time per request: a fixed number of ms, or uniform between two bounds. */
 export type WorkMsDistribution =
@@ -46,6 +47,15 @@ export const rateSchema = z.union([z.number(), z.string()]).transform((raw, ctx)
  * schema refuses — a load Pod given its share that way would not start).
  */
 export const rateText = (rate: number): string => rate.toFixed(9).replace(/\.?0+$/, '');
+
+/** `--post-share 0.25`: a fraction from 0 to 1, plain decimals. */
+export const shareSchema = z.union([z.number(), z.string()]).transform((raw, ctx) => {
+  const text = typeof raw === 'number' ? String(raw) : raw.trim();
+  const share = /^\d(\.\d{1,6})?$/.test(text) ? Number(text) : Number.NaN;
+  if (share >= 0 && share <= 1) return share;
+  ctx.addIssue({ code: 'custom', message: `--post-share must be a fraction from 0 to 1, got ${quote(raw)}` });
+  return z.NEVER;
+});
 
 /** `--work-ms 50..2000` (uniform) or `--work-ms 300` (fixed), up to `maxMs`. */
 export function workMsSchema(maxMs: number) {
@@ -172,7 +182,65 @@ export function loadSettings(workMsMax: number) {
       sample: '',
       document: { section: 'load', schema: z.boolean().optional(), value: (v: boolean) => v },
       fact: (v: boolean | undefined) =>
-        v ? 'retries a request that failed on a reused connection before any byte' : 'no retries',
+        v
+          ? 'retries a request that failed on a reused connection before any byte'
+          : 'no transport retry on a reused connection',
+    }),
+    // Retrying clients and part of the load as POST (issue 25.3): ./retry.ts says which clients.
+    retry: setting<RetryPolicy, RetryPolicy | undefined, 'load'>({
+      flag: '--retry',
+      arg: '<policy>',
+      help: 'which failed requests the client sends again: none; safe (urllib3’s Retry: a failure before the request was sent, whatever the method, and for GET also a dropped connection, a timeout or a 502/503/504); all (a naive client: every failure, POST too — the one that executes work twice)',
+      default: 'none',
+      schema: z.enum(retryPolicies, {
+        error: (issue) => `--retry must be none, safe or all, got ${quote(issue.input)}`,
+      }),
+      text: String,
+      sample: 'safe',
+      badSample: 'sometimes',
+      document: { section: 'load', schema: z.enum(retryPolicies).optional(), value: (v: RetryPolicy) => v },
+      fact: (v: RetryPolicy | undefined) =>
+        v === 'safe'
+          ? 'retry safe (urllib3: before the send, or GET)'
+          : v === 'all'
+            ? 'retry all (every failure, POST too)'
+            : 'no client retries',
+    }),
+    retryAttempts: setting<number, number | undefined, 'load'>({
+      flag: '--retry-attempts',
+      arg: '<n>',
+      help: `attempts per request in all with --retry, the first included (2 to ${RETRY_ATTEMPTS_MAX}; urllib3’s default total=3 retries is 4)`,
+      default: 3,
+      schema: integerSchema({ label: '--retry-attempts', min: 2, max: RETRY_ATTEMPTS_MAX }),
+      text: String,
+      sample: '4',
+      badSample: '1',
+      document: { section: 'load', schema: z.number().optional(), value: (v: number) => v },
+      fact: (v: number | undefined) => `at most ${v ?? 3} attempts`,
+    }),
+    retryBackoffMs: setting<number, number | undefined, 'load'>({
+      flag: '--retry-backoff-ms',
+      arg: '<ms>',
+      help: `the base of the wait before a retry: before attempt n+1 a random wait below base × 2^(n−1) ms ("full jitter"), at most ${RETRY_BACKOFF_CAP_MS} ms (0: at once)`,
+      default: 100,
+      schema: integerSchema({ label: '--retry-backoff-ms', min: 0, max: RETRY_BACKOFF_CAP_MS }),
+      text: String,
+      sample: '250',
+      badSample: '-5',
+      document: { section: 'load', schema: z.number().optional(), value: (v: number) => v },
+      fact: (v: number | undefined) => `backoff ${v ?? 100} ms × 2^n, full jitter`,
+    }),
+    postShare: setting<number, number | undefined, 'load'>({
+      flag: '--post-share',
+      arg: '<fraction>',
+      help: 'this share of the requests is POST /work (not idempotent: executed twice is a duplicate), the rest GET; 0 to 1. Your own server must accept POST /work',
+      default: 0,
+      schema: shareSchema,
+      text: (v: number) => String(v),
+      sample: '0.25',
+      badSample: '1.5',
+      document: { section: 'load', schema: z.number().optional(), value: (v: number) => v },
+      fact: (v: number | undefined) => (v ? `${Math.round(v * 1000) / 10} % POST` : 'GET only'),
     }),
   };
 }

@@ -28,6 +28,10 @@ const load = {
   pool: 'lifo' as const,
   idleTimeoutMs: 5000,
   retryReused: false,
+  retry: 'none' as const,
+  retryAttempts: 3,
+  retryBackoffMs: 100,
+  postShare: 0,
 };
 
 /** The rate in the units --rate counts (1e-9/s): whole numbers, so a sum is exact. */

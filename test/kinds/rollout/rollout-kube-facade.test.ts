@@ -202,6 +202,40 @@ test('rollout --platform kube: a real Deployment rolled by the restartedAt patch
   assert.deepEqual(JSON.parse(readFileSync(join(out, `rollout-${doc.runId}-drain.json`), 'utf8')), doc);
 });
 
+test('rollout --platform kube --retry all --post-share 1: the load Pod sends POSTs and retries; its part is whole, each request counted once', async (t) => {
+  const { kubeconfig, out } = await facadeCluster(t);
+  const run = startCli(
+    rolloutArgs(kubeconfig, out, [
+      '--on-sigterm',
+      'exit',
+      '--retry',
+      'all',
+      '--post-share',
+      '1',
+      '--retry-backoff-ms',
+      '1',
+    ]),
+  );
+  t.after(() => run.kill());
+  const code = await run.exitedWithin(150_000);
+  assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
+  const doc = JSON.parse(run.stdout()) as RolloutDocument;
+  assertValidRolloutDocument(doc);
+  // The load Pod's records, its retried attempts among them, all arrived: the part is whole.
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.records.notReceived ?? 0, 0);
+  assert.equal(doc.load.retry, 'all');
+  assert.equal(doc.load.postShare, 1);
+  const r = doc.retries;
+  assert.ok(r, 'the document says what the retries did');
+  assert.equal(r.posts, r.requests, 'every request was a POST');
+  const records = await readRecords(out, doc);
+  assert.ok(records.every((x) => x.method === 'POST'));
+  // Each request once in the totals, its retried attempts besides.
+  assert.equal(records.length, doc.totals.requests + r.attemptsRetried);
+  assert.equal(records.filter((x) => x.retried === true).length, r.attemptsRetried);
+});
+
 test('rollout --platform kube -n NS: Ctrl-C mid-rollout saves the records so far as incomplete and deletes each of its objects by UID', async (t) => {
   const namespace = 'draincheck';
   const { cluster, facade, kubeconfig, out } = await facadeCluster(t, { namespace });

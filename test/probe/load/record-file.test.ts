@@ -61,6 +61,18 @@ test('a record written as bytes is exactly JSON.stringify of it; anything not pl
     const end = writeRecordBytes(buf, 0, r);
     assert.equal(buf.toString('utf8', 0, end), `${JSON.stringify(r)}\n`, String(n));
   }
+  // A retrying client's attempts (--retry, --post-share): the fields in the generator's order.
+  for (const extra of [
+    { method: 'POST' as const },
+    { method: 'POST' as const, retried: true as const },
+    { attempt: 2, retried: true as const },
+    { method: 'POST' as const, attempt: 3 },
+  ]) {
+    const r: LoadRecord = { ...rec(3), ...extra, id: 'L3.2', fate: 'accepted', podUidFrom: 'connection' };
+    const end = writeRecordBytes(buf, 0, r);
+    assert.equal(buf.toString('utf8', 0, end), `${JSON.stringify(r)}\n`);
+    assert.equal(recordLine(r), JSON.stringify(r));
+  }
   // Not plain: a fraction, a string that needs escaping, a string longer than the plain limit.
   for (const r of [
     { ...rec(1), workMs: 1.5 },

@@ -21,6 +21,7 @@ import { joinFatesWindowedBatches, newJoinCounts, type WindowedJoinCounts } from
 import type { PodLifecycle, PodPhase, RolloutDocument } from '../document.js';
 import { lifecycleLookup } from './lifecycle.js';
 import { RolloutTally } from './tally.js';
+import { RetryTally, type RetrySummary } from './retry-tally.js';
 
 export interface JoinInput {
   /** The records as the load wrote them, the spooled journal lines, the final record file. */
@@ -73,6 +74,8 @@ export interface JoinOutput {
   bins: RolloutDocument['timeline']['bins'];
   binLatency: NonNullable<RolloutDocument['timeline']['latency']>;
   failureSamples: NonNullable<RolloutDocument['failureSamples']>;
+  /** The client's retries and POSTs (./retry-tally.ts). */
+  retries: RetrySummary;
   written: number;
   dropped: number;
   joinCounts: WindowedJoinCounts;
@@ -89,6 +92,7 @@ export function emptyJoin(): Omit<JoinOutput, 'ranIn'> {
     bins: [],
     binLatency: { p50Ms: [], p99Ms: [] },
     failureSamples: {},
+    retries: new RetryTally().summary(),
     written: 0,
     dropped: 0,
     joinCounts: newJoinCounts(),
@@ -161,6 +165,7 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
     bins: tally.bins,
     binLatency: tally.binLatency.percentiles(tally.bins.length),
     failureSamples: tally.samples.summary(),
+    retries: tally.retries.summary(),
     ...counts,
     joinCounts,
   };

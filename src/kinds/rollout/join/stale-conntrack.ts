@@ -25,6 +25,7 @@
 // Not excluded: within the proxy's rule-sync lag after the endpoint's removal (0.24–1.75 s on
 // a real node) the rules may still have named the Pod; and the request's own Pod, where the
 // rules' record names one, must be that same Pod (another Pod named is evidence against).
+import { requestIdOf } from '../../../probe/load/retry.js';
 import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
 import type { LifecycleLookup } from './lifecycle.js';
 
@@ -62,9 +63,11 @@ export class GeneratorIndex {
   of(id: string): number {
     if (this.lastIndex >= 0 && id.startsWith(this.lastPrefix) && digitsFrom(id, this.lastPrefix.length))
       return this.lastIndex;
-    let end = id.length;
-    while (end > 0 && isDigit(id.charCodeAt(end - 1))) end -= 1;
-    const prefix = id.slice(0, end);
+    // A retry's attempt (`L12.3`, src/probe/load/retry.ts) is its generator's too.
+    const request = requestIdOf(id);
+    let end = request.length;
+    while (end > 0 && isDigit(request.charCodeAt(end - 1))) end -= 1;
+    const prefix = request.slice(0, end);
     let index = this.indexes.get(prefix);
     if (index === undefined) {
       index = Math.min(this.indexes.size, GENERATORS_MAX);
@@ -79,10 +82,17 @@ export class GeneratorIndex {
 /** More load generators than --load-pods allows, and then some: beyond, one shared index. */
 const GENERATORS_MAX = 64;
 const isDigit = (c: number) => c >= 48 && c <= 57;
-/** `id` from `start` on is a non-empty run of digits (the seq). */
+/** `id` from `start` on is a non-empty run of digits (the seq), and maybe `.` and an attempt's digits. */
 function digitsFrom(id: string, start: number): boolean {
-  if (start >= id.length) return false;
-  for (let i = start; i < id.length; i++) if (!isDigit(id.charCodeAt(i))) return false;
+  if (start >= id.length || !isDigit(id.charCodeAt(start))) return false;
+  let dot = false;
+  for (let i = start; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    if (isDigit(c)) continue;
+    // One `.` between digits: `12.3`.
+    if (c !== 46 || dot || i + 1 >= id.length) return false;
+    dot = true;
+  }
   return true;
 }
 

@@ -9,6 +9,7 @@ import type { LifecycleLookup } from './lifecycle.js';
 import { GeneratorIndex, LocalPortHistory, perGenerator } from './stale-conntrack.js';
 import { BinLatency } from './bin-latency.js';
 import { FailureSamples } from './failure-samples.js';
+import { RetryTally } from './retry-tally.js';
 
 /**
  * Connections whose last Pod is remembered at most (a pool is at most 10,000; with a new
@@ -34,6 +35,8 @@ export class RolloutTally {
   /** A bounded sample of each failure class's requests, with their evidence (the page's lists). */
   readonly samples: FailureSamples;
   private readonly ports: LocalPortHistory | undefined;
+  /** The client's retries (--retry) and POSTs: attempts, duplicates (./retry-tally.ts). */
+  readonly retries = new RetryTally();
 
   constructor(
     private readonly lifecycles: LifecycleLookup,
@@ -57,6 +60,13 @@ export class RolloutTally {
     r.failure = settleUnfinished(r);
     if (this.ports) r.failure = this.ports.classify(r);
     this.carryConnectionPod(r);
+    // An attempt the client sent again is not the request's outcome: its last attempt is. Its
+    // port and connection above are history all the same (a real connection, a real port).
+    if (r.retried === true) {
+      this.retries.attempt(r);
+      return r;
+    }
+    this.retries.request(r);
     this.aggregate.add(r);
     const bin = Math.min(this.maxBins - 1, Math.max(0, Math.floor(r.intendedUs / 1000 / this.binMs)));
     while (this.bins.length <= bin) this.bins.push({});

@@ -6,6 +6,7 @@
 // evidence (the document's bounded sample). Everything from the document is untrusted: every
 // string goes through esc(); nothing is fetched.
 import { ingressWords } from '../ingress-evidence.js';
+import { retryWords } from '../join/retry-tally.js';
 import { esc, formatMs } from '../../../report/html/escape.js';
 import { renderShell } from '../../../report/html/shell.js';
 import type { RenderContext } from '../../kind.js';
@@ -184,6 +185,8 @@ function facts(d: RolloutDocument): string {
           ] as [string, string],
         ]
       : []),
+    // The client's retries (--retry, --post-share): what it sent again, what ran twice.
+    ...(d.retries ? [['retries', retryWords(d.retries).replace(/^retries /, '')] as [string, string]] : []),
     [
       'records',
       d.records.file === null

@@ -2,6 +2,7 @@
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
 import { ingressWords } from '../ingress-evidence.js';
+import { retryWords } from '../join/retry-tally.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
@@ -115,6 +116,8 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
     // The proxy in front: what it answered and retried, each failed attempt's Pod and cause.
     if (d.ingress) lines.push(...ingressWords(d.ingress).map((l) => `  ${terminalSafe(l)}`));
+    // The client's retries (--retry, --post-share): what it sent again, what ran twice.
+    if (d.retries) lines.push(`  ${terminalSafe(retryWords(d.retries))}`);
     const j = d.records.join;
     if (j && (j.fateUnknown > 0 || j.unclaimed > 0 || j.journalLinesLost > 0))
       lines.push(
