@@ -139,7 +139,18 @@ const delayMs = z.number().min(0).max(60_000);
 export const PlatformTimingSchema = z.object({
   kubeletDelayMs: delayMs,
   endpointsDelayMs: delayMs,
-  proxySyncDelayMs: z.union([delayMs, z.object({ min: delayMs, max: delayMs })]),
+  proxySyncDelayMs: z.union([
+    delayMs,
+    z.object({
+      min: delayMs,
+      max: delayMs,
+      quantiles: z
+        .array(z.object({ p: z.number().gt(0).lt(1), ms: delayMs }))
+        .max(16)
+        .optional()
+        .describe('published percentiles each sync draws between (--timing large-cluster); absent: uniform'),
+    }),
+  ]),
   containerStatusDelayMs: delayMs,
   finalDeleteDelayMs: delayMs,
 });

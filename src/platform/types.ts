@@ -168,7 +168,7 @@ export interface PlatformDetails {
 export interface PlatformTiming {
   kubeletDelayMs: number;
   endpointsDelayMs: number;
-  proxySyncDelayMs: number | { min: number; max: number };
+  proxySyncDelayMs: number | { min: number; max: number; quantiles?: Array<{ p: number; ms: number }> };
   containerStatusDelayMs: number;
   finalDeleteDelayMs: number;
 }

@@ -47,8 +47,12 @@ export interface SettingRow<T, D = unknown, S extends string = string> {
   badSample?: string;
   /** Where the document keeps it; null: not in the document. */
   document: DocumentField<T, D, S> | null;
-  /** How the report says it, from the document's value (the renderer escapes it); null: not said. */
-  fact: ((v: D) => string) | null;
+  /**
+   * How the report says it, from the document's value and its section's other values (a setting
+   * that means nothing without another — the retry's attempts without a retry policy — says '':
+   * not said); the renderer escapes it. null: never said.
+   */
+  fact: ((v: D, section: Readonly<Record<string, unknown>>) => string) | null;
 }
 
 /** One row, its types inferred (the value, the document's value, the document's section). */

@@ -18,6 +18,7 @@ import {
   loadDocumentFields,
   loadPlan,
   readRolloutSettings,
+  rolloutFacts,
   rolloutSettings,
   type RolloutSettings,
 } from '../../src/kinds/rollout/settings.js';
@@ -42,6 +43,16 @@ function rolloutOptions(args: string[]): Record<string, unknown> {
 /** The command-line arguments that give a row its sample value. */
 const sampleArgs = (row: SettingRow<unknown>): string[] =>
   row.arg === '' ? [row.flag] : [row.flag, row.sample];
+
+/**
+ * The settings a row means nothing without (its fact says nothing while they are off): given
+ * with its sample, so the report has it to say.
+ */
+const companions: Record<string, string[]> = {
+  '--retry-attempts': ['--retry', 'safe'],
+  '--retry-backoff-ms': ['--retry', 'safe'],
+  '--ingress-sync-ms': ['--ingress', 'nginx'],
+};
 
 /** A whole document with these `deployment` and `load` fields (the rest as a run writes it). */
 function documentWith(deployment: Record<string, unknown>, load: Record<string, unknown>): RolloutDocument {
@@ -94,7 +105,9 @@ test('every row reaches the plan, the document, the load Pod’s command line an
     readFileSync(new URL('../../../schema/rollout.v1.schema.json', import.meta.url), 'utf8'),
   ) as { properties: Record<string, { properties: Record<string, { description?: string }> }> };
   for (const [name, row] of rows) {
-    const settings = readRolloutSettings(rolloutOptions(sampleArgs(row)));
+    const settings = readRolloutSettings(
+      rolloutOptions([...sampleArgs(row), ...(companions[row.flag] ?? [])]),
+    );
     const value = settings[name];
     // The flag's text through the row's schema, under the row's name.
     const expected =
@@ -106,6 +119,15 @@ test('every row reaches the plan, the document, the load Pod’s command line an
       load: loadPlan(settings),
     });
     const section = row.document?.section;
+    // Off, a companion's setting is not said at all.
+    if (companions[row.flag] && row.fact && section) {
+      const off = readRolloutSettings(rolloutOptions(sampleArgs(row)));
+      const offDoc = documentWith({ name: 'w', ...deploymentPlan(off) }, loadDocumentFields(loadPlan(off)));
+      assert.ok(
+        !rolloutFacts(offDoc).some((f) => f.name === name),
+        `${row.flag} said without ${companions[row.flag]![0]}`,
+      );
+    }
     if (name === 'gzip') assert.equal(plan.load.gzip, true);
     if (section === 'load' || section === 'deployment') {
       // The plan carries it under the row's name …
@@ -125,7 +147,8 @@ test('every row reaches the plan, the document, the load Pod’s command line an
       );
       assert.equal(shipped.properties[section]?.properties[name]?.description, row.help, `schema: ${name}`);
       // … and the report says it, in the text and on the page.
-      const said = row.fact!(row.document!.value(value));
+      const said = row.fact!(row.document!.value(value), doc[section]);
+      assert.notEqual(said, '', `${row.flag}: its fact says something (a companion missing above?)`);
       assert.ok(renderRolloutText([doc], plainStyle).includes(said), `text: ${said}`);
       const html = renderRolloutHtml([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
       assert.ok(html.includes(`<dt>${name}</dt><dd>${said}</dd>`), `HTML: ${said}`);

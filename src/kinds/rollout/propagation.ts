@@ -20,8 +20,13 @@ import { workloadObjects } from '../../workload/workload.js';
 import { LOAD_SAMPLE_RATE, LoadPodSampler } from './propagation-load.js';
 
 const SAMPLE_MS = 10;
-/** How long after a DELETE the sampler looks for the Pod (longer than any lag measured: 1.75 s). */
-const WATCH_AFTER_DELETE_MS = 4_000;
+/** The longest lag measured on a real node (timing.ts calibrated: 1.75 s). */
+const LAG_MEASURED_MAX_MS = 1_750;
+/**
+ * How long after the longest lag the sampler still looks for the Pod: with the measured 1.75 s,
+ * a window of 4 s after each DELETE.
+ */
+const WATCH_MARGIN_MS = 2_250;
 const REPLICAS = 3;
 const READY_MS = 60_000;
 /** On a cluster: images pulled, Pods scheduled and started. */
@@ -69,8 +74,34 @@ export async function measurePropagation(
   const namespace = options.namespace ?? `draincheck-${runId}-${name}`;
   // A platform with a load Pod: the runner may be outside the cluster, where no ClusterIP answers.
   const runLoad = platform.runLoad?.bind(platform);
-  // Keeps listening 6 s after SIGTERM, so a connection routed to it is answered, not refused.
-  const scenario = resolveScenario({ name, onSigterm: 'drain', drainDelayMs: 6000, graceSeconds: 10 });
+  // The longest the platform's rules may lag (an emulated profile states it: --timing
+  // large-cluster's p99 is 6.8 s) and the ingress's sync on top: the Pods keep listening,
+  // and the sampler keeps looking, well past it — a lag longer than the window would be cut
+  // to it, and the sleep with it.
+  const timing = platform.details().timing;
+  const ingressMaxMs = options.ingress
+    ? typeof options.ingress.syncDelayMs === 'number'
+      ? options.ingress.syncDelayMs
+      : options.ingress.syncDelayMs.max
+    : 0;
+  const lagBoundMs =
+    Math.max(
+      LAG_MEASURED_MAX_MS,
+      timing
+        ? typeof timing.proxySyncDelayMs === 'number'
+          ? timing.proxySyncDelayMs
+          : timing.proxySyncDelayMs.max
+        : 0,
+    ) + ingressMaxMs;
+  const watchAfterDeleteMs = lagBoundMs + WATCH_MARGIN_MS;
+  // Keeps listening past the window after SIGTERM, so a connection routed to it is answered, not refused.
+  const drainDelayMs = Math.max(6000, watchAfterDeleteMs + 2000);
+  const scenario = resolveScenario({
+    name,
+    onSigterm: 'drain',
+    drainDelayMs,
+    graceSeconds: Math.max(10, Math.ceil(drainDelayMs / 1000) + 4),
+  });
   const { deployment, service } = buildDeploymentWorkload(
     scenario,
     { runId, namespace, name },
@@ -109,7 +140,6 @@ export async function measurePropagation(
       return await measureThroughLoadPod(runLoad);
     }
     let target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}/healthz`);
-    let watchAfterDeleteMs = WATCH_AFTER_DELETE_MS;
     if (options.ingress) {
       if (!platform.ingress)
         throw new DraincheckError('DC_USAGE', '--ingress runs on the embedded runtime only');
@@ -117,12 +147,20 @@ export async function measurePropagation(
         { namespace, service: name, syncDelayMs: options.ingress.syncDelayMs },
         signal,
       );
+      // The ingress's own sync comes on top of the endpoints' change (lagBoundMs above).
       target = new URL('/healthz', ingress.url);
-      // The ingress's own sync comes on top of the endpoints' change.
-      const sync = options.ingress.syncDelayMs;
-      watchAfterDeleteMs += typeof sync === 'number' ? sync : sync.max;
     }
     const victims = [...ready].slice(0, REPLICAS);
+    // Ready is the Pods' own condition; the rules follow it up to lagBoundMs later. A Pod the
+    // rules do not route to yet would be deleted unseen (a sample of nothing): each Pod must
+    // have answered through the path first.
+    const seen = new Set<string>();
+    const routedBy = performance.now() + lagBoundMs + WATCH_MARGIN_MS;
+    while (seen.size < victims.length && performance.now() < routedBy && !signal.aborted) {
+      const answeredBy = await answeringPod(target);
+      if (answeredBy !== null) seen.add(answeredBy);
+      await abortableDelay(SAMPLE_MS, signal);
+    }
     const samplesMs: Array<number | null> = [];
     for (const [uid, podName] of victims) {
       if (signal.aborted) break;
@@ -168,13 +206,22 @@ export async function measurePropagation(
       watchSignal,
     );
     const victims = [...ready].slice(0, REPLICAS);
+    // As above: each Pod answered through the Service before it is deleted (the rules follow
+    // Ready), its answers read from the load Pod's records.
+    const routedBy = performance.now() + lagBoundMs + WATCH_MARGIN_MS;
+    while (
+      victims.some(([uid]) => sampler!.lastAnswerMs(uid) === null) &&
+      performance.now() < routedBy &&
+      !signal.aborted
+    )
+      await abortableDelay(SAMPLE_MS * 10, signal);
     const deleted: Array<{ uid: string; atMs: number }> = [];
     for (const [uid, podName] of victims) {
       if (signal.aborted) break;
       const atMs = performance.now();
       await platform.delete({ kind: 'Pod', namespace, name: podName, uid }, {});
       deleted.push({ uid, atMs });
-      await abortableDelay(WATCH_AFTER_DELETE_MS, signal);
+      await abortableDelay(watchAfterDeleteMs, signal);
     }
     await sampler.caughtUp(performance.now(), signal);
     const samplesMs = deleted.map(({ uid, atMs }) => {

@@ -240,7 +240,8 @@ export const rolloutSettings = {
     sample: '100..900',
     badSample: '9..1',
     document: { section: 'load', schema: z.string().optional(), value: (v: SyncDelay) => syncDelayText(v) },
-    fact: (v: string | undefined) => `ingress sync ${v ?? '-'} ms`,
+    fact: (v: string | undefined, load) =>
+      load.ingress === undefined || load.ingress === 'none' ? '' : `ingress sync ${v ?? '-'} ms`,
   }),
   sequential: setting<boolean, null, 'none'>({
     flag: '--sequential',
@@ -328,6 +329,12 @@ export function rolloutFacts(
   return Object.entries(rolloutSettings).flatMap(([name, row]) => {
     const section = row.document?.section as keyof SettingSections | undefined;
     if (!section || !row.fact || !(name in doc[section])) return [];
-    return [{ section, name, text: (row.fact as (v: unknown) => string)(doc[section][name]) }];
+    const values = doc[section] as Readonly<Record<string, unknown>>;
+    const text = (row.fact as (v: unknown, s: Readonly<Record<string, unknown>>) => string)(
+      values[name],
+      values,
+    );
+    // '': the setting means nothing here (its companion is off).
+    return text === '' ? [] : [{ section, name, text }];
   });
 }

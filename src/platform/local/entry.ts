@@ -5,7 +5,7 @@ import { LocalCluster, type ServiceProxyMode } from './cluster.js';
 import { LocalPlatform } from './local-platform.js';
 import { collectStaleLinks, type PodNetworkMode } from './pod-network.js';
 import { collectStaleTables } from './nftables.js';
-import { calibratedTiming, fastTiming, parseProxySync } from './timing.js';
+import { parseProxySync, timingProfiles, type TimingProfileName } from './timing.js';
 import { DraincheckError, quote } from '../../errors.js';
 
 export const localEntry: PlatformEntry = {
@@ -17,8 +17,10 @@ export const localEntry: PlatformEntry = {
     {
       flags: '--timing <profile>',
       attribute: 'timing',
-      description: 'embedded runtime delays: calibrated (from a real control plane; the default) or fast',
-      choices: ['calibrated', 'fast'],
+      description: `embedded runtime delays: ${Object.entries(timingProfiles)
+        .map(([name, p]) => `${name} (${p.about})`)
+        .join('; ')}`,
+      choices: Object.keys(timingProfiles),
     },
     {
       flags: '--proxy-sync-ms <ms|min..max>',
@@ -57,7 +59,10 @@ export const localEntry: PlatformEntry = {
     preStopActionFlag,
   ],
   open(values) {
-    const profile = values.timing === 'fast' ? fastTiming : calibratedTiming;
+    const profile =
+      typeof values.timing === 'string' && values.timing in timingProfiles
+        ? timingProfiles[values.timing as TimingProfileName].timing
+        : timingProfiles.calibrated.timing;
     let proxySyncDelayMs = profile.proxySyncDelayMs;
     if (typeof values.proxySyncMs === 'string') {
       const parsed = parseProxySync(values.proxySyncMs);

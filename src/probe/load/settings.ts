@@ -216,7 +216,8 @@ export function loadSettings(workMsMax: number) {
       sample: '4',
       badSample: '1',
       document: { section: 'load', schema: z.number().optional(), value: (v: number) => v },
-      fact: (v: number | undefined) => `at most ${v ?? 3} attempts`,
+      fact: (v: number | undefined, load) =>
+        load.retry === undefined || load.retry === 'none' ? '' : `at most ${v ?? 3} attempts`,
     }),
     retryBackoffMs: setting<number, number | undefined, 'load'>({
       flag: '--retry-backoff-ms',
@@ -228,7 +229,8 @@ export function loadSettings(workMsMax: number) {
       sample: '250',
       badSample: '-5',
       document: { section: 'load', schema: z.number().optional(), value: (v: number) => v },
-      fact: (v: number | undefined) => `backoff ${v ?? 100} ms × 2^n, full jitter`,
+      fact: (v: number | undefined, load) =>
+        load.retry === undefined || load.retry === 'none' ? '' : `backoff ${v ?? 100} ms × 2^n, full jitter`,
     }),
     postShare: setting<number, number | undefined, 'load'>({
       flag: '--post-share',

@@ -67,7 +67,21 @@ export function propagationNote(d: RolloutDocument): string | null {
       ? `; sampled by a load Pod in the cluster, a new connection every ${m.sampleIntervalMs} ms, its times put on this machine's clock late by at most the fastest log delivery, so a sample can only be longer than the lag (the sleep errs long)`
       : '';
   const path = m.through === 'ingress' ? ' through the ingress, its sync included' : '';
-  return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform${path} (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})`;
+  return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform${path} (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})${tailNote(d, m.preStopSeconds)}`;
+}
+
+/**
+ * A profile built from published percentiles (--timing large-cluster) knows its tail, which a
+ * few deletions sample only by chance: the sleep that covers its p99, said next to the measured one.
+ */
+function tailNote(d: RolloutDocument, measuredSeconds: number): string {
+  const sync = d.platform.timing?.proxySyncDelayMs;
+  const p99 = typeof sync === 'object' ? sync.quantiles?.find((q) => q.p === 0.99) : undefined;
+  if (!p99) return '';
+  const covers = Math.ceil(p99.ms / 1000) + 1;
+  return covers > measuredSeconds
+    ? `; the timing profile's published p99 rule sync is ${p99.ms} ms: --prestop-sleep-seconds ${covers} covers 99 % of its syncs, the ${measuredSeconds} s measured did not reach its tail`
+    : `; the timing profile's published p99 rule sync is ${p99.ms} ms: the ${measuredSeconds} s measured covers it`;
 }
 
 export function renderRolloutText(unordered: RolloutDocument[], style: Style): string {
