@@ -56,6 +56,7 @@ export const unitTests = [
   'test/platform/local/service-proxy-routing.test.ts',
   'test/platform/local/store.test.ts',
   'test/platform/local/timing.test.ts',
+  'test/platform/local/network-delay.test.ts',
   'test/probe/body.test.ts',
   'test/probe/h2-outcome.test.ts',
   'test/probe/load/failure-class.test.ts',

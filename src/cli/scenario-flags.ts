@@ -22,6 +22,7 @@ export interface ScenarioFlags {
   prestopSleepSeconds?: string;
   drainDelayMs?: string;
   drainIdleMs?: string;
+  keepAliveTimeoutMs?: string;
   publishNotReady?: boolean;
   serverCommand?: string;
   port?: string;

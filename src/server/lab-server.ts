@@ -93,6 +93,8 @@ export interface LabServerOptions {
   journal: Journal;
   /** Default http1. */
   protocol?: ServerProtocol;
+  /** node:http's server.keepAliveTimeout (default its own, 5,000 ms; 0: never). */
+  keepAliveTimeoutMs?: number;
   now?: () => Date;
 }
 
@@ -261,6 +263,7 @@ export function createLabServer(options: LabServerOptions): LabServer {
     }
   };
   const server = http.createServer(handle);
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   // Without a listener, Node closes a CONNECT request's socket without a word: answer it
   // like any other method the contract does not allow.
   server.on('connect', (req: http.IncomingMessage, socket: Duplex) => {

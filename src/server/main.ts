@@ -19,7 +19,13 @@ export async function startLabServer(
 ): Promise<RunningLabServer> {
   const identity = readPodIdentity(env);
   const journal = createJournal(identity.uid);
-  const lab = createLabServer({ identity, policy: config.onSigterm, protocol: config.protocol, journal });
+  const lab = createLabServer({
+    identity,
+    policy: config.onSigterm,
+    protocol: config.protocol,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    journal,
+  });
   installShutdownPolicy({
     lab,
     journal,

@@ -29,6 +29,8 @@ export const scenarioDefaults = {
   preStopSleepSeconds: 0,
   drainDelayMs: 0,
   drainIdleMs: 0,
+  /** node:http's server.keepAliveTimeout default (the lab server's KEEP_ALIVE_TIMEOUT_MS). */
+  keepAliveTimeoutMs: 5_000,
   publishNotReadyAddresses: false,
   /** Readiness probe on /healthz, as in the recorded lab: every second, one failure flips it. */
   probePeriodSeconds: 1,
@@ -118,6 +120,21 @@ export const scenarioSettings = {
     serverEnv: serverSettings.drainIdleMs.env,
     shown: 'when-set',
     // Documents written before --drain-idle-ms existed do not carry it.
+    optionalInDocument: true,
+  },
+  keepAliveTimeoutMs: {
+    field: 'keepAliveTimeoutMs',
+    flag: '--keep-alive-timeout-ms',
+    arg: '<ms>',
+    min: 0,
+    max: DRAIN_MS_MAX,
+    help:
+      "the lab server's keep-alive idle timeout (node:http's server.keepAliveTimeout; 0: never): a client or " +
+      'proxy whose own idle timeout is not below it reuses connections as the server closes them',
+    defaultNote: "node:http's default",
+    serverEnv: serverSettings.keepAliveTimeoutMs.env,
+    shown: 'when-set',
+    // Documents written before --keep-alive-timeout-ms existed do not carry it.
     optionalInDocument: true,
   },
   containerPort: {

@@ -125,6 +125,18 @@ export interface ExplainContext {
   protocolErrors?: Record<string, number>;
   /** How many of the old Pods were replaced while observed (absent: a document before it was counted). */
   replacement?: { replaced: number; old: number };
+  /**
+   * Reused keep-alive connections closed under the request in the `before` window — nothing
+   * rolled yet — with the two idle timeouts that race (absent: behind an ingress, or an older
+   * document).
+   */
+  idleRace?: {
+    before: number;
+    serverKeepAliveTimeoutMs: number;
+    /** When the server really closes an idle connection (the lab server: node:http's buffer on top); null: not known. */
+    serverCloseMs: number | null;
+    clientIdleTimeoutMs: number;
+  } | null;
   /** The client's retries and POSTs (--retry, --post-share; absent: a document before them). */
   retries?: (RetrySummary & { policy: RetryPolicy }) | null;
 }
@@ -212,10 +224,29 @@ export function explainFailures(
       if (cls === 'reused-connection-closed' && context.ingress)
         return `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (nginx closes idle client connections when it reloads, as it does on each endpoint change here: a presumption, its log has no line for a request it never read)`;
       const what = codes.length ? `${causes[cls]}: ${codes.join(', ')}` : causes[cls];
-      return `${n} ${cls} — ${what}${phases.length ? ` (${phases.join(', ')})` : ''}`;
+      const race = cls === 'reused-connection-closed' ? idleRaceWords(context.idleRace ?? null) : '';
+      return `${n} ${cls} — ${what}${phases.length ? ` (${phases.join(', ')})` : ''}${race}`;
     });
   const policy = scenario.onSigterm ? ` with --on-sigterm ${scenario.onSigterm}` : '';
   const of =
     notSent > 0 ? `${failed} of the ${sent} requests sent` : `${failed} of ${totals.requests} requests`;
   return `${prefix}${of} failed${policy}: ${[...parts, ...tail].join('; ')}.`;
+}
+
+/**
+ * The idle race (issue 25.2), said where its evidence is: reused connections closed under the
+ * request before anything was rolled. Whose timeout is shorter decides whether it is the race —
+ * the server closing a connection the client still takes for open — or something else.
+ */
+function idleRaceWords(race: ExplainContext['idleRace'] | null): string {
+  if (!race || race.before === 0) return '';
+  const close = race.serverCloseMs;
+  const client = race.clientIdleTimeoutMs;
+  const lead = `; ${race.before} of them before the rollout began, no Pod terminating`;
+  const clientWords = client === 0 ? 'none' : `${client} ms`;
+  if (close === null)
+    return `${lead}: the idle race, presumably — a server closing keep-alive connections idle for its own timeout (not known here: your own server's) as the client reuses them; the client's idle timeout is ${clientWords}, and the rule is that it be shorter than the server's`;
+  if (client === 0 || client >= close)
+    return `${lead}: the idle race — the server closes a keep-alive connection once idle ${close} ms (keepAliveTimeout ${race.serverKeepAliveTimeoutMs} ms; node:http closes 1 s after it) as the client reuses it, the client's own idle timeout (${clientWords}) not below that; the rule: the client's (or a proxy's) idle timeout shorter than the server's (--idle-timeout-ms below --keep-alive-timeout-ms)`;
+  return `${lead}, though the client's idle timeout (${clientWords}) is below the server's close (${close} ms): not the idle race between them (the cause is not observed)`;
 }

@@ -10,6 +10,7 @@
 // (./load-source.ts: the generator here, or a load Pod with its own clock); the watches and
 // logs are read through the shared observers (src/experiment/observers.ts), so a 403, a 401,
 // an image that cannot be pulled or a Pod that failed ends the run at once with its code.
+import { NODE_KEEP_ALIVE_BUFFER_MS } from '../../server/config.js';
 import { ingressSection } from './ingress-evidence.js';
 import http from 'node:http';
 import { mkdir, rename, rm } from 'node:fs/promises';
@@ -759,6 +760,23 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     plan.load.retry === 'none' && plan.load.postShare === 0
       ? null
       : { policy: plan.load.retry, ...joined.retries };
+  // Reused connections closed under the request before anything was rolled: the idle race
+  // between the server's keep-alive timeout and the client's (issue 25.2). Behind an ingress
+  // the client's connections are the proxy's, with timeouts of its own: not read this way.
+  const idleRace =
+    run.ingressModel === null
+      ? {
+          before: windows.before?.failures['reused-connection-closed'] ?? 0,
+          serverKeepAliveTimeoutMs: plan.scenario.keepAliveTimeoutMs ?? 5_000,
+          // The lab server's real close (node:http waits a buffer past the timeout); your own
+          // server's is not known here.
+          serverCloseMs:
+            plan.scenario.serverCommand === null && (plan.scenario.keepAliveTimeoutMs ?? 5_000) > 0
+              ? (plan.scenario.keepAliveTimeoutMs ?? 5_000) + NODE_KEEP_ALIVE_BUFFER_MS
+              : null,
+          clientIdleTimeoutMs: plan.load.idleTimeoutMs,
+        }
+      : null;
   const incompleteReason = ending?.reason ?? null;
   const pods = run.lifecycles.list().map((p) => ({
     ...p,
@@ -838,6 +856,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           podFromConnection,
           protocolErrors: all.protocolErrors,
           retries,
+          idleRace,
           ...(run.ingressModel !== null ? { ingress: true } : {}),
         },
       }),

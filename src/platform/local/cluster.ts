@@ -55,6 +55,12 @@ export interface LocalClusterOptions {
    */
   podNetwork?: PodNetworkMode;
   /**
+   * A network's one-way delay between a Service's clients and its Pods (network-delay.ts): a
+   * userspace data plane carries it (nftables has no hook for it here: no netem), so `auto`
+   * takes userspace and `nftables` is refused. Default 0.
+   */
+  networkDelayMs?: number;
+  /**
    * Test-only: switch off one of the Kubernetes rules this runtime models, so a test can prove
    * that the scenario showing the rule (src/experiment/matrix/) notices its absence. Never set
    * by the CLI.
@@ -132,6 +138,8 @@ export function resolveServiceProxy(wanted: ServiceProxyMode = 'auto'): ServiceP
 
 export class LocalCluster {
   readonly timing: RuntimeTiming;
+  /** One way, between a Service's clients and its Pods (LocalClusterOptions.networkDelayMs). */
+  readonly networkDelayMs: number;
   readonly pid1: Pid1Support;
   readonly serviceProxy: ServiceProxySupport;
   private readonly podNetworkMode: PodNetworkMode;
@@ -179,7 +187,20 @@ export class LocalCluster {
             reason: 'PID 1 mode turned off by the caller; containers run as ordinary child processes',
           }
         : support;
-    this.serviceProxy = resolveServiceProxy(options.serviceProxy);
+    this.networkDelayMs = options.networkDelayMs ?? 0;
+    if (this.networkDelayMs > 0 && options.serviceProxy === 'nftables')
+      throw new DraincheckError(
+        'DC_USAGE',
+        '--network-delay-ms needs the userspace Service proxy: kernel NAT rules carry no delay here',
+        { hint: 'leave out --service-proxy, or give --service-proxy userspace' },
+      );
+    this.serviceProxy =
+      this.networkDelayMs > 0
+        ? {
+            mode: 'userspace',
+            reason: `userspace TCP proxy, carrying --network-delay-ms ${this.networkDelayMs}`,
+          }
+        : resolveServiceProxy(options.serviceProxy);
     this.podNetworkMode = options.podNetwork ?? 'auto';
     // `isolated` where it cannot be is a usage error before anything starts; `auto` probes
     // only when it matters (a Pod of its own command, or the platform's details).
@@ -310,6 +331,7 @@ export class LocalCluster {
         portName: port?.name,
         syncDelayMs: this.timing.proxySyncDelayMs,
         recorder: this.recorder,
+        networkDelayMs: this.networkDelayMs,
         terminatingFallback: !this.rulesOff.has('terminating-fallback'),
         isGone: (target) => this.goneAddresses.has(target),
         onApplied: () => void this.goneAddresses.rulesChanged(),

@@ -7,6 +7,8 @@ import { collectStaleLinks, type PodNetworkMode } from './pod-network.js';
 import { collectStaleTables } from './nftables.js';
 import { parseProxySync, timingProfiles, type TimingProfileName } from './timing.js';
 import { DraincheckError, quote } from '../../errors.js';
+import { integerSchema } from '../../util/integer.js';
+import { NETWORK_DELAY_MS_MAX } from './network-delay.js';
 
 export const localEntry: PlatformEntry = {
   name: 'local',
@@ -37,6 +39,14 @@ export const localEntry: PlatformEntry = {
         "kube-proxy's iptables/nftables modes; Linux as root with nft), userspace (a TCP proxy), " +
         'or auto (nftables where it works, else userspace; the default)',
       choices: ['auto', 'nftables', 'userspace'],
+    },
+    {
+      flags: '--network-delay-ms <ms>',
+      attribute: 'networkDelayMs',
+      description:
+        "embedded runtime: a network's one-way latency between a Service's clients and its Pods, on every " +
+        "byte and every close (0 to 1000; loopback has none, so a request and a server's close cross only by " +
+        'chance; a real network makes that a window: the idle race). Carried by the userspace Service proxy (default 0)',
     },
     {
       flags: '--pod-network <mode>',
@@ -80,6 +90,9 @@ export const localEntry: PlatformEntry = {
         ? { serviceProxy: values.serviceProxy as ServiceProxyMode }
         : {}),
       ...(typeof values.podNetwork === 'string' ? { podNetwork: values.podNetwork as PodNetworkMode } : {}),
+      ...(typeof values.networkDelayMs === 'string'
+        ? { networkDelayMs: networkDelayOf(values.networkDelayMs) }
+        : {}),
     });
     const preStopAction = preStopActionOf(values.prestopAction);
     return Promise.resolve({
@@ -124,3 +137,16 @@ export const localEntry: PlatformEntry = {
     };
   },
 };
+
+/** `--network-delay-ms`'s text as ms, or one DC_USAGE line. */
+function networkDelayOf(text: string): number {
+  const parsed = integerSchema({ label: '--network-delay-ms', min: 0, max: NETWORK_DELAY_MS_MAX }).safeParse(
+    text,
+  );
+  if (!parsed.success)
+    throw new DraincheckError(
+      'DC_USAGE',
+      parsed.error.issues[0]?.message ?? '--network-delay-ms: a bad value',
+    );
+  return parsed.data;
+}

@@ -5,6 +5,7 @@
 // never touched by endpoint changes (conntrack keeps the flow): only the backend ending or
 // resetting ends them. Two data planes carry this out: kernel NAT rules (nftables.ts, like
 // kube-proxy's iptables/nftables modes) or a userspace TCP proxy (below).
+import { delayStream } from './network-delay.js';
 import net from 'node:net';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Recorder } from './recorder.js';
@@ -65,6 +66,11 @@ export interface ServiceProxyOptions {
    */
   claimWindowMs?: number;
   foreignIntervalMs?: number;
+  /**
+   * Userspace: a network's one-way delay on every byte and close between client and Pod
+   * (./network-delay.ts; default 0: loopback's none).
+   */
+  networkDelayMs?: number;
   /**
    * Whether `target` is a gone Pod's address the rules still name (gone-addresses.ts): the
    * userspace proxy then never reaches it, as a SYN to a torn-down sandbox gets no answer.
@@ -442,8 +448,21 @@ class UserspaceProxy implements Dataplane {
     this.sockets.add(backend);
     client.pause();
     backend.once('connect', () => {
-      client.pipe(backend);
-      backend.pipe(client);
+      const delay = this.options.networkDelayMs ?? 0;
+      if (delay > 0) {
+        // Each way through its own delay: a request and a close cross as on a real network.
+        const up = delayStream(delay);
+        const down = delayStream(delay);
+        // Bytes already on their way still arrive after a side closed (as on a wire): the
+        // delays are not cut short by a close, only by a reset (the sockets' errors below).
+        client.pipe(up).pipe(backend);
+        backend.pipe(down).pipe(client);
+        client.once('error', () => up.destroy());
+        backend.once('error', () => down.destroy());
+      } else {
+        client.pipe(backend);
+        backend.pipe(client);
+      }
       client.resume();
     });
     // A reset on either side is passed on as a reset; an orderly end as an end (pipe does that).
