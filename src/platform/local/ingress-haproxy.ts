@@ -186,8 +186,11 @@ export class HaproxyIngress implements Dataplane {
   }
 
   /** Starts HAProxy with no endpoint (every slot free: 503); resolves once it answers (at most 5 s). */
-  static async start(host = '127.0.0.1', slotCount = SERVER_SLOTS): Promise<HaproxyIngress> {
-    const haproxy = findHaproxy();
+  static async start(
+    host = '127.0.0.1',
+    slotCount = SERVER_SLOTS,
+    haproxy: string | null = findHaproxy(),
+  ): Promise<HaproxyIngress> {
     if (!haproxy)
       throw new DraincheckError(
         'DC_INGRESS',

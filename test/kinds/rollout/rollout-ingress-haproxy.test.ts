@@ -128,6 +128,57 @@ test(
 );
 
 test(
+  '--compare exit,drain+prestop --ingress haproxy: the preStop sleep is measured through HAProxy, its sync included, and holds',
+  { skip },
+  (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'draincheck-ingress-haproxy-compare-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const r = cli(
+      [
+        'rollout',
+        '--compare',
+        'exit,drain+prestop',
+        '--ingress',
+        'haproxy',
+        '--ingress-sync-ms',
+        '800..1200',
+        '--timing',
+        'fast',
+        '--rate',
+        '40',
+        '--work-ms',
+        '100..400',
+        '--before-ms',
+        '1000',
+        '--after-ms',
+        '1000',
+        '--format',
+        'json',
+        '--out',
+        dir,
+      ],
+      { timeoutMs: 180_000 },
+    );
+    assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
+    const docs = JSON.parse(r.stdout) as RolloutDocument[];
+    const prestop = docs.find((d) => d.scenario.name === 'drain-prestop')!;
+    assertValidRolloutDocument(prestop);
+    assert.equal(prestop.ingress?.kind, 'haproxy');
+    const m = prestop.propagation!;
+    assert.equal(m.through, 'ingress');
+    // HAProxy's sync (at least 800 ms) is in every sample it saw, so in the sleep.
+    const seen = m.samplesMs.filter((x): x is number => x !== null);
+    assert.ok(seen.length > 0 && seen.every((x) => x >= 800), JSON.stringify(m.samplesMs));
+    assert.ok(prestop.scenario.preStopSleepSeconds >= 2, `${prestop.scenario.preStopSleepSeconds} s`);
+    assert.deepEqual(prestop.ingress?.failedAttempts, [], JSON.stringify(prestop.ingress?.failedAttempts));
+    assert.equal(prestop.totals.failed, 0, prestop.verdict.explanation);
+    // The same rollout with exit: HAProxy's 5xx, at the old Pods.
+    const exit = docs.find((d) => d.scenario.name === 'exit')!;
+    assert.ok((exit.totals.failures['http-5xx'] ?? 0) > 0, exit.verdict.explanation);
+  },
+);
+
+test(
   '--ingress haproxy killed mid-run: the run ends incomplete with DC_INGRESS, the document saved, no HAProxy process and no files of it left',
   { skip },
   async (t) => {

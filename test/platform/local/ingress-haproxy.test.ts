@@ -99,3 +99,14 @@ test(
     assert.equal(existsSync(dir), false, 'its files removed');
   },
 );
+
+test('HAProxy missing: DC_INGRESS, one line naming the package to install', async () => {
+  await assert.rejects(HaproxyIngress.start('127.0.0.1', 1, null), (e: Error & { code?: string }) => {
+    assert.equal(e.code, 'DC_INGRESS');
+    assert.equal(
+      e.message,
+      '--ingress haproxy needs HAProxy: install it (Debian: apt-get install --no-install-recommends haproxy)',
+    );
+    return true;
+  });
+});
