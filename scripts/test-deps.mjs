@@ -40,6 +40,11 @@ export const requirements = [
     present: (env) => onPath('nginx', env),
   },
   {
+    pkg: 'haproxy',
+    why: 'haproxy: rollout --ingress haproxy',
+    present: (env) => onPath('haproxy', env),
+  },
+  {
     pkg: 'libxml2-utils',
     why: 'xmllint: --junit output validated against the JUnit XSD',
     present: (env) => onPath('xmllint', env),

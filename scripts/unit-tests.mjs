@@ -18,6 +18,7 @@ export const unitTests = [
   'test/kinds/rollout/load-pods.test.ts',
   'test/probe/load/cpu-cgroup.test.ts',
   'test/platform/local/ingress-log.test.ts',
+  'test/platform/local/ingress-haproxy-log.test.ts',
   'test/kinds/rollout/compare-strain.test.ts',
   'test/experiment/advice.test.ts',
   'test/experiment/conclude.test.ts',

@@ -69,7 +69,7 @@ export const ErrorCodes = {
   DC_INGRESS: {
     exit: ExitCode.incomplete,
     summary:
-      'The ingress proxy (--ingress nginx) could not run: nginx missing, it did not start, or it ended mid-run.',
+      'The ingress proxy (--ingress nginx|haproxy) could not run: nginx or HAProxy missing, it did not start, or it ended mid-run.',
   },
   DC_ALREADY_EXISTS: {
     exit: ExitCode.incomplete,

@@ -245,14 +245,14 @@ export interface Platform {
    */
   routeOf?(namespace: string, service: string, clientPort: number): Promise<ServiceRoute | undefined>;
   /**
-   * An ingress proxy in front of the Service's endpoints (--ingress nginx): programmed from the
+   * An ingress proxy in front of the Service's endpoints (--ingress nginx|haproxy): programmed from the
    * EndpointSlice after its own sync delay, as its controller programs it. Absent: this
    * platform cannot run one.
    */
   ingress?(job: IngressJob, signal: AbortSignal): Promise<Ingress>;
 }
 
-/** Why one upstream attempt of an ingress proxy failed, from its error log (ingress-log.ts). */
+/** Why one upstream attempt of an ingress proxy failed: nginx's error log (ingress-log.ts), HAProxy's termination state (ingress-haproxy-log.ts). */
 export const ingressCauses = [
   'refused',
   'connect-timeout',
@@ -264,8 +264,13 @@ export const ingressCauses = [
 ] as const;
 export type IngressCause = (typeof ingressCauses)[number];
 
+/** The ingress proxies a platform may run (--ingress): Debian's nginx, Debian's HAProxy. */
+export const ingressProxies = ['nginx', 'haproxy'] as const;
+export type IngressProxy = (typeof ingressProxies)[number];
+
 /** An ingress proxy in front of a Service's endpoints, run by the platform (--ingress). */
 export interface IngressJob {
+  kind: IngressProxy;
   namespace: string;
   service: string;
   /** Each endpoint change reaches the proxy this long after (fixed, or a range each sync draws from). */
@@ -297,7 +302,7 @@ export interface IngressEvidence {
   /** Access-log lines of the load's requests, and the statuses the proxy answered them with. */
   requests: number;
   statuses: Record<string, number>;
-  /** Requests the proxy sent to more than one upstream (proxy_next_upstream). */
+  /** Requests the proxy tried more than once (nginx: proxy_next_upstream; HAProxy: retries). */
   retried: number;
   /** Failed upstream attempts by cause (error log), and those no line explained. */
   attemptFailures: Partial<Record<IngressCause | 'unexplained', number>>;
@@ -309,6 +314,7 @@ export interface IngressEvidence {
 }
 
 export interface Ingress {
+  kind: IngressProxy;
   /** Where clients send their requests (the ingress's listening address). */
   url: URL;
   /** What it is and how it was programmed, in words (the document's and the report's). */

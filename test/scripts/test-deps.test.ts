@@ -89,9 +89,10 @@ test('missing packages: by the commands and the browser the tests use', (t) => {
     'iproute2',
     'nftables',
     'nginx-light',
+    'haproxy',
     'libxml2-utils',
   ]);
-  for (const c of ['unshare', 'setpriv', 'ps', 'ip', 'nft', 'nginx', 'xmllint', 'google-chrome'])
+  for (const c of ['unshare', 'setpriv', 'ps', 'ip', 'nft', 'nginx', 'haproxy', 'xmllint', 'google-chrome'])
     fakeExecutable(join(dir, 'bin', c));
   assert.deepEqual(deps.missingPackages(env), []);
 });

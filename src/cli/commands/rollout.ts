@@ -140,7 +140,7 @@ export function rolloutCommand(): Command {
       if (settings.ingress !== 'none' && flags.platform === 'kube')
         throw new DraincheckError(
           'DC_USAGE',
-          '--ingress nginx runs on the embedded runtime only (--platform local); on a cluster, send the load to your ingress yourself',
+          `--ingress ${settings.ingress} runs on the embedded runtime only (--platform local); on a cluster, send the load to your ingress yourself`,
         );
       if (settings.sequential && !compare)
         throw new DraincheckError(
@@ -185,7 +185,9 @@ export function rolloutCommand(): Command {
               ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               manifest: session.planOptions.manifest ?? {},
               // Behind an ingress the slowest layer is its sync: measured through one.
-              ...(settings.ingress === 'nginx' ? { ingress: { syncDelayMs: settings.ingressSyncMs } } : {}),
+              ...(settings.ingress !== 'none'
+                ? { ingress: { kind: settings.ingress, syncDelayMs: settings.ingressSyncMs } }
+                : {}),
             });
             // Interrupted while measuring: no rollout starts (the measurement's objects are gone).
             if (interrupt.signal.aborted) {

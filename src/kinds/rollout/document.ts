@@ -2,7 +2,7 @@
 // open-loop load, its Pods' lifecycles, the totals, and the per-request records in an NDJSON
 // file beside it (`recordsFile`, src/probe/load/record-file.ts). schema/rollout.v1.schema.json
 // is generated from this file (`npm run schema`).
-import { ingressCauses } from '../../platform/types.js';
+import { ingressCauses, ingressProxies } from '../../platform/types.js';
 import { z } from 'zod';
 import { requestOutcomes } from '../../probe/client-events.js';
 import { notSentCauses } from '../../probe/load/not-sent.js';
@@ -362,8 +362,11 @@ export const RolloutDocumentSchema = z.object({
     ),
   ingress: z
     .object({
-      kind: z.literal('nginx'),
-      model: z.string().max(2000).describe('what the proxy is and how it was programmed'),
+      kind: z.enum(ingressProxies).describe('the proxy: Debian’s nginx or Debian’s HAProxy'),
+      model: z
+        .string()
+        .max(2000)
+        .describe('what the proxy is (HAProxy: its version), and how it was programmed'),
       requests: z
         .number()
         .nullable()
@@ -371,10 +374,14 @@ export const RolloutDocumentSchema = z.object({
       statuses: z
         .record(z.string().max(3), z.number())
         .describe('what the proxy answered the client, by status'),
-      retried: z.number().describe('requests the proxy sent to more than one upstream (proxy_next_upstream)'),
+      retried: z
+        .number()
+        .describe(
+          'requests the proxy tried more than once: nginx on another upstream (proxy_next_upstream), HAProxy by its connection retries (the same server unless redispatched)',
+        ),
       attemptFailures: z
         .partialRecord(z.enum([...ingressCauses, 'unexplained']), z.number())
-        .describe("failed upstream attempts by the cause nginx's error log gave"),
+        .describe("failed upstream attempts by cause: nginx's error log, HAProxy's termination state"),
       failedAttempts: z
         .array(
           z.object({
@@ -410,7 +417,9 @@ export const RolloutDocumentSchema = z.object({
       unparsed: z.number().describe('log lines that were not the proxy’s format'),
     })
     .optional()
-    .describe('--ingress nginx: the proxy’s own evidence, from its access and error logs'),
+    .describe(
+      '--ingress nginx|haproxy: the proxy’s own evidence, from its logs (nginx: access and error logs; HAProxy: its access log)',
+    ),
   compare: z
     .object({
       scenarios: z

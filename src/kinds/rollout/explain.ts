@@ -117,8 +117,8 @@ export function retrySentence(r: (RetrySummary & { policy: RetryPolicy }) | null
 export interface ExplainContext {
   /** Why requests were not sent (null: all were sent, or not read). */
   notSent?: NotSentReading | null;
-  /** The load went through an ingress proxy (--ingress): its 5xx are the proxy's answers. */
-  ingress?: boolean;
+  /** The load went through an ingress proxy (--ingress), this one: its 5xx are the proxy's answers. */
+  ingress?: 'nginx' | 'haproxy';
   /** Failures whose Pod is their connection's evidence (a reused connection's last answer). */
   podFromConnection?: Partial<Record<FailureClass, number>>;
   /** Protocol errors by what was wrong (llhttp's code). */
@@ -218,11 +218,15 @@ export function explainFailures(
       // The load's connections are to the ingress: refused or cut, it is the ingress that did it.
       if (cls === 'connect-refused' && context.ingress)
         return `${n} ${cls} — new connections to the ingress were refused: it was not listening`;
+      if (cls === 'accepted-cut' && context.ingress === 'haproxy')
+        return `${n} ${cls} — the ingress closed the client's connection before the response ended (an upstream that ended mid-response, or the ingress itself ending; and, with no log line, a request that was not its client connection's first whose kept-alive server connection the Pod closed before answering: HAProxy passes that keep-alive race on to the client instead of a 502)`;
       if (cls === 'accepted-cut' && context.ingress)
         return `${n} ${cls} — the ingress closed the client's connection before the response ended (an upstream that ended mid-response, or the ingress itself ending; its log names the upstream of each it logged)`;
       // The load's connections are to the ingress: it is the server that closed them.
       if (cls === 'reused-connection-closed' && context.ingress)
-        return `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (nginx closes idle client connections when it reloads, as it does on each endpoint change here: a presumption, its log has no line for a request it never read)`;
+        return context.ingress === 'haproxy'
+          ? `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (HAProxy closes an idle client connection after timeout http-keep-alive, 1 min, and its old worker closes idle ones at a reload, when its server slots ran out: a presumption, its log has no line for a request it never read)`
+          : `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (nginx closes idle client connections when it reloads, as it does on each endpoint change here: a presumption, its log has no line for a request it never read)`;
       const what = codes.length ? `${causes[cls]}: ${codes.join(', ')}` : causes[cls];
       const race = cls === 'reused-connection-closed' ? idleRaceWords(context.idleRace ?? null) : '';
       return `${n} ${cls} — ${what}${phases.length ? ` (${phases.join(', ')})` : ''}${race}`;

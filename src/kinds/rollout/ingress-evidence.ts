@@ -1,10 +1,11 @@
-// The ingress proxy's own evidence (--ingress nginx), as the rollout document keeps it: what the
-// proxy answered, which requests it retried on another upstream (proxy_next_upstream), and each
-// failed upstream attempt named by its Pod, that Pod's phase when the request began, and the
-// cause nginx logged (refused, reset, closed, timeout, no upstream) — so a 502 is traced to the
+// The ingress proxy's own evidence (--ingress nginx|haproxy), as the rollout document keeps it:
+// what the proxy answered, which requests it tried more than once (nginx: on another upstream,
+// proxy_next_upstream; HAProxy: its connection retries), and each failed upstream attempt named
+// by its Pod, that Pod's phase when the request began, and the cause the proxy logged (refused,
+// reset, closed, timeout, no upstream) — so a 502 is traced to the
 // layer and the Pod that caused it, not presumed. Bounded: the attempts are grouped by Pod,
 // phase and cause, and at most SAMPLES_MAX requests are kept one by one.
-import type { IngressCause, IngressEvidence } from '../../platform/types.js';
+import type { IngressCause, IngressEvidence, IngressProxy } from '../../platform/types.js';
 import type { PodPhase } from './document.js';
 import type { LifecycleLookup } from './join/lifecycle.js';
 
@@ -18,7 +19,7 @@ export interface IngressAttemptGroup {
 }
 
 export interface IngressSection {
-  kind: 'nginx';
+  kind: IngressProxy;
   model: string;
   /** null: its logs could not be read (the run ended before the ingress stopped cleanly). */
   requests: number | null;
@@ -44,13 +45,14 @@ export interface IngressSection {
 
 /** The document's `ingress`, from the proxy's evidence and the Pods' lifecycles. */
 export function ingressSection(
+  kind: IngressProxy,
   model: string,
   evidence: IngressEvidence | null,
   pods: LifecycleLookup,
 ): IngressSection {
   if (!evidence)
     return {
-      kind: 'nginx',
+      kind,
       model,
       requests: null,
       statuses: {},
@@ -84,7 +86,7 @@ export function ingressSection(
       samples.push({ id: r.id, status: r.status, startMs: r.startMs, attempts });
   }
   return {
-    kind: 'nginx',
+    kind,
     model,
     requests: evidence.requests,
     statuses: evidence.statuses,
@@ -99,13 +101,14 @@ export function ingressSection(
 
 /** The section in words: one line of what the proxy did, then its failed attempts by Pod. */
 export function ingressWords(s: IngressSection): string[] {
-  if (s.requests === null) return ['ingress (nginx): its logs could not be read'];
+  const name = s.kind === 'haproxy' ? 'HAProxy' : 'nginx';
+  if (s.requests === null) return [`ingress (${name}): its logs could not be read`];
   const statuses = Object.entries(s.statuses)
     .sort((a, b) => b[1] - a[1])
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
   const lines = [
-    `ingress (nginx): ${s.requests} requests in its access log (${statuses || 'none'}); ${s.retried} retried on another Pod by proxy_next_upstream`,
+    `ingress (${name}): ${s.requests} requests in its access log (${statuses || 'none'}); ${s.retried} ${s.kind === 'haproxy' ? 'retried after a failed connection (retries 3, the same server: no redispatch)' : 'retried on another Pod by proxy_next_upstream'}`,
   ];
   for (const g of s.failedAttempts.slice(0, 8))
     lines.push(

@@ -10,7 +10,7 @@
 import http from 'node:http';
 import type { KubernetesObject, V1Pod, V1Service } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
-import type { Ingress, Platform } from '../../platform/types.js';
+import type { Ingress, IngressProxy, Platform } from '../../platform/types.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
 import { buildDeploymentWorkload } from '../../workload/deployment.js';
 import { RUN_LABEL, SCENARIO_LABEL } from '../../workload/labels.js';
@@ -61,7 +61,7 @@ export interface PropagationOptions {
    * The rollouts go through an ingress (--ingress): sample through one of the same kind and
    * sync delay, so the sleep covers the slowest layer of the path.
    */
-  ingress?: { syncDelayMs: number | { min: number; max: number } };
+  ingress?: { kind: IngressProxy; syncDelayMs: number | { min: number; max: number } };
 }
 
 export async function measurePropagation(
@@ -144,7 +144,7 @@ export async function measurePropagation(
       if (!platform.ingress)
         throw new DraincheckError('DC_USAGE', '--ingress runs on the embedded runtime only');
       ingress = await platform.ingress(
-        { namespace, service: name, syncDelayMs: options.ingress.syncDelayMs },
+        { kind: options.ingress.kind, namespace, service: name, syncDelayMs: options.ingress.syncDelayMs },
         signal,
       );
       // The ingress's own sync comes on top of the endpoints' change (lagBoundMs above).

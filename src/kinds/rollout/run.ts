@@ -26,7 +26,7 @@ import type {
 import { DraincheckError, isDraincheckError, type ErrorCode } from '../../errors.js';
 import { fatalObserverErrors } from '../../experiment/failures.js';
 import { Observers } from '../../experiment/observers.js';
-import type { Ingress, IngressEvidence, Platform } from '../../platform/types.js';
+import type { Ingress, IngressEvidence, IngressProxy, Platform } from '../../platform/types.js';
 import { loadOrigin } from '../../probe/load/generator.js';
 import { LOAD_SECONDS_MAX } from '../../probe/load/options.js';
 import { loadSettingValues } from '../../probe/load/settings.js';
@@ -168,6 +168,7 @@ class RolloutRun {
   ingress: Ingress | undefined;
   ingressEvidence: IngressEvidence | null = null;
   ingressModel: string | null = null;
+  ingressKind: IngressProxy = 'nginx';
   writer: RecordWriter | undefined;
   load: LoadSource | undefined;
   triggeredAtMs: number | null = null;
@@ -428,27 +429,29 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
   /** The Service answers, the load starts, the before-window passes. */
   async warm(run) {
     const { plan } = run;
-    if (plan.load.ingress === 'nginx') {
+    const kind = plan.load.ingress;
+    if (kind !== 'none') {
       // In front of the endpoints, programmed from the EndpointSlice: the load goes through it.
       if (!run.platform.ingress)
         throw new DraincheckError(
           'DC_USAGE',
-          '--ingress nginx runs on the embedded runtime only (--platform local)',
+          `--ingress ${kind} runs on the embedded runtime only (--platform local)`,
         );
       run.phases.detail('starting the ingress');
       run.ingress = await run.platform.ingress(
-        { namespace: plan.namespace, service: plan.name, syncDelayMs: plan.load.ingressSyncMs },
+        { kind, namespace: plan.namespace, service: plan.name, syncDelayMs: plan.load.ingressSyncMs },
         run.waitSignal,
       );
       run.target = run.ingress.url;
       run.ingressModel = run.ingress.model;
+      run.ingressKind = run.ingress.kind;
       // An ingress that ends mid-run ends the run: what the load saw after it is the ingress's
       // failure, not the Pods' (issue 25, "a proxy killed mid-run").
       void run.ingress.died.then((how) =>
         run.observers.failFast(
           new DraincheckError(
             'DC_INGRESS',
-            `the ingress (nginx) ${how} mid-run: requests after it failed at the ingress, not at the Pods`,
+            `the ingress (${kind === 'haproxy' ? 'HAProxy' : 'nginx'}) ${how} mid-run: requests after it failed at the ingress, not at the Pods`,
           ),
         ),
       );
@@ -833,7 +836,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     },
     // The proxy's own evidence, its attempts' Pods and phases from the same lifecycles.
     ...(run.ingressModel !== null
-      ? { ingress: ingressSection(run.ingressModel, run.ingressEvidence, run.lifecycles) }
+      ? { ingress: ingressSection(run.ingressKind, run.ingressModel, run.ingressEvidence, run.lifecycles) }
       : {}),
     platform: { ...platform.details() },
     rollout: {
@@ -857,7 +860,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           protocolErrors: all.protocolErrors,
           retries,
           idleRace,
-          ...(run.ingressModel !== null ? { ingress: true } : {}),
+          ...(run.ingressModel !== null ? { ingress: run.ingressKind } : {}),
         },
       }),
     },

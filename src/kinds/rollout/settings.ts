@@ -53,7 +53,7 @@ export const ROLLOUT_GRACE_SECONDS = 30;
 
 export const comparePolicies = ['exit', 'drain', 'drain+prestop', 'default'] as const;
 
-export const ingressKinds = ['none', 'nginx'] as const;
+export const ingressKinds = ['none', 'nginx', 'haproxy'] as const;
 export type IngressKind = (typeof ingressKinds)[number];
 
 /** A delay fixed or drawn from a range each time (ms). */
@@ -218,22 +218,24 @@ export const rolloutSettings = {
   ingress: setting<IngressKind, IngressKind | undefined, 'load'>({
     flag: '--ingress',
     arg: '<proxy>',
-    help: "put an ingress proxy in front of the Service's endpoints: none, or nginx (Debian's nginx with ingress-nginx's defaults, programmed from the EndpointSlice after --ingress-sync-ms; the embedded runtime only); its logs name each failed attempt's Pod and cause",
+    help: "put an ingress proxy in front of the Service's endpoints: none, nginx (Debian's nginx with ingress-nginx's defaults, reloaded on each change) or haproxy (Debian's HAProxy with the HAProxy Kubernetes Ingress Controller's defaults, changed through its Runtime API), programmed from the EndpointSlice after --ingress-sync-ms (the embedded runtime only); its logs name each failed attempt's Pod and cause",
     default: 'none',
     schema: z.enum(ingressKinds, {
-      error: (issue) => `--ingress must be none or nginx, got ${quote(issue.input)}`,
+      error: (issue) => `--ingress must be none, nginx or haproxy, got ${quote(issue.input)}`,
     }),
     text: String,
-    sample: 'nginx',
-    badSample: 'haproxy',
+    sample: 'haproxy',
+    badSample: 'traefik',
     document: { section: 'load', schema: z.enum(ingressKinds).optional(), value: (v: IngressKind) => v },
     fact: (v: IngressKind | undefined) =>
-      v === 'nginx' ? 'through an nginx ingress to the endpoints' : 'straight to the Service',
+      v === 'nginx' || v === 'haproxy'
+        ? `through ${v === 'nginx' ? 'an nginx' : 'a HAProxy'} ingress to the endpoints`
+        : 'straight to the Service',
   }),
   ingressSyncMs: setting<SyncDelay, string | undefined, 'load'>({
     flag: '--ingress-sync-ms',
     arg: '<ms|min..max>',
-    help: "--ingress: how long after an EndpointSlice change the ingress routes by it, fixed or a range each change draws from (at most 60000; ingress-nginx's --sync-rate-limit 0.3/s: up to 3.3 s between syncs)",
+    help: "--ingress: how long after an EndpointSlice change the ingress routes by it, fixed or a range each change draws from (at most 60000; ingress-nginx's --sync-rate-limit 0.3/s: up to 3.3 s between syncs; the same default for haproxy)",
     default: { min: 0, max: 3333 },
     schema: syncDelaySchema('--ingress-sync-ms'),
     text: syncDelayText,

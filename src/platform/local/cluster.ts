@@ -2,6 +2,7 @@
 // create/delete/read/list/watch of Kubernetes objects, Pod logs — behind which the kubelet
 // (pod-worker.ts), the EndpointSlice controller and kube-proxy (service-proxy.ts) do their part
 // with real processes and real TCP. See docs/FIDELITY.md for each rule and its source.
+import { HaproxyIngress } from './ingress-haproxy.js';
 import { NginxIngress } from './ingress-nginx.js';
 import type { ProxySyncRange } from './timing.js';
 import { randomUUID } from 'node:crypto';
@@ -16,7 +17,7 @@ import type {
 } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
 import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
-import type { PlatformEvent, WatchEvent } from '../types.js';
+import type { IngressProxy, PlatformEvent, WatchEvent } from '../types.js';
 import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
 import { detectPid1Support, type Pid1Support } from './container.js';
 import { isDraincheckImage } from './container-spec.js';
@@ -342,7 +343,7 @@ export class LocalCluster {
   }
 
   /**
-   * An nginx ingress in front of the Service's endpoints (ingress-nginx.ts): it follows the
+   * An ingress proxy in front of the Service's endpoints (ingress-nginx.ts, ingress-haproxy.ts): it follows the
    * Service's EndpointSlice after `syncDelayMs`, `ready` endpoints only. Stopped with the
    * Service, or by the caller.
    */
@@ -350,7 +351,8 @@ export class LocalCluster {
     namespace: string,
     service: string,
     syncDelayMs: number | ProxySyncRange,
-  ): Promise<NginxIngress> {
+    kind: IngressProxy = 'nginx',
+  ): Promise<NginxIngress | HaproxyIngress> {
     this.assertOpen();
     const key = `${namespace}/${service}`;
     if (!this.store.get('services', namespace, service))
@@ -358,7 +360,7 @@ export class LocalCluster {
     if (this.ingresses.has(key))
       throw new DraincheckError('DC_INGRESS', `the Service ${key} has an ingress already`);
     const port = this.store.get<V1Service>('services', namespace, service)?.spec?.ports?.[0];
-    const ingress = await NginxIngress.start();
+    const ingress = kind === 'haproxy' ? await HaproxyIngress.start() : await NginxIngress.start();
     const proxy = new ServiceProxy({
       dataplane: ingress,
       host: ingress.host,
@@ -381,7 +383,7 @@ export class LocalCluster {
     return ingress;
   }
 
-  /** Removes the Service's ingress proxy (its nginx already stopped by the caller or not). */
+  /** Removes the Service's ingress proxy (its process already stopped by the caller or not). */
   async deleteIngress(namespace: string, service: string): Promise<void> {
     const key = `${namespace}/${service}`;
     const proxy = this.ingresses.get(key);

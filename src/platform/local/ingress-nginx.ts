@@ -15,26 +15,26 @@
 // with 3 tries, upstream-keepalive-connections 320, -timeout 60 s, -requests 10000,
 // keep-alive 75 s for clients, worker-shutdown-timeout 240 s. Only `ready` endpoints are used
 // (no terminating fallback, unlike kube-proxy's).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DraincheckError } from '../../errors.js';
-import { LineSplitter } from '../../util/line-splitter.js';
-import type { IngressCause, IngressEvidence, IngressRequest } from '../types.js';
+import type { IngressCause, IngressEvidence } from '../types.js';
 import { freePort } from './addresses.js';
-import { INGRESS_LINE_MAX_CHARS, parseAccessLine, parseErrorLine, type ErrorEntry } from './ingress-log.js';
+import { parseAccessLine, parseErrorLine, type ErrorEntry } from './ingress-log.js';
+import {
+  boundedLines,
+  EvidenceTally,
+  GENERATION_PATH,
+  NOT_PLAIN_MAX,
+  ProxyProcess,
+  untilServed,
+} from './ingress-process.js';
 import { findNginx } from './l7-proxy.js';
 import type { Dataplane, Target } from './service-proxy.js';
 
-/** Requests shown one by one in the evidence; beyond, counted only. */
-const NOT_PLAIN_MAX = 20_000;
-/** Log lines read back at most (a run's requests and then some). */
-const LINES_MAX = 5_000_000;
 /** How long a reload may take to be in effect before the sync counts as failed. */
 const RELOAD_MS = 5_000;
-const GENERATION_PATH = '/__draincheck/generation';
 
 /** The access log's format: JSON, escaped by nginx (`escape=json`). */
 const ACCESS_LOG_FORMAT = [
@@ -107,28 +107,12 @@ export function nginxConfig(
   ].join('\n');
 }
 
-/** GET the generation nginx serves now (null: no answer). */
-function servedGeneration(host: string, port: number): Promise<number | null> {
-  return new Promise((resolve) => {
-    const req = http.get({ host, port, path: GENERATION_PATH, agent: false, timeout: 1000 }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body = (body + c).slice(0, 32)));
-      res.on('end', () => resolve(/^\d+$/.test(body) ? Number(body) : null));
-      res.on('error', () => resolve(null));
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(null));
-  });
-}
-
 /** nginx as a Service data plane of its own: `apply` reprograms it, its logs are the evidence. */
 export class NginxIngress implements Dataplane {
   readonly mode = 'nginx' as const;
   private generation = 0;
   /** Every address it was given, with its Pod: the logs name addresses. */
   private readonly pods = new Map<string, string | null>();
-  private stopped: Promise<void> | undefined;
   /** Resolves with how nginx ended when it ended before stop() asked it to (never otherwise). */
   readonly died: Promise<string>;
 
@@ -136,16 +120,9 @@ export class NginxIngress implements Dataplane {
     private readonly dir: string,
     readonly host: string,
     readonly port: number,
-    private readonly child: ChildProcess,
-    private readonly stderr: () => string,
+    private readonly proc: ProxyProcess,
   ) {
-    this.died = new Promise((resolve) => {
-      const ended = (code: number | null, signal: NodeJS.Signals | null) => {
-        if (!this.stopped) resolve(signal ? `was killed (${signal})` : `exited (code ${code})`);
-      };
-      if (child.exitCode !== null || child.signalCode !== null) ended(child.exitCode, child.signalCode);
-      else child.once('exit', ended);
-    });
+    this.died = proc.died;
   }
 
   /** Starts nginx with no endpoint (503); resolves once it answers (at most 5 s). */
@@ -159,23 +136,18 @@ export class NginxIngress implements Dataplane {
     const port = await freePort(host);
     const dir = mkdtempSync(join(tmpdir(), 'draincheck-ingress-'));
     writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, `${host}:${port}`, 0, []));
-    const child = spawn(nginx, ['-p', dir, '-c', join(dir, 'nginx.conf')], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+    const proc = new ProxyProcess({
+      executable: nginx,
+      args: ['-p', dir, '-c', join(dir, 'nginx.conf')],
+      // Graceful: the workers finish and write out what they buffered.
+      gracefulSignal: 'SIGQUIT',
     });
-    let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
-    child.on('error', (e) => (stderr += String(e)));
-    const ingress = new NginxIngress(dir, host, port, child, () => stderr);
-    const deadline = performance.now() + RELOAD_MS;
-    while ((await servedGeneration(host, port)) !== 0) {
-      if (child.exitCode !== null || child.signalCode !== null || performance.now() > deadline) {
-        await ingress.dispose();
-        throw new DraincheckError(
-          'DC_INGRESS',
-          `nginx did not start: ${stderr.trim().split('\n').at(-1)?.slice(0, 300) || 'no output'}`,
-        );
-      }
-      await new Promise((r) => setTimeout(r, 25));
+    const ingress = new NginxIngress(dir, host, port, proc);
+    try {
+      await untilServed(proc, host, port, 0, RELOAD_MS, () => `nginx did not start: ${proc.lastWords()}`);
+    } catch (error) {
+      await ingress.dispose();
+      throw new DraincheckError('DC_INGRESS', (error as Error).message);
     }
     return ingress;
   }
@@ -186,7 +158,7 @@ export class NginxIngress implements Dataplane {
 
   /** New configuration, reload (SIGHUP), and resolve once nginx serves it. */
   async apply(targets: Target[]): Promise<void> {
-    if (this.stopped) return;
+    if (this.proc.stopped) return;
     for (const t of targets) this.pods.set(`${t.ip}:${t.port}`, t.podUid ?? null);
     this.generation += 1;
     const generation = this.generation;
@@ -194,43 +166,18 @@ export class NginxIngress implements Dataplane {
       join(this.dir, 'nginx.conf'),
       nginxConfig(this.dir, `${this.host}:${this.port}`, generation, targets),
     );
-    this.child.kill('SIGHUP');
-    const deadline = performance.now() + RELOAD_MS;
-    for (;;) {
-      const served = await servedGeneration(this.host, this.port);
-      if (served !== null && served >= generation) return;
-      if (this.stopped || this.child.exitCode !== null) throw new Error('nginx is not running');
-      if (performance.now() > deadline)
-        throw new Error(
-          `nginx did not take generation ${generation} within ${RELOAD_MS} ms (${this.stderr().trim()})`,
-        );
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  }
-
-  /** Stops nginx (its workers flush their logs as they exit), bounded. */
-  private stopProcess(): Promise<void> {
-    this.stopped ??= (async () => {
-      const exited = new Promise<void>((resolve) => {
-        if (this.child.exitCode !== null || this.child.signalCode !== null) resolve();
-        else this.child.once('exit', () => resolve());
-      });
-      // SIGQUIT: graceful, the workers write out what they buffered; then faster ways.
-      this.child.kill('SIGQUIT');
-      const timeout = (ms: number) =>
-        new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref());
-      if ((await Promise.race([exited, timeout(2000)])) === 'timeout') {
-        this.child.kill('SIGTERM');
-        if ((await Promise.race([exited, timeout(1000)])) === 'timeout') this.child.kill('SIGKILL');
-        await Promise.race([exited, timeout(1000)]);
-      }
-    })();
-    return this.stopped;
+    this.proc.signal('SIGHUP');
+    await untilServed(this.proc, this.host, this.port, generation, RELOAD_MS, () =>
+      this.proc.stopped || this.proc.ended()
+        ? 'nginx is not running'
+        : `nginx did not take generation ${generation} within ${RELOAD_MS} ms (${this.proc.stderr()})`,
+    );
   }
 
   /** The logs read back, joined per request; times on the runner's clock from `originWallMs`. */
   async evidence(originWallMs: number): Promise<IngressEvidence> {
-    await this.stopProcess();
+    // Its workers flush their logs as they exit.
+    await this.proc.stop();
     // Error lines first: each request's failed attempts, by the upstream they named.
     const errors = new Map<string, ErrorEntry[]>();
     for await (const line of boundedLines(join(this.dir, 'error.log'))) {
@@ -241,25 +188,14 @@ export class NginxIngress implements Dataplane {
       errors.set(e.id, list);
       if (errors.size > NOT_PLAIN_MAX) break;
     }
-    const evidence: IngressEvidence = {
-      requests: 0,
-      statuses: {},
-      retried: 0,
-      attemptFailures: {},
-      notPlain: [],
-      dropped: 0,
-      unparsed: 0,
-    };
+    const tally = new EvidenceTally(originWallMs);
     for await (const line of boundedLines(join(this.dir, 'access.log'))) {
       const a = parseAccessLine(line);
       if (!a) {
-        if (line.trim()) evidence.unparsed += 1;
+        if (line.trim()) tally.unparsed();
         continue;
       }
       if (a.id === null) continue; // not one of the load's requests (its readiness GETs)
-      evidence.requests += 1;
-      evidence.statuses[a.status] = (evidence.statuses[a.status] ?? 0) + 1;
-      if (a.attempts.length > 1) evidence.retried += 1;
       const failedHere = errors.get(a.id) ?? [];
       const attempts = a.attempts.map((t, i) => {
         const failed = t.status === null || t.status >= 500;
@@ -269,59 +205,23 @@ export class NginxIngress implements Dataplane {
             (failedHere[i]?.addr === null ? failedHere[i] : undefined))
           : undefined;
         const cause: IngressCause | null = explained?.cause ?? null;
-        if (failed) {
-          const key = cause ?? 'unexplained';
-          evidence.attemptFailures[key] = (evidence.attemptFailures[key] ?? 0) + 1;
-        }
         return { addr: t.addr, podUid: this.pods.get(t.addr) ?? null, status: t.status, cause };
       });
       // No upstream at all (503 with no endpoint, or no live upstreams): an attempt of its own.
-      if (attempts.length === 0 && a.status >= 500) {
-        const cause = failedHere[0]?.cause ?? 'no-upstream';
-        evidence.attemptFailures[cause] = (evidence.attemptFailures[cause] ?? 0) + 1;
-        attempts.push({ addr: 'none', podUid: null, status: null, cause });
-      }
-      if (a.status === 200 && attempts.length === 1) continue;
-      const request: IngressRequest = {
-        id: a.id,
-        status: a.status,
-        startMs: Math.round(a.endWallMs - a.requestMs - originWallMs),
-        attempts,
-      };
-      if (evidence.notPlain.length < NOT_PLAIN_MAX) evidence.notPlain.push(request);
-      else evidence.dropped += 1;
+      if (attempts.length === 0 && a.status >= 500)
+        attempts.push({
+          addr: 'none',
+          podUid: null,
+          status: null,
+          cause: failedHere[0]?.cause ?? 'no-upstream',
+        });
+      tally.add({ id: a.id, status: a.status, endWallMs: a.endWallMs, requestMs: a.requestMs, attempts });
     }
-    return evidence;
+    return tally.evidence;
   }
 
   async dispose(): Promise<void> {
-    await this.stopProcess();
+    await this.proc.stop();
     rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-/**
- * A log's lines, each cut to the bound by the project's LineSplitter (so a line without its
- * newline never grows the runner's memory), at most LINES_MAX; a missing file has none.
- */
-async function* boundedLines(path: string): AsyncGenerator<string> {
-  const stream = createReadStream(path, { encoding: 'utf8', highWaterMark: 64 * 1024 });
-  const ready: string[] = [];
-  const splitter = new LineSplitter(INGRESS_LINE_MAX_CHARS, (line) => ready.push(line));
-  let n = 0;
-  try {
-    for await (const chunk of stream as AsyncIterable<string>) {
-      splitter.push(chunk);
-      for (const line of ready.splice(0)) {
-        if (++n > LINES_MAX) return;
-        yield line;
-      }
-    }
-    splitter.end();
-    for (const line of ready.splice(0)) if (++n <= LINES_MAX) yield line;
-  } catch {
-    // A missing or unreadable log has no (more) lines.
-  } finally {
-    stream.destroy();
   }
 }

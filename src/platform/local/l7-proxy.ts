@@ -13,11 +13,11 @@ import { freePort } from './addresses.js';
 /** Where Debian installs nginx (/usr/sbin is not on every user's PATH). */
 const SEARCH = ['/usr/sbin', '/usr/local/sbin', '/sbin'];
 
-/** The nginx executable, or null when it is not installed. */
-export function findNginx(env: NodeJS.ProcessEnv = process.env): string | null {
+/** An executable Debian installs under an sbin directory (nginx, haproxy), or null when it is not installed. */
+export function findExecutable(name: string, env: NodeJS.ProcessEnv = process.env): string | null {
   const dirs = [...(env.PATH ?? '').split(delimiter), ...SEARCH].filter(Boolean);
   for (const dir of dirs) {
-    const candidate = join(dir, 'nginx');
+    const candidate = join(dir, name);
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
@@ -26,6 +26,11 @@ export function findNginx(env: NodeJS.ProcessEnv = process.env): string | null {
     }
   }
   return null;
+}
+
+/** The nginx executable, or null when it is not installed. */
+export function findNginx(env: NodeJS.ProcessEnv = process.env): string | null {
+  return findExecutable('nginx', env);
 }
 
 export interface L7ProxyOptions {

@@ -86,7 +86,7 @@ export interface ServiceProxyOptions {
  * connections follow `apply`; established ones keep their backend.
  */
 export interface Dataplane {
-  readonly mode: 'userspace' | 'nftables' | 'nginx';
+  readonly mode: 'userspace' | 'nftables' | 'nginx' | 'haproxy';
   /** New connections go to one of `targets` (none: refused). Resolves once in effect. */
   apply(targets: Target[]): Promise<void>;
   /**

@@ -114,9 +114,12 @@ test('--ingress on a cluster, or a bad value: one line, exit 2', () => {
   const kube = cli(['rollout', '--ingress', 'nginx', '--platform', 'kube']);
   assert.equal(kube.status, 2);
   assert.match(kube.stderr, /^draincheck: --ingress nginx runs on the embedded runtime only/);
-  const bad = cli(['rollout', '--ingress', 'haproxy']);
+  const bad = cli(['rollout', '--ingress', 'traefik']);
   assert.equal(bad.status, 2);
-  assert.match(bad.stderr, /--ingress must be none or nginx, got "haproxy"/);
+  assert.match(bad.stderr, /--ingress must be none, nginx or haproxy, got "traefik"/);
+  const haproxy = cli(['rollout', '--ingress', 'haproxy', '--platform', 'kube']);
+  assert.equal(haproxy.status, 2);
+  assert.match(haproxy.stderr, /^draincheck: --ingress haproxy runs on the embedded runtime only/);
 });
 
 test(
