@@ -264,6 +264,7 @@ export function conclude(input: ConcludeInput): Fields {
           workMs: input.scenario.workMs,
           preStopSeconds: input.scenario.preStopSleepSeconds,
           http2: request.h2 !== undefined,
+          grpc: request.grpc !== undefined,
         })
       : null) ??
     (verdict.kind !== 'inconclusive'
