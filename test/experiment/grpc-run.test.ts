@@ -110,5 +110,10 @@ for (const target of [localTarget, kubeFacadeTarget('in-cluster')]) {
       doc.verdict.explanation ?? '',
       /the rule broken: the connection ended under the call without a GOAWAY/,
     );
+    // The advice needs the kubelet's signal events, which only the embedded runtime records.
+    if (find(doc, 'kubelet', 'signal-sent').length > 0) {
+      assert.equal(doc.advice?.code, 'handle-sigterm');
+      assert.match(doc.advice?.sentence ?? '', /call the gRPC server's tryShutdown/);
+    }
   });
 }
