@@ -132,7 +132,7 @@ export function grpcExchange(
         if (!result.connected) {
           result.connected = true;
           // grpc-js registers the transport with channelz right after announcing READY
-          // (subchannel.ts, startConnectingInternal): read it on the next turn.
+          // (grpc-js/src/subchannel.ts, startConnectingInternal): read it on the next turn.
           setImmediate(() => {
             if (settled) return;
             facts.connection = connectionOf(channel);

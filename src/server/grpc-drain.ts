@@ -3,7 +3,7 @@
 // and the client retries them on a new connection (gRPC's transparent retry, gRFC A6), calls
 // below it run to their end. grpc-js's `Server.tryShutdown()` does exactly that: it stops its
 // own listeners and closes every session with node:http2's `session.close()` (GOAWAY NO_ERROR,
-// the streams in flight finish), then calls back once all are gone (grpc-js src/server.ts). So,
+// the streams in flight finish), then calls back once all are gone (grpc-js/src/server.ts). So,
 // after the drain delay:
 //   1. Health/Check answers NOT_SERVING, /healthz 503     (at SIGTERM: `drain-started`)
 //   2. stop listening                                     journal `stopped-listening`

@@ -9,7 +9,7 @@ import type net from 'node:net';
 import grpc from '@grpc/grpc-js';
 import type { PodIdentity } from './identity.js';
 import type { Journal } from './journal.js';
-import type { RpcFields, WorkDone, WorkLedger } from './lab-server.js';
+import type { RpcFields, WorkDone, WorkLedger } from './work-ledger.js';
 import { WORK_ID_PATTERN, WORK_MS_MAX } from './work-params.js';
 import {
   GRPC_MESSAGE_MAX_BYTES,

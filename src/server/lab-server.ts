@@ -10,8 +10,11 @@ import type { PodIdentity } from './identity.js';
 import type { Journal } from './journal.js';
 import type { ServerProtocol, ShutdownPolicy } from './config.js';
 import { createPrefaceListener } from './h2c-listener.js';
-import { parseWorkParams, type WorkParams } from './work-params.js';
+import { parseWorkParams } from './work-params.js';
+import type { RpcFields, StreamFields, WorkLedger } from './work-ledger.js';
 import { createGrpcSide, type GrpcSide } from './grpc-side.js';
+
+export type { RpcFields, StreamFields, WorkDone, WorkLedger } from './work-ledger.js';
 
 export interface LabState {
   uid: string | null;
@@ -40,47 +43,6 @@ interface InFlight {
   timer: NodeJS.Timeout;
   /** HTTP/2 and gRPC: the stream (or RPC) and its connection's client port, for the journal lines. */
   stream: StreamFields | RpcFields | null;
-}
-
-/** The body of a finished unit of work: GET /work's 200, the Work RPC's reply. */
-export interface WorkDone {
-  status: 'done';
-  id: string;
-  uid: string | null;
-  name: string | null;
-  acceptedAt: string;
-  finishedAt: string;
-  durationMs: number;
-}
-
-/** What a journal line of a gRPC call adds: which RPC, from which client connection. */
-export interface RpcFields {
-  rpc: string;
-  remotePort: number | null;
-}
-
-/**
- * The work accounting every protocol shares, so `active`, the totals and the journal lines are
- * the same whether /work or the Work RPC carried the request.
- */
-export interface WorkLedger {
-  /** Accept `params` for `owner`; `finish` gets the body once `ms` has passed. */
-  accept(
-    params: WorkParams,
-    owner: object,
-    fields: StreamFields | RpcFields | null,
-    finish: (done: WorkDone) => void,
-  ): 'accepted' | 'duplicate';
-  /** The owner went away before the work finished (client gone, connection destroyed). */
-  abort(id: string, owner: object): void;
-  /** A request id for a request that named none. */
-  nextId(): string;
-}
-
-/** What a journal line of an HTTP/2 request adds: which stream, on which client connection. */
-export interface StreamFields {
-  streamId: number;
-  remotePort: number | null;
 }
 
 /** One HTTP/2 connection (session) the server holds, as the drain needs it. */

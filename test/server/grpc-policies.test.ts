@@ -199,7 +199,7 @@ test('grpc drain timeout: forceShutdown cancels the call left — CANCELLED made
   const lost = await within(call, 10_000, 'the Work RPC');
   assert.equal(lost.grpc.statusFromServer, false);
   assert.notEqual(lost.grpc.code, 0);
-  // grpc-js reads the RST_STREAM(CANCEL) of forceShutdown as CANCELLED (subchannel-call.ts),
+  // grpc-js reads the RST_STREAM(CANCEL) of forceShutdown as CANCELLED (grpc-js/src/subchannel-call.ts),
   // after the GOAWAY of tryShutdown had already taken the channel out of READY.
   assert.equal(lost.grpc.codeName, 'CANCELLED', JSON.stringify(lost.grpc));
   assert.equal(classifyWork(lost, 'too-long-rpc').outcome, 'rpc-reset');
