@@ -16,7 +16,7 @@ import {
 import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
 import { h2Exchange } from './h2-exchange.js';
-import { grpcExchange, type GrpcExchangeOptions } from './grpc-exchange.js';
+import type { GrpcExchangeOptions } from './grpc-exchange.js';
 import { classifyWork } from './outcome.js';
 import { bodyLimits } from './body.js';
 import { parseJsonBounded } from '../util/bounded-json.js';
@@ -147,8 +147,10 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   // an observation of its own, when it comes.
   // --protocol grpc: one unary Work RPC with grpc-js's client on a channel of its own
   // (./grpc-exchange.ts); its channel's state changes are observations of their own.
+  // grpc-js is loaded only for a gRPC run (every `draincheck` process would load it otherwise).
+  const grpcExchange = plan.protocol === 'grpc' ? (await import('./grpc-exchange.js')).grpcExchange : null;
   const send =
-    plan.protocol === 'grpc'
+    grpcExchange !== null
       ? (to: URL, options: GrpcExchangeOptions) =>
           grpcExchange(to, { ms: plan.workMs, id: plan.workId }, options)
       : plan.protocol === 'h2c'

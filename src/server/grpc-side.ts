@@ -11,6 +11,7 @@ import type { PodIdentity } from './identity.js';
 import type { Journal } from './journal.js';
 import type { RpcFields, WorkDone, WorkLedger } from './work-ledger.js';
 import { WORK_ID_PATTERN, WORK_MS_MAX } from './work-params.js';
+import { parseInteger } from '../util/integer.js';
 import {
   GRPC_MESSAGE_MAX_BYTES,
   GRPC_METADATA_MAX_BYTES,
@@ -78,8 +79,9 @@ export function createGrpcSide({ identity, ledger, isDraining }: GrpcSideDeps): 
         grpc.status.INVALID_ARGUMENT,
         'ms is required: the number of milliseconds to hold the call',
       );
-    if (!Number.isInteger(ms) || ms < 0 || ms > WORK_MS_MAX)
-      return fail(callback, grpc.status.INVALID_ARGUMENT, `ms must be an integer from 0 to ${WORK_MS_MAX}`);
+    // The one integer validator, with GET /work's label and range (util/integer.ts).
+    const checked = parseInteger(ms, { label: 'ms', min: 0, max: WORK_MS_MAX });
+    if (!checked.ok) return fail(callback, grpc.status.INVALID_ARGUMENT, checked.message);
     const id = requested ?? ledger.nextId();
     if (!WORK_ID_PATTERN.test(id))
       return fail(
@@ -96,7 +98,7 @@ export function createGrpcSide({ identity, ledger, isDraining }: GrpcSideDeps): 
       settled = true;
       if (connection) connection.open -= 1;
     };
-    const taken = ledger.accept({ ms, id }, call, fields, (done: WorkDone) => {
+    const taken = ledger.accept({ ms: checked.value, id }, call, fields, (done: WorkDone) => {
       settle();
       callback(null, replyOf(done), uidMetadata());
     });
@@ -164,8 +166,6 @@ function replyOf(done: WorkDone): WorkReplyMessage {
 
 /** The client port in grpc-js's peer string (`10.0.0.1:41234`, `[::1]:41234`), or null. */
 export function portOfPeer(peer: string): number | null {
-  const match = /:(\d{1,5})$/.exec(peer);
-  if (!match) return null;
-  const port = Number(match[1]);
-  return port <= 65_535 ? port : null;
+  const port = parseInteger(peer.slice(peer.lastIndexOf(':') + 1), { label: 'port', min: 0, max: 65_535 });
+  return port.ok ? port.value : null;
 }

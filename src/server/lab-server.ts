@@ -12,7 +12,7 @@ import type { ServerProtocol, ShutdownPolicy } from './config.js';
 import { createPrefaceListener } from './h2c-listener.js';
 import { parseWorkParams } from './work-params.js';
 import type { RpcFields, StreamFields, WorkLedger } from './work-ledger.js';
-import { createGrpcSide, type GrpcSide } from './grpc-side.js';
+import type { createGrpcSide, GrpcSide } from './grpc-side.js';
 
 export type { RpcFields, StreamFields, WorkDone, WorkLedger } from './work-ledger.js';
 
@@ -97,6 +97,11 @@ export interface LabServerOptions {
   journal: Journal;
   /** Default http1. */
   protocol?: ServerProtocol;
+  /**
+   * `grpc`: grpc-side.ts's factory. Loaded by the caller only for gRPC (main.ts imports it
+   * dynamically), so an HTTP server does not load grpc-js and protobufjs at start.
+   */
+  grpcSide?: typeof createGrpcSide;
   now?: () => Date;
 }
 
@@ -290,7 +295,8 @@ export function createLabServer(options: LabServerOptions): LabServer {
     // gRPC with @grpc/grpc-js: its server takes the HTTP/2 connections (those that open with
     // the preface) through its connection injector; HTTP/1.1 stays on the same port for
     // /healthz, /state, /work and the kubelet's httpGet probes.
-    const grpc = createGrpcSide({ identity, journal, ledger, isDraining: () => draining });
+    if (!options.grpcSide) throw new Error('createLabServer: protocol grpc needs options.grpcSide');
+    const grpc = options.grpcSide({ identity, journal, ledger, isDraining: () => draining });
     return {
       protocol,
       listener: createPrefaceListener(server, (socket) => grpc.inject(socket)),

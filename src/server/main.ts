@@ -19,7 +19,15 @@ export async function startLabServer(
 ): Promise<RunningLabServer> {
   const identity = readPodIdentity(env);
   const journal = createJournal(identity.uid);
-  const lab = createLabServer({ identity, policy: config.onSigterm, protocol: config.protocol, journal });
+  // grpc-js and its protobuf loader only for a gRPC server: an HTTP one starts without them.
+  const grpcSide = config.protocol === 'grpc' ? (await import('./grpc-side.js')).createGrpcSide : undefined;
+  const lab = createLabServer({
+    identity,
+    policy: config.onSigterm,
+    protocol: config.protocol,
+    journal,
+    ...(grpcSide ? { grpcSide } : {}),
+  });
   installShutdownPolicy({
     lab,
     journal,

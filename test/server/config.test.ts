@@ -69,7 +69,7 @@ for (const [args, env] of [
   [['--drain-delay-ms', '-3'], {}],
   [[], { ON_SIGTERM: 'sometimes' }],
   [['--protocol', 'http3'], {}],
-  [[], { PROTOCOL: 'grpc' }],
+  [[], { PROTOCOL: 'h3' }],
   [['--no-such-flag'], {}],
 ] as const) {
   test(`process exits 2 with one line for ${JSON.stringify([...args, env])}`, () => {

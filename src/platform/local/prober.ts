@@ -14,7 +14,6 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { V1Probe } from '@kubernetes/client-node';
-import { grpcHealthCheck } from '../../probe/grpc-health.js';
 import { TIMER_MAX_MS } from '../../util/integer.js';
 import { probeSettings } from '../../workload/probe-fields.js';
 import { spawnTied } from './container.js';
@@ -219,6 +218,8 @@ export class ContainerProber {
   private async grpcProbe(service: string): Promise<ProbeResult> {
     const { host, port } = this.options;
     const seconds = `${this.timeoutMs / 1000}s`;
+    // grpc-js is loaded at the first grpc probe, not with every embedded runtime.
+    const { grpcHealthCheck } = await import('../../probe/grpc-health.js');
     const r = await grpcHealthCheck(host, port, service, this.timeoutMs);
     switch (r.kind) {
       case 'serving':
