@@ -30,7 +30,7 @@ export interface ScenarioFlags {
 
 export function addScenarioFlags(
   command: Command,
-  options: { policy: boolean; graceDefault: number },
+  options: { policy: boolean; graceDefault: number; protocol?: boolean },
 ): Command {
   if (options.policy) {
     command.addOption(
@@ -39,13 +39,8 @@ export function addScenarioFlags(
         `the lab server's SIGTERM policy (default ${scenarioDefaults.onSigterm})`,
       ).choices(shutdownPolicies),
     );
-    command.addOption(
-      new Option(
-        '--protocol <protocol>',
-        `what the lab server speaks and the work request is sent on: http1, or h2c (one HTTP/2 stream, prior knowledge; the server's drain sends GOAWAY) (default ${scenarioDefaults.protocol})`,
-      ).choices(serverProtocols),
-    );
   }
+  if (options.policy || options.protocol) command.addOption(protocolOption());
   // No commander defaults: a flag not given leaves the value to resolveScenario's defaults.
   const defaults: Record<ScenarioSettingName, number> = {
     ...scenarioDefaults,
@@ -60,6 +55,26 @@ export function addScenarioFlags(
   return command.option(
     '--publish-not-ready',
     'set publishNotReadyAddresses on the Service (endpoints stay ready while terminating)',
+  );
+}
+
+/** `--protocol`: what the lab server speaks and the work is sent on (run, lab). */
+export function protocolOption(): Option {
+  return new Option(
+    '--protocol <protocol>',
+    `what the lab server speaks and the work request is sent on: http1; h2c (one HTTP/2 stream, prior knowledge; the server's drain sends GOAWAY); grpc (one unary Work RPC with grpc-js; the server's drain answers NOT_SERVING and calls tryShutdown) (default ${scenarioDefaults.protocol})`,
+  ).choices(serverProtocols);
+}
+
+/**
+ * A command that takes --protocol only to refuse what it cannot do yet: one DC_USAGE line
+ * naming what does take it.
+ */
+export function refuseProtocol(protocol: string | undefined, what: string): void {
+  if (protocol === undefined || protocol === 'http1') return;
+  throw new DraincheckError(
+    'DC_USAGE',
+    `${what} does not take --protocol ${protocol} yet (issue 26): \`draincheck run --protocol ${protocol}\` and \`draincheck lab --protocol ${protocol}\` do`,
   );
 }
 

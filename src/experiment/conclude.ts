@@ -2,7 +2,13 @@
 // again by anyone. Nothing here is assumed: a field without evidence says "not observed",
 // and the verdict names the events it rests on.
 import type { z } from 'zod';
-import { H2FactsSchema, type RunDocument, type RunEvent, type VerdictKind } from './run-document.js';
+import {
+  GrpcFactsSchema,
+  H2FactsSchema,
+  type RunDocument,
+  type RunEvent,
+  type VerdictKind,
+} from './run-document.js';
 import {
   containerStateOf,
   endpointConditions,
@@ -171,6 +177,7 @@ export function conclude(input: ConcludeInput): Fields {
     bytesReceived: o?.bytesReceived ?? 0,
     localPort,
     ...h2Of(o?.h2),
+    ...grpcOf(o?.grpc),
     routedTo: routed
       ? {
           endpoint: String(routed.data.endpoint),
@@ -257,6 +264,7 @@ export function conclude(input: ConcludeInput): Fields {
           workMs: input.scenario.workMs,
           preStopSeconds: input.scenario.preStopSleepSeconds,
           http2: request.h2 !== undefined,
+          grpc: request.grpc !== undefined,
         })
       : null) ??
     (verdict.kind !== 'inconclusive'
@@ -405,8 +413,10 @@ function verdictOf(
         kind: 'accepted-request-finished',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}${h2Words(f.request.h2)}; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}${h2Words(f.request.h2)}${grpcWords(f.request.grpc, events)}; ${exitText}.`,
       };
+    case 'rpc-connection-lost':
+    case 'rpc-reset':
     case 'session-lost':
     case 'stream-reset':
     case 'connection-dropped':
@@ -417,16 +427,23 @@ function verdictOf(
         kind: 'accepted-request-cut',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${h2Words(f.request.h2)}; ${fteText}; ${exitText}${hidden}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${h2Words(f.request.h2)}${grpcWords(f.request.grpc, events)}; ${fteText}; ${exitText}${hidden}.`,
       };
     }
     case 'http-error':
+    case 'grpc-status':
       return {
         kind: 'accepted-request-failed',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)} on a healthy connection; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)} on a healthy connection${grpcWords(f.request.grpc, events)}; ${exitText}.`,
       };
+    case 'rpc-refused':
+      // grpc-js never had a connection for the call, while the acceptance evidence says the
+      // server took it: as with goaway-refused, one of them is wrong and the run cannot tell.
+      return inconclusive(
+        `the Work RPC never left the client — ${f.request.grpc?.codeName ?? 'UNAVAILABLE'} made by grpc-js with no READY connection during the call${grpcWords(f.request.grpc, events)}, never processed — although acceptance was proven`,
+      );
     case 'unexpected-response':
       return inconclusive(
         `the response to the work request is not its completion body (HTTP ${f.request.status ?? '?'})`,
@@ -476,6 +493,53 @@ function h2Words(h2: z.infer<typeof H2FactsSchema> | undefined): string {
         ? `; the stream closed with ${h2.rstCodeName}`
         : '';
   return ` (${stream}; ${goaway}${how})`;
+}
+
+type GrpcFactsDoc = z.infer<typeof GrpcFactsSchema>;
+
+/**
+ * The Work RPC's gRPC facts in words, after the outcome ('' for other protocols), and the rule
+ * they meet: gRPC's graceful shutdown is a GOAWAY with the calls in flight allowed to finish
+ * (grpc-js Server.tryShutdown; https://grpc.io/docs/guides/server-graceful-stop/). The GOAWAY is
+ * the server's journal line for this call's connection (its client port), where the ports
+ * match; grpc-js does not show the frame to its user, only the channel leaving READY.
+ */
+function grpcWords(grpc: GrpcFactsDoc | undefined, events: ReadEvent[]): string {
+  if (!grpc) return '';
+  const who = grpc.statusFromServer ? 'from the server' : 'made by grpc-js (no server trailers)';
+  const status = `gRPC ${grpc.method.split('/').pop() ?? 'Work'} status ${grpc.codeName ?? 'none'} ${who}${grpc.details && grpc.code !== 0 ? ` "${grpc.details.slice(0, 120)}"` : ''}`;
+  const headers =
+    grpc.headersAfterMs === null
+      ? 'no initial metadata came'
+      : `its initial metadata came ${grpc.headersAfterMs} ms after the call${grpc.headerUid ? ` from ${short(grpc.headerUid)}` : ''}`;
+  const left =
+    grpc.leftReadyAfterMs === null
+      ? grpc.readyDuringCall
+        ? 'the channel stayed READY'
+        : 'the channel was never READY during the call'
+      : `the channel left READY ${grpc.leftReadyAfterMs} ms after the call, with it open`;
+  const port = grpc.connection?.localPort ?? null;
+  const goaways = eventsOf(events, 'server', 'goaway-sent');
+  const mine = port === null ? undefined : goaways.find((e) => e.data.remotePort === port);
+  const journal = mine
+    ? `the journal's GOAWAY (${String(mine.data.via ?? 'tryShutdown')}) went to this connection (:${port})`
+    : goaways.length > 0
+      ? `the journal's GOAWAY went to ${goaways.length} connection${goaways.length === 1 ? '' : 's'}, none with this call's port`
+      : 'the journal shows no GOAWAY';
+  const rule =
+    grpc.code === 0 && mine
+      ? ' — the rule met: GOAWAY first, then the accepted call finished'
+      : !grpc.statusFromServer && grpc.readyDuringCall && !mine && grpc.code !== 0
+        ? ' — the rule broken: the connection ended under the call without a GOAWAY before it'
+        : '';
+  return ` (${status}; ${headers}; ${left}; ${journal}${rule})`;
+}
+
+/** The Work RPC's gRPC facts as the document keeps them: checked and bounded, else left out. */
+function grpcOf(value: unknown): { grpc?: GrpcFactsDoc } {
+  if (value === undefined) return {};
+  const parsed = GrpcFactsSchema.safeParse(value);
+  return parsed.success ? { grpc: parsed.data } : {};
 }
 
 /**

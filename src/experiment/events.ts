@@ -164,6 +164,13 @@ export const eventSpecs = {
       lastStreamId: 'number',
       afterConnectMs: 'number',
     },
+    'work-channel-state': {
+      ...clientClock,
+      id: 'string',
+      localPort: 'number',
+      state: 'string',
+      afterMs: 'number',
+    },
     'work-outcome': {
       ...clientClock,
       id: 'string',
@@ -176,6 +183,7 @@ export const eventSpecs = {
       bytesReceived: 'number',
       localPort: 'number',
       h2: 'object',
+      grpc: 'object',
     },
     'replacement-answered': { ...clientClock, uid: 'string', polls: 'number', localPort: 'number' },
     'replacement-wait-timeout': { ...clientClock, polls: 'number', limitMs: 'number' },
@@ -227,12 +235,14 @@ export const eventSpecs = {
       name: 'string',
       namespace: 'string',
     },
-    // streamId and remotePort: HTTP/2 requests only (the h2c lab server).
+    // streamId and remotePort: HTTP/2 requests only (the h2c lab server); rpc and remotePort:
+    // gRPC calls only (the grpc lab server).
     'request-accepted': {
       ...journalLine,
       id: 'string',
       ms: 'number',
       streamId: 'number',
+      rpc: 'string',
       remotePort: 'number',
     },
     'request-finished': {
@@ -240,13 +250,27 @@ export const eventSpecs = {
       id: 'string',
       durationMs: 'number',
       streamId: 'number',
+      rpc: 'string',
       remotePort: 'number',
     },
-    'request-aborted': { ...journalLine, id: 'string', streamId: 'number', remotePort: 'number' },
+    'request-aborted': {
+      ...journalLine,
+      id: 'string',
+      streamId: 'number',
+      rpc: 'string',
+      remotePort: 'number',
+    },
     signal: { ...journalLine, name: 'string' },
     'drain-started': { ...journalLine, active: 'number' },
     'stopped-listening': { ...journalLine, active: 'number' },
-    'goaway-sent': { ...journalLine, remotePort: 'number', lastStreamId: 'number', open: 'number' },
+    // via: `tryShutdown` when grpc-js sent it (the grpc lab server; no lastStreamId then).
+    'goaway-sent': {
+      ...journalLine,
+      remotePort: 'number',
+      lastStreamId: 'number',
+      open: 'number',
+      via: 'string',
+    },
     'session-closed': { ...journalLine, remotePort: 'number', streams: 'number' },
     'request-cut': { ...journalLine, id: 'string' },
     'drain-finished': { ...journalLine, active: 'number', cut: 'array', timedOut: 'boolean' },

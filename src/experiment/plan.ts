@@ -88,7 +88,7 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
         : {}),
       ...(options.reuseAfterMs === undefined ? {} : { reuseAfterMs: options.reuseAfterMs }),
       ...(scenario.target ? { target: clientTarget(scenario.target) } : {}),
-      ...(scenario.protocol === 'h2c' ? { protocol: 'h2c' as const } : {}),
+      ...(scenario.protocol !== 'http1' ? { protocol: scenario.protocol } : {}),
       ...(options.replacement && options.replacement.newRequestWaits !== false
         ? { replacementWaitMs: options.replacement.readyWithinMs }
         : {}),

@@ -52,6 +52,42 @@ export const H2FactsSchema = z.object({
   streamsInFlight: z.number().nullable().describe('streams of the session open when the connection went'),
 });
 
+/** What the client saw of gRPC for the Work RPC (src/probe/grpc-exchange.ts, GrpcFacts). */
+export const GrpcFactsSchema = z.object({
+  method: z.string().max(256),
+  code: z.number().nullable().describe('the gRPC status code (null: no status came)'),
+  codeName: z.string().max(64).nullable(),
+  details: z.string().max(1024).nullable().describe('the status message, cut to 512 characters'),
+  statusFromServer: z
+    .boolean()
+    .describe(
+      "the status carried the server's trailers; false: grpc-js made it (a lost connection, no connection, a deadline)",
+    ),
+  headersAfterMs: z
+    .number()
+    .nullable()
+    .describe(
+      "ms after the call started that the server's initial metadata came (the lab sends it at acceptance)",
+    ),
+  headerUid: z.string().max(128).nullable().describe('x-pod-uid in the initial metadata'),
+  channelStates: z
+    .array(z.object({ state: z.string().max(32), afterMs: z.number() }))
+    .max(16)
+    .describe("the channel's connectivity states while the call was open"),
+  channelStatesDropped: z.number(),
+  readyDuringCall: z.boolean().describe('the channel was READY at some moment of the call'),
+  leftReadyAfterMs: z
+    .number()
+    .nullable()
+    .describe(
+      'the channel left READY with the call open (ms after it started): its connection ended under it',
+    ),
+  connection: z
+    .object({ localPort: z.number().nullable(), remotePort: z.number().nullable() })
+    .nullable()
+    .describe("the call's TCP connection as grpc-js's channelz saw it"),
+});
+
 export const ScenarioSchema = z.object({
   name: z.string().describe('a label: the policy, or what the user named it'),
   onSigterm: z
@@ -59,7 +95,7 @@ export const ScenarioSchema = z.object({
     .nullable()
     .describe('null when --server-command replaces the lab server'),
   protocol: z
-    .enum(['http1', 'h2c'])
+    .enum(['http1', 'h2c', 'grpc'])
     .optional()
     .describe(
       'what the lab server spoke and the work request was sent on (absent: http1, documents before --protocol)',
@@ -268,6 +304,9 @@ export const RunDocumentSchema = z.object({
     localPort: z.number().nullable(),
     h2: H2FactsSchema.optional().describe(
       '--protocol h2c: the work stream, its close code, the GOAWAY its session received, whether the connection went under it',
+    ),
+    grpc: GrpcFactsSchema.optional().describe(
+      '--protocol grpc: the Work RPC’s status and who made it, the initial metadata, the channel’s states, its connection',
     ),
     routedTo: z
       .object({ endpoint: z.string(), podUid: z.string().nullable(), fallback: z.boolean() })

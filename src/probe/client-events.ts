@@ -37,9 +37,12 @@ export interface ClientPlan {
   /**
    * `h2c`: the work request is one HTTP/2 stream on a session of its own (prior knowledge, no
    * TLS), and its failures are HTTP/2's (goaway-refused, stream-reset, session-lost). Absent:
-   * HTTP/1.1. /healthz and /state stay HTTP/1.1, as the kubelet's probe is.
+   * HTTP/1.1. /healthz and /state stay HTTP/1.1, as the kubelet's probe is. `grpc`: the work is
+   * one unary `draincheck.lab.v1.Lab/Work` RPC with grpc-js's client on a channel of its own
+   * (./grpc-exchange.ts), its failures gRPC's (grpc-status, rpc-refused, rpc-connection-lost,
+   * rpc-reset).
    */
-  protocol?: 'h2c';
+  protocol?: 'h2c' | 'grpc';
   /**
    * Another: a second Pod of the Service is applied once acceptance is proven, and the Pod
    * deleted once the second one is ready. The new request's delay (newRequestAfterMs) then
@@ -77,6 +80,8 @@ export const clientEventTypes = [
   'work-response-started',
   /** h2c: the work stream's session received a GOAWAY (code, last stream id). */
   'work-goaway',
+  /** grpc: the work RPC's channel changed connectivity state (READY → IDLE under the call: the connection ended). */
+  'work-channel-state',
   'work-outcome',
   'replacement-answered',
   'replacement-wait-timeout',
@@ -128,5 +133,28 @@ export const requestOutcomes = [
   'stream-reset',
   /** HTTP/2: the connection closed or was reset under the stream; `h2.streamsInFlight` streams went with it. */
   'session-lost',
+  /**
+   * gRPC: a non-OK status the server sent (it carried the server's trailers): the server's own
+   * answer, e.g. INVALID_ARGUMENT — never a lost connection.
+   */
+  'grpc-status',
+  /**
+   * gRPC: UNAVAILABLE made by the client library while its channel was never READY during the
+   * call (no connection: a refused reconnect, e.g. after the server's GOAWAY and exit): the call
+   * never left the client — never processed, safe to retry.
+   */
+  'rpc-refused',
+  /**
+   * gRPC: UNAVAILABLE made by the client library after a connection had carried the call, the
+   * channel leaving READY with the call open: the connection went with the RPC in flight
+   * (grpc-js: "Connection dropped").
+   */
+  'rpc-connection-lost',
+  /**
+   * gRPC: another status made by the client library on a connection that had carried the call —
+   * CANCELLED or INTERNAL from an RST_STREAM (grpc-js: "Received RST_STREAM with code N"; a
+   * server's forceShutdown reaches it as CANCELLED).
+   */
+  'rpc-reset',
 ] as const;
 export type RequestOutcome = (typeof requestOutcomes)[number];

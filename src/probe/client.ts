@@ -16,6 +16,7 @@ import {
 import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
 import { h2Exchange } from './h2-exchange.js';
+import type { GrpcExchangeOptions } from './grpc-exchange.js';
 import { classifyWork } from './outcome.js';
 import { bodyLimits } from './body.js';
 import { parseJsonBounded } from '../util/bounded-json.js';
@@ -144,9 +145,21 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   const connectedOrDone = new Promise<void>((resolve) => (connected = resolve));
   // --protocol h2c: one HTTP/2 stream on a session of its own (./h2-exchange.ts); its GOAWAY is
   // an observation of its own, when it comes.
-  const send = plan.protocol === 'h2c' ? h2Exchange : exchange;
+  // --protocol grpc: one unary Work RPC with grpc-js's client on a channel of its own
+  // (./grpc-exchange.ts); its channel's state changes are observations of their own.
+  // grpc-js is loaded only for a gRPC run (every `draincheck` process would load it otherwise).
+  const grpcExchange = plan.protocol === 'grpc' ? (await import('./grpc-exchange.js')).grpcExchange : null;
+  const send =
+    grpcExchange !== null
+      ? (to: URL, options: GrpcExchangeOptions) =>
+          grpcExchange(to, { ms: plan.workMs, id: plan.workId }, options)
+      : plan.protocol === 'h2c'
+        ? h2Exchange
+        : exchange;
   const work = send(url(path), {
     onGoaway: (goaway) => emit('work-goaway', { id: plan.workId, localPort: workPort, ...goaway }),
+    onChannelState: (state, afterMs) =>
+      emit('work-channel-state', { id: plan.workId, localPort: workPort, state, afterMs }),
     connectTimeoutMs: plan.connectTimeoutMs,
     responseTimeoutMs: plan.responseTimeoutMs,
     signal,

@@ -4,6 +4,7 @@
 import type { RequestOutcome } from './client-events.js';
 import type { ExchangeResult } from './http-exchange.js';
 import type { H2Facts } from './h2-exchange.js';
+import type { GrpcFacts } from './grpc-exchange.js';
 import { readBody } from './body.js';
 import { truncateText } from '../util/bounded-json.js';
 import { statusExpected, uidIn, type TargetPlan } from './work-template.js';
@@ -26,10 +27,12 @@ export interface WorkOutcome {
   problem: string | null;
   /** HTTP/2 only (--protocol h2c): the stream, its close code, the GOAWAY, the connection's fate. */
   h2?: H2Facts;
+  /** gRPC only (--protocol grpc): the status and who made it, the initial metadata, the channel's states. */
+  grpc?: GrpcFacts;
 }
 
 export function classifyWork(
-  result: ExchangeResult & { h2?: H2Facts },
+  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts },
   workId: string,
   target?: TargetPlan,
 ): WorkOutcome {
@@ -39,7 +42,20 @@ export function classifyWork(
     bytesReceived: result.bytesReceived,
     localPort: result.localPort,
     ...(result.h2 ? { h2: result.h2 } : {}),
+    ...(result.grpc ? { grpc: result.grpc } : {}),
   };
+  if (result.grpc) {
+    const outcome = grpcOutcome(result.grpc, result);
+    if (outcome !== 'completed') return { ...base, outcome, body: null, bodyUid: null, problem: null };
+    // The reply is the completion body of GET /work in the proto's fields: the same checks.
+    const read = readBody(result.body ?? '', 0);
+    const kept = { body: read.kept, ...(read.note ? { bodyNote: read.note } : {}) };
+    const problem = read.unreadable
+      ? `the reply cannot be read as a completion: ${read.unreadable}`
+      : completionProblem(read.value, workId);
+    if (problem) return { ...base, outcome: 'unexpected-response', ...kept, bodyUid: null, problem };
+    return { ...base, outcome: 'completed', ...kept, bodyUid: uidOf(read.value), problem: null };
+  }
   if (!result.connected) {
     const outcome: RequestOutcome = result.dnsFailed
       ? 'dns-error'
@@ -113,6 +129,30 @@ export function h2Failure(h2: H2Facts): 'goaway-refused' | 'session-lost' | 'str
   if (h2.connectionLost) return 'session-lost';
   if (h2.rstCode !== null && h2.rstCode !== 0) return 'stream-reset';
   return null;
+}
+
+/**
+ * A Work RPC's outcome in gRPC's terms, from the client's facts (the issue's traps: the status
+ * code alone cannot say what the server did). The order matters:
+ *  1. OK with a reply: completed (the reply is checked by the caller).
+ *  2. A status with the server's trailers: the server's own answer (grpc-status), whatever its code.
+ *  3. A status grpc-js made (no trailers): a deadline is the runner's limit; UNAVAILABLE on a
+ *     channel that was never READY during the call is a call that never left the client
+ *     (rpc-refused); UNAVAILABLE after a connection carried it is the connection lost under it;
+ *     any other code after a connection carried it is a reset stream (CANCELLED, INTERNAL).
+ */
+export function grpcOutcome(
+  grpc: GrpcFacts,
+  result: Pick<ExchangeResult, 'timedOut' | 'responseComplete' | 'dnsFailed'>,
+): RequestOutcome {
+  if (grpc.code === 0 && result.responseComplete) return 'completed';
+  if (grpc.code === 0) return 'unexpected-response';
+  if (grpc.statusFromServer) return 'grpc-status';
+  if (result.timedOut === 'connect') return result.dnsFailed ? 'dns-error' : 'connect-timeout';
+  if (result.timedOut === 'response') return 'response-timeout';
+  if (grpc.codeName === 'UNAVAILABLE') return grpc.readyDuringCall ? 'rpc-connection-lost' : 'rpc-refused';
+  if (!grpc.readyDuringCall) return 'rpc-refused';
+  return 'rpc-reset';
 }
 
 /** llhttp's code for a bad status code, used for one outside 100–599 too. */

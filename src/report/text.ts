@@ -52,6 +52,8 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           const code = e.data.error?.code;
           return `new request: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}${e.data.bodyUid ? ` from ${shortUid(e.data.bodyUid)}` : ''}`;
         }
+        case 'work-channel-state':
+          return `the work RPC's gRPC channel is ${v(e.data.state)} (${v(e.data.afterMs)} ms after the call)`;
         case 'work-goaway':
           return `the work stream's HTTP/2 session received GOAWAY ${v(e.data.codeName)} (last stream ${v(e.data.lastStreamId)})`;
         case 'replacement-answered':

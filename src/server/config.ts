@@ -21,9 +21,11 @@ export const policyHelp: Record<ShutdownPolicy, string> = {
 /**
  * The protocols the lab server speaks. `h2c` is HTTP/2 over cleartext with prior knowledge
  * (RFC 9113 §3.3); on the same port it still answers HTTP/1.1, as Go's h2c handler does, so a
- * kubelet `httpGet` probe (HTTP/1.1 only) keeps working.
+ * kubelet `httpGet` probe (HTTP/1.1 only) keeps working. `grpc` is gRPC with @grpc/grpc-js on the
+ * HTTP/2 connections (the `draincheck.lab.v1.Lab/Work` RPC and `grpc.health.v1.Health/Check`),
+ * HTTP/1.1 on the same port in the same way.
  */
-export const serverProtocols = ['http1', 'h2c'] as const;
+export const serverProtocols = ['http1', 'h2c', 'grpc'] as const;
 export type ServerProtocol = (typeof serverProtocols)[number];
 
 /**
@@ -63,8 +65,10 @@ export const serverSettings = {
     env: 'PROTOCOL',
     default: 'http1' as ServerProtocol,
     help:
-      'http1 | h2c: h2c also speaks HTTP/2 without TLS (prior knowledge) on the same port; drain then ' +
-      'sends every HTTP/2 session a GOAWAY with the last stream it will process',
+      'http1 | h2c | grpc: h2c also speaks HTTP/2 without TLS (prior knowledge) on the same port; drain then ' +
+      'sends every HTTP/2 session a GOAWAY with the last stream it will process. grpc serves the ' +
+      'draincheck.lab.v1.Lab/Work RPC and grpc.health.v1.Health/Check with @grpc/grpc-js on the same port ' +
+      '(HTTP/1.1 still answers /healthz, /state, /work); drain then answers NOT_SERVING and calls tryShutdown',
   },
   drainDelayMs: {
     flag: '--drain-delay-ms <ms>',
@@ -158,10 +162,10 @@ export function resolveServerConfig(
     throw new DraincheckError('DC_USAGE', first?.message ?? 'invalid server configuration');
   }
   // Idle keep-alive connections are HTTP/1.1's; an HTTP/2 session is ended by GOAWAY, at once.
-  if (parsed.data.protocol === 'h2c' && parsed.data.drainIdleMs > 0)
+  if (parsed.data.protocol !== 'http1' && parsed.data.drainIdleMs > 0)
     throw new DraincheckError(
       'DC_USAGE',
-      '--drain-idle-ms / DRAIN_IDLE_MS is for HTTP/1.1 keep-alive connections: with --protocol h2c the drain ends each session with GOAWAY',
+      `--drain-idle-ms / DRAIN_IDLE_MS is for HTTP/1.1 keep-alive connections: with --protocol ${parsed.data.protocol} the drain ends each session with GOAWAY`,
     );
   return parsed.data;
 }

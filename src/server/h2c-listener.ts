@@ -5,7 +5,6 @@
 // and a cleartext Http2Server answers an HTTP/1.1 request with a protocol error.
 import net from 'node:net';
 import type http from 'node:http';
-import type http2 from 'node:http2';
 
 /** HTTP/2's client connection preface (RFC 9113 §3.4). */
 export const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -20,9 +19,10 @@ export const PREFACE_WAIT_MS = 10_000;
  * A net.Server that reads the first bytes of each connection, puts them back, and hands the
  * socket to `h2` when they are HTTP/2's preface, to `h1` otherwise. Both servers then own the
  * socket as if they had accepted it (node:http2 reads what is already buffered first:
- * lib/internal/http2/core.js, setupHandle).
+ * lib/internal/http2/core.js, setupHandle). `h2` is node:http2's server (h2c) or grpc-js's
+ * connection injector (grpc), which hands the socket to an Http2Server of its own the same way.
  */
-export function createPrefaceListener(h1: http.Server, h2: http2.Http2Server): net.Server {
+export function createPrefaceListener(h1: http.Server, h2: (socket: net.Socket) => void): net.Server {
   // pauseOnConnect: no byte is read before the 'readable' handler below decides.
   const listener = net.createServer({ pauseOnConnect: true }, (socket) => {
     let head = Buffer.alloc(0);
@@ -46,7 +46,8 @@ export function createPrefaceListener(h1: http.Server, h2: http2.Http2Server): n
       socket.off('end', onEnd);
       socket.off('error', onError);
       socket.unshift(head);
-      (isH2 ? h2 : h1).emit('connection', socket);
+      if (isH2) h2(socket);
+      else h1.emit('connection', socket);
     };
     socket.on('error', onError);
     socket.on('end', onEnd);

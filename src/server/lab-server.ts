@@ -1,7 +1,7 @@
 // The lab server's HTTP side: /healthz, /work, /state (docs/LAB-CONTRACT.md), over HTTP/1.1
-// alone (`http1`) or over HTTP/2 without TLS and HTTP/1.1 on one port (`h2c`). It knows nothing
-// about signals; shutdown.ts and h2c-drain.ts drive it through `beginDraining` and the
-// `onActiveChange` hook.
+// alone (`http1`), over HTTP/2 without TLS and HTTP/1.1 on one port (`h2c`), or gRPC and
+// HTTP/1.1 on one port (`grpc`, grpc-side.ts). It knows nothing about signals; shutdown.ts,
+// h2c-drain.ts and grpc-drain.ts drive it through `beginDraining` and the `onActiveChange` hook.
 import http from 'node:http';
 import http2 from 'node:http2';
 import type net from 'node:net';
@@ -11,6 +11,10 @@ import type { Journal } from './journal.js';
 import type { ServerProtocol, ShutdownPolicy } from './config.js';
 import { createPrefaceListener } from './h2c-listener.js';
 import { parseWorkParams } from './work-params.js';
+import type { MethodFields, RpcFields, StreamFields, WorkLedger } from './work-ledger.js';
+import type { createGrpcSide, GrpcSide } from './grpc-side.js';
+
+export type { RpcFields, StreamFields, WorkDone, WorkLedger } from './work-ledger.js';
 
 export interface LabState {
   uid: string | null;
@@ -34,16 +38,11 @@ type LabResponse = http.ServerResponse | http2.Http2ServerResponse;
 
 interface InFlight {
   id: string;
-  res: LabResponse;
+  /** What carries the work (an HTTP response, a gRPC call): only its owner may abort it. */
+  owner: object;
   timer: NodeJS.Timeout;
-  /** HTTP/2 only: the stream and its session's client port, for the journal lines. */
-  stream: StreamFields | null;
-}
-
-/** What a journal line of an HTTP/2 request adds: which stream, on which client connection. */
-export interface StreamFields {
-  streamId: number;
-  remotePort: number | null;
+  /** HTTP/2 and gRPC: the stream (or RPC) and its connection's client port, for the journal lines. */
+  stream: StreamFields | RpcFields | MethodFields | null;
 }
 
 /** One HTTP/2 connection (session) the server holds, as the drain needs it. */
@@ -85,7 +84,12 @@ export interface H2cLabServer extends LabServerCommon {
   onSessionClosed(listener: (session: H2cSession) => void): void;
 }
 
-export type LabServer = Http1LabServer | H2cLabServer;
+export interface GrpcLabServer extends LabServerCommon {
+  readonly protocol: 'grpc';
+  readonly grpc: GrpcSide;
+}
+
+export type LabServer = Http1LabServer | H2cLabServer | GrpcLabServer;
 
 export interface LabServerOptions {
   identity: PodIdentity;
@@ -95,6 +99,11 @@ export interface LabServerOptions {
   protocol?: ServerProtocol;
   /** node:http's server.keepAliveTimeout (default its own, 5,000 ms; 0: never). */
   keepAliveTimeoutMs?: number;
+  /**
+   * `grpc`: grpc-side.ts's factory. Loaded by the caller only for gRPC (main.ts imports it
+   * dynamically), so an HTTP server does not load grpc-js and protobufjs at start.
+   */
+  grpcSide?: typeof createGrpcSide;
   now?: () => Date;
 }
 
@@ -147,58 +156,67 @@ export function createLabServer(options: LabServerOptions): LabServer {
     startedAt,
   });
 
-  const handleWork = (url: URL, req: LabRequest, res: LabResponse) => {
-    const parsed = parseWorkParams(url.searchParams, () => `req-${++generatedIds}`);
-    if (!parsed.ok) {
-      send(res, 400, { error: parsed.error });
-      return;
-    }
-    const { ms, id } = parsed.value;
-    if (inFlight.has(id)) {
-      send(res, 409, {
-        error: { code: 'duplicate-id', parameter: 'id', message: `a request with id ${id} is in flight` },
-      });
-      return;
-    }
-    const acceptedAt = now();
-    acceptedTotal += 1;
-    const stream = streamFields(req);
-    const timer = setTimeout(() => {
-      inFlight.delete(id);
-      finishedTotal += 1;
-      const finishedAt = now();
-      const durationMs = finishedAt.getTime() - acceptedAt.getTime();
-      send(res, 200, {
-        status: 'done',
-        id,
-        uid: identity.uid,
-        name: identity.name,
-        acceptedAt: acceptedAt.toISOString(),
-        finishedAt: finishedAt.toISOString(),
-        durationMs,
-      });
-      journal.write('request-finished', { id, durationMs, ...stream });
+  const ledger: WorkLedger = {
+    nextId: () => `req-${++generatedIds}`,
+    accept(params, owner, fields, finish) {
+      const { ms, id } = params;
+      if (inFlight.has(id)) return 'duplicate';
+      const acceptedAt = now();
+      acceptedTotal += 1;
+      const timer = setTimeout(() => {
+        inFlight.delete(id);
+        finishedTotal += 1;
+        const finishedAt = now();
+        const durationMs = finishedAt.getTime() - acceptedAt.getTime();
+        finish({
+          status: 'done',
+          id,
+          uid: identity.uid,
+          name: identity.name,
+          acceptedAt: acceptedAt.toISOString(),
+          finishedAt: finishedAt.toISOString(),
+          durationMs,
+        });
+        journal.write('request-finished', { id, durationMs, ...fields });
+        notify();
+      }, ms);
+      inFlight.set(id, { id, owner, timer, stream: fields });
+      journal.write('request-accepted', { id, ms, ...fields });
       notify();
-    }, ms);
-    inFlight.set(id, { id, res, timer, stream });
-    journal.write('request-accepted', {
-      id,
-      ms,
-      ...(req.method === 'POST' ? { method: 'POST' } : {}),
-      ...stream,
-    });
-    // 'close' before the timer fired means the client went away (or the connection was
-    // destroyed): the request is no longer in progress, and that is an event of its own.
-    res.on('close', () => {
+      return 'accepted';
+    },
+    abort(id, owner) {
       const entry = inFlight.get(id);
-      if (entry?.res !== res) return;
+      if (entry?.owner !== owner) return;
       clearTimeout(entry.timer);
       inFlight.delete(id);
       abortedTotal += 1;
       journal.write('request-aborted', { id, ...entry.stream });
       notify();
-    });
-    notify();
+    },
+  };
+
+  const handleWork = (url: URL, req: LabRequest, res: LabResponse) => {
+    const parsed = parseWorkParams(url.searchParams, () => ledger.nextId());
+    if (!parsed.ok) {
+      send(res, 400, { error: parsed.error });
+      return;
+    }
+    const { id } = parsed.value;
+    // A POST says so on its journal lines (a retry's duplicate is the harm: issue 25.3).
+    const stream = streamFields(req);
+    const fields: StreamFields | MethodFields | null =
+      req.method === 'POST' ? { method: 'POST', ...stream } : stream;
+    const taken = ledger.accept(parsed.value, res, fields, (done) => send(res, 200, done));
+    if (taken === 'duplicate') {
+      send(res, 409, {
+        error: { code: 'duplicate-id', parameter: 'id', message: `a request with id ${id} is in flight` },
+      });
+      return;
+    }
+    // 'close' before the timer fired means the client went away (or the connection was
+    // destroyed): the request is no longer in progress, and that is an event of its own.
+    res.on('close', () => ledger.abort(id, res));
   };
 
   const route = (req: LabRequest, res: LabResponse) => {
@@ -289,6 +307,19 @@ export function createLabServer(options: LabServerOptions): LabServer {
     },
   };
   if (protocol === 'http1') return { protocol, listener: server, ...common };
+  if (protocol === 'grpc') {
+    // gRPC with @grpc/grpc-js: its server takes the HTTP/2 connections (those that open with
+    // the preface) through its connection injector; HTTP/1.1 stays on the same port for
+    // /healthz, /state, /work and the kubelet's httpGet probes.
+    if (!options.grpcSide) throw new Error('createLabServer: protocol grpc needs options.grpcSide');
+    const grpc = options.grpcSide({ identity, journal, ledger, isDraining: () => draining });
+    return {
+      protocol,
+      listener: createPrefaceListener(server, (socket) => grpc.inject(socket)),
+      grpc,
+      ...common,
+    };
+  }
 
   // h2c: HTTP/2 through Node's compatibility API, so /work, /healthz and /state are the very
   // handlers HTTP/1.1 uses; the sessions are kept so the drain can GOAWAY each one.
@@ -319,7 +350,7 @@ export function createLabServer(options: LabServerOptions): LabServer {
   });
   return {
     protocol,
-    listener: createPrefaceListener(server, h2),
+    listener: createPrefaceListener(server, (socket) => h2.emit('connection', socket)),
     h2,
     sessions: () => [...sessions.values()],
     onSessionClosed: (listener) => {

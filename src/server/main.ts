@@ -19,12 +19,15 @@ export async function startLabServer(
 ): Promise<RunningLabServer> {
   const identity = readPodIdentity(env);
   const journal = createJournal(identity.uid);
+  // grpc-js and its protobuf loader only for a gRPC server: an HTTP one starts without them.
+  const grpcSide = config.protocol === 'grpc' ? (await import('./grpc-side.js')).createGrpcSide : undefined;
   const lab = createLabServer({
     identity,
     policy: config.onSigterm,
     protocol: config.protocol,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     journal,
+    ...(grpcSide ? { grpcSide } : {}),
   });
   installShutdownPolicy({
     lab,

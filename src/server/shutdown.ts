@@ -8,6 +8,7 @@ import type { ServerConfig } from './config.js';
 import type { Journal } from './journal.js';
 import type { Http1LabServer, LabServer } from './lab-server.js';
 import { drainH2c } from './h2c-drain.js';
+import { drainGrpc } from './grpc-drain.js';
 
 export interface ShutdownDeps {
   lab: LabServer;
@@ -42,6 +43,7 @@ export function installShutdownPolicy(deps: ShutdownDeps): void {
         started = true;
         const { lab } = deps;
         if (lab.protocol === 'h2c') drainH2c({ ...deps, lab });
+        else if (lab.protocol === 'grpc') drainGrpc({ ...deps, lab });
         else drain({ ...deps, lab });
       });
       return;

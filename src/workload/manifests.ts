@@ -121,7 +121,12 @@ export function buildWorkload(
     ports: [{ name: 'http', containerPort, protocol: 'TCP' }],
     env,
     readinessProbe: {
-      httpGet: { path: scenario.target?.healthPath ?? '/healthz', port: 'http', scheme: 'HTTP' },
+      // --protocol grpc: the kubelet's own grpc probe (Kubernetes 1.24+, GA in 1.27) calls
+      // grpc.health.v1.Health/Check, which the lab server answers NOT_SERVING once draining; its
+      // port must be a number (the API takes no port name for grpc).
+      ...(scenario.protocol === 'grpc'
+        ? { grpc: { port: containerPort, service: '' } }
+        : { httpGet: { path: scenario.target?.healthPath ?? '/healthz', port: 'http', scheme: 'HTTP' } }),
       periodSeconds: scenarioDefaults.probePeriodSeconds,
       failureThreshold: options.readinessFailureThreshold ?? scenarioDefaults.probeFailureThreshold,
       successThreshold: 1,

@@ -253,10 +253,10 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
       'DC_USAGE',
       `--protocol ${protocol} works with draincheck's own lab server only, not with --server-command, -f, --from or --work`,
     );
-  if (protocol === 'h2c' && integers.drainIdleMs > 0)
+  if (protocol !== 'http1' && integers.drainIdleMs > 0)
     throw new DraincheckError(
       'DC_USAGE',
-      '--drain-idle-ms is for HTTP/1.1 keep-alive connections: with --protocol h2c the drain ends each session with GOAWAY',
+      `--drain-idle-ms is for HTTP/1.1 keep-alive connections: with --protocol ${protocol} the drain ends each session with GOAWAY`,
     );
   return {
     name: v.name ?? onSigterm ?? 'custom',

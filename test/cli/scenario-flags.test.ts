@@ -107,7 +107,7 @@ test('--protocol: a flag of run (default http1); h2c reaches the Pod as PROTOCOL
   const command = addScenarioFlags(new Command('run'), { policy: true, graceDefault: 30 });
   const option = command.options.find((o) => o.long === '--protocol');
   assert.ok(option);
-  assert.deepEqual(option.argChoices, ['http1', 'h2c']);
+  assert.deepEqual(option.argChoices, ['http1', 'h2c', 'grpc']);
   assert.equal(resolveScenario({}).protocol, 'http1');
   const names = { runId: 'r1', namespace: 'ns', name: 'work' };
   const env = (protocol?: 'http1' | 'h2c') =>
@@ -135,6 +135,25 @@ test('--protocol: a flag of run (default http1); h2c reaches the Pod as PROTOCOL
   assert.throws(
     () => resolveScenario({ protocol: 'h3' as 'h2c' }),
     (e: unknown) =>
-      isDraincheckError(e) && e.code === 'DC_USAGE' && /--protocol must be one of http1, h2c/.test(e.message),
+      isDraincheckError(e) &&
+      e.code === 'DC_USAGE' &&
+      /--protocol must be one of http1, h2c, grpc/.test(e.message),
+  );
+});
+
+test('--protocol grpc: PROTOCOL and the kubelet grpc readiness probe on the container port; the client plan; --drain-idle-ms refused', () => {
+  const names = { runId: 'r1', namespace: 'ns', name: 'work' };
+  const container = buildWorkload(resolveScenario({ protocol: 'grpc' }), names).pod.spec!.containers[0]!;
+  assert.deepEqual(
+    container.env!.find((e) => e.name === 'PROTOCOL'),
+    { name: 'PROTOCOL', value: 'grpc' },
+  );
+  assert.deepEqual(container.readinessProbe?.grpc, { port: container.ports![0]!.containerPort, service: '' });
+  assert.equal(container.readinessProbe?.httpGet, undefined);
+  assert.equal(planRun(resolveScenario({ protocol: 'grpc' }), { runId: 'r1' }).client.protocol, 'grpc');
+  assert.throws(
+    () => resolveScenario({ protocol: 'grpc', drainIdleMs: 100 }),
+    (e: unknown) =>
+      isDraincheckError(e) && e.code === 'DC_USAGE' && /with --protocol grpc the drain/.test(e.message),
   );
 });

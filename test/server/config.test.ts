@@ -34,6 +34,7 @@ test('env is read, and a flag wins over env', () => {
   assert.equal(fromEnv.drainIdleMs, 40);
   assert.equal(fromEnv.host, '127.0.0.9');
   assert.equal(resolveServerConfig({}, { PROTOCOL: 'h2c' }).protocol, 'h2c');
+  assert.equal(resolveServerConfig({}, { PROTOCOL: 'grpc' }).protocol, 'grpc');
   assert.equal(resolveServerConfig({ protocol: 'http1' }, { PROTOCOL: 'h2c' }).protocol, 'http1');
   const flagged = resolveServerConfig({ port: '9001', onSigterm: 'default' }, env);
   assert.equal(flagged.port, 9001);
@@ -45,7 +46,12 @@ for (const [flags, env, pattern] of [
   [{}, { PORT: 'http' }, /PORT must be an integer/],
   [{ onSigterm: 'later' }, {}, /must be one of exit, default, drain, got "later"/],
   [{ drainDelayMs: '-1' }, {}, /DRAIN_DELAY_MS must be an integer/],
-  [{}, { PROTOCOL: 'h2' }, /--protocol \/ PROTOCOL must be one of http1, h2c, got "h2"/],
+  [{}, { PROTOCOL: 'h2' }, /--protocol \/ PROTOCOL must be one of http1, h2c, grpc, got "h2"/],
+  [
+    { protocol: 'grpc', drainIdleMs: '100' },
+    {},
+    /with --protocol grpc the drain ends each session with GOAWAY/,
+  ],
   [{ protocol: 'h2c', drainIdleMs: '100' }, {}, /DRAIN_IDLE_MS is for HTTP\/1.1 keep-alive connections/],
   [{}, { DRAIN_TIMEOUT_MS: '1e3' }, /DRAIN_TIMEOUT_MS must be an integer/],
 ] as const) {
@@ -63,7 +69,7 @@ for (const [args, env] of [
   [['--drain-delay-ms', '-3'], {}],
   [[], { ON_SIGTERM: 'sometimes' }],
   [['--protocol', 'http3'], {}],
-  [[], { PROTOCOL: 'grpc' }],
+  [[], { PROTOCOL: 'h3' }],
   [['--no-such-flag'], {}],
 ] as const) {
   test(`process exits 2 with one line for ${JSON.stringify([...args, env])}`, () => {

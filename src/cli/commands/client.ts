@@ -31,7 +31,9 @@ const flagsSchema = z.object({
   reuseAfterMs: integerSchema({ label: '--reuse-after-ms', min: 0, max: 3_600_000 }).optional(),
   replacementWaitMs: integerSchema({ label: '--replacement-wait-ms', min: 0, max: 3_600_000 }).optional(),
   target: z.string().optional(),
-  protocol: z.enum(['h2c'], { error: '--protocol must be h2c (HTTP/1.1 needs no flag)' }).optional(),
+  protocol: z
+    .enum(['h2c', 'grpc'], { error: '--protocol must be h2c or grpc (HTTP/1.1 needs no flag)' })
+    .optional(),
 });
 
 /** `--target`: the runner's own TargetPlan as JSON; a Pod argument, bounded all the same. */
@@ -133,7 +135,10 @@ export function clientCommand(): Command {
       '--replacement-wait-ms <ms>',
       'start the new request’s delay only once GET /healthz answers with another Pod’s UID (at most this long after acceptance)',
     )
-    .option('--protocol <protocol>', 'h2c: send the work request as one HTTP/2 stream (prior knowledge)')
+    .option(
+      '--protocol <protocol>',
+      'h2c: send the work request as one HTTP/2 stream (prior knowledge); grpc: as one unary Work RPC (grpc-js)',
+    )
     .option(
       '--target <json>',
       "the service checked, as the runner describes it (draincheck run's --work, --health-path ...); default: the lab contract",

@@ -22,7 +22,7 @@ import { warnLeftovers } from '../leftovers.js';
 import { runMany } from '../run-many.js';
 import { runMatrixLab } from '../matrix-lab.js';
 import { matrixScenarioNames } from '../../experiment/matrix/scenarios.js';
-import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { addScenarioFlags, refuseProtocol, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { terminalSafe } from '../../util/terminal-text.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 
@@ -43,7 +43,11 @@ export function labCommand(): Command {
     .description(
       'Run the experiment once per SIGTERM policy of the lab server — exit (exits at once), drain (finishes accepted requests), default (no handler: PID 1 ignores SIGTERM) — concurrently, and print the comparison: accepted UID, first terminating endpoint, request outcome, body UID, exit code, verdict, and one sentence per run.',
     );
-  addScenarioFlags(command, { policy: false, graceDefault: scenarioDefaults.labGraceSeconds });
+  addScenarioFlags(command, {
+    policy: false,
+    protocol: true,
+    graceDefault: scenarioDefaults.labGraceSeconds,
+  });
   addPlatformFlags(command).option(
     '--out <dir>',
     'directory for the run documents and summary.json (default ./draincheck-results/<time>/)',
@@ -82,6 +86,8 @@ export function labCommand(): Command {
     .action(async (flags: LabFlags) => {
       const format = chosenFormat(flags);
       if (flags.matrix === true || flags.scenarios !== undefined) {
+        // The matrix's scenarios are HTTP/1.1 ones; its protocol scenarios are issue 26's step 4.
+        refuseProtocol(flags.protocol, '`draincheck lab --matrix`');
         await runMatrixLab(flags, format);
         return;
       }

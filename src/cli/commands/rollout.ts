@@ -40,7 +40,7 @@ import { measurePropagation } from '../../kinds/rollout/propagation.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 import { onInterrupt } from '../interrupt.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
-import { scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { protocolOption, refuseProtocol, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { addSettingFlags } from '../setting-flags.js';
 
 /** What commander gives: the scenario's, the platform's and the output's flags; the rollout's rows as text. */
@@ -56,7 +56,9 @@ export function rolloutCommand(): Command {
       new Option('--on-sigterm <policy>', 'the lab server’s SIGTERM policy (default drain)').choices(
         shutdownPolicies,
       ),
-    );
+    )
+    // Taken only to be refused with its reason: the load speaks HTTP/1.1 (issue 26, step 3).
+    .addOption(protocolOption());
   // The scenario's server settings (grace, preStop sleep, drain delay) from the scenario table;
   // --work-ms here is the load's distribution.
   for (const [name, s] of scenarioSettingRows)
@@ -121,6 +123,7 @@ export function rolloutCommand(): Command {
     )
     .action(async (flags: RolloutFlags) => {
       const format = chosenFormat(flags);
+      refuseProtocol(flags.protocol, '`draincheck rollout` (its load speaks HTTP/1.1)');
       // --client local would send the load from this machine: a rollout's load comes from a
       // load Pod inside the cluster (its requests take the Service path), nowhere else.
       if (flags.platform === 'kube' && flags.client !== undefined && flags.client !== 'in-cluster')

@@ -31,6 +31,8 @@ export function adviceOf(
     preStopSeconds: number;
     /** The request was an HTTP/2 stream (--protocol h2c): a drain must GOAWAY its session. */
     http2?: boolean;
+    /** The request was a gRPC call (--protocol grpc): the drain is grpc-js's tryShutdown. */
+    grpc?: boolean;
   },
 ): Advice | null {
   if (run.cutAt === null) return null;
@@ -56,10 +58,13 @@ export function adviceOf(
     return {
       code: 'handle-sigterm',
       figures: { cutAfterSigtermMs },
-      sentence: run.http2
-        ? // Node's Http2Server.close() sends no GOAWAY (nodejs/node#57611): the step is named.
-          `Smallest change: handle SIGTERM — stop accepting, send every HTTP/2 session a GOAWAY with the last stream it will process, then finish the in-flight streams before exiting; the stream was cut ${cutAfterSigtermMs} ms after SIGTERM.`
-        : `Smallest change: handle SIGTERM — stop accepting, then finish in-flight requests before exiting; the request was cut ${cutAfterSigtermMs} ms after SIGTERM.`,
+      sentence: run.grpc
+        ? // grpc-js: tryShutdown sends GOAWAY and lets the calls in flight finish; exit only after its callback.
+          `Smallest change: handle SIGTERM — answer the health check NOT_SERVING, call the gRPC server's tryShutdown (GOAWAY to every connection, the calls in flight finish) and exit from its callback; the call was cut ${cutAfterSigtermMs} ms after SIGTERM.`
+        : run.http2
+          ? // Node's Http2Server.close() sends no GOAWAY (nodejs/node#57611): the step is named.
+            `Smallest change: handle SIGTERM — stop accepting, send every HTTP/2 session a GOAWAY with the last stream it will process, then finish the in-flight streams before exiting; the stream was cut ${cutAfterSigtermMs} ms after SIGTERM.`
+          : `Smallest change: handle SIGTERM — stop accepting, then finish in-flight requests before exiting; the request was cut ${cutAfterSigtermMs} ms after SIGTERM.`,
     };
   }
   return {

@@ -360,7 +360,7 @@ export class PodWorker {
     onChange: (ok: boolean, last: ProbeResult) => void,
     firstDelayMs?: number,
   ): ContainerProber {
-    const port = resolvePort(probe.httpGet?.port ?? probe.tcpSocket?.port, this.spec);
+    const port = resolvePort(probe.httpGet?.port ?? probe.tcpSocket?.port ?? probe.grpc?.port, this.spec);
     return new ContainerProber({
       probe: this.inPodNetwork(probe),
       type,

@@ -144,6 +144,7 @@ export class ContainerProber {
   private probeOnce(): Promise<ProbeResult> {
     const { probe } = this.options;
     if (probe.tcpSocket) return this.tcpProbe();
+    if (probe.grpc) return this.grpcProbe(probe.grpc.service ?? '');
     if (probe.exec?.command?.length) return this.execProbe(probe.exec.command);
     const get = probe.httpGet;
     if (!get) return Promise.resolve({ ok: true, message: 'no handler: treated as success' });
@@ -208,6 +209,38 @@ export class ContainerProber {
         }),
       );
     });
+  }
+
+  /**
+   * grpc (Kubernetes 1.24+): `grpc.health.v1.Health/Check` for `service` within timeoutSeconds;
+   * success only on SERVING. The messages are the kubelet's (pkg/probe/grpc/grpc.go).
+   */
+  private async grpcProbe(service: string): Promise<ProbeResult> {
+    const { host, port } = this.options;
+    const seconds = `${this.timeoutMs / 1000}s`;
+    // grpc-js is loaded at the first grpc probe, not with every embedded runtime.
+    const { grpcHealthCheck } = await import('../../probe/grpc-health.js');
+    const r = await grpcHealthCheck(host, port, service, this.timeoutMs);
+    switch (r.kind) {
+      case 'serving':
+        return { ok: true, message: 'service healthy' };
+      case 'not-serving':
+        return { ok: false, message: `service unhealthy (responded with "${r.status}")` };
+      case 'no-connection':
+        return {
+          ok: false,
+          message: `timeout: failed to connect service "${host}:${port}" within ${seconds}: ${r.details}`,
+        };
+      case 'unimplemented':
+        return {
+          ok: false,
+          message: `this server does not implement the grpc health protocol (grpc.health.v1.Health): ${r.details}`,
+        };
+      case 'deadline':
+        return { ok: false, message: `timeout: health rpc did not complete within ${seconds}` };
+      case 'error':
+        return { ok: false, message: `error: health rpc probe failed: ${r.details}` };
+    }
   }
 
   /**

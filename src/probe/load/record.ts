@@ -165,6 +165,14 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
       return 'accepted-cut';
     case 'goaway-refused':
       return 'dropped-unseen';
+    // gRPC's outcomes (draincheck run --protocol grpc), likewise until the load speaks gRPC.
+    case 'rpc-connection-lost':
+    case 'rpc-reset':
+      return 'accepted-cut';
+    case 'rpc-refused':
+      return 'connect-refused';
+    case 'grpc-status':
+      return 'unexpected-response';
   }
 }
 

@@ -88,6 +88,8 @@ function describeClient(e: Known<'client'>): MarkText {
         'warn',
         4,
       );
+    case 'work-channel-state':
+      return mark(`gRPC channel ${e.data.state ?? '?'}`, e.data.state === 'READY' ? 'neutral' : 'warn', 2);
     case 'work-outcome':
       // The comparison table's words for the outcome (run-view.ts).
       return mark(outcomeBrief(e.data) ?? 'no outcome', e.data.outcome === 'completed' ? 'good' : 'bad', 5);

@@ -1,0 +1,87 @@
+// The `drain` policy of the gRPC lab server. gRPC ends a connection the way HTTP/2 does: a
+// GOAWAY naming the last stream the server will process; calls above it were never processed
+// and the client retries them on a new connection (gRPC's transparent retry, gRFC A6), calls
+// below it run to their end. grpc-js's `Server.tryShutdown()` does exactly that: it stops its
+// own listeners and closes every session with node:http2's `session.close()` (GOAWAY NO_ERROR,
+// the streams in flight finish), then calls back once all are gone (grpc-js/src/server.ts). So,
+// after the drain delay:
+//   1. Health/Check answers NOT_SERVING, /healthz 503     (at SIGTERM: `drain-started`)
+//   2. stop listening                                     journal `stopped-listening`
+//   3. tryShutdown: GOAWAY to every connection             journal `goaway-sent`, one per connection
+//   4. the RPCs in flight finish                           journal `request-finished`
+//   5. each connection closes                              journal `session-closed`
+//   6. exit 0                                              journal `drain-finished`, `exit`
+// At --drain-timeout-ms, forceShutdown() cancels what is left (RST_STREAM CANCEL) and the
+// process exits 1, as the HTTP drains do.
+import type { Journal } from './journal.js';
+import type { ServerConfig } from './config.js';
+import type { GrpcLabServer } from './lab-server.js';
+
+export interface GrpcDrainDeps {
+  lab: GrpcLabServer;
+  journal: Journal;
+  config: ServerConfig;
+  exit: (code: number) => void;
+}
+
+export function drainGrpc({ lab, journal, config, exit }: GrpcDrainDeps): void {
+  lab.beginDraining();
+  journal.write('drain-started', {
+    active: lab.state().active,
+    drainDelayMs: config.drainDelayMs,
+    drainTimeoutMs: config.drainTimeoutMs,
+  });
+  let finished = false;
+  let shutDown = false;
+  const finish = (code: number) => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(deadline);
+    clearTimeout(delay);
+    exit(code);
+  };
+
+  const deadline = setTimeout(() => {
+    const cut = lab.activeIds();
+    for (const id of cut) journal.write('request-cut', { id });
+    const connections = lab.grpc.connections().length;
+    // Each call still open ends with RST_STREAM(CANCEL) and its session is destroyed.
+    lab.grpc.server.forceShutdown();
+    lab.server.closeAllConnections();
+    journal.write('drain-finished', { active: cut.length, cut, timedOut: true, sessions: connections });
+    journal.write('exit', { code: 1 });
+    finish(1);
+  }, config.drainTimeoutMs);
+
+  const settle = () => {
+    if (finished || !shutDown || lab.state().active !== 0) return;
+    journal.write('drain-finished', { active: 0, cut: [], timedOut: false, sessions: 0 });
+    journal.write('exit', { code: 0 });
+    finish(0);
+  };
+
+  const delay = setTimeout(() => {
+    lab.listener.close();
+    journal.write('stopped-listening', {
+      active: lab.state().active,
+      sessions: lab.grpc.connections().length,
+    });
+    lab.grpc.onConnectionClosed((connection) => {
+      journal.write('session-closed', { remotePort: connection.remotePort, streams: connection.rpcs });
+    });
+    // tryShutdown closes each session it holds (node:http2's close(): a GOAWAY NO_ERROR with the
+    // last stream it processed) — the line says which connection, and how many calls were open.
+    for (const connection of lab.grpc.connections())
+      journal.write('goaway-sent', {
+        remotePort: connection.remotePort,
+        open: connection.open,
+        via: 'tryShutdown',
+      });
+    lab.grpc.server.tryShutdown(() => {
+      shutDown = true;
+      settle();
+    });
+    lab.server.closeIdleConnections();
+    lab.onActiveChange(settle);
+  }, config.drainDelayMs);
+}

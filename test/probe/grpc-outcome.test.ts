@@ -1,0 +1,131 @@
+// The Work RPC's outcome in gRPC's terms (probe/outcome.ts, grpcOutcome) — first from facts, one
+// rule each; then against real grpc-js servers on loopback, in this process: the server's own
+// UNAVAILABLE is not a lost connection, a refused connection never left the client, and a
+// status message of 1 MB is held to a bounded size.
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { test } from 'node:test';
+import grpc from '@grpc/grpc-js';
+import { grpcExchange, GRPC_DETAILS_KEEP_CHARS, type GrpcFacts } from '../../src/probe/grpc-exchange.js';
+import { labContract } from '../../src/probe/grpc-contract.js';
+import { classifyWork, grpcOutcome } from '../../src/probe/outcome.js';
+
+const facts = (over: Partial<GrpcFacts>): GrpcFacts => ({
+  method: '/draincheck.lab.v1.Lab/Work',
+  code: 0,
+  codeName: 'OK',
+  details: 'OK',
+  statusFromServer: true,
+  headersAfterMs: 5,
+  headerUid: 'u',
+  channelStates: [],
+  channelStatesDropped: 0,
+  readyDuringCall: true,
+  leftReadyAfterMs: null,
+  connection: null,
+  ...over,
+});
+const plain = { timedOut: null, responseComplete: false, dnsFailed: false } as const;
+
+test('grpcOutcome: one rule each, the status code alone never decides', () => {
+  assert.equal(grpcOutcome(facts({}), { ...plain, responseComplete: true }), 'completed');
+  assert.equal(grpcOutcome(facts({}), plain), 'unexpected-response', 'OK without a reply');
+  // The same code, UNAVAILABLE, three ways: the server's own, a lost connection, no connection.
+  const unavailable = { code: 14, codeName: 'UNAVAILABLE' };
+  assert.equal(grpcOutcome(facts({ ...unavailable, statusFromServer: true }), plain), 'grpc-status');
+  assert.equal(grpcOutcome(facts({ ...unavailable, statusFromServer: false }), plain), 'rpc-connection-lost');
+  assert.equal(
+    grpcOutcome(
+      facts({ ...unavailable, statusFromServer: false, readyDuringCall: false, headersAfterMs: null }),
+      plain,
+    ),
+    'rpc-refused',
+  );
+  // CANCELLED made by grpc-js on a connection that carried the call: an RST_STREAM (forceShutdown).
+  assert.equal(
+    grpcOutcome(facts({ code: 1, codeName: 'CANCELLED', statusFromServer: false }), plain),
+    'rpc-reset',
+  );
+  assert.equal(
+    grpcOutcome(facts({ code: 1, codeName: 'CANCELLED', statusFromServer: true }), plain),
+    'grpc-status',
+  );
+  // grpc-js's own deadline is the runner's limit, read by the phase it ended in.
+  const deadline = { code: 4, codeName: 'DEADLINE_EXCEEDED', statusFromServer: false };
+  assert.equal(grpcOutcome(facts(deadline), { ...plain, timedOut: 'response' }), 'response-timeout');
+  assert.equal(
+    grpcOutcome(facts({ ...deadline, readyDuringCall: false }), { ...plain, timedOut: 'connect' }),
+    'connect-timeout',
+  );
+});
+
+/** A real grpc-js server on loopback with one Work handler; stopped by the test. */
+async function labLike(
+  t: import('node:test').TestContext,
+  handler: grpc.handleUnaryCall<Record<string, unknown>, Record<string, unknown>>,
+): Promise<number> {
+  const server = new grpc.Server();
+  server.addService(labContract().lab, { Work: handler });
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (error, bound) =>
+      error ? reject(error) : resolve(bound),
+    ),
+  );
+  t.after(() => server.forceShutdown());
+  return port;
+}
+
+const limits = { connectTimeoutMs: 3000, responseTimeoutMs: 5000 };
+const uidTrailer = () => {
+  const m = new grpc.Metadata();
+  m.set('x-pod-uid', 'u-loop');
+  return m;
+};
+
+test('loopback: a completion, the server’s own UNAVAILABLE (grpc-status, not a lost connection), and a 1 MB status message held to a bounded size', async (t) => {
+  const port = await labLike(t, (call, callback) => {
+    const id = String(call.request.id);
+    if (id === 'ok')
+      callback(
+        null,
+        { status: 'done', id, uid: 'u-loop', name: 'n', acceptedAt: '', finishedAt: '', durationMs: 0 },
+        uidTrailer(),
+      );
+    else if (id === 'busy')
+      callback({ code: grpc.status.UNAVAILABLE, details: 'draining', metadata: uidTrailer() });
+    else callback({ code: grpc.status.INTERNAL, details: 'x'.repeat(1024 * 1024), metadata: uidTrailer() });
+  });
+  const url = new URL(`http://127.0.0.1:${port}`);
+  const ok = await grpcExchange(url, { ms: 0, id: 'ok' }, limits);
+  const okOutcome = classifyWork(ok, 'ok');
+  assert.equal(okOutcome.outcome, 'completed');
+  assert.equal(okOutcome.bodyUid, 'u-loop');
+  assert.equal(
+    classifyWork(ok, 'another-id').outcome,
+    'unexpected-response',
+    'a reply for another id is no completion',
+  );
+
+  const busy = await grpcExchange(url, { ms: 0, id: 'busy' }, limits);
+  assert.equal(busy.grpc.codeName, 'UNAVAILABLE');
+  assert.equal(busy.grpc.statusFromServer, true);
+  assert.equal(classifyWork(busy, 'busy').outcome, 'grpc-status');
+
+  const huge = await grpcExchange(url, { ms: 0, id: 'huge' }, limits);
+  assert.ok(huge.grpc.code !== null && huge.grpc.code !== 0, JSON.stringify(huge.grpc).slice(0, 300));
+  assert.ok((huge.grpc.details ?? '').length <= GRPC_DETAILS_KEEP_CHARS);
+  assert.ok(JSON.stringify(classifyWork(huge, 'huge')).length < 4096, 'what is kept of it is bounded');
+});
+
+test('loopback: no listener — the call never leaves the client: rpc-refused, never READY', async () => {
+  // A port that was just free: nothing listens on it.
+  const probe = net.createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => probe.once('listening', resolve));
+  const { port } = probe.address() as net.AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  const refused = await grpcExchange(new URL(`http://127.0.0.1:${port}`), { ms: 0, id: 'r' }, limits);
+  assert.equal(refused.grpc.readyDuringCall, false);
+  assert.equal(refused.grpc.statusFromServer, false);
+  assert.equal(refused.grpc.codeName, 'UNAVAILABLE');
+  assert.equal(classifyWork(refused, 'r').outcome, 'rpc-refused');
+});
