@@ -33,6 +33,12 @@ const causes: Record<FailureClass, string> = {
     'responses were not valid HTTP/1.1 (the server answered, badly; not a dropped connection)',
   'stale-conntrack':
     'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
+  'stream-refused':
+    'HTTP/2 streams were refused by the server’s GOAWAY and not sent again (never processed: safe to retry)',
+  'stream-reset':
+    'the server reset HTTP/2 streams (RST_STREAM) on connections that stayed up',
+  'session-lost':
+    'HTTP/2 connections went with streams open (the server closed or lost the connection without GOAWAY first): every stream in flight on them failed',
 };
 
 /**
