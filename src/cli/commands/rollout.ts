@@ -19,7 +19,7 @@ import {
   type RolloutSettings,
 } from '../../kinds/rollout/settings.js';
 import { meanWorkMs, poolShortfall } from '../../probe/load/not-sent.js';
-import { rateText } from '../../probe/load/settings.js';
+import { forProtocol, rateText } from '../../probe/load/settings.js';
 import { LoadSplitError, splitLoad } from '../../probe/load/split.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { renderJUnit } from '../../report/junit.js';
@@ -129,7 +129,13 @@ export function rolloutCommand(): Command {
           '`draincheck rollout --platform kube` sends its load from a load Pod in the cluster: --client local is not for a rollout',
         );
       // Every row read by its schema: a bad value is its one line (DC_USAGE, exit 2).
-      const settings = readRolloutSettings(flags);
+      // h2c: its own default connections, and the HTTP/1.1 pool's settings refused (DC_USAGE).
+      const settings = forProtocol(readRolloutSettings(flags), flags);
+      if (settings.protocol === 'h2c' && settings.ingress !== 'none')
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--protocol h2c with --ingress nginx is not built: the ingress would speak HTTP/1.1 to the Pods (its proxy_http_version), so no HTTP/2 connection would reach them',
+        );
       const { workMs } = settings;
       checkLoadPods(settings, flags.platform);
       const deployment = deploymentPlan(settings);
@@ -152,6 +158,8 @@ export function rolloutCommand(): Command {
         resolveScenario({
           ...scenarioInput(serverFlags, ROLLOUT_GRACE_SECONDS),
           workMs: workMs.kind === 'fixed' ? workMs.ms : workMs.max,
+          // The lab servers speak what the load speaks (h2c: HTTP/2 and HTTP/1.1 on one port).
+          protocol: settings.protocol,
           ...over,
         });
       // Checked before anything starts (the drain+prestop sleep is set later, when measured).

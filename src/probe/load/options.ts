@@ -3,20 +3,18 @@
 // the generator's own limits.
 import { DraincheckError } from '../../errors.js';
 import { type SettingRow } from '../../util/setting-rows.js';
-import { loadSettings, rateSchema, workMsSchema, type WorkMsDistribution } from './settings.js';
+import {
+  H2C_CONNECTIONS_DEFAULT,
+  loadSettings,
+  rateSchema,
+  workMsSchema,
+  type WorkMsDistribution,
+} from './settings.js';
 
-export { RATE_MAX, type WorkMsDistribution } from './settings.js';
+export { H2C_CONNECTIONS_DEFAULT, RATE_MAX, type WorkMsDistribution } from './settings.js';
 
 /** The rows' defaults (the work bound does not change them). */
 const rows = loadSettings(Number.MAX_SAFE_INTEGER);
-
-/**
- * The h2c load's connections unless --connections says otherwise: a few long-lived sessions, as
- * HTTP/2 and gRPC clients hold them (a grpc-js channel keeps one connection per backend it
- * picked, Go's http2.Transport one per host until its streams run out) — the few connections a
- * Service pins to Pods (issue 26).
- */
-export const H2C_CONNECTIONS_DEFAULT = 4;
 
 export const loadDefaults = {
   rate: rows.rate.default,
