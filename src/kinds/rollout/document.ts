@@ -182,18 +182,21 @@ export const PinningSchema = z
     onOldPods: z.number().describe('connections that carried a request to an old Pod'),
     movedOff: z
       .number()
-      .describe('of them, connections whose requests went to a new Pod after their last request to an old one'),
-    stillOnOld: z.number().describe('connections whose latest request went to an old Pod: pinned at the end of the run'),
+      .describe(
+        'of them, connections whose requests went to a new Pod after their last request to an old one',
+      ),
+    stillOnOld: z
+      .number()
+      .describe('connections whose latest request went to an old Pod: pinned at the end of the run'),
     requestsToOldAfterComplete: z
       .number()
-      .describe('requests sent after the rollout completed (rollout.completeAtMs) that old Pods answered or journaled'),
+      .describe(
+        'requests sent after the rollout completed (rollout.completeAtMs) that old Pods answered or journaled',
+      ),
     answeredAfterComplete: z
       .number()
       .describe('requests sent after the rollout completed whose Pod (old or new) is known'),
-    newShareAfter: z
-      .number()
-      .nullable()
-      .describe('the new Pods’ share of those requests (0–1); null: none'),
+    newShareAfter: z.number().nullable().describe('the new Pods’ share of those requests (0–1); null: none'),
     newSharePerSecond: z
       .array(z.object({ answered: z.number(), share: z.number().nullable() }))
       .max(600)
@@ -212,7 +215,9 @@ export const PinningSchema = z
               z.object({
                 uid: z.string().max(128),
                 revision: z.enum(['old', 'new', 'unknown']),
-                firstMs: z.number().describe('the first request it answered on this connection (sent at, ms)'),
+                firstMs: z
+                  .number()
+                  .describe('the first request it answered on this connection (sent at, ms)'),
                 lastMs: z.number().describe('the last'),
                 requests: z.number(),
               }),
@@ -220,7 +225,9 @@ export const PinningSchema = z
             .max(16)
             .describe('the Pods that answered it, by first request'),
           movedAtMs: ms.describe('when it moved: the first request answered by its second Pod (sent at)'),
-          offOldAtMs: ms.describe('its first request to a new Pod after its last to an old one; null: it never moved off'),
+          offOldAtMs: ms.describe(
+            'its first request to a new Pod after its last to an old one; null: it never moved off',
+          ),
           stayedAfterTerminatingMs: ms.describe(
             'how long it kept sending to an old Pod after that Pod turned terminating (the longest; 0: not after)',
           ),

@@ -37,8 +37,7 @@ const causes: Record<FailureClass, string> = {
     'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
   'stream-refused':
     'HTTP/2 streams were refused by the server’s GOAWAY and not sent again (never processed: safe to retry)',
-  'stream-reset':
-    'the server reset HTTP/2 streams (RST_STREAM) on connections that stayed up',
+  'stream-reset': 'the server reset HTTP/2 streams (RST_STREAM) on connections that stayed up',
   'session-lost':
     'HTTP/2 connections went with streams open (the server closed or lost the connection without GOAWAY first): every stream in flight on them failed',
 };
@@ -150,12 +149,16 @@ export interface ExplainContext {
  */
 export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol): string {
   if (p === null || p.answeredAfterComplete === 0) return '';
-  const share = p.newShareAfter === null ? '' : `; the new Pods took ${Math.round(p.newShareAfter * 1000) / 10} % of the requests after it`;
+  const share =
+    p.newShareAfter === null
+      ? ''
+      : `; the new Pods took ${Math.round(p.newShareAfter * 1000) / 10} % of the requests after it`;
   const stay =
     p.longestStayAfterTerminatingMs !== null && p.longestStayAfterTerminatingMs > 0
       ? ` (a connection kept sending to an old Pod up to ${p.longestStayAfterTerminatingMs} ms after that Pod turned terminating)`
       : '';
-  const pinned = p.stillOnOld > 0 ? `; ${p.stillOnOld} connections were still on old Pods when the load ended` : '';
+  const pinned =
+    p.stillOnOld > 0 ? `; ${p.stillOnOld} connections were still on old Pods when the load ended` : '';
   if (p.requestsToOldAfterComplete > 0) {
     const until =
       protocol === 'h2c'

@@ -160,7 +160,8 @@ const us = (ms: number) => Math.round(ms * 1000);
 export function startLoad(options: LoadOptions): LoadRun {
   const rate = validateRate(options.rate ?? loadDefaults.rate);
   const protocol = options.protocol ?? 'http1';
-  const mode = options.connections ?? (protocol === 'h2c' ? H2C_CONNECTIONS_DEFAULT : loadDefaults.connections);
+  const mode =
+    options.connections ?? (protocol === 'h2c' ? H2C_CONNECTIONS_DEFAULT : loadDefaults.connections);
   if (protocol === 'h2c' && mode === 'new')
     throw new DraincheckError(
       'DC_USAGE',
@@ -219,7 +220,11 @@ export function startLoad(options: LoadOptions): LoadRun {
   const isStopped = () => stopped;
   const transport: LoadTransport =
     protocol === 'h2c'
-      ? new H2Sessions(target, { connections: validateConnections(mode as number), stopped: isStopped }, owner)
+      ? new H2Sessions(
+          target,
+          { connections: validateConnections(mode as number), stopped: isStopped },
+          owner,
+        )
       : new Http1Pool(
           target,
           {
@@ -361,7 +366,13 @@ export function startLoad(options: LoadOptions): LoadRun {
   const retryLater = (failed: LoadRecord, attempt: number) => {
     attemptsRetried += 1;
     const base = failed.attempt === undefined ? failed.id : failed.id.slice(0, failed.id.lastIndexOf('.'));
-    const nextAttempt = newRecord(failed.seq, attemptId(base, attempt), failed.window, failed.workMs, failed.intendedUs);
+    const nextAttempt = newRecord(
+      failed.seq,
+      attemptId(base, attempt),
+      failed.window,
+      failed.workMs,
+      failed.intendedUs,
+    );
     if (failed.method !== undefined) nextAttempt.method = failed.method;
     nextAttempt.attempt = attempt;
     const timer = setTimeout(

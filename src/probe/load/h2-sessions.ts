@@ -381,7 +381,9 @@ export class H2Sessions implements LoadTransport {
       const result = this.result(item, null);
       result.responseComplete = true;
       result.body =
-        item.chunks.length === 1 ? item.chunks[0]!.toString('utf8') : Buffer.concat(item.chunks).toString('utf8');
+        item.chunks.length === 1
+          ? item.chunks[0]!.toString('utf8')
+          : Buffer.concat(item.chunks).toString('utf8');
       if (item.bytes > item.kept) result.bodyBytesDropped = item.bytes - item.kept;
       this.end(item, result, false);
       return;
@@ -441,7 +443,10 @@ export class H2Sessions implements LoadTransport {
     return true;
   }
 
-  private result(item: Item, error: { code: string | null; message: string } | null): ExchangeResult & {
+  private result(
+    item: Item,
+    error: { code: string | null; message: string } | null,
+  ): ExchangeResult & {
     h2?: H2Facts;
   } {
     return {

@@ -148,7 +148,8 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
   );
   // Through a proxy the load's connections end at the proxy: no connection of the client's is
   // pinned to a Pod, and none is counted as such.
-  const pinning = input.viaProxy === true ? null : new PinningTally(input.lifecycles, input.completeAtMs ?? null);
+  const pinning =
+    input.viaProxy === true ? null : new PinningTally(input.lifecycles, input.completeAtMs ?? null);
   try {
     for await (const batch of joined) {
       // The join runs after the load: it can wait for the disk instead of buffering (or dropping).

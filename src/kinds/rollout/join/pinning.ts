@@ -81,8 +81,8 @@ export class PinningTally {
       }
     }
     if (r.slot !== undefined) this.unit = 'slot';
-    const name =
-      r.slot !== undefined ? `${idPrefixOf(r.id)}slot ${r.slot}` : `${idPrefixOf(r.id)}connection ${r.conn}`;
+    const prefix = idPrefixOf(r.id);
+    const name = `${r.slot !== undefined ? `slot ${r.slot}` : `connection ${r.conn}`}${prefix ? ` of ${prefix}` : ''}`;
     let c = this.connections.get(name);
     if (!c) {
       if (this.connections.size >= PINNING_CONNECTIONS_MAX) {
@@ -94,7 +94,8 @@ export class PinningTally {
     }
     c.requests += 1;
     if (c.sessions.size < 1024) c.sessions.add(r.conn);
-    if (this.completeAtMs !== null && sentMs >= this.completeAtMs && revision === 'old') c.toOldAfterComplete += 1;
+    if (this.completeAtMs !== null && sentMs >= this.completeAtMs && revision === 'old')
+      c.toOldAfterComplete += 1;
     const span = c.pods.get(r.podUid);
     if (span) {
       span.firstMs = Math.min(span.firstMs, sentMs);
@@ -170,8 +171,14 @@ export class PinningTally {
       stillOnOld,
       requestsToOldAfterComplete: this.toOldAfterComplete,
       answeredAfterComplete: this.answeredAfterComplete,
-      newShareAfter: share(toNewAfter, this.perSecond.reduce((a, b) => a + b.answered, 0)),
-      newSharePerSecond: this.perSecond.map((b) => ({ answered: b.answered, share: share(b.toNew, b.answered) })),
+      newShareAfter: share(
+        toNewAfter,
+        this.perSecond.reduce((a, b) => a + b.answered, 0),
+      ),
+      newSharePerSecond: this.perSecond.map((b) => ({
+        answered: b.answered,
+        share: share(b.toNew, b.answered),
+      })),
       longestStayAfterTerminatingMs: longestStay === null ? null : round(longestStay),
       listed: all.slice(0, PINNING_LISTED_MAX),
     };
@@ -179,7 +186,10 @@ export class PinningTally {
 }
 
 /** Whether the report says the pinning: always over HTTP/2, for HTTP/1.1 when old Pods got requests after the rollout. */
-export function pinningShown(p: PinningSection | undefined, protocol: string | undefined): p is PinningSection {
+export function pinningShown(
+  p: PinningSection | undefined,
+  protocol: string | undefined,
+): p is PinningSection {
   return p !== undefined && (protocol === 'h2c' || p.requestsToOldAfterComplete > 0);
 }
 
