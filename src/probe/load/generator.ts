@@ -10,7 +10,6 @@
 // handed to `onRecord` and then forgotten: nothing per request is retained beyond the ones in
 // flight and a bounded queue.
 import { cpuBetween, sampleCpu, type CpuFigures } from './cpu-cgroup.js';
-import type { ExchangeResult } from '../http-exchange.js';
 import { classifyWork } from '../outcome.js';
 import {
   drawWorkMs,

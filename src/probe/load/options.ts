@@ -3,13 +3,7 @@
 // the generator's own limits.
 import { DraincheckError } from '../../errors.js';
 import { type SettingRow } from '../../util/setting-rows.js';
-import {
-  H2C_CONNECTIONS_DEFAULT,
-  loadSettings,
-  rateSchema,
-  workMsSchema,
-  type WorkMsDistribution,
-} from './settings.js';
+import { loadSettings, rateSchema, workMsSchema, type WorkMsDistribution } from './settings.js';
 
 export { H2C_CONNECTIONS_DEFAULT, RATE_MAX, type WorkMsDistribution } from './settings.js';
 
