@@ -169,7 +169,8 @@ export function rolloutCommand(): Command {
       checkOutputDirectory(outDir, '--out');
       // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
       const shortfall =
-        poolShortfall(settings.rate, settings.connections, workMs) ?? splitShortfall(settings);
+        poolShortfall(settings.rate, settings.connections, workMs, settings.protocol) ??
+        (settings.protocol === 'h2c' ? null : splitShortfall(settings));
       if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
       checkJUnitPath(flags.junit as string | undefined);
 

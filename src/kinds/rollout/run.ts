@@ -785,6 +785,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         pools.length > 0 && pools.every((c) => c !== 'new')
           ? pools.reduce((a, c) => a + c, 0)
           : plan.load.connections,
+      protocol: plan.load.protocol,
     },
   );
   // With several load Pods, the ones whose own schedule lag says they fell behind are named.

@@ -29,6 +29,7 @@ import { h2Failure } from '../outcome.js';
 import { nextLocalPort } from './local-port.js';
 import type { LoadRecord } from './record.js';
 import {
+  H2_STREAMS_PER_SESSION,
   workPath,
   type LoadTransport,
   type TransportFigures,
@@ -39,11 +40,6 @@ import {
 
 /** Body bytes kept per response (the completion body is ~250); the rest is counted. */
 const BODY_KEEP_BYTES = 16 * 1024;
-/**
- * Streams in flight per session at most (RFC 9113 §6.5.2: a server's limit should be no smaller
- * than 100); more requests wait in the generator's queue, their wait counted in their latency.
- */
-export const STREAMS_PER_SESSION = 100;
 /** Times one request refused by GOAWAY is sent again at most (Go's loop is bounded by its context; ours by this). */
 export const REFUSED_RESEND_MAX = 8;
 /** Local ports tried before the kernel is left to choose one. */
@@ -143,7 +139,7 @@ export class H2Sessions implements LoadTransport {
     private readonly owner: TransportOwner,
   ) {
     this.slots = new Array<Session | null>(options.connections).fill(null);
-    this.limit = options.connections * STREAMS_PER_SESSION;
+    this.limit = options.connections * H2_STREAMS_PER_SESSION;
   }
 
   send(record: LoadRecord): void {
@@ -229,7 +225,7 @@ export class H2Sessions implements LoadTransport {
       const usable = s !== null && (s.state === 'open' || s.state === 'connecting');
       // An empty slot weighs less than an idle session: every connection gets opened.
       const load = usable ? s.load : -1;
-      if (usable && s.load >= STREAMS_PER_SESSION) continue;
+      if (usable && s.load >= H2_STREAMS_PER_SESSION) continue;
       if (load < bestLoad) {
         best = i;
         bestLoad = load;

@@ -13,6 +13,12 @@ import type { RequestOutcome } from '../client-events.js';
 export const loadProtocols = ['http1', 'h2c'] as const;
 export type LoadProtocol = (typeof loadProtocols)[number];
 
+/**
+ * HTTP/2: streams in flight per session at most (RFC 9113 §6.5.2: a server's limit should be no
+ * smaller than 100); more requests wait in the generator's queue, their wait in their latency.
+ */
+export const H2_STREAMS_PER_SESSION = 100;
+
 /** How a request ended, as the generator classifies it (../outcome.ts classifyWork). */
 export interface TransportEnd {
   /** What the client saw (with HTTP/2's facts for a stream). */
