@@ -204,6 +204,12 @@ export const PinningSchema = z
     longestStayAfterTerminatingMs: ms.describe(
       'the longest a connection kept sending to an old Pod after that Pod turned terminating (ms; null: none was seen on a terminating Pod)',
     ),
+    refusedResent: z
+      .object({ requests: z.number(), times: z.number() })
+      .optional()
+      .describe(
+        'h2c: requests a GOAWAY refused (never processed) that the client sent again on a new session, and the refusals in all (records’ `refused`)',
+      ),
     listed: z
       .array(
         z.object({

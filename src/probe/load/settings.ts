@@ -114,7 +114,7 @@ export function loadSettings(workMsMax: number) {
        * fewer would queue requests on the client and show as latency, not as failures.
        */
       default: 256,
-      defaultNote: `with --protocol h2c: ${H2C_CONNECTIONS_DEFAULT} sessions`,
+      defaultNote: `${H2C_CONNECTIONS_DEFAULT} sessions with --protocol h2c`,
       schema: integerSchema({ label: '--connections', min: 1, max: CONNECTIONS_MAX }),
       text: String,
       alternative: {

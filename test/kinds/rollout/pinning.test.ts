@@ -57,7 +57,8 @@ test('pinning: which Pods each connection was on, when it moved, what old Pods g
   const tally = new PinningTally(pods, 3_000);
   // Slot 1: on a until 1,500 (500 ms after a turned terminating), then on n (session 2).
   for (const t of [100, 600, 1_200, 1_500]) tally.add(rec(t, 1, 1, 'a'));
-  for (const t of [1_600, 3_100, 4_200]) tally.add(rec(t, 1, 2, 'n'));
+  tally.add(rec(1_600, 1, 2, 'n', { refused: 2 }));
+  for (const t of [3_100, 4_200]) tally.add(rec(t, 1, 2, 'n'));
   // Slot 2: pinned to b past the rollout's end (3,200 and 3,900 ms), on b at the end.
   for (const t of [200, 2_500, 3_200, 3_900]) tally.add(rec(t, 2, 3, 'b'));
   // Not counted: a Pod carried over from the connection, a request with no Pod.
@@ -82,6 +83,8 @@ test('pinning: which Pods each connection was on, when it moved, what old Pods g
   ]);
   // Slot 2 stayed on b 1,900 ms after b turned terminating; slot 1 on a 500 ms.
   assert.equal(p.longestStayAfterTerminatingMs, 1_900);
+  // One request refused by a GOAWAY twice, then answered on the new session.
+  assert.deepEqual(p.refusedResent, { requests: 1, times: 2 });
   // Listed: the one still sending to old Pods after the rollout first.
   const [first, second] = p.listed;
   assert.equal(first!.connection, 'slot 2 of drain-');
@@ -107,7 +110,7 @@ test('pinning: which Pods each connection was on, when it moved, what old Pods g
   );
   assert.match(
     pinningWords(p),
-    /^connection pinning: 2 HTTP\/2 connections \(slots\), 2 on old Pods, 1 moved off them, 1 still on old Pods at the end; 2 requests to old Pods after the rollout completed \(of 4 with a known Pod; the new Pods’ share 50 %\)/,
+    /^connection pinning: 2 HTTP\/2 connections \(slots\), 2 on old Pods, 1 moved off them, 1 still on old Pods at the end; 2 requests to old Pods after the rollout completed \(of 4 with a known Pod; the new Pods’ share 50 %\); longest on an old Pod after it turned terminating: 1900 ms; 1 requests refused by a GOAWAY and sent again on a new session \(2 refusals\)$/,
   );
 });
 

@@ -79,6 +79,8 @@ test('rollout --protocol h2c, drain (GOAWAY after a drain delay): nothing fails,
   assert.equal(p.movedOff, 4, JSON.stringify(p.listed));
   assert.equal(p.stillOnOld, 0);
   for (const c of p.listed) assert.ok(c.offOldAtMs !== null && c.sessions > 1, JSON.stringify(c));
+  // Streams a GOAWAY refused were sent again (records' `refused`), none of them failed.
+  assert.equal(p.refusedResent?.requests, records.filter((r) => r.refused !== undefined).length);
   // Requests to old Pods after the rollout completed, counted again here from the records.
   const old = new Set(doc.pods.filter((x) => x.revision === 'old').map((x) => x.uid));
   const completeUs = doc.rollout.completeAtMs! * 1000;

@@ -53,6 +53,9 @@ export class PinningTally {
   private answeredAfterComplete = 0;
   private readonly perSecond: Array<{ answered: number; toNew: number }> = [];
   private unit: 'slot' | 'connection' = 'connection';
+  /** h2c: requests a GOAWAY refused and the client sent again (records' `refused`), and how often. */
+  private refusedRequests = 0;
+  private refusedTimes = 0;
 
   constructor(
     pods: readonly PodLifecycle[],
@@ -66,6 +69,10 @@ export class PinningTally {
   }
 
   add(r: LoadRecord): void {
+    if (r.refused !== undefined && Number.isSafeInteger(r.refused) && r.refused > 0) {
+      this.refusedRequests += 1;
+      this.refusedTimes += Math.min(r.refused, 64);
+    }
     if (r.podUid === null || r.podUidFrom === 'connection' || r.conn === null) return;
     const sentMs = (r.sentUs ?? r.intendedUs) / 1000;
     const revision = this.revision.get(r.podUid) ?? 'unknown';
@@ -180,6 +187,7 @@ export class PinningTally {
         share: share(b.toNew, b.answered),
       })),
       longestStayAfterTerminatingMs: longestStay === null ? null : round(longestStay),
+      refusedResent: { requests: this.refusedRequests, times: this.refusedTimes },
       listed: all.slice(0, PINNING_LISTED_MAX),
     };
   }
@@ -202,5 +210,9 @@ export function pinningWords(p: PinningSection): string {
   ];
   if (p.longestStayAfterTerminatingMs !== null)
     parts.push(`longest on an old Pod after it turned terminating: ${p.longestStayAfterTerminatingMs} ms`);
+  if (p.unit === 'slot' && p.refusedResent)
+    parts.push(
+      `${p.refusedResent.requests} requests refused by a GOAWAY and sent again on a new session (${p.refusedResent.times} refusals)`,
+    );
   return `connection pinning: ${parts.join('; ')}`;
 }
