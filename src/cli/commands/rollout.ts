@@ -141,7 +141,7 @@ export function rolloutCommand(): Command {
       if (settings.protocol === 'h2c' && settings.ingress !== 'none')
         throw new DraincheckError(
           'DC_USAGE',
-          '--protocol h2c with --ingress nginx is not built: the ingress would speak HTTP/1.1 to the Pods (its proxy_http_version), so no HTTP/2 connection would reach them',
+          `--protocol h2c with --ingress ${settings.ingress} is not built: draincheck's ingress proxies HTTP/1.1 to the Pods, so no HTTP/2 connection of the client's would reach them`,
         );
       const { workMs } = settings;
       checkLoadPods(settings, flags.platform);
