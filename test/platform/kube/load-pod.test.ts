@@ -95,6 +95,8 @@ test('the load Pod: Pod Security restricted, no token, requests and limits, `dra
     '--rate',
     '200',
     '--new-connections',
+    '--protocol',
+    'http1',
     '--work-ms',
     '50..2000',
     '--pool',
