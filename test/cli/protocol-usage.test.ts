@@ -7,7 +7,7 @@ import { runCli } from '../helpers/lab-process.js';
 for (const [args, pattern] of [
   [
     ['rollout', '--protocol', 'grpc'],
-    /^draincheck: `draincheck rollout` \(its load speaks HTTP\/1\.1\) does not take --protocol grpc yet \(issue 26\)/,
+    /^draincheck: the load does not speak --protocol grpc yet \(issue 26\): http1 or h2c/,
   ],
   [
     ['lab', '--matrix', '--protocol', 'grpc'],

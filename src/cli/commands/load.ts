@@ -11,7 +11,7 @@ import { DraincheckError } from '../../errors.js';
 import { getHealthz } from '../../probe/healthz.js';
 import { loadOrigin, startLoad } from '../../probe/load/generator.js';
 import { LOAD_SECONDS_MAX, loadDefaults } from '../../probe/load/options.js';
-import { loadSettings } from '../../probe/load/settings.js';
+import { forProtocol, loadSettings } from '../../probe/load/settings.js';
 import { RECORD_FILE_KIND, recordLine } from '../../probe/load/record-file.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
 import { abortableDelay } from '../../util/abortable-delay.js';
@@ -110,7 +110,8 @@ export function loadCommand(): Command {
         loadCommandSettings,
         flags,
       );
-      const settings = readLoadFlags(flags);
+      // h2c: its own default connections, and the HTTP/1.1 pool's settings refused (DC_USAGE).
+      const settings = forProtocol(readLoadFlags(flags), flags);
       const target = new URL(serviceUrl);
 
       const stopping = new AbortController();

@@ -19,7 +19,7 @@ import {
   type RolloutSettings,
 } from '../../kinds/rollout/settings.js';
 import { meanWorkMs, poolShortfall } from '../../probe/load/not-sent.js';
-import { rateText } from '../../probe/load/settings.js';
+import { forProtocol, rateText } from '../../probe/load/settings.js';
 import { LoadSplitError, splitLoad } from '../../probe/load/split.js';
 import { checkOutputDirectory, defaultResultsDir, writeJsonAtomic } from '../../results/write.js';
 import { renderJUnit } from '../../report/junit.js';
@@ -40,7 +40,7 @@ import { measurePropagation } from '../../kinds/rollout/propagation.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 import { onInterrupt } from '../interrupt.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
-import { protocolOption, refuseProtocol, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
+import { scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { addSettingFlags } from '../setting-flags.js';
 
 /** What commander gives: the scenario's, the platform's and the output's flags; the rollout's rows as text. */
@@ -56,9 +56,7 @@ export function rolloutCommand(): Command {
       new Option('--on-sigterm <policy>', 'the lab server’s SIGTERM policy (default drain)').choices(
         shutdownPolicies,
       ),
-    )
-    // Taken only to be refused with its reason: the load speaks HTTP/1.1 (issue 26, step 3).
-    .addOption(protocolOption());
+    );
   // The scenario's server settings (grace, preStop sleep, drain delay) from the scenario table;
   // --work-ms here is the load's distribution.
   for (const [name, s] of scenarioSettingRows)
@@ -96,8 +94,14 @@ export function rolloutCommand(): Command {
         'held every connection): accepted-cut, connect-failed, connect-refused, connect-timeout, http-5xx,',
         'reused-connection-closed, client-timeout, done-unacknowledged, dropped-unseen, unexpected-response,',
         'stale-conntrack, unanswered (sent, no answer by the end of the run), protocol-error (the response was not',
-        'valid HTTP/1.1). not-sent=N limits the requests never sent (the load’s own limit, not a failure of the',
-        'server). Every request is counted once: completed + failed + not sent = requests.',
+        'valid HTTP/1.1); with --protocol h2c stream-refused (refused by GOAWAY, not sent again), stream-reset',
+        '(RST_STREAM), session-lost (the connection went under the stream). not-sent=N limits the requests never',
+        'sent (the load’s own limit, not a failure of the server). Every request is counted once: completed +',
+        'failed + not sent = requests.',
+        '',
+        '--protocol h2c: the lab servers speak h2c and the load is HTTP/2 over --connections long-lived sessions',
+        '(default 4); the document’s `pinning` says which Pods each connection stayed on, and what old Pods got',
+        'after the rollout completed.',
         '',
         'On a cluster (--platform kube): a real Deployment and Service in a namespace of the run’s own (or -n NS),',
         'rolled by the patch `kubectl rollout restart` sends; the load comes from a load Pod in the cluster',
@@ -116,6 +120,7 @@ export function rolloutCommand(): Command {
         'Examples:',
         '  draincheck rollout --on-sigterm exit',
         '  draincheck rollout --on-sigterm drain --prestop-sleep-seconds 2 --rate 400 --work-ms 50..500',
+        '  draincheck rollout --protocol h2c --on-sigterm drain --drain-delay-ms 1000 --rate 50',
         '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100',
         '  draincheck rollout --platform kube --compare exit,drain,drain+prestop --rate 100',
         '  draincheck rollout --platform kube --on-sigterm drain --rate 3000 --load-pods 6',
@@ -123,7 +128,6 @@ export function rolloutCommand(): Command {
     )
     .action(async (flags: RolloutFlags) => {
       const format = chosenFormat(flags);
-      refuseProtocol(flags.protocol, '`draincheck rollout` (its load speaks HTTP/1.1)');
       // --client local would send the load from this machine: a rollout's load comes from a
       // load Pod inside the cluster (its requests take the Service path), nowhere else.
       if (flags.platform === 'kube' && flags.client !== undefined && flags.client !== 'in-cluster')
@@ -132,7 +136,13 @@ export function rolloutCommand(): Command {
           '`draincheck rollout --platform kube` sends its load from a load Pod in the cluster: --client local is not for a rollout',
         );
       // Every row read by its schema: a bad value is its one line (DC_USAGE, exit 2).
-      const settings = readRolloutSettings(flags);
+      // h2c: its own default connections, and the HTTP/1.1 pool's settings refused (DC_USAGE).
+      const settings = forProtocol(readRolloutSettings(flags), flags);
+      if (settings.protocol === 'h2c' && settings.ingress !== 'none')
+        throw new DraincheckError(
+          'DC_USAGE',
+          `--protocol h2c with --ingress ${settings.ingress} is not built: draincheck's ingress proxies HTTP/1.1 to the Pods, so no HTTP/2 connection of the client's would reach them`,
+        );
       const { workMs } = settings;
       checkLoadPods(settings, flags.platform);
       const deployment = deploymentPlan(settings);
@@ -155,6 +165,8 @@ export function rolloutCommand(): Command {
         resolveScenario({
           ...scenarioInput(serverFlags, ROLLOUT_GRACE_SECONDS),
           workMs: workMs.kind === 'fixed' ? workMs.ms : workMs.max,
+          // The lab servers speak what the load speaks (h2c: HTTP/2 and HTTP/1.1 on one port).
+          protocol: settings.protocol,
           ...over,
         });
       // Checked before anything starts (the drain+prestop sleep is set later, when measured).
@@ -164,7 +176,8 @@ export function rolloutCommand(): Command {
       checkOutputDirectory(outDir, '--out');
       // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
       const shortfall =
-        poolShortfall(settings.rate, settings.connections, workMs) ?? splitShortfall(settings);
+        poolShortfall(settings.rate, settings.connections, workMs, settings.protocol) ??
+        (settings.protocol === 'h2c' ? null : splitShortfall(settings));
       if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
       checkJUnitPath(flags.junit as string | undefined);
 

@@ -169,6 +169,85 @@ const LoadPodSchema = z.object({
 });
 export type LoadPodDocument = z.infer<typeof LoadPodSchema>;
 
+/** Connection pinning (src/kinds/rollout/join/pinning.ts). */
+export const PinningSchema = z
+  .object({
+    unit: z
+      .enum(['slot', 'connection'])
+      .describe(
+        'what a client connection is: an h2c slot (1…--connections; it keeps its number across the sessions a GOAWAY or a lost connection replaced), or one HTTP/1.1 connection (one Pod for its life)',
+      ),
+    connections: z.number().describe('client connections with a request whose own evidence named its Pod'),
+    unfollowedRequests: z.number().describe('requests on connections past the bound (10,000), not followed'),
+    onOldPods: z.number().describe('connections that carried a request to an old Pod'),
+    movedOff: z
+      .number()
+      .describe(
+        'of them, connections whose requests went to a new Pod after their last request to an old one',
+      ),
+    stillOnOld: z
+      .number()
+      .describe('connections whose latest request went to an old Pod: pinned at the end of the run'),
+    requestsToOldAfterComplete: z
+      .number()
+      .describe(
+        'requests sent after the rollout completed (rollout.completeAtMs) that old Pods answered or journaled',
+      ),
+    answeredAfterComplete: z
+      .number()
+      .describe('requests sent after the rollout completed whose Pod (old or new) is known'),
+    newShareAfter: z.number().nullable().describe('the new Pods’ share of those requests (0–1); null: none'),
+    newSharePerSecond: z
+      .array(z.object({ answered: z.number(), share: z.number().nullable() }))
+      .max(600)
+      .describe('second i after the rollout completed: requests with a known Pod, and the new Pods’ share'),
+    longestStayAfterTerminatingMs: ms.describe(
+      'the longest a connection kept sending to an old Pod after that Pod turned terminating (ms; null: none was seen on a terminating Pod)',
+    ),
+    refusedResent: z
+      .object({ requests: z.number(), times: z.number() })
+      .optional()
+      .describe(
+        'h2c: requests a GOAWAY refused (never processed) that the client sent again on a new session, and the refusals in all (records’ `refused`)',
+      ),
+    listed: z
+      .array(
+        z.object({
+          connection: z.string().max(200).describe('the load’s id prefix and the slot or connection number'),
+          sessions: z.number().describe('HTTP/2 sessions (TCP connections) the slot had; 1 for HTTP/1.1'),
+          requests: z.number(),
+          pods: z
+            .array(
+              z.object({
+                uid: z.string().max(128),
+                revision: z.enum(['old', 'new', 'unknown']),
+                firstMs: z
+                  .number()
+                  .describe('the first request it answered on this connection (sent at, ms)'),
+                lastMs: z.number().describe('the last'),
+                requests: z.number(),
+              }),
+            )
+            .max(16)
+            .describe('the Pods that answered it, by first request'),
+          movedAtMs: ms.describe('when it moved: the first request answered by its second Pod (sent at)'),
+          offOldAtMs: ms.describe(
+            'its first request to a new Pod after its last to an old one; null: it never moved off',
+          ),
+          stayedAfterTerminatingMs: ms.describe(
+            'how long it kept sending to an old Pod after that Pod turned terminating (the longest; 0: not after)',
+          ),
+          toOldAfterComplete: z.number().describe('its requests to old Pods after the rollout completed'),
+        }),
+      )
+      .max(64)
+      .describe('at most 64 connections, those still sending to old Pods after the rollout first'),
+  })
+  .optional()
+  .describe(
+    'connection pinning: a Service balances connections, not requests — per client connection, which Pods answered it, when it moved, and the requests old Pods still got after the rollout completed; absent in older documents',
+  );
+
 export const RolloutDocumentSchema = z.object({
   schema: z.literal(ROLLOUT_SCHEMA),
   runId: z.string(),
@@ -302,6 +381,7 @@ export const RolloutDocumentSchema = z.object({
     .describe(
       'what the client’s retries did and cost (--retry, --post-share; src/kinds/rollout/join/retry-tally.ts); null: GET only and no retries; absent in older documents',
     ),
+  pinning: PinningSchema,
   podFromConnection: z
     .partialRecord(z.enum(failureClasses), z.number())
     .optional()

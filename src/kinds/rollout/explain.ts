@@ -9,6 +9,8 @@ import type { NotSentReading } from '../../probe/load/not-sent.js';
 import type { FailureClass } from '../../probe/load/record.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import type { PodLifecycle, PodPhase, Tally } from './document.js';
+import type { PinningSection } from './join/pinning.js';
+import type { LoadProtocol } from '../../probe/load/transport.js';
 
 const causes: Record<FailureClass, string> = {
   'accepted-cut':
@@ -33,6 +35,11 @@ const causes: Record<FailureClass, string> = {
     'responses were not valid HTTP/1.1 (the server answered, badly; not a dropped connection)',
   'stale-conntrack':
     'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
+  'stream-refused':
+    'HTTP/2 streams were refused by the server’s GOAWAY and not sent again (never processed: safe to retry)',
+  'stream-reset': 'the server reset HTTP/2 streams (RST_STREAM) on connections that stayed up',
+  'session-lost':
+    'HTTP/2 connections went with streams open (the server closed or lost the connection without GOAWAY first): every stream in flight on them failed',
 };
 
 /**
@@ -76,7 +83,9 @@ export function concludeRollout(facts: RolloutFacts): string {
     explainFailures(facts.totals, facts.failuresByPhase, facts.scenario, facts.incompleteReason, {
       ...facts.context,
       replacement: { replaced, old: old.length },
-    }) + retrySentence(facts.context?.retries ?? null)
+    }) +
+    retrySentence(facts.context?.retries ?? null) +
+    pinningSentence(facts.context?.pinning ?? null, facts.context?.protocol ?? 'http1')
   );
 }
 
@@ -139,6 +148,42 @@ export interface ExplainContext {
   } | null;
   /** The client's retries and POSTs (--retry, --post-share; absent: a document before them). */
   retries?: (RetrySummary & { policy: RetryPolicy }) | null;
+  /** Connection pinning (./join/pinning.ts; absent: a document before it). */
+  pinning?: PinningSection | null;
+  /** What the load spoke (absent: HTTP/1.1). */
+  protocol?: LoadProtocol;
+}
+
+/**
+ * What the connections did after the rollout completed: requests old Pods still got (the
+ * connections pinned to them), or, over HTTP/2, that every connection moved off. Said for
+ * HTTP/1.1 only when old Pods still got requests; nothing without a completed rollout.
+ */
+export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol): string {
+  if (p === null || p.answeredAfterComplete === 0) return '';
+  const share =
+    p.newShareAfter === null
+      ? ''
+      : `; the new Pods took ${Math.round(p.newShareAfter * 1000) / 10} % of the requests after it`;
+  const stay =
+    p.longestStayAfterTerminatingMs !== null && p.longestStayAfterTerminatingMs > 0
+      ? ` (a connection kept sending to an old Pod up to ${p.longestStayAfterTerminatingMs} ms after that Pod turned terminating)`
+      : '';
+  const pinned =
+    p.stillOnOld > 0 ? `; ${p.stillOnOld} connections were still on old Pods when the load ended` : '';
+  if (p.requestsToOldAfterComplete > 0) {
+    const until =
+      protocol === 'h2c'
+        ? 'connections stay pinned until the server sends GOAWAY'
+        : 'keep-alive connections stay pinned until the server closes them';
+    return ` ${p.requestsToOldAfterComplete} requests went to old Pods after the rollout completed: ${until}${stay}${pinned}${share}.`;
+  }
+  if (protocol !== 'h2c') return '';
+  const moved =
+    p.onOldPods > 0
+      ? `${p.movedOff} of the ${p.onOldPods} connections that were on old Pods moved to new ones (a GOAWAY or a lost connection made the client open new sessions)`
+      : 'no connection was seen on an old Pod';
+  return ` No request went to an old Pod after the rollout completed: ${moved}${stay}${pinned}${share}.`;
 }
 
 export function explainFailures(

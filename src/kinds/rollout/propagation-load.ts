@@ -68,6 +68,8 @@ export class LoadPodSampler {
           ...job,
           rate: LOAD_SAMPLE_RATE,
           connections: 'new',
+          // HTTP/1.1: a new connection each is what the sample measures (which Pod took it).
+          protocol: 'http1',
           workMs: { kind: 'fixed', ms: 0 },
           // A new connection each: the pool's order and idle timeout do not apply.
           pool: loadDefaults.pool,

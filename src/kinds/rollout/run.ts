@@ -690,6 +690,7 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
       outBufferBytes: JOIN_OUT_BUFFER_BYTES,
       routed: run.routed,
       lifecycles: run.lifecycles.list(),
+      completeAtMs: run.completeAtMs,
       binMs,
       maxBins: TIMELINE_BINS,
       // A record missing is a hole in a local port's history (an older Pod taken for the port's
@@ -805,6 +806,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         pools.length > 0 && pools.every((c) => c !== 'new')
           ? pools.reduce((a, c) => a + c, 0)
           : plan.load.connections,
+      protocol: plan.load.protocol,
     },
   );
   // With several load Pods, the ones whose own schedule lag says they fell behind are named.
@@ -860,6 +862,8 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           protocolErrors: all.protocolErrors,
           retries,
           idleRace,
+          pinning: joined.pinning,
+          protocol: plan.load.protocol,
           ...(run.ingressModel !== null ? { ingress: run.ingressKind } : {}),
         },
       }),
@@ -869,6 +873,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     windows,
     notSent,
     retries,
+    ...(joined.pinning !== null ? { pinning: joined.pinning } : {}),
     podFromConnection,
     failuresByPhase: byPhase,
     failureSamples,

@@ -315,6 +315,9 @@ export function loadDocumentFields(load: LoadPlan): Fields<typeof loadDocumentSh
   return documentFields(rolloutSettings, 'load', load) as Fields<typeof loadDocumentShape>;
 }
 
+/** The HTTP/1.1 pool's rows, not said for an h2c load (src/probe/load/settings.ts forProtocol). */
+const http1PoolRows = new Set(['pool', 'idleTimeoutMs', 'retryReused']);
+
 /** A document's sections the rows keep their values in (untrusted when read back). */
 interface SettingSections {
   load: Record<string, unknown>;
@@ -331,6 +334,8 @@ export function rolloutFacts(
   return Object.entries(rolloutSettings).flatMap(([name, row]) => {
     const section = row.document?.section as keyof SettingSections | undefined;
     if (!section || !row.fact || !(name in doc[section])) return [];
+    // HTTP/2's load has no keep-alive pool: the pool's rows say nothing of it.
+    if (doc.load.protocol === 'h2c' && http1PoolRows.has(name)) return [];
     const values = doc[section] as Readonly<Record<string, unknown>>;
     const text = (row.fact as (v: unknown, s: Readonly<Record<string, unknown>>) => string)(
       values[name],

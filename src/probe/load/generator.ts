@@ -1,41 +1,33 @@
 // An open-loop load generator (issue 14). Requests are due on a fixed schedule — request i at
 // start + i/rate — whatever the server does: a slow answer never delays the next request's
 // *intended* time, and latency is measured from that intended time, so waiting for a free
-// connection counts as the user would feel it (no coordinated omission, as in wrk2). Requests go
-// out on a pool of N keep-alive connections or on a new connection each (`connections: 'new'`).
-// The pool behaves as the clients users run (issue 22): the most recently used idle connection
-// first (`pool: 'lifo'`, node:http's Agent default `scheduling: 'lifo'` and Go's Transport, whose
-// idle list is taken from its most recent end — net/http transport.go, queueForIdleConn), idle
-// connections closed after `idleTimeoutMs` (node's http.globalAgent since v19: keepAlive with a
-// 5 s socket timeout; Go's DefaultTransport: IdleConnTimeout 90 s), and optionally a request
-// that failed on a reused connection before any response byte sent again on another one, as
-// Go's Transport does (transport.go, persistConn.shouldRetryRequest: a reused connection, and
-// nothingWrittenError or errServerClosedIdle / transportReadFromServerError for a replayable
-// GET). `pool: 'fifo'` (the least recently used first, so every connection keeps being used)
-// is kept for comparison: at a Pod's SIGTERM it exposes many idle connections each soon next in
-// line to the server's close (`reused-connection-closed`). With a small HTTP/1.1 client of
-// our own (./http1.ts) whose connections bind their local port first (./local-port.ts), so a
-// refused or timed-out connection still names its port. Each request's facts become
-// one LoadRecord handed to `onRecord` and then forgotten: nothing per request is retained
-// beyond the ones in flight and a bounded queue.
+// connection counts as the user would feel it (no coordinated omission, as in wrk2). The
+// generator owns the schedule, the queue of requests waiting for room, the client's retry
+// policy (./retry.ts), stop and abandon, and each request's record and class; the requests go
+// out through a transport (./transport.ts): HTTP/1.1's pool of keep-alive connections or a new
+// connection each (./http1-pool.ts), or HTTP/2's few long-lived sessions with a stream per
+// request (./h2-sessions.ts, `protocol: 'h2c'`). Each request's facts become one LoadRecord
+// handed to `onRecord` and then forgotten: nothing per request is retained beyond the ones in
+// flight and a bounded queue.
 import { cpuBetween, sampleCpu, type CpuFigures } from './cpu-cgroup.js';
-import type { ExchangeResult } from '../http-exchange.js';
 import { classifyWork } from '../outcome.js';
 import {
   drawWorkMs,
+  H2C_CONNECTIONS_DEFAULT,
   loadDefaults,
   validateConnections,
   validateRate,
   type WorkMsDistribution,
 } from './options.js';
-import { Http1Connection, type Http1Error, type Http1Owner } from './http1.js';
+import { Http1Pool } from './http1-pool.js';
+import { H2Sessions } from './h2-sessions.js';
 import { classifyFailure, settleUnfinished, type LoadRecord } from './record.js';
+import type { LoadProtocol, LoadTransport, TransportEnd } from './transport.js';
 import { attemptId, retryBackoffMs, shouldRetry, type RetryPolicy } from './retry.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { DraincheckError } from '../../errors.js';
 import { LatencyHistogram } from './histogram.js';
 
-/** Body bytes kept per response (the completion body is ~250); the rest is counted. */
-const BODY_KEEP_BYTES = 16 * 1024;
 /** Requests issued in one timer tick at most (a tick after a stall catches up over several). */
 const BURST_MAX = 1_000;
 export const MARKS_MAX = 1_000;
@@ -82,6 +74,8 @@ export interface LoadOptions {
   retryBackoffMs?: number;
   /** This share of the requests is POST (default 0: GET only). */
   postShare?: number;
+  /** HTTP/1.1 (default) or h2c: HTTP/2 with prior knowledge, a stream per request on `connections` sessions. */
+  protocol?: LoadProtocol;
 }
 
 export { poolSchedulings, type PoolScheduling } from './settings.js';
@@ -94,8 +88,7 @@ export interface LoadClientSettings {
   retryReused: boolean;
 }
 
-/** Times one request is sent again at most with retryReused (Go's loop has no bound; ours must). */
-export const RETRY_REUSED_MAX = 8;
+export { RETRY_REUSED_MAX } from './http1-pool.js';
 
 /** p50/p99/max in ms (null when nothing was measured). */
 export interface DelaySummary {
@@ -119,6 +112,11 @@ export interface LoadResult {
   retriesCancelled: number;
   /** Idle connections the client closed after idleTimeoutMs. */
   idleClosed: number;
+  /** h2c: requests a GOAWAY refused (never processed) and the client sent again on a new session. */
+  refusedResent?: number;
+  /** h2c: sessions opened, and GOAWAY frames they received. */
+  sessions?: number;
+  goaways?: number;
   /**
    * The generator's own event loop: how late its timers ran (perf_hooks.monitorEventLoopDelay)
    * — a load that shares its thread with busy work cannot keep its schedule.
@@ -160,45 +158,34 @@ const us = (ms: number) => Math.round(ms * 1000);
 
 export function startLoad(options: LoadOptions): LoadRun {
   const rate = validateRate(options.rate ?? loadDefaults.rate);
-  const mode = options.connections ?? loadDefaults.connections;
-  const pooled = mode !== 'new';
-  const limit = pooled ? validateConnections(mode) : (options.maxInFlight ?? 4_096);
+  const protocol = options.protocol ?? 'http1';
+  const mode =
+    options.connections ?? (protocol === 'h2c' ? H2C_CONNECTIONS_DEFAULT : loadDefaults.connections);
+  if (protocol === 'h2c' && mode === 'new')
+    throw new DraincheckError(
+      'DC_USAGE',
+      '--new-connections is HTTP/1.1’s: with --protocol h2c the requests are streams on --connections long-lived sessions',
+    );
   const total = options.count ?? Math.ceil(((options.durationMs ?? 0) * rate) / 1000);
   const maxQueued = options.maxQueued ?? Math.max(1_000, Math.ceil(rate * 10));
   const random = options.random ?? Math.random;
   const prefix = options.idPrefix ?? 'L';
   const connectTimeoutMs = options.connectTimeoutMs ?? loadDefaults.connectTimeoutMs;
   const responseTimeoutMs = options.responseTimeoutMs ?? loadDefaults.responseTimeoutMs;
-  const lifo = (options.pool ?? loadDefaults.pool) === 'lifo';
-  const idleTimeoutMs = options.idleTimeoutMs ?? loadDefaults.idleTimeoutMs;
-  const retryReused = options.retryReused === true;
   const retryPolicy = options.retry ?? 'none';
   const retryAttempts = options.retryAttempts ?? 3;
   const backoffBaseMs = options.retryBackoffMs ?? 100;
   const postShare = options.postShare ?? 0;
-  const host = options.target.hostname.replace(/^\[|\]$/g, '');
-  const port = Number(options.target.port || 80);
-  const target = { host, port, bindLocalPort: options.bindLocalPort !== false };
-  // The request head as node:http wrote it (Host with the port unless 80); a new connection per
-  // request asks the server to close it.
-  const requestTail = ` HTTP/1.1\r\nHost: ${options.target.host}\r\nConnection: ${pooled ? 'keep-alive' : 'close'}\r\n\r\n`;
-  // A POST with an empty body says so (RFC 9110 §8.6: a user agent SHOULD send Content-Length
-  // in a POST without a body), as node:http and curl do.
-  const postTail = ` HTTP/1.1\r\nHost: ${options.target.host}\r\nConnection: ${pooled ? 'keep-alive' : 'close'}\r\nContent-Length: 0\r\n\r\n`;
 
   const interval = 1000 / rate;
   const startAt = performance.now();
   const cpuAtStart = sampleCpu();
   const origin = options.originMs ?? startAt;
   const marks: Array<{ at: number; name: string }> = [{ at: -Infinity, name: INITIAL_WINDOW }];
-  let connSeq = 0;
   let next = 0;
   let inFlight = 0;
   let abandoned = 0;
   let sinkErrors = 0;
-  let retried = 0;
-  let idleClosed = 0;
-  const retries = new Map<LoadRecord, number>();
   let attemptsRetried = 0;
   let retriesCancelled = 0;
   /** The next attempts waiting out their backoff, and their timers. */
@@ -212,17 +199,44 @@ export function startLoad(options: LoadOptions): LoadRun {
   let timer: NodeJS.Timeout | undefined;
   const queue: LoadRecord[] = [];
   let queueHead = 0;
-  /** Every open connection (busy or idle); idle ones also in `idle`, longest idle first. */
-  const live = new Set<Http1Connection<LoadRecord>>();
-  const idle: Array<Http1Connection<LoadRecord>> = [];
-  /** When each idle connection became idle (performance.now()), parallel to `idle`. */
-  const idleSince: number[] = [];
   // Deadlines are checked in one sweep over the open connections instead of a timer per
   // request: a fraction of the shorter limit, so a timeout fires at most that late.
   const sweepMs = Math.max(1, Math.min(50, Math.floor(Math.min(connectTimeoutMs, responseTimeoutMs) / 20)));
   let sweeper: NodeJS.Timeout | undefined;
   let resolveDone!: (r: LoadResult) => void;
   const done = new Promise<LoadResult>((resolve) => (resolveDone = resolve));
+
+  const target = {
+    url: options.target,
+    host: options.target.hostname.replace(/^\[|\]$/g, ''),
+    port: Number(options.target.port || 80),
+    bindLocalPort: options.bindLocalPort !== false,
+    connectTimeoutMs,
+    responseTimeoutMs,
+    nowUs: () => us(performance.now() - origin),
+  };
+  const owner = { ended: (record: LoadRecord, end: TransportEnd) => finish(record, end) };
+  const isStopped = () => stopped;
+  const transport: LoadTransport =
+    protocol === 'h2c'
+      ? new H2Sessions(
+          target,
+          { connections: validateConnections(mode as number), stopped: isStopped },
+          owner,
+        )
+      : new Http1Pool(
+          target,
+          {
+            connections: mode === 'new' ? 'new' : validateConnections(mode),
+            maxInFlight: options.maxInFlight ?? 4_096,
+            pool: options.pool ?? loadDefaults.pool,
+            idleTimeoutMs: options.idleTimeoutMs ?? loadDefaults.idleTimeoutMs,
+            retryReused: options.retryReused === true,
+            stopped: isStopped,
+          },
+          owner,
+        );
+  const limit = transport.limit;
 
   const emit = (record: LoadRecord) => {
     try {
@@ -250,22 +264,23 @@ export function startLoad(options: LoadOptions): LoadRun {
     finished = true;
     clearTimeout(timer);
     clearInterval(sweeper);
-    for (const conn of live) conn.close();
-    live.clear();
-    idle.length = 0;
-    idleSince.length = 0;
+    transport.close();
     loopDelay.disable();
     const ns = (v: number) => (Number.isFinite(v) && loopDelay.count > 0 ? Math.round(v / 1e4) / 100 : null);
     const lagMs = (v: number | null) => (v === null ? null : Math.round(v / 10) / 100);
+    const figures = transport.figures();
     resolveDone({
       intended: next,
       abandoned,
       sinkErrors,
       durationMs: performance.now() - startAt,
-      retried,
+      retried: figures.retried,
       attemptsRetried,
       retriesCancelled,
-      idleClosed,
+      idleClosed: figures.idleClosed,
+      ...(figures.sessions !== null
+        ? { refusedResent: figures.refusedResent, sessions: figures.sessions, goaways: figures.goaways ?? 0 }
+        : {}),
       eventLoopDelay: {
         p50Ms: ns(loopDelay.percentile(50)),
         p99Ms: ns(loopDelay.percentile(99)),
@@ -278,39 +293,6 @@ export function startLoad(options: LoadOptions): LoadRun {
       },
       cpu: cpuBetween(cpuAtStart, sampleCpu()),
     });
-  };
-
-  /** Closes the connections idle longer than idleTimeoutMs (the longest idle are at the front). */
-  const expireIdle = (now: number) => {
-    if (idleTimeoutMs <= 0) return;
-    let n = 0;
-    while (n < idle.length && now - idleSince[n]! >= idleTimeoutMs) {
-      const conn = idle[n++]!;
-      live.delete(conn);
-      conn.close();
-      idleClosed += 1;
-    }
-    if (n > 0) {
-      idle.splice(0, n);
-      idleSince.splice(0, n);
-    }
-  };
-
-  const sweep = () => {
-    const now = performance.now();
-    expireIdle(now);
-    for (const conn of live) {
-      if (!conn.busy || conn.deadline > now) continue;
-      const kind = conn.deadlineKind;
-      conn.timedOut = kind;
-      conn.abort({
-        code: 'ETIMEDOUT',
-        message:
-          kind === 'connect'
-            ? `no TCP connection within ${connectTimeoutMs} ms`
-            : `connected, but no complete response within ${responseTimeoutMs} ms`,
-      });
-    }
   };
 
   const unsent = (record: LoadRecord, code: string) => {
@@ -334,72 +316,32 @@ export function startLoad(options: LoadOptions): LoadRun {
     }
   };
 
-  const finish = (conn: Http1Connection<LoadRecord>, error: Http1Error | null) => {
-    const record = conn.item!;
-    conn.item = null;
+  /** A request ended on its transport: its record, its class, the client's retry, then the queue. */
+  const finish = (record: LoadRecord, end: TransportEnd) => {
     inFlight -= 1;
     record.endUs = us(performance.now() - origin);
-    if (!conn.closedForGood) {
-      if (pooled) {
-        idle.push(conn);
-        idleSince.push(performance.now());
-      } else {
-        conn.close();
-        live.delete(conn);
-      }
-    } else live.delete(conn);
-    if (error !== null && retryReused && !stopped && shouldRetryReused(conn, record, error)) {
-      // Go's Transport sends it again on another connection (idle or new): the server cannot
-      // have begun it, as no byte came back on a connection that had answered before.
-      const times = (retries.get(record) ?? 0) + 1;
-      if (times <= RETRY_REUSED_MAX) {
-        retries.set(record, times);
-        retried += 1;
-        conn.chunks = [];
-        send(record, true);
-        dequeue();
-        catchUp();
-        return;
-      }
-    }
-    retries.delete(record);
-    if (error?.code === 'ABORT_ERR') {
+    const { result } = end;
+    if (end.abandoned) {
       abandoned += 1;
       record.errorCode = 'ABORT_ERR';
       // Sent, no answer by the end of the run: `unanswered`, never classless.
       record.failure = settleUnfinished(record);
-      record.bytes = conn.bytesReceived;
-      record.localPort = conn.localPort;
+      record.bytes = result.bytesReceived;
+      record.localPort = result.localPort;
       emit(record);
     } else {
-      const complete = error === null;
-      const result: ExchangeResult = {
-        connected: conn.connected,
-        localPort: conn.localPort,
-        status: record.status,
-        headers: null,
-        body: complete ? conn.bodyText() : null,
-        bytesReceived: conn.bytesReceived,
-        responseComplete: complete,
-        error,
-        timedOut: conn.timedOut,
-        // A host name that never resolved fails in getaddrinfo, before any connection.
-        dnsFailed: !conn.connected && error !== null && /^(ENOTFOUND|EAI_)/.test(error.code),
-      };
-      if (complete && conn.bytesReceived > conn.kept)
-        result.bodyBytesDropped = conn.bytesReceived - conn.kept;
       const work = classifyWork(result, record.id);
-      record.outcome = work.outcome;
+      record.outcome = end.outcome ?? work.outcome;
       record.status = work.status;
       record.bytes = work.bytesReceived;
       record.localPort = work.localPort;
-      record.podUid = work.bodyUid;
+      record.podUid = end.outcome ? null : work.bodyUid;
       record.errorCode = work.error?.code ?? null;
       record.failure = classifyFailure({
-        outcome: work.outcome,
+        outcome: record.outcome,
         status: work.status,
         reused: record.reused,
-        responseStarted: record.firstByteUs !== null || conn.bytesReceived > 0,
+        responseStarted: end.responseStarted,
       });
       const attempt = record.attempt ?? 1;
       if (
@@ -414,61 +356,22 @@ export function startLoad(options: LoadOptions): LoadRun {
       }
       emit(record);
     }
-    conn.chunks = [];
     dequeue();
     catchUp();
     maybeDone();
-  };
-
-  const owner: Http1Owner<LoadRecord> = {
-    connected(conn) {
-      const record = conn.item;
-      if (!record) return;
-      record.conn = conn.id;
-      conn.deadline = performance.now() + responseTimeoutMs;
-      conn.deadlineKind = 'response';
-    },
-    head(conn, status) {
-      const record = conn.item;
-      if (!record) return;
-      record.firstByteUs = us(performance.now() - origin);
-      record.status = status;
-    },
-    done: finish,
-    closed(conn) {
-      live.delete(conn);
-      const at = idle.indexOf(conn);
-      if (at >= 0) {
-        idle.splice(at, 1);
-        idleSince.splice(at, 1);
-      }
-    },
   };
 
   /** Attempt `attempt` of `failed`'s request, sent after its backoff (or at the run's end, cancelled). */
   const retryLater = (failed: LoadRecord, attempt: number) => {
     attemptsRetried += 1;
     const base = failed.attempt === undefined ? failed.id : failed.id.slice(0, failed.id.lastIndexOf('.'));
-    const nextAttempt: LoadRecord = {
-      seq: failed.seq,
-      id: attemptId(base, attempt),
-      window: failed.window,
-      workMs: failed.workMs,
-      // The request's intended time: its latency counts every attempt and every wait.
-      intendedUs: failed.intendedUs,
-      sentUs: null,
-      firstByteUs: null,
-      endUs: 0,
-      bytes: 0,
-      status: null,
-      outcome: null,
-      failure: null,
-      errorCode: null,
-      conn: null,
-      reused: false,
-      localPort: null,
-      podUid: null,
-    };
+    const nextAttempt = newRecord(
+      failed.seq,
+      attemptId(base, attempt),
+      failed.window,
+      failed.workMs,
+      failed.intendedUs,
+    );
     if (failed.method !== undefined) nextAttempt.method = failed.method;
     nextAttempt.attempt = attempt;
     const timer = setTimeout(
@@ -498,67 +401,23 @@ export function startLoad(options: LoadOptions): LoadRun {
     }
   };
 
-  /** An idle connection to send on: the most recently used (lifo) or the least (fifo). */
-  const takeIdle = (now: number): Http1Connection<LoadRecord> | undefined => {
-    expireIdle(now);
-    if (idle.length === 0) return undefined;
-    if (lifo) {
-      idleSince.pop();
-      return idle.pop();
-    }
-    idleSince.shift();
-    return idle.shift();
-  };
-
-  const send = (record: LoadRecord, retry = false) => {
+  const send = (record: LoadRecord) => {
     inFlight += 1;
-    const now = performance.now();
-    // A retry keeps the first send time: the latency counts from the intended time anyway.
-    if (!retry) record.sentUs = us(now - origin);
-    sweeper ??= setInterval(sweep, sweepMs);
-    let conn = pooled ? takeIdle(now) : undefined;
-    if (conn) {
-      record.conn = conn.id;
-      conn.deadline = now + responseTimeoutMs;
-      conn.deadlineKind = 'response';
-    } else {
-      conn = new Http1Connection<LoadRecord>(++connSeq, target, owner, BODY_KEEP_BYTES);
-      live.add(conn);
-      conn.deadline = now + connectTimeoutMs;
-      conn.deadlineKind = 'connect';
-    }
-    // Reused: the connection carried an earlier request of ours.
-    record.reused = conn.requests > 0;
-    conn.item = record;
-    conn.send(
-      record.method === 'POST'
-        ? `POST /work?ms=${record.workMs}&id=${record.id}${postTail}`
-        : `GET /work?ms=${record.workMs}&id=${record.id}${requestTail}`,
-    );
+    record.sentUs = us(performance.now() - origin);
+    sweeper ??= setInterval(() => transport.sweep(performance.now()), sweepMs);
+    transport.send(record);
   };
 
   const issue = (seq: number) => {
     const intended = startAt + seq * interval;
     lag.record((performance.now() - intended) * 1000);
-    const record: LoadRecord = {
+    const record = newRecord(
       seq,
-      id: `${prefix}${seq}`,
-      window: windowAt(intended),
-      workMs: drawWorkMs(options.workMs, random),
-      intendedUs: us(intended - origin),
-      sentUs: null,
-      firstByteUs: null,
-      endUs: 0,
-      bytes: 0,
-      status: null,
-      outcome: null,
-      failure: null,
-      errorCode: null,
-      conn: null,
-      reused: false,
-      localPort: null,
-      podUid: null,
-    };
+      `${prefix}${seq}`,
+      windowAt(intended),
+      drawWorkMs(options.workMs, random),
+      us(intended - origin),
+    );
     // Drawn only when some are POST: a seeded run without them draws what it always drew.
     if (postShare > 0 && random() < postShare) record.method = 'POST';
     if (inFlight < limit && queueHead === queue.length) send(record);
@@ -617,8 +476,7 @@ export function startLoad(options: LoadOptions): LoadRun {
           abandoned += 1;
           unsent(record, 'ABORT_ERR');
         }
-        for (const conn of [...live])
-          if (conn.busy) conn.abort({ code: 'ABORT_ERR', message: 'abandoned by the runner' });
+        transport.abandon();
       }
       maybeDone();
     },
@@ -629,23 +487,25 @@ export function startLoad(options: LoadOptions): LoadRun {
   return run;
 }
 
-/**
- * Go's Transport retries a request that failed on a reused connection when the server cannot
- * have begun it (net/http transport.go, persistConn.shouldRetryRequest): the connection had
- * carried a request before, no response byte came back, and the failure is the connection's
- * (a close or reset) — not our own deadline or abandonment, which Go reports instead.
- */
-function shouldRetryReused(
-  conn: Http1Connection<LoadRecord>,
-  record: LoadRecord,
-  error: Http1Error,
-): boolean {
-  return (
-    record.reused &&
-    conn.timedOut === null &&
-    conn.bytesReceived === 0 &&
-    record.firstByteUs === null &&
-    error.code !== 'ABORT_ERR' &&
-    error.code !== 'ETIMEDOUT'
-  );
+/** A request's record before it is sent (the transport and the classification fill the rest). */
+function newRecord(seq: number, id: string, window: string, workMs: number, intendedUs: number): LoadRecord {
+  return {
+    seq,
+    id,
+    window,
+    workMs,
+    intendedUs,
+    sentUs: null,
+    firstByteUs: null,
+    endUs: 0,
+    bytes: 0,
+    status: null,
+    outcome: null,
+    failure: null,
+    errorCode: null,
+    conn: null,
+    reused: false,
+    localPort: null,
+    podUid: null,
+  };
 }

@@ -10,6 +10,7 @@
 //   - `service`: requests held their connections far longer than the work they asked for (or
 //     were never answered): the Service was slow to take connections or to answer;
 //   - `unknown`: no request was sent, so nothing says who held the connections.
+import { H2_STREAMS_PER_SESSION, type LoadProtocol } from './transport.js';
 import { cpuWords, THROTTLED_SHARE_MATTERS, throttledShare, type CpuFigures } from './cpu-cgroup.js';
 import type { WorkMsDistribution } from './options.js';
 
@@ -63,15 +64,24 @@ export const SCHEDULE_LAG_BEHIND_MS = 1_000;
  */
 export function readNotSent(
   facts: NotSentFacts,
-  load: { rate: number; connections: number | 'new' },
+  load: { rate: number; connections: number | 'new'; protocol?: LoadProtocol },
 ): NotSentReading | null {
   const late = facts.sendLag.p99Ms !== null && facts.sendLag.p99Ms > SCHEDULE_LAG_BEHIND_MS;
   if (facts.notSent <= 0 && !late) return null;
-  const limit = load.connections === 'new' ? NEW_CONNECTIONS_IN_FLIGHT : load.connections;
+  // HTTP/2: each session carries up to H2_STREAMS_PER_SESSION requests at once.
+  const h2 = load.protocol === 'h2c' && load.connections !== 'new';
+  const limit =
+    load.connections === 'new'
+      ? NEW_CONNECTIONS_IN_FLIGHT
+      : h2
+        ? load.connections * H2_STREAMS_PER_SESSION
+        : load.connections;
   const pool =
     load.connections === 'new'
       ? `the ${limit} new connections the load opens at once`
-      : `the pool of ${limit} connections`;
+      : h2
+        ? `the ${limit} streams of ${String(load.connections)} HTTP/2 sessions`
+        : `the pool of ${limit} connections`;
   const held = facts.inFlightMeanMs;
   if (held === null || facts.requests === facts.notSent)
     return {
@@ -133,8 +143,10 @@ export function poolShortfall(
   rate: number,
   connections: number | 'new',
   work: WorkMsDistribution,
+  protocol: LoadProtocol = 'http1',
 ): string | null {
-  if (connections === 'new') return null;
+  // HTTP/2 multiplexes: a session carries H2_STREAMS_PER_SESSION requests at once.
+  if (connections === 'new' || protocol === 'h2c') return null;
   const needed = (rate * meanWorkMs(work)) / 1000;
   if (needed <= connections) return null;
   return `--connections ${connections} cannot carry --rate ${rate} × a mean work of ${fmt(meanWorkMs(work))}: that needs about ${Math.ceil(needed)} connections in use at once (Little's law); requests will wait for a connection, and those that wait too long are not sent — the load's own limit, not the Service's`;

@@ -5,7 +5,7 @@ import { DraincheckError } from '../../errors.js';
 import { type SettingRow } from '../../util/setting-rows.js';
 import { loadSettings, rateSchema, workMsSchema, type WorkMsDistribution } from './settings.js';
 
-export { RATE_MAX, type WorkMsDistribution } from './settings.js';
+export { H2C_CONNECTIONS_DEFAULT, RATE_MAX, type WorkMsDistribution } from './settings.js';
 
 /** The rows' defaults (the work bound does not change them). */
 const rows = loadSettings(Number.MAX_SAFE_INTEGER);

@@ -28,6 +28,8 @@ const K = {
   method: ascii(',"method":'),
   attempt: ascii(',"attempt":'),
   retried: ascii(',"retried":'),
+  slot: ascii(',"slot":'),
+  refused: ascii(',"refused":'),
   fate: ascii(',"fate":'),
   podUidFrom: ascii(',"podUidFrom":'),
   null: ascii('null'),
@@ -37,7 +39,7 @@ const K = {
 
 /** The most bytes a plain record can take: fixed text, 8 integers, 8 strings of at most this many. */
 const STRING_MAX = 128;
-export const RECORD_BYTES_MAX = 480 + 9 * (STRING_MAX + 2) + 11 * 17;
+export const RECORD_BYTES_MAX = 520 + 9 * (STRING_MAX + 2) + 13 * 17;
 
 function put(b: Uint8Array, p: number, k: Uint8Array): number {
   for (let i = 0; i < k.length; i++) b[p + i] = k[i]!;
@@ -171,6 +173,14 @@ export function writeRecordBytes(b: Uint8Array, p: number, r: LoadRecord): numbe
     if (r.retried !== true) return -1;
     p = put(b, p, K.retried);
     p = put(b, p, K.true);
+  }
+  if (r.slot !== undefined) {
+    p = put(b, p, K.slot);
+    if ((p = int(b, p, r.slot)) < 0) return -1;
+  }
+  if (r.refused !== undefined) {
+    p = put(b, p, K.refused);
+    if ((p = int(b, p, r.refused)) < 0) return -1;
   }
   if (r.fate !== undefined) {
     p = put(b, p, K.fate);

@@ -191,6 +191,7 @@ export function recordLine(r: LoadRecord): string {
     `,"failure":${str(r.failure)},"errorCode":${str(r.errorCode)},"conn":${num(r.conn)},"reused":${r.reused}` +
     `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}` +
     `${r.method === undefined ? '' : `,"method":${str(r.method)}`}${r.attempt === undefined ? '' : `,"attempt":${num(r.attempt)}`}${r.retried === undefined ? '' : `,"retried":${r.retried}`}` +
+    `${r.slot === undefined ? '' : `,"slot":${num(r.slot)}`}${r.refused === undefined ? '' : `,"refused":${num(r.refused)}`}` +
     `${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}${r.podUidFrom === undefined ? '' : `,"podUidFrom":${str(r.podUidFrom)}`}}`
   );
 }
@@ -319,6 +320,8 @@ const recordFields: Record<keyof LoadRecord, (x: unknown) => boolean> = {
   method: (x) => x === undefined || x === 'POST',
   attempt: (x) => x === undefined || (isCount(x) && x >= 2 && x <= 64),
   retried: (x) => x === undefined || x === true,
+  slot: (x) => x === undefined || (isCount(x) && x >= 1 && x <= 10_000),
+  refused: (x) => x === undefined || (isCount(x) && x >= 1 && x <= 64),
   fate: (x) => x === undefined || (serverFates as readonly unknown[]).includes(x),
   podUidFrom: (x) => x === undefined || x === 'connection',
 };

@@ -65,6 +65,23 @@ export const failureClasses = [
    * this one was sent. The port's stale conntrack entry presumably sent the SYN there (issue 14).
    */
   'stale-conntrack',
+  /**
+   * HTTP/2 (--protocol h2c): a stream the server refused with GOAWAY — above its last stream id,
+   * or REFUSED_STREAM — or that the session refused itself after a GOAWAY, and the client did
+   * not (or no longer) send again on a new session: never processed (RFC 9113 §6.8), safe to retry.
+   */
+  'stream-refused',
+  /**
+   * HTTP/2: the server reset the stream (RST_STREAM with a code other than NO_ERROR) on a
+   * connection that stayed up: it ended that request, not the connection.
+   */
+  'stream-reset',
+  /**
+   * HTTP/2: the connection (TCP, or the session on it) went while the stream was open — the
+   * socket's own close seen, not the CANCEL node:http2 gives every open stream then. Every
+   * stream in flight on it went with it.
+   */
+  'session-lost',
 ] as const;
 export type FailureClass = (typeof failureClasses)[number];
 
@@ -118,6 +135,16 @@ export interface LoadRecord {
    * the request's outcome; this one is counted among the retries only, not the requests.
    */
   retried?: true;
+  /**
+   * h2c: the client's connection (1…--connections) the session `conn` held: a slot keeps its
+   * number when a GOAWAY or a lost connection makes the client open a new session for it.
+   */
+  slot?: number;
+  /**
+   * h2c: times a GOAWAY refused the request (never processed) and the client sent it again on a
+   * new session (h2-sessions.ts, as Go's http2.Transport and grpc-js do). Absent: never refused.
+   */
+  refused?: number;
   /** Set by the journal join. */
   fate?: ServerFate;
   /**
@@ -158,14 +185,15 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
       return 'protocol-error';
     case 'connection-dropped':
       return facts.reused && !facts.responseStarted ? 'reused-connection-closed' : 'accepted-cut';
-    // HTTP/2's outcomes (draincheck run --protocol h2c). The load sends HTTP/1.1 only so far; until
-    // it speaks HTTP/2 (issue 26, step 3, with classes of their own) they read as the nearest.
+    // HTTP/2's outcomes (--protocol h2c): classes of their own, never HTTP/1.1's.
     case 'session-lost':
+      return 'session-lost';
     case 'stream-reset':
-      return 'accepted-cut';
+      return 'stream-reset';
     case 'goaway-refused':
-      return 'dropped-unseen';
-    // gRPC's outcomes (draincheck run --protocol grpc), likewise until the load speaks gRPC.
+      return 'stream-refused';
+    // gRPC's outcomes (draincheck run --protocol grpc): the load does not speak gRPC yet; until
+    // it does (issue 26 step 3 for gRPC) they read as the nearest.
     case 'rpc-connection-lost':
     case 'rpc-reset':
       return 'accepted-cut';

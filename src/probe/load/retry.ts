@@ -29,6 +29,8 @@ const beforeSend: ReadonlySet<FailureClass> = new Set([
   'connect-refused',
   'connect-timeout',
   'connect-failed',
+  // HTTP/2: refused by GOAWAY, never processed (RFC 9113 §6.8) — gRPC retries it transparently.
+  'stream-refused',
 ]);
 /** After the request was written: sent again only when the method is idempotent (`safe`). */
 const afterSendIdempotent: ReadonlySet<FailureClass> = new Set([
@@ -36,6 +38,8 @@ const afterSendIdempotent: ReadonlySet<FailureClass> = new Set([
   'reused-connection-closed',
   'dropped-unseen',
   'client-timeout',
+  'session-lost',
+  'stream-reset',
 ]);
 /** urllib3's usual status_forcelist: the gateway's and the draining server's answers. */
 const retryStatuses: ReadonlySet<number> = new Set([502, 503, 504]);

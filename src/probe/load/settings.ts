@@ -7,7 +7,17 @@ import { z } from 'zod';
 import { quote } from '../../errors.js';
 import { integerSchema } from '../../util/integer.js';
 import { setting, settingArgv, type SettingValues } from '../../util/setting-rows.js';
+import { DraincheckError } from '../../errors.js';
 import { RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_CAP_MS, retryPolicies, type RetryPolicy } from './retry.js';
+import { loadProtocols, type LoadProtocol } from './transport.js';
+
+/**
+ * The h2c load's connections unless --connections says otherwise: a few long-lived sessions, as
+ * HTTP/2 and gRPC clients hold them (a grpc-js channel keeps one connection per backend it
+ * picked, Go's http2.Transport one per host until its streams run out) — the few connections a
+ * Service pins to Pods (issue 26).
+ */
+export const H2C_CONNECTIONS_DEFAULT = 4;
 
 /** The work time per request: a fixed number of ms, or uniform between two bounds. */
 export type WorkMsDistribution =
@@ -104,6 +114,7 @@ export function loadSettings(workMsMax: number) {
        * fewer would queue requests on the client and show as latency, not as failures.
        */
       default: 256,
+      defaultNote: `${H2C_CONNECTIONS_DEFAULT} sessions with --protocol h2c`,
       schema: integerSchema({ label: '--connections', min: 1, max: CONNECTIONS_MAX }),
       text: String,
       alternative: {
@@ -119,6 +130,25 @@ export function loadSettings(workMsMax: number) {
         value: (v: number | 'new') => v,
       },
       fact: (v: number | 'new') => (v === 'new' ? 'a new connection each' : `${v} connections`),
+    }),
+    // The protocol the load speaks (issue 26.3): the rollout's lab servers speak it too.
+    protocol: setting<LoadProtocol, LoadProtocol | undefined, 'load'>({
+      flag: '--protocol',
+      arg: '<protocol>',
+      help: `what the load speaks: http1 (a keep-alive pool), or h2c (HTTP/2 without TLS, prior knowledge: every request a stream on --connections long-lived sessions, default ${H2C_CONNECTIONS_DEFAULT}; a stream refused by GOAWAY is sent again on a new session, as Go’s http2.Transport and grpc-js do)`,
+      default: 'http1',
+      schema: z.enum(loadProtocols, {
+        error: (issue) =>
+          issue.input === 'grpc'
+            ? 'the load does not speak --protocol grpc yet (issue 26): http1 or h2c; gRPC runs with `draincheck run` and `lab`'
+            : `--protocol must be http1 or h2c, got ${quote(issue.input)}`,
+      }),
+      text: String,
+      sample: 'h2c',
+      badSample: 'h3',
+      document: { section: 'load', schema: z.enum(loadProtocols).optional(), value: (v: LoadProtocol) => v },
+      fact: (v: LoadProtocol | undefined) =>
+        v === 'h2c' ? 'HTTP/2 (h2c): a stream per request on long-lived sessions' : 'HTTP/1.1',
     }),
     workMs: setting({
       flag: '--work-ms',
@@ -268,4 +298,26 @@ export function loadArgv(values: LoadSettingValues): string[] {
   return Object.entries(loadRows).flatMap(([name, row]) =>
     settingArgv(row as never, values[name as keyof LoadSettingValues]),
   );
+}
+
+/**
+ * The load's values with the protocol's own default and limits: with h2c and no --connections,
+ * H2C_CONNECTIONS_DEFAULT sessions; the HTTP/1.1 pool's own settings given with h2c are refused
+ * (DC_USAGE, one line) rather than ignored. `given` is commander's options (what was typed).
+ */
+export function forProtocol<V extends LoadSettingValues>(values: V, given: Record<string, unknown>): V {
+  if (values.protocol !== 'h2c') return values;
+  const refused: Array<[boolean, string]> = [
+    [values.connections === 'new', '--new-connections'],
+    [values.pool !== loadRows.pool.default, '--pool'],
+    [values.idleTimeoutMs !== loadRows.idleTimeoutMs.default, '--idle-timeout-ms'],
+    [values.retryReused, '--retry-reused'],
+  ];
+  const bad = refused.find(([is]) => is);
+  if (bad)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `${bad[1]} is for HTTP/1.1's keep-alive pool: with --protocol h2c every request is a stream on --connections long-lived sessions`,
+    );
+  return given.connections === undefined ? { ...values, connections: H2C_CONNECTIONS_DEFAULT } : values;
 }

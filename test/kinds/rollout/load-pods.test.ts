@@ -24,6 +24,7 @@ import { evenShares, LoadSplitError, splitLoad } from '../../../src/probe/load/s
 const load = {
   rate: 100,
   connections: 256 as number | 'new',
+  protocol: 'http1' as const,
   workMs: { kind: 'uniform' as const, min: 50, max: 2000 },
   pool: 'lifo' as const,
   idleTimeoutMs: 5000,

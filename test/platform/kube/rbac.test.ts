@@ -118,6 +118,7 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
       load: {
         rate: 20,
         connections: 4,
+        protocol: 'http1',
         workMs: { kind: 'fixed', ms: 50 },
         loadPods: 1,
         beforeMs: 300,

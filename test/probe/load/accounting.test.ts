@@ -123,6 +123,12 @@ test('not sent, read from the evidence: the pool (Little’s law), the generator
   assert.equal(late.cause, 'pool');
   assert.equal(late.loadFellBehind, true);
   assert.match(late.words, /^every request was sent, but late \(send lag p99 2\.5 s\): the pool of 16/);
+  // HTTP/2: 4 sessions carry 400 streams at once — not a pool of 4 (the generator fell behind).
+  const h2 = readNotSent(facts({}), { rate: 400, connections: 4, protocol: 'h2c' })!;
+  assert.equal(h2.cause, 'generator');
+  assert.match(h2.words, /the 400 streams of 4 HTTP\/2 sessions/);
+  assert.equal(poolShortfall(400, 4, { kind: 'fixed', ms: 110 }, 'h2c'), null);
+  assert.match(poolShortfall(400, 4, { kind: 'fixed', ms: 110 }) ?? '', /--connections 4 cannot carry/);
 });
 
 test("Little's law at the start: a pool that cannot carry rate × mean work is named", () => {

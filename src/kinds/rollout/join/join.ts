@@ -22,6 +22,7 @@ import type { PodLifecycle, PodPhase, RolloutDocument } from '../document.js';
 import { lifecycleLookup } from './lifecycle.js';
 import { RolloutTally } from './tally.js';
 import { RetryTally, type RetrySummary } from './retry-tally.js';
+import { PinningTally, type PinningSection } from './pinning.js';
 
 export interface JoinInput {
   /** The records as the load wrote them, the spooled journal lines, the final record file. */
@@ -57,6 +58,8 @@ export interface JoinInput {
    * answer says nothing of where its next request went.
    */
   viaProxy?: boolean;
+  /** When the Deployment was complete (ms on the run's clock; null: never): the pinning's "after". */
+  completeAtMs?: number | null;
 }
 
 /** The shift (µs) onto the run's clock of the records whose work id starts with `idPrefix`. */
@@ -76,6 +79,8 @@ export interface JoinOutput {
   failureSamples: NonNullable<RolloutDocument['failureSamples']>;
   /** The client's retries and POSTs (./retry-tally.ts). */
   retries: RetrySummary;
+  /** Connection pinning (./pinning.ts); null: no load ran. */
+  pinning: PinningSection | null;
   written: number;
   dropped: number;
   joinCounts: WindowedJoinCounts;
@@ -93,6 +98,7 @@ export function emptyJoin(): Omit<JoinOutput, 'ranIn'> {
     binLatency: { p50Ms: [], p99Ms: [] },
     failureSamples: {},
     retries: new RetryTally().summary(),
+    pinning: null,
     written: 0,
     dropped: 0,
     joinCounts: newJoinCounts(),
@@ -140,6 +146,10 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
     input.portHistory,
     input.viaProxy !== true,
   );
+  // Through a proxy the load's connections end at the proxy: no connection of the client's is
+  // pinned to a Pod, and none is counted as such.
+  const pinning =
+    input.viaProxy === true ? null : new PinningTally(input.lifecycles, input.completeAtMs ?? null);
   try {
     for await (const batch of joined) {
       // The join runs after the load: it can wait for the disk instead of buffering (or dropping).
@@ -147,7 +157,9 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
       for (const fated of batch) {
         // Neither an answer nor the journal named the Pod: the rules' evidence may.
         const pod = fated.podUid === null ? input.routed.get(fated.id) : undefined;
-        out.write(tally.add(pod === undefined ? fated : { ...fated, podUid: pod }));
+        const counted = tally.add(pod === undefined ? fated : { ...fated, podUid: pod });
+        pinning?.add(counted);
+        out.write(counted);
       }
     }
   } catch (error) {
@@ -166,6 +178,7 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
     binLatency: tally.binLatency.percentiles(tally.bins.length),
     failureSamples: tally.samples.summary(),
     retries: tally.retries.summary(),
+    pinning: pinning?.summary() ?? null,
     ...counts,
     joinCounts,
   };

@@ -80,6 +80,8 @@ export function joinedFailure(failure: FailureClass | null, fate: ServerFate): F
     failure === 'not-sent'
   )
     return failure;
+  // HTTP/2's classes (stream-refused, stream-reset, session-lost) stay HTTP/2's: only a journal
+  // that says the work was finished changes them (the client's error hid done work).
   if (fate === 'finished') return 'done-unacknowledged';
   if (failure === 'reused-connection-closed' && (fate === 'aborted' || fate === 'cut' || fate === 'accepted'))
     return 'accepted-cut';

@@ -19,6 +19,10 @@ const palette = [
   '#6639ba',
   '#bc4c00',
   '#cf222e',
+  // HTTP/2's classes (stream-refused, stream-reset, session-lost).
+  '#0969da',
+  '#8a4600',
+  '#4d2d8c',
 ];
 
 export const rolloutStyle = `

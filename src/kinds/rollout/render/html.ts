@@ -7,6 +7,7 @@
 // string goes through esc(); nothing is fetched.
 import { ingressWords } from '../ingress-evidence.js';
 import { retryWords } from '../join/retry-tally.js';
+import { pinningShown, pinningWords } from '../join/pinning.js';
 import { esc, formatMs } from '../../../report/html/escape.js';
 import { renderShell } from '../../../report/html/shell.js';
 import type { RenderContext } from '../../kind.js';
@@ -187,6 +188,10 @@ function facts(d: RolloutDocument): string {
       : []),
     // The client's retries (--retry, --post-share): what it sent again, what ran twice.
     ...(d.retries ? [['retries', retryWords(d.retries).replace(/^retries /, '')] as [string, string]] : []),
+    // Which Pods the client's connections stayed on (issue 26.3).
+    ...(pinningShown(d.pinning, d.load.protocol)
+      ? [['pinning', pinningWords(d.pinning).replace(/^connection pinning: /, '')] as [string, string]]
+      : []),
     [
       'records',
       d.records.file === null

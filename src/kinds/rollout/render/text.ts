@@ -2,6 +2,7 @@
 // one), then one sentence each naming its failures' cause, and the Pods' lifecycles.
 // Document strings are untrusted: everything printed goes through terminalSafe.
 import { ingressWords } from '../ingress-evidence.js';
+import { pinningShown, pinningWords } from '../join/pinning.js';
 import { retryWords } from '../join/retry-tally.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
 import type { Style } from '../../../report/style.js';
@@ -132,6 +133,8 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
     if (d.ingress) lines.push(...ingressWords(d.ingress).map((l) => `  ${terminalSafe(l)}`));
     // The client's retries (--retry, --post-share): what it sent again, what ran twice.
     if (d.retries) lines.push(`  ${terminalSafe(retryWords(d.retries))}`);
+    // Which Pods the client's connections stayed on (issue 26.3).
+    if (pinningShown(d.pinning, d.load.protocol)) lines.push(`  ${terminalSafe(pinningWords(d.pinning))}`);
     const j = d.records.join;
     if (j && (j.fateUnknown > 0 || j.unclaimed > 0 || j.journalLinesLost > 0))
       lines.push(

@@ -1,0 +1,175 @@
+// The load generator over HTTP/2 (--protocol h2c): node:http2's client on a few long-lived
+// sessions, against real node:http2 servers on loopback that answer, send GOAWAY, reset a stream
+// or drop the connection. Each request's record and class is read from what the client saw.
+import assert from 'node:assert/strict';
+import http2 from 'node:http2';
+import { once } from 'node:events';
+import { test, type TestContext } from 'node:test';
+import type net from 'node:net';
+import { startLoad, type LoadOptions, type LoadResult } from '../../../src/probe/load/generator.js';
+import type { LoadRecord } from '../../../src/probe/load/record.js';
+
+const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
+
+interface Server {
+  url: URL;
+  /** Sessions the server accepted. */
+  sessions: http2.ServerHttp2Session[];
+  /** Destroys every TCP connection (as a process exit does). */
+  cut: () => void;
+}
+
+/** A real h2c server on loopback; `onStream` answers (or not) each stream. Stopped with the test. */
+async function h2Server(
+  t: TestContext,
+  onStream: (stream: http2.ServerHttp2Stream, id: string, ms: number, server: Server) => void,
+): Promise<Server> {
+  const server = http2.createServer();
+  const sockets = new Set<net.Socket>();
+  const state: Server = {
+    url: new URL('http://127.0.0.1'),
+    sessions: [],
+    cut: () => {
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('session', (session: http2.ServerHttp2Session) => {
+    session.on('error', () => undefined);
+    state.sessions.push(session);
+  });
+  server.on('stream', (stream: http2.ServerHttp2Stream, headers) => {
+    stream.on('error', () => undefined);
+    const url = new URL(String(headers[':path']), 'http://x');
+    onStream(stream, url.searchParams.get('id') ?? '', Number(url.searchParams.get('ms')), state);
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    state.cut();
+    server.close();
+  });
+  const { port } = server.address() as net.AddressInfo;
+  state.url = new URL(`http://127.0.0.1:${port}`);
+  return state;
+}
+
+const answer = (stream: http2.ServerHttp2Stream, id: string) => {
+  if (stream.destroyed) return;
+  stream.respond({ ':status': 200, 'content-type': 'application/json' });
+  stream.end(JSON.stringify({ status: 'done', id, uid: 'pod-a' }));
+};
+
+async function load(
+  url: URL,
+  over: Partial<LoadOptions> = {},
+): Promise<{ records: LoadRecord[]; result: LoadResult }> {
+  const records: LoadRecord[] = [];
+  const run = startLoad({
+    target: url,
+    protocol: 'h2c',
+    rate: 200,
+    count: 40,
+    workMs: { kind: 'fixed', ms: 20 },
+    responseTimeoutMs: 3000,
+    connectTimeoutMs: 2000,
+    onRecord: (r) => records.push(r),
+    ...over,
+  });
+  const result = await run.done;
+  return { records, result };
+}
+
+test('h2c: every request a stream on one of 4 sessions, each record naming its session, slot and port', async (t) => {
+  const server = await h2Server(t, (stream, id, ms) => setTimeout(() => answer(stream, id), ms));
+  const { records, result } = await load(server.url);
+  assert.equal(records.length, 40);
+  assert.deepEqual(
+    records.filter((r) => r.outcome !== 'completed').map((r) => [r.id, r.outcome, r.errorCode]),
+    [],
+  );
+  // The default for h2c: 4 connections, and no more sessions than that (nothing ended one).
+  assert.equal(result.sessions, 4);
+  assert.equal(server.sessions.length, 4);
+  assert.deepEqual(new Set(records.map((r) => r.slot)), new Set([1, 2, 3, 4]));
+  assert.deepEqual(new Set(records.map((r) => r.conn)), new Set([1, 2, 3, 4]));
+  assert.ok(records.every((r) => r.podUid === 'pod-a' && typeof r.localPort === 'number'));
+  // Every session carried more than its first stream: the later ones are reuses.
+  assert.equal(records.filter((r) => !r.reused).length, 4);
+});
+
+test('h2c: a stream above the GOAWAY’s last stream id is sent again on a new session, never a failure', async (t) => {
+  let goawaySent = false;
+  const server = await h2Server(t, (stream, id, ms, s) => {
+    const session = stream.session!;
+    // The first session's third stream: GOAWAY naming the stream before it as the last, then
+    // this one is never answered — the client must send it again elsewhere.
+    if (!goawaySent && session === s.sessions[0] && stream.id === 5) {
+      goawaySent = true;
+      session.goaway(NGHTTP2_NO_ERROR, 3);
+      return;
+    }
+    setTimeout(() => answer(stream, id), ms);
+  });
+  const { records, result } = await load(server.url, { connections: 1, rate: 100, count: 20 });
+  assert.ok(goawaySent, 'the server sent its GOAWAY');
+  assert.deepEqual(
+    records.filter((r) => r.failure !== null).map((r) => [r.id, r.failure, r.errorCode]),
+    [],
+  );
+  const resent = records.filter((r) => r.refused !== undefined);
+  assert.ok(resent.length >= 1, 'a refused request was sent again');
+  assert.ok(resent.every((r) => r.conn !== 1 && r.outcome === 'completed'));
+  assert.ok((result.refusedResent ?? 0) >= 1);
+  assert.ok((result.goaways ?? 0) >= 1);
+  // The slot got a new session: one connection at a time, more than one session in all.
+  assert.ok((result.sessions ?? 0) >= 2);
+  assert.ok(records.every((r) => r.slot === 1));
+});
+
+test('h2c: a server RST_STREAM is stream-reset; a dropped connection is session-lost, not HTTP/1.1 classes', async (t) => {
+  let cutDone = false;
+  const server = await h2Server(t, (stream, id, _ms, s) => {
+    if (id === 'L5') {
+      stream.close(NGHTTP2_INTERNAL_ERROR);
+      return;
+    }
+    // L12 and the streams in flight with it: the connection goes under them.
+    if (id === 'L12' && !cutDone) {
+      cutDone = true;
+      setTimeout(() => s.cut(), 30);
+      return;
+    }
+    setTimeout(() => answer(stream, id), 60);
+  });
+  const { records } = await load(server.url, { connections: 1, rate: 100, count: 30 });
+  const byId = new Map(records.map((r) => [r.id, r]));
+  assert.equal(byId.get('L5')?.failure, 'stream-reset');
+  assert.equal(byId.get('L5')?.errorCode, 'ERR_HTTP2_STREAM_ERROR');
+  assert.equal(byId.get('L12')?.failure, 'session-lost');
+  const classes = new Set(records.map((r) => r.failure).filter((f) => f !== null));
+  for (const http1 of ['accepted-cut', 'reused-connection-closed', 'dropped-unseen'])
+    assert.ok(!classes.has(http1 as never), `no ${http1}: ${[...classes].join(', ')}`);
+  // The requests sent after the loss went on a new session (the same slot) and completed.
+  const lostAt = Math.max(...records.filter((r) => r.failure === 'session-lost').map((r) => r.endUs));
+  const after = records.filter((r) => (r.sentUs ?? 0) > lostAt);
+  assert.ok(after.length > 0 && after.every((r) => r.outcome === 'completed' && r.conn !== 1));
+});
+
+test('h2c refuses --new-connections (one line, DC_USAGE)', () => {
+  assert.throws(
+    () =>
+      startLoad({
+        target: new URL('http://127.0.0.1:9'),
+        protocol: 'h2c',
+        connections: 'new',
+        count: 1,
+        workMs: { kind: 'fixed', ms: 1 },
+        onRecord: () => undefined,
+      }),
+    (e: Error & { code?: string }) => e.code === 'DC_USAGE' && /--new-connections/.test(e.message),
+  );
+});
