@@ -16,6 +16,8 @@ test('defaults', () => {
     drainDelayMs: 0,
     drainTimeoutMs: 25_000,
     drainIdleMs: 0,
+    // node:http's own server.keepAliveTimeout.
+    keepAliveTimeoutMs: 5_000,
   });
 });
 
@@ -26,12 +28,15 @@ test('env is read, and a flag wins over env', () => {
     DRAIN_DELAY_MS: '250',
     HOST: '127.0.0.9',
     DRAIN_IDLE_MS: '40',
+    KEEP_ALIVE_TIMEOUT_MS: '1',
   };
   const fromEnv = resolveServerConfig({}, env);
   assert.equal(fromEnv.port, 9000);
   assert.equal(fromEnv.onSigterm, 'exit');
   assert.equal(fromEnv.drainDelayMs, 250);
   assert.equal(fromEnv.drainIdleMs, 40);
+  assert.equal(fromEnv.keepAliveTimeoutMs, 1);
+  assert.equal(resolveServerConfig({ keepAliveTimeoutMs: '0' }, env).keepAliveTimeoutMs, 0);
   assert.equal(fromEnv.host, '127.0.0.9');
   assert.equal(resolveServerConfig({}, { PROTOCOL: 'h2c' }).protocol, 'h2c');
   assert.equal(resolveServerConfig({}, { PROTOCOL: 'grpc' }).protocol, 'grpc');
