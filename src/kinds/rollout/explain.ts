@@ -224,6 +224,16 @@ export function explainFailures(
   const tail = [notSentPart, unaccountedPart].filter((x) => x !== '');
   const sent = totals.requests - notSent;
   if (failed === 0) {
+    // Retries can hide what the rollout did: attempts that failed were sent again and completed.
+    // Then "every Pod kept its accepted requests" is not what the evidence says.
+    const hidden = context.retries?.attemptsRetried ?? 0;
+    if (hidden > 0) {
+      const classes = Object.entries(context.retries!.attemptFailures)
+        .sort((a, b) => b[1] - a[1])
+        .map(([cls, k]) => `${k} ${cls}`)
+        .join(', ');
+      return `${prefix}none of ${totals.requests} requests failed by its last attempt, but ${hidden} attempts failed on the way (${classes}) and the client sent them again: the rollout's failures are in those attempts${tail.length > 0 ? `; ${tail.join('; ')}` : ''}.`;
+    }
     if (tail.length > 0) return `${prefix}none of the ${sent} requests sent failed; ${tail.join('; ')}.`;
     const none = `${prefix}none of ${totals.requests} requests failed`;
     const replacement = context.replacement;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
-import { retrySentence } from '../../../src/kinds/rollout/explain.js';
+import { explainFailures, retrySentence } from '../../../src/kinds/rollout/explain.js';
 import { PodLifecycles } from '../../../src/kinds/rollout/join/lifecycle.js';
 import { RetryTally } from '../../../src/kinds/rollout/join/retry-tally.js';
 import { RolloutTally } from '../../../src/kinds/rollout/join/tally.js';
@@ -132,4 +132,23 @@ test('the rollout tally counts a retried attempt among the retries only, and its
   assert.deepEqual(parseRecordLine(recordLine(r)), r);
   assert.equal(parseRecordLine(recordLine(r).replace('"POST"', '"DELETE"')), null);
   assert.equal(parseRecordLine(recordLine(r).replace('"attempt":2', '"attempt":1')), null);
+});
+
+test('no request failed by its last attempt, but attempts did: the sentence does not say every Pod kept its requests', () => {
+  const t = new RetryTally();
+  t.attempt(rec('L1', { ...cut, fate: 'cut' }));
+  t.request(rec('L1.2', { ...ok, attempt: 2 }));
+  const retries = { policy: 'all' as const, ...t.summary() };
+  const totals = { requests: 1, failures: {}, notSent: 0, unaccounted: 0 } as unknown as Parameters<
+    typeof explainFailures
+  >[0];
+  const words = explainFailures(totals, {}, { onSigterm: 'exit' } as never, null, {
+    retries,
+    replacement: { replaced: 3, old: 3 },
+  });
+  assert.doesNotMatch(words, /kept its accepted requests/);
+  assert.match(
+    words,
+    /none of 1 requests failed by its last attempt, but 1 attempts failed on the way \(1 accepted-cut\)/,
+  );
 });
