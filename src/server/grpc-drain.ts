@@ -16,6 +16,7 @@
 import type { Journal } from './journal.js';
 import type { ServerConfig } from './config.js';
 import type { GrpcLabServer } from './lab-server.js';
+import { startDrain } from './drain-frame.js';
 
 export interface GrpcDrainDeps {
   lab: GrpcLabServer;
@@ -25,63 +26,43 @@ export interface GrpcDrainDeps {
 }
 
 export function drainGrpc({ lab, journal, config, exit }: GrpcDrainDeps): void {
-  lab.beginDraining();
-  journal.write('drain-started', {
-    active: lab.state().active,
-    drainDelayMs: config.drainDelayMs,
-    drainTimeoutMs: config.drainTimeoutMs,
+  startDrain({ lab, journal, config, exit }, (frame) => {
+    let shutDown = false;
+    const settle = () => {
+      if (frame.finished() || !shutDown || lab.state().active !== 0) return;
+      frame.succeed();
+    };
+    return {
+      cutConnections() {
+        const connections = lab.grpc.connections().length;
+        // Each call still open ends with RST_STREAM(CANCEL) and its session is destroyed.
+        lab.grpc.server.forceShutdown();
+        return connections;
+      },
+      afterDelay() {
+        lab.listener.close();
+        journal.write('stopped-listening', {
+          active: lab.state().active,
+          sessions: lab.grpc.connections().length,
+        });
+        lab.grpc.onConnectionClosed((connection) => {
+          journal.write('session-closed', { remotePort: connection.remotePort, streams: connection.rpcs });
+        });
+        // tryShutdown closes each session it holds (node:http2's close(): a GOAWAY NO_ERROR with the
+        // last stream it processed) — the line says which connection, and how many calls were open.
+        for (const connection of lab.grpc.connections())
+          journal.write('goaway-sent', {
+            remotePort: connection.remotePort,
+            open: connection.open,
+            via: 'tryShutdown',
+          });
+        lab.grpc.server.tryShutdown(() => {
+          shutDown = true;
+          settle();
+        });
+        lab.server.closeIdleConnections();
+        lab.onActiveChange(settle);
+      },
+    };
   });
-  let finished = false;
-  let shutDown = false;
-  const finish = (code: number) => {
-    if (finished) return;
-    finished = true;
-    clearTimeout(deadline);
-    clearTimeout(delay);
-    exit(code);
-  };
-
-  const deadline = setTimeout(() => {
-    const cut = lab.activeIds();
-    for (const id of cut) journal.write('request-cut', { id });
-    const connections = lab.grpc.connections().length;
-    // Each call still open ends with RST_STREAM(CANCEL) and its session is destroyed.
-    lab.grpc.server.forceShutdown();
-    lab.server.closeAllConnections();
-    journal.write('drain-finished', { active: cut.length, cut, timedOut: true, sessions: connections });
-    journal.write('exit', { code: 1 });
-    finish(1);
-  }, config.drainTimeoutMs);
-
-  const settle = () => {
-    if (finished || !shutDown || lab.state().active !== 0) return;
-    journal.write('drain-finished', { active: 0, cut: [], timedOut: false, sessions: 0 });
-    journal.write('exit', { code: 0 });
-    finish(0);
-  };
-
-  const delay = setTimeout(() => {
-    lab.listener.close();
-    journal.write('stopped-listening', {
-      active: lab.state().active,
-      sessions: lab.grpc.connections().length,
-    });
-    lab.grpc.onConnectionClosed((connection) => {
-      journal.write('session-closed', { remotePort: connection.remotePort, streams: connection.rpcs });
-    });
-    // tryShutdown closes each session it holds (node:http2's close(): a GOAWAY NO_ERROR with the
-    // last stream it processed) — the line says which connection, and how many calls were open.
-    for (const connection of lab.grpc.connections())
-      journal.write('goaway-sent', {
-        remotePort: connection.remotePort,
-        open: connection.open,
-        via: 'tryShutdown',
-      });
-    lab.grpc.server.tryShutdown(() => {
-      shutDown = true;
-      settle();
-    });
-    lab.server.closeIdleConnections();
-    lab.onActiveChange(settle);
-  }, config.drainDelayMs);
 }

@@ -14,6 +14,7 @@ import http2 from 'node:http2';
 import type { Journal } from './journal.js';
 import type { ServerConfig } from './config.js';
 import type { H2cLabServer, H2cSession } from './lab-server.js';
+import { startDrain } from './drain-frame.js';
 
 export interface H2cDrainDeps {
   lab: H2cLabServer;
@@ -23,78 +24,52 @@ export interface H2cDrainDeps {
 }
 
 export function drainH2c({ lab, journal, config, exit }: H2cDrainDeps): void {
-  lab.beginDraining();
-  journal.write('drain-started', {
-    active: lab.state().active,
-    drainDelayMs: config.drainDelayMs,
-    drainTimeoutMs: config.drainTimeoutMs,
+  startDrain({ lab, journal, config, exit }, (frame) => {
+    let stopped = false;
+    const goaway = (entry: H2cSession) => {
+      if (entry.session.closed || entry.session.destroyed) return;
+      // The last stream id is the highest the server has taken: every stream it has seen is
+      // processed (answered), none after it will be. node:http2 would compute the same when given
+      // 0 (src/node_http2.cc, Http2Session::Goaway); it is passed explicitly to be journaled.
+      entry.session.goaway(http2.constants.NGHTTP2_NO_ERROR, entry.lastStreamId);
+      journal.write('goaway-sent', {
+        remotePort: entry.remotePort,
+        lastStreamId: entry.lastStreamId,
+        open: entry.open,
+      });
+      // close() lets the open streams finish, then ends the session (its own GOAWAY repeats the
+      // same last stream id: nghttp2 never raises it).
+      entry.session.close();
+    };
+    const settle = () => {
+      if (frame.finished() || !stopped || lab.state().active !== 0 || lab.sessions().length !== 0) return;
+      frame.succeed();
+    };
+    return {
+      cutConnections() {
+        // The connection goes with its streams: each client sees its session lost.
+        for (const { session } of lab.sessions()) session.destroy();
+        return lab.sessions().length;
+      },
+      afterDelay() {
+        stopped = true;
+        lab.listener.close();
+        journal.write('stopped-listening', { active: lab.state().active, sessions: lab.sessions().length });
+        lab.onSessionClosed((entry) => {
+          journal.write('session-closed', { remotePort: entry.remotePort, streams: entry.streams });
+          settle();
+        });
+        // A connection accepted before the listener closed may become a session only now (its
+        // preface was still on the way): it gets its GOAWAY as it opens.
+        lab.h2.on('session', (session: http2.ServerHttp2Session) => {
+          const entry = lab.sessions().find((s) => s.session === session);
+          if (entry) goaway(entry);
+        });
+        for (const entry of lab.sessions()) goaway(entry);
+        lab.server.closeIdleConnections();
+        lab.onActiveChange(settle);
+        settle();
+      },
+    };
   });
-  let finished = false;
-  let stopped = false;
-  const finish = (code: number) => {
-    if (finished) return;
-    finished = true;
-    clearTimeout(deadline);
-    clearTimeout(delay);
-    exit(code);
-  };
-
-  const deadline = setTimeout(() => {
-    const cut = lab.activeIds();
-    for (const id of cut) journal.write('request-cut', { id });
-    // The connection goes with its streams: each client sees its session lost.
-    for (const { session } of lab.sessions()) session.destroy();
-    lab.server.closeAllConnections();
-    journal.write('drain-finished', {
-      active: cut.length,
-      cut,
-      timedOut: true,
-      sessions: lab.sessions().length,
-    });
-    journal.write('exit', { code: 1 });
-    finish(1);
-  }, config.drainTimeoutMs);
-
-  const goaway = (entry: H2cSession) => {
-    if (entry.session.closed || entry.session.destroyed) return;
-    // The last stream id is the highest the server has taken: every stream it has seen is
-    // processed (answered), none after it will be. node:http2 would compute the same when given
-    // 0 (src/node_http2.cc, Http2Session::Goaway); it is passed explicitly to be journaled.
-    entry.session.goaway(http2.constants.NGHTTP2_NO_ERROR, entry.lastStreamId);
-    journal.write('goaway-sent', {
-      remotePort: entry.remotePort,
-      lastStreamId: entry.lastStreamId,
-      open: entry.open,
-    });
-    // close() lets the open streams finish, then ends the session (its own GOAWAY repeats the
-    // same last stream id: nghttp2 never raises it).
-    entry.session.close();
-  };
-
-  const settle = () => {
-    if (finished || !stopped || lab.state().active !== 0 || lab.sessions().length !== 0) return;
-    journal.write('drain-finished', { active: 0, cut: [], timedOut: false, sessions: 0 });
-    journal.write('exit', { code: 0 });
-    finish(0);
-  };
-
-  const delay = setTimeout(() => {
-    stopped = true;
-    lab.listener.close();
-    journal.write('stopped-listening', { active: lab.state().active, sessions: lab.sessions().length });
-    lab.onSessionClosed((entry) => {
-      journal.write('session-closed', { remotePort: entry.remotePort, streams: entry.streams });
-      settle();
-    });
-    // A connection accepted before the listener closed may become a session only now (its
-    // preface was still on the way): it gets its GOAWAY as it opens.
-    lab.h2.on('session', (session: http2.ServerHttp2Session) => {
-      const entry = lab.sessions().find((s) => s.session === session);
-      if (entry) goaway(entry);
-    });
-    for (const entry of lab.sessions()) goaway(entry);
-    lab.server.closeIdleConnections();
-    lab.onActiveChange(settle);
-    settle();
-  }, config.drainDelayMs);
 }
