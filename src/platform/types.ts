@@ -275,6 +275,11 @@ export interface IngressJob {
   service: string;
   /** Each endpoint change reaches the proxy this long after (fixed, or a range each sync draws from). */
   syncDelayMs: number | { min: number; max: number };
+  /**
+   * A cloud load balancer's target list (--lb-deregistration-ms): an endpoint that stopped
+   * being ready keeps getting new requests this long after the sync that saw it go (0: none).
+   */
+  deregistrationDelayMs?: number;
 }
 
 /** One upstream attempt of a request the proxy handled. */

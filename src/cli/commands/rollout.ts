@@ -155,6 +155,12 @@ export function rolloutCommand(): Command {
           'DC_USAGE',
           `--ingress ${settings.ingress} runs on the embedded runtime only (--platform local); on a cluster, send the load to your ingress yourself`,
         );
+      // The load balancer is a layer in front of the endpoints: the ingress carries it.
+      if (settings.lbDeregistrationMs > 0 && settings.ingress === 'none')
+        throw new DraincheckError(
+          'DC_USAGE',
+          "--lb-deregistration-ms makes the ingress a cloud load balancer's target list: give --ingress nginx or --ingress haproxy too",
+        );
       if (settings.sequential && !compare)
         throw new DraincheckError(
           'DC_USAGE',
@@ -202,7 +208,13 @@ export function rolloutCommand(): Command {
               manifest: session.planOptions.manifest ?? {},
               // Behind an ingress the slowest layer is its sync: measured through one.
               ...(settings.ingress !== 'none'
-                ? { ingress: { kind: settings.ingress, syncDelayMs: settings.ingressSyncMs } }
+                ? {
+                    ingress: {
+                      kind: settings.ingress,
+                      syncDelayMs: settings.ingressSyncMs,
+                      deregistrationDelayMs: settings.lbDeregistrationMs,
+                    },
+                  }
                 : {}),
             });
             // Interrupted while measuring: no rollout starts (the measurement's objects are gone).

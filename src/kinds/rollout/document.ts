@@ -430,10 +430,10 @@ export const RolloutDocumentSchema = z.object({
         ),
       sampleIntervalMs: z.number().describe('one new connection every this many ms'),
       through: z
-        .enum(['service', 'ingress'])
+        .enum(['service', 'ingress', 'load-balancer'])
         .optional()
         .describe(
-          'the path sampled: the Service, or the ingress in front of the endpoints (--ingress: the slowest layer, its sync included); absent in older documents: the Service',
+          'the path sampled: the Service, the ingress in front of the endpoints (--ingress: the slowest layer, its sync included), or that ingress as a load balancer’s target list (--lb-deregistration-ms: its late deregistration included); absent in older documents: the Service',
         ),
     })
     .optional()

@@ -84,6 +84,7 @@ export function concludeRollout(facts: RolloutFacts): string {
       ...facts.context,
       replacement: { replaced, old: old.length },
     }) +
+    loadBalancerWords(facts.context ?? {}) +
     retrySentence(facts.context?.retries ?? null) +
     pinningSentence(facts.context?.pinning ?? null, facts.context?.protocol ?? 'http1')
   );
@@ -152,6 +153,60 @@ export interface ExplainContext {
   pinning?: PinningSection | null;
   /** What the load spoke (absent: HTTP/1.1). */
   protocol?: LoadProtocol;
+  /**
+   * The ingress's failed upstream attempts, from its own log (absent: no ingress, or its log
+   * was not read): in all, by cause, and those at Pods already deleted (terminating or gone).
+   */
+  ingressAttempts?: IngressAttemptsReading | null;
+  /** --lb-deregistration-ms: the ingress kept sending to a deleted Pod this long (absent or 0: none). */
+  lbDeregistrationMs?: number;
+}
+
+export interface IngressAttemptsReading {
+  failed: number;
+  causes: Partial<Record<string, number>>;
+  atDeletedPods: number;
+}
+
+/** The ingress section's failed attempts, read for the sentence. */
+export function ingressAttemptsReading(
+  groups: ReadonlyArray<{ phase: PodPhase; cause: string; count: number }>,
+): IngressAttemptsReading {
+  const causes: Partial<Record<string, number>> = {};
+  let failed = 0;
+  let atDeletedPods = 0;
+  for (const g of groups) {
+    failed += g.count;
+    causes[g.cause] = (causes[g.cause] ?? 0) + g.count;
+    if (g.phase === 'terminating' || g.phase === 'gone') atDeletedPods += g.count;
+  }
+  return { failed, causes, atDeletedPods };
+}
+
+/**
+ * The load balancer's part (--lb-deregistration-ms), said where its evidence is: upstream
+ * attempts the ingress's log shows at Pods already deleted. The rule: the Pod keeps listening
+ * (a preStop sleep) longer than the slowest layer keeps sending to it.
+ */
+function loadBalancerWords(context: ExplainContext): string {
+  const ms = context.lbDeregistrationMs ?? 0;
+  const late = context.ingressAttempts?.atDeletedPods ?? 0;
+  if (ms === 0 || late === 0) return '';
+  return ` The load balancer is the slowest layer: it kept sending new requests to each deleted Pod for ${ms} ms after the ingress's sync (--lb-deregistration-ms), and ${late} upstream attempts failed at Pods already deleted; the rule is a preStop sleep longer than that sync plus ${ms} ms, so the Pod keeps listening until the load balancer stopped sending to it.`;
+}
+
+/**
+ * Behind an ingress, the client's count can hide the rollout's failures: the ingress retried
+ * failed upstream attempts on another Pod (nginx's proxy_next_upstream). Said where its log shows them.
+ */
+function hiddenByIngress(context: ExplainContext): string {
+  const a = context.ingressAttempts;
+  if (!context.ingress || !a || a.failed === 0) return '';
+  const causes = Object.entries(a.causes)
+    .sort((x, y) => (y[1] ?? 0) - (x[1] ?? 0))
+    .map(([c, k]) => `${k} ${c}`)
+    .join(', ');
+  return `, but the ingress's log shows ${a.failed} failed upstream attempts (${causes}${a.atDeletedPods > 0 ? `; ${a.atDeletedPods} at Pods already deleted` : ''}) that it answered by trying ${context.ingress === 'haproxy' ? 'again' : 'another Pod'}: the rollout's failures are in those attempts`;
 }
 
 /**
@@ -236,6 +291,8 @@ export function explainFailures(
     }
     if (tail.length > 0) return `${prefix}none of the ${sent} requests sent failed; ${tail.join('; ')}.`;
     const none = `${prefix}none of ${totals.requests} requests failed`;
+    const hidden2 = hiddenByIngress(context);
+    if (hidden2 !== '') return `${none}${hidden2}.`;
     const replacement = context.replacement;
     // Only what was observed: a run that ended before a Pod was replaced says nothing of
     // what replacing one does to its requests.

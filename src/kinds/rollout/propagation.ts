@@ -48,8 +48,11 @@ export interface PropagationMeasurement {
   sampledBy: 'runner' | 'load-pod';
   /** One new connection every this many ms. */
   sampleIntervalMs: number;
-  /** The path sampled: the Service, or an ingress in front of the endpoints (the slowest layer). */
-  through: 'service' | 'ingress';
+  /**
+   * The path sampled: the Service, an ingress in front of the endpoints, or that ingress as a
+   * load balancer's target list that deregisters late (--lb-deregistration-ms) — the slowest layer.
+   */
+  through: 'service' | 'ingress' | 'load-balancer';
 }
 
 export interface PropagationOptions {
@@ -61,7 +64,12 @@ export interface PropagationOptions {
    * The rollouts go through an ingress (--ingress): sample through one of the same kind and
    * sync delay, so the sleep covers the slowest layer of the path.
    */
-  ingress?: { kind: IngressProxy; syncDelayMs: number | { min: number; max: number } };
+  ingress?: {
+    kind: IngressProxy;
+    syncDelayMs: number | { min: number; max: number };
+    /** --lb-deregistration-ms: the ingress keeps sending to a Pod this long after the sync. */
+    deregistrationDelayMs?: number;
+  };
 }
 
 export async function measurePropagation(
@@ -84,6 +92,8 @@ export async function measurePropagation(
       ? options.ingress.syncDelayMs
       : options.ingress.syncDelayMs.max
     : 0;
+  // A load balancer's late deregistration comes after the ingress's sync: the slowest layer.
+  const deregistrationMs = options.ingress?.deregistrationDelayMs ?? 0;
   const lagBoundMs =
     Math.max(
       LAG_MEASURED_MAX_MS,
@@ -92,7 +102,9 @@ export async function measurePropagation(
           ? timing.proxySyncDelayMs
           : timing.proxySyncDelayMs.max
         : 0,
-    ) + ingressMaxMs;
+    ) +
+    ingressMaxMs +
+    deregistrationMs;
   const watchAfterDeleteMs = lagBoundMs + WATCH_MARGIN_MS;
   // Keeps listening past the window after SIGTERM, so a connection routed to it is answered, not refused.
   const drainDelayMs = Math.max(6000, watchAfterDeleteMs + 2000);
@@ -144,7 +156,13 @@ export async function measurePropagation(
       if (!platform.ingress)
         throw new DraincheckError('DC_USAGE', '--ingress runs on the embedded runtime only');
       ingress = await platform.ingress(
-        { kind: options.ingress.kind, namespace, service: name, syncDelayMs: options.ingress.syncDelayMs },
+        {
+          kind: options.ingress.kind,
+          namespace,
+          service: name,
+          syncDelayMs: options.ingress.syncDelayMs,
+          deregistrationDelayMs: deregistrationMs,
+        },
         signal,
       );
       // The ingress's own sync comes on top of the endpoints' change (lagBoundMs above).
@@ -174,7 +192,12 @@ export async function measurePropagation(
       }
       samplesMs.push(last === null ? null : Math.round(last));
     }
-    return measured(samplesMs, 'runner', SAMPLE_MS, ingress ? 'ingress' : 'service');
+    return measured(
+      samplesMs,
+      'runner',
+      SAMPLE_MS,
+      ingress ? (deregistrationMs > 0 ? 'load-balancer' : 'ingress') : 'service',
+    );
   } finally {
     aborter.abort();
     await ingress?.stop(0).catch(() => undefined);

@@ -47,7 +47,7 @@ import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
 import { ROLLOUT_SCHEMA, type LoadPodDocument, type RolloutDocument } from './document.js';
 import { readNotSent } from '../../probe/load/not-sent.js';
-import { concludeRollout } from './explain.js';
+import { concludeRollout, ingressAttemptsReading } from './explain.js';
 import { JournalSpool } from './join/fate-spool.js';
 import { attributeJournalLine } from './join/server-fate.js';
 import { emptyJoin, runJoin, type JoinOutput } from './join/join.js';
@@ -439,7 +439,13 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
         );
       run.phases.detail('starting the ingress');
       run.ingress = await run.platform.ingress(
-        { kind, namespace: plan.namespace, service: plan.name, syncDelayMs: plan.load.ingressSyncMs },
+        {
+          kind,
+          namespace: plan.namespace,
+          service: plan.name,
+          syncDelayMs: plan.load.ingressSyncMs,
+          deregistrationDelayMs: plan.load.lbDeregistrationMs,
+        },
         run.waitSignal,
       );
       run.target = run.ingress.url;
@@ -819,6 +825,10 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
         }
       : read;
   const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
+  const ingress =
+    run.ingressModel !== null
+      ? ingressSection(run.ingressKind, run.ingressModel, run.ingressEvidence, run.lifecycles)
+      : null;
   return {
     schema: ROLLOUT_SCHEMA,
     runId: plan.runId,
@@ -837,9 +847,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
       ...(loadPods.length > 0 ? { pods: loadPods.map(loadPodDocument) } : {}),
     },
     // The proxy's own evidence, its attempts' Pods and phases from the same lifecycles.
-    ...(run.ingressModel !== null
-      ? { ingress: ingressSection(run.ingressKind, run.ingressModel, run.ingressEvidence, run.lifecycles) }
-      : {}),
+    ...(ingress !== null ? { ingress } : {}),
     platform: { ...platform.details() },
     rollout: {
       triggeredAtMs: round(triggeredAtMs),
@@ -864,7 +872,14 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           idleRace,
           pinning: joined.pinning,
           protocol: plan.load.protocol,
-          ...(run.ingressModel !== null ? { ingress: run.ingressKind } : {}),
+          ...(ingress !== null
+            ? {
+                ingress: run.ingressKind,
+                ingressAttempts:
+                  ingress.requests === null ? null : ingressAttemptsReading(ingress.failedAttempts),
+                lbDeregistrationMs: plan.load.lbDeregistrationMs,
+              }
+            : {}),
         },
       }),
     },

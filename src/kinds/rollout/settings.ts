@@ -56,6 +56,16 @@ export const comparePolicies = ['exit', 'drain', 'drain+prestop', 'default'] as 
 export const ingressKinds = ['none', 'nginx', 'haproxy'] as const;
 export type IngressKind = (typeof ingressKinds)[number];
 
+/**
+ * --lb-deregistration-ms's named values, from published measurements: an AWS NLB with IP
+ * targets keeps opening new connections to a deregistering target for at least 2 minutes,
+ * whatever its deregistration delay (kubernetes-sigs/aws-load-balancer-controller#2366, timed
+ * with raw TCP; the same ~120 s in aws/containers-roadmap#470).
+ */
+export const LB_DEREGISTRATION = { awsNlb: 120_000 } as const;
+/** The longest --lb-deregistration-ms: 5 minutes (an AWS target group's default deregistration delay, 300 s). */
+export const LB_DEREGISTRATION_MAX_MS = 300_000;
+
 /** A delay fixed or drawn from a range each time (ms). */
 export type SyncDelay = number | { min: number; max: number };
 const syncDelayText = (v: SyncDelay): string => (typeof v === 'number' ? String(v) : `${v.min}..${v.max}`);
@@ -245,6 +255,34 @@ export const rolloutSettings = {
     fact: (v: string | undefined, load) =>
       load.ingress === undefined || load.ingress === 'none' ? '' : `ingress sync ${v ?? '-'} ms`,
   }),
+  lbDeregistrationMs: setting<number, number | undefined, 'load'>({
+    flag: '--lb-deregistration-ms',
+    arg: '<ms|aws-nlb>',
+    help: `--ingress: make the ingress a cloud load balancer's target list, which keeps sending new requests to a Pod this long after the sync that saw its endpoint stop being ready (deregistration taking effect late); aws-nlb is ${LB_DEREGISTRATION.awsNlb} ms, the at least 2 minutes measured for an AWS NLB with IP targets whatever its deregistration delay (kubernetes-sigs/aws-load-balancer-controller#2366); at most ${LB_DEREGISTRATION_MAX_MS}. The preStop sleep measured for --compare drain+prestop covers it`,
+    default: 0,
+    defaultNote: 'none: the ingress stops sending to a Pod at the sync that saw it go',
+    schema: z.string().transform((text, ctx): number => {
+      const t = text.trim();
+      if (t === 'aws-nlb') return LB_DEREGISTRATION.awsNlb;
+      if (/^\d{1,6}$/.test(t) && Number(t) <= LB_DEREGISTRATION_MAX_MS) return Number(t);
+      ctx.addIssue({
+        code: 'custom',
+        message: `--lb-deregistration-ms must be ms (0 to ${LB_DEREGISTRATION_MAX_MS}) or aws-nlb, got ${quote(text)}`,
+      });
+      return z.NEVER;
+    }),
+    text: String,
+    sample: '2000',
+    badSample: 'aws-elb',
+    document: {
+      section: 'load',
+      schema: z.number().int().min(0).max(LB_DEREGISTRATION_MAX_MS).optional(),
+      value: (v: number) => v,
+    },
+    // Not said when there is none (0), nor in a document from before the row.
+    fact: (v: number | undefined) =>
+      v === undefined || v === 0 ? '' : `load balancer deregistration ${v} ms`,
+  }),
   sequential: setting<boolean, null, 'none'>({
     flag: '--sequential',
     arg: '',
@@ -291,6 +329,7 @@ export function loadPlan(s: RolloutSettings) {
     gzip: s.gzip,
     ingress: s.ingress,
     ingressSyncMs: s.ingressSyncMs,
+    lbDeregistrationMs: s.lbDeregistrationMs,
   };
 }
 export type LoadPlan = ReturnType<typeof loadPlan>;

@@ -352,6 +352,7 @@ export class LocalCluster {
     service: string,
     syncDelayMs: number | ProxySyncRange,
     kind: IngressProxy = 'nginx',
+    deregistrationDelayMs = 0,
   ): Promise<NginxIngress | HaproxyIngress> {
     this.assertOpen();
     const key = `${namespace}/${service}`;
@@ -372,6 +373,7 @@ export class LocalCluster {
       recorder: this.recorder,
       // ingress controllers send to ready endpoints only (no KEP-1669 fallback).
       terminatingFallback: false,
+      deregistrationDelayMs,
     });
     this.ingresses.set(key, proxy);
     // The slice as it is now: the controller's first sync.

@@ -194,7 +194,14 @@ export class LocalPlatform implements Platform {
 
   async ingress(job: IngressJob, signal: AbortSignal): Promise<Ingress> {
     if (signal.aborted) throw signal.reason;
-    const proxy = await this.cluster.createIngress(job.namespace, job.service, job.syncDelayMs, job.kind);
+    const deregistrationMs = job.deregistrationDelayMs ?? 0;
+    const proxy = await this.cluster.createIngress(
+      job.namespace,
+      job.service,
+      job.syncDelayMs,
+      job.kind,
+      deregistrationMs,
+    );
     const sync =
       typeof job.syncDelayMs === 'number'
         ? `${job.syncDelayMs}`
@@ -203,11 +210,17 @@ export class LocalPlatform implements Platform {
       proxy.mode === 'haproxy'
         ? `Debian's HAProxy ${proxy.version ?? '(version unknown)'} in front of the Service's ready endpoints, each endpoint change applied ${sync} ms after it through the Runtime API without a reload (server slots, as the HAProxy Kubernetes Ingress Controller), with that controller's defaults: timeout connect 5 s, timeout server 50 s, http-keep-alive, timeout http-keep-alive 1 min, check on every server; HAProxy's own: retries 3 on connection failures to the same server (no redispatch), http-reuse safe`
         : `Debian's nginx in front of the Service's ready endpoints, reloaded on each endpoint change ${sync} ms after it (as NGINX Inc.'s kubernetes-ingress; ingress-nginx changes endpoints without a reload), with ingress-nginx's defaults: proxy_next_upstream error timeout (3 tries), upstream keepalive 320 / 60 s, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
+    // As a cloud load balancer's target group (ALB or NEG with IP targets): what its controller
+    // deregisters keeps getting new requests until the deregistration takes effect.
+    const lb =
+      deregistrationMs > 0
+        ? `; as a cloud load balancer's target list, an endpoint that stopped being ready keeps getting new requests ${deregistrationMs} ms after that sync (--lb-deregistration-ms)`
+        : '';
     return {
       kind: job.kind,
       url: proxy.url,
       died: proxy.died,
-      model,
+      model: model + lb,
       stop: async (originWallMs) => {
         try {
           return await proxy.evidence(originWallMs);

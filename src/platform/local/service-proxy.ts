@@ -60,6 +60,14 @@ export interface ServiceProxyOptions {
   /** How new connections reach the targets; a userspace TCP proxy unless given. */
   dataplane?: Dataplane;
   /**
+   * A cloud load balancer's target list (--lb-deregistration-ms): a target that left the
+   * routed set keeps getting new connections this long after the sync that removed it — the
+   * deregistration that takes effect late (an NLB's ≥ 120 s,
+   * kubernetes-sigs/aws-load-balancer-controller#2366). Default 0: removed at once, as
+   * kube-proxy and the ingress controllers do.
+   */
+  deregistrationDelayMs?: number;
+  /**
    * Userspace: how long after its close a connection may still be named by the runner's
    * client (the client learns its port only when its request is over) before it counts as
    * foreign; and how often foreign connections are reported. Defaults: 2000 and 1000 ms.
@@ -114,6 +122,10 @@ export class ServiceProxy {
   private readonly recorded = new Set<number>();
   /** Where new connections go now (the last sync applied). */
   private applied: Target[] = [];
+  /** --lb-deregistration-ms: targets that left the routed set, by ip:port, until their timer ends. */
+  private readonly deregistering = new Map<string, { target: Target; timer: NodeJS.Timeout }>();
+  /** The routed set of the last sync (without the deregistering targets). */
+  private routed: Target[] = [];
 
   constructor(private readonly options: ServiceProxyOptions) {
     this.dataplane = options.dataplane ?? new UserspaceProxy(options);
@@ -152,7 +164,54 @@ export class ServiceProxy {
   }
 
   private apply(slice: V1EndpointSlice | undefined) {
-    const targets = routeTargets(slice, this.options.portName, this.options.terminatingFallback !== false);
+    const routed = routeTargets(slice, this.options.portName, this.options.terminatingFallback !== false);
+    this.deregister(this.routed, routed);
+    this.routed = routed;
+    this.program();
+  }
+
+  /**
+   * --lb-deregistration-ms: a target of the last sync that is not in this one starts its
+   * deregistration now, and keeps getting new connections until it ends; one back in the set
+   * stops deregistering.
+   */
+  private deregister(before: readonly Target[], now: readonly Target[]): void {
+    const delayMs = this.options.deregistrationDelayMs ?? 0;
+    const key = (t: Target) => `${t.ip}:${t.port}`;
+    const routed = new Set(now.map(key));
+    for (const [k, d] of this.deregistering)
+      if (routed.has(k)) {
+        clearTimeout(d.timer);
+        this.deregistering.delete(k);
+      }
+    if (delayMs === 0) return;
+    for (const t of before) {
+      const k = key(t);
+      if (routed.has(k) || this.deregistering.has(k)) continue;
+      this.options.recorder.emit({
+        namespace: this.options.namespace,
+        source: 'proxy',
+        type: 'target-deregistering',
+        data: { service: this.options.serviceName, endpoint: k, podUid: t.podUid, delayMs },
+      });
+      const timer = setTimeout(() => {
+        this.deregistering.delete(k);
+        this.options.recorder.emit({
+          namespace: this.options.namespace,
+          source: 'proxy',
+          type: 'target-deregistered',
+          data: { service: this.options.serviceName, endpoint: k, podUid: t.podUid },
+        });
+        this.program();
+      }, delayMs);
+      timer.unref();
+      this.deregistering.set(k, { target: t, timer });
+    }
+  }
+
+  private program() {
+    if (this.disposed) return;
+    const targets = [...this.routed, ...[...this.deregistering.values()].map((d) => d.target)];
     this.stateChange = this.stateChange.then(async () => {
       if (this.disposed) return;
       try {
@@ -224,6 +283,8 @@ export class ServiceProxy {
   async dispose(): Promise<void> {
     this.disposed = true;
     clearTimeout(this.pendingSync);
+    for (const d of this.deregistering.values()) clearTimeout(d.timer);
+    this.deregistering.clear();
     this.pendingApplied?.resolve();
     this.pendingApplied = undefined;
     await this.stateChange.catch(() => undefined);

@@ -4,7 +4,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { PodPhase, Tally } from '../../../src/kinds/rollout/document.js';
-import { explainFailures } from '../../../src/kinds/rollout/explain.js';
+import {
+  concludeRollout,
+  explainFailures,
+  ingressAttemptsReading,
+} from '../../../src/kinds/rollout/explain.js';
 import { serverFailureClasses, type FailureClass } from '../../../src/probe/load/record.js';
 import type { ResolvedScenario } from '../../../src/workload/scenario.js';
 
@@ -99,4 +103,47 @@ test('protocol errors are named with what was wrong; an accepted-cut names no st
     /3 protocol-error — responses were not valid HTTP\/1\.1 [^:]*: 2 HPE_INVALID_STATUS, 1 HPE_CR_EXPECTED/,
   );
   assert.doesNotMatch(s, /server stopped/);
+});
+
+test('behind an ingress: none failed at the client, but failed attempts in its log are said, not "every Pod kept its requests"', () => {
+  const attempts = ingressAttemptsReading([
+    { phase: 'gone', cause: 'refused', count: 13 },
+    { phase: 'terminating', cause: 'refused', count: 4 },
+    { phase: 'ready', cause: 'reset', count: 1 },
+  ]);
+  assert.deepEqual(attempts, { failed: 18, causes: { refused: 17, reset: 1 }, atDeletedPods: 17 });
+  const s = explainFailures(tally({}), {}, scenario, null, { ingress: 'nginx', ingressAttempts: attempts });
+  assert.match(
+    s,
+    /none of \d+ requests failed, but the ingress's log shows 18 failed upstream attempts \(17 refused, 1 reset; 17 at Pods already deleted\) that it answered by trying another Pod/,
+  );
+  assert.doesNotMatch(s, /every Pod replaced kept/);
+  // No failed attempt: the plain sentence.
+  const clean = explainFailures(tally({}), {}, scenario, null, {
+    ingress: 'nginx',
+    ingressAttempts: ingressAttemptsReading([]),
+  });
+  assert.match(clean, /every Pod replaced kept its accepted requests/);
+});
+
+test('--lb-deregistration-ms: the load balancer is named only where attempts failed at deleted Pods', () => {
+  const facts = (atDeleted: number, lb: number) =>
+    concludeRollout({
+      totals: tally({ 'http-5xx': 3 }),
+      failuresByPhase: {},
+      scenario,
+      incompleteReason: null,
+      pods: [],
+      context: {
+        ingress: 'haproxy',
+        ingressAttempts: { failed: 3, causes: { refused: 3 }, atDeletedPods: atDeleted },
+        lbDeregistrationMs: lb,
+      },
+    });
+  assert.match(
+    facts(3, 2500),
+    /The load balancer is the slowest layer: .*for 2500 ms .*3 upstream attempts failed at Pods already deleted/,
+  );
+  assert.doesNotMatch(facts(0, 2500), /load balancer/, 'no attempt at a deleted Pod: no claim');
+  assert.doesNotMatch(facts(3, 0), /load balancer/, 'no load balancer layer');
 });

@@ -133,6 +133,7 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
         postShare: 0,
         ingress: 'none',
         ingressSyncMs: 0,
+        lbDeregistrationMs: 0,
       },
       manifest: session.planOptions.manifest ?? {},
       ...(namespace ? { namespace } : {}),

@@ -67,7 +67,13 @@ export function propagationNote(d: RolloutDocument): string | null {
     m.sampledBy === 'load-pod'
       ? `; sampled by a load Pod in the cluster, a new connection every ${m.sampleIntervalMs} ms, its times put on this machine's clock late by at most the fastest log delivery, so a sample can only be longer than the lag (the sleep errs long)`
       : '';
-  const path = m.through === 'ingress' ? ' through the ingress, its sync included' : '';
+  const lb = d.load.lbDeregistrationMs ?? 0;
+  const path =
+    m.through === 'load-balancer'
+      ? ` through the load balancer, the slowest layer: the ingress's sync and its ${lb} ms late deregistration (--lb-deregistration-ms) included`
+      : m.through === 'ingress'
+        ? ' through the ingress, its sync included'
+        : '';
   return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform${path} (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})${tailNote(d, m.preStopSeconds)}`;
 }
 
