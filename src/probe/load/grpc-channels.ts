@@ -19,7 +19,7 @@
 // server's forceShutdown is CANCELLED, a process exit UNAVAILABLE "Connection dropped", a call
 // after either UNAVAILABLE from a reconnect that was refused, and a draining server's own status
 // carries its trailers. grpc-js retries a stream refused by GOAWAY by itself (gRFC A6's
-// transparent retry, retrying-call.ts) and does not tell its user: the load cannot count those.
+// transparent retry, grpc-js/src/retrying-call.ts) and does not tell its user: the load cannot count those.
 import grpc from '@grpc/grpc-js';
 import type { GrpcFacts } from '../grpc-exchange.js';
 import { connectionOf } from '../grpc-exchange.js';
@@ -156,7 +156,9 @@ export class GrpcChannels implements LoadTransport {
       // The server took it on the connection READY now (the first RPC of a connection is sent
       // while its channel turns READY, so the connection is named here, not at the send).
       if (channel.state === grpc.connectivityState.READY && record.conn !== channel.conn) {
-        if (record.conn === null) channel.carried += 1;
+        // Reused: the connection carried an RPC of ours before this one.
+        record.reused = channel.carried > 0;
+        channel.carried += 1;
         record.conn = channel.conn;
         record.localPort = channel.localPort;
       }
