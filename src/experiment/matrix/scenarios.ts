@@ -70,7 +70,7 @@ const kep1669 = 'KEP-1669; kubernetes/kubernetes pkg/proxy/topology.go';
 const rfc9113Goaway = 'RFC 9113 §6.8 (GOAWAY); nodejs/node#57611 (Http2Server.close sends none)';
 /** The grpc-js connection age of the `grpc-max-connection-age` scenario, and its grace. */
 const AGE_MS = 1000;
-const AGE_GRACE_MS = 4000;
+const AGE_GRACE_MS = 6000;
 
 export const matrixScenarios: readonly MatrixScenario[] = [
   {
@@ -286,10 +286,11 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     rule: 'GOAWAY names the last stream the server will process: streams up to it finish, the client opens no new stream on the connection, and its next request opens a new connection — which kube-proxy routes anew, to a ready endpoint.',
     source: `${rfc9113Goaway}; ${kep1669}`,
     docs: docs('h2-goaway'),
-    // GOAWAY 500 ms after SIGTERM, while the 5 s stream is open; the next request 2.5 s after the
+    // GOAWAY 500 ms after SIGTERM, while the 7 s stream is open (the second Pod may take 2–3 s
+    // to be ready on a loaded machine: the deletion must come with the stream still open); the next request 2.5 s after the
     // second Pod answered (the deletion follows it at once): after the GOAWAY, and after
     // kube-proxy's sync took the deleted Pod's endpoint out (calibrated: at most 1.75 s).
-    input: { protocol: 'h2c', onSigterm: 'drain', workMs: 5000, graceSeconds: 10, drainDelayMs: 500 },
+    input: { protocol: 'h2c', onSigterm: 'drain', workMs: 7000, graceSeconds: 10, drainDelayMs: 500 },
     manifest: { readinessFailureThreshold: 3 },
     replacement: { readyWithinMs: 10_000 },
     newRequest: { afterMs: 2500, workMs: 0 },
@@ -326,7 +327,7 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     source:
       'grpc-js/src/server.ts (tryShutdown); gRFC A6 (transparent retry); grpc/grpc doc/connection-backoff.md',
     docs: docs('grpc-drain'),
-    input: { protocol: 'grpc', onSigterm: 'drain', workMs: 5000, graceSeconds: 10, drainDelayMs: 500 },
+    input: { protocol: 'grpc', onSigterm: 'drain', workMs: 7000, graceSeconds: 10, drainDelayMs: 500 },
     manifest: { readinessFailureThreshold: 3 },
     replacement: { readyWithinMs: 10_000 },
     newRequest: { afterMs: 2500, workMs: 0 },
@@ -347,14 +348,15 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     source:
       'gRFC A9 (server-side connection management); grpc-js/src/server.ts (grpc.max_connection_age_ms); grpc/grpc-go#2767',
     docs: docs('grpc-max-connection-age'),
-    // The drain delay (6 s) keeps the deleted Pod serving on its connection: only the age ends it
-    // while the 2.5 s call is open; the grace (4 s) lets the call finish.
+    // The drain delay (4 s) keeps the deleted Pod serving on its connection: only the age ends it
+    // while the 5 s call is open (open still when the second Pod is ready and the first deleted);
+    // the grace (6 s) lets the call finish.
     input: {
       protocol: 'grpc',
       onSigterm: 'drain',
-      workMs: 2500,
+      workMs: 5000,
       graceSeconds: 15,
-      drainDelayMs: 6000,
+      drainDelayMs: 4000,
       maxConnectionAgeMs: AGE_MS,
       maxConnectionAgeGraceMs: AGE_GRACE_MS,
     },
