@@ -9,7 +9,12 @@ import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
 import grpc from '@grpc/grpc-js';
 import { labContract } from '../../../src/probe/grpc-contract.js';
-import { startLoad, type LoadOptions, type LoadResult } from '../../../src/probe/load/generator.js';
+import {
+  loadTransport,
+  startLoad,
+  type LoadOptions,
+  type LoadResult,
+} from '../../../src/probe/load/generator.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 
 interface Server {
@@ -77,6 +82,9 @@ const reply = (id: string | undefined) => ({
   finishedAt: 'y',
   durationMs: 1,
 });
+
+// grpc-js is loaded before a gRPC load starts (an HTTP load never loads it).
+await loadTransport('grpc');
 
 async function load(
   url: URL,
