@@ -200,6 +200,8 @@ export const eventSpecs = {
       error: 'object',
       bytesReceived: 'number',
       localPort: 'number',
+      h2: 'object',
+      grpc: 'object',
     },
     'pooled-request': { ...clientClock, status: 'number', localPort: 'number', error: 'object' },
     'reused-request-sent': {

@@ -215,7 +215,15 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     const ms = plan.newRequestMs ?? 0;
     const newPath = `/work?ms=${ms}&id=${encodeURIComponent(id)}`;
     emit('new-request-sent', { id, ms, path: newPath, afterMs: plan.newRequestAfterMs });
-    const r = await exchange(url(newPath), {
+    // h2c / grpc: the run's protocol, on a new session (channel) — what a client whose
+    // connection got GOAWAY must open for its next request; its route is the Service's anew.
+    const sendNew =
+      grpcExchange !== null
+        ? (to: URL, options: GrpcExchangeOptions) => grpcExchange(to, { ms, id }, options)
+        : plan.protocol === 'h2c'
+          ? h2Exchange
+          : exchange;
+    const r = await sendNew(url(newPath), {
       connectTimeoutMs: plan.connectTimeoutMs,
       responseTimeoutMs: plan.responseTimeoutMs,
       signal,

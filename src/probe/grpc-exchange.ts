@@ -232,7 +232,7 @@ type Handler = (
  * The ports of the channel's READY connection, from grpc-js's channelz handlers (gRFC A14: the
  * same data a channelz client reads; called in-process, synchronously). Null when not found.
  */
-function connectionOf(channel: grpc.ChannelInterface): GrpcFacts['connection'] {
+export function connectionOf(channel: grpc.ChannelInterface): GrpcFacts['connection'] {
   const handlers = grpc.getChannelzHandlers() as unknown as Record<string, Handler>;
   const ask = (name: string, request: Record<string, unknown>): Record<string, unknown> | null => {
     let out: Record<string, unknown> | null = null;

@@ -100,6 +100,26 @@ export const serverSettings = {
       'server.keepAliveTimeout; 0: never). A client or proxy that reuses a connection idle longer races ' +
       'the close: its request meets the closing connection',
   },
+  // gRPC's server-side rebalancing knob (gRFC A9, grpc-js `grpc.max_connection_age_ms`): a
+  // connection older than this (±10 % jitter, grpc-js/src/server.ts) gets GOAWAY(NO_ERROR) and
+  // its client connects again — through the Service, so a long-lived channel moves to another
+  // Pod. grpc-js's default is no limit; 0 here means that.
+  maxConnectionAgeMs: {
+    flag: '--max-connection-age-ms <ms>',
+    env: 'MAX_CONNECTION_AGE_MS',
+    default: 0,
+    help:
+      'grpc: end each connection with GOAWAY once it is this old, ±10 % (grpc-js grpc.max_connection_age_ms; ' +
+      '0: never, grpc-js’s default); the client connects again through the Service',
+  },
+  maxConnectionAgeGraceMs: {
+    flag: '--max-connection-age-grace-ms <ms>',
+    env: 'MAX_CONNECTION_AGE_GRACE_MS',
+    default: 0,
+    help:
+      'grpc: after a max-connection-age GOAWAY, close the connection this long later, cutting the RPCs still ' +
+      'open (grpc-js grpc.max_connection_age_grace_ms; 0: no limit, the RPCs finish, grpc-js’s default)',
+  },
 } as const;
 
 export interface ServerConfig {
@@ -111,6 +131,8 @@ export interface ServerConfig {
   drainTimeoutMs: number;
   drainIdleMs: number;
   keepAliveTimeoutMs: number;
+  maxConnectionAgeMs: number;
+  maxConnectionAgeGraceMs: number;
 }
 
 const integerString = (label: string, min: number, max: number) => integerSchema({ label, min, max });
@@ -138,6 +160,12 @@ const serverConfigSchema = z.object({
   drainTimeoutMs: integerString('--drain-timeout-ms / DRAIN_TIMEOUT_MS', 0, DRAIN_MS_MAX),
   drainIdleMs: integerString('--drain-idle-ms / DRAIN_IDLE_MS', 0, DRAIN_MS_MAX),
   keepAliveTimeoutMs: integerString('--keep-alive-timeout-ms / KEEP_ALIVE_TIMEOUT_MS', 0, DRAIN_MS_MAX),
+  maxConnectionAgeMs: integerString('--max-connection-age-ms / MAX_CONNECTION_AGE_MS', 0, DRAIN_MS_MAX),
+  maxConnectionAgeGraceMs: integerString(
+    '--max-connection-age-grace-ms / MAX_CONNECTION_AGE_GRACE_MS',
+    0,
+    DRAIN_MS_MAX,
+  ),
 });
 
 export type RawServerConfig = Partial<Record<keyof ServerConfig, string | number | undefined>>;
@@ -167,5 +195,28 @@ export function resolveServerConfig(
       'DC_USAGE',
       `--drain-idle-ms / DRAIN_IDLE_MS is for HTTP/1.1 keep-alive connections: with --protocol ${parsed.data.protocol} the drain ends each session with GOAWAY`,
     );
+  // A connection's age limit is grpc-js's server option: nothing else would honour it.
+  const ageSet = parsed.data.maxConnectionAgeMs > 0 || parsed.data.maxConnectionAgeGraceMs > 0;
+  if (parsed.data.protocol !== 'grpc' && ageSet)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--max-connection-age-ms / --max-connection-age-grace-ms are grpc-js's server options: give --protocol grpc (got ${parsed.data.protocol})`,
+    );
   return parsed.data;
+}
+
+/**
+ * grpc-js's server options for the connection age (0: not set, grpc-js's own "no limit"). The
+ * grace alone means nothing to grpc-js (it starts at the age's GOAWAY) and is passed as given.
+ */
+export function connectionAgeOptions(config: {
+  maxConnectionAgeMs: number;
+  maxConnectionAgeGraceMs: number;
+}): Record<string, number> {
+  return {
+    ...(config.maxConnectionAgeMs > 0 ? { 'grpc.max_connection_age_ms': config.maxConnectionAgeMs } : {}),
+    ...(config.maxConnectionAgeGraceMs > 0
+      ? { 'grpc.max_connection_age_grace_ms': config.maxConnectionAgeGraceMs }
+      : {}),
+  };
 }

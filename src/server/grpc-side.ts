@@ -48,15 +48,20 @@ export interface GrpcSideDeps {
   journal: Journal;
   ledger: WorkLedger;
   isDraining: () => boolean;
+  /** grpc-js's connection-age options (config.ts connectionAgeOptions); none: no limit. */
+  serverOptions?: Record<string, number>;
 }
 
-export function createGrpcSide({ identity, ledger, isDraining }: GrpcSideDeps): GrpcSide {
+export function createGrpcSide({ identity, ledger, isDraining, serverOptions }: GrpcSideDeps): GrpcSide {
   const contract = labContract();
   const server = new grpc.Server({
     // What a client may make this server hold: a Work request is a few bytes.
     'grpc.max_receive_message_length': GRPC_MESSAGE_MAX_BYTES,
     'grpc.max_send_message_length': GRPC_MESSAGE_MAX_BYTES,
     'grpc.max_metadata_size': GRPC_METADATA_MAX_BYTES,
+    // --max-connection-age-ms and its grace: grpc-js applies them to injected connections too
+    // (every session goes through its session handler, grpc-js/src/server.ts _sessionHandler).
+    ...serverOptions,
   });
   const uidMetadata = () => {
     const metadata = new grpc.Metadata();

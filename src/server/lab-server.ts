@@ -104,6 +104,8 @@ export interface LabServerOptions {
    * dynamically), so an HTTP server does not load grpc-js and protobufjs at start.
    */
   grpcSide?: typeof createGrpcSide;
+  /** `grpc`: grpc-js server options (the connection age, config.ts connectionAgeOptions). */
+  grpcServerOptions?: Record<string, number>;
   now?: () => Date;
 }
 
@@ -312,7 +314,13 @@ export function createLabServer(options: LabServerOptions): LabServer {
     // the preface) through its connection injector; HTTP/1.1 stays on the same port for
     // /healthz, /state, /work and the kubelet's httpGet probes.
     if (!options.grpcSide) throw new Error('createLabServer: protocol grpc needs options.grpcSide');
-    const grpc = options.grpcSide({ identity, journal, ledger, isDraining: () => draining });
+    const grpc = options.grpcSide({
+      identity,
+      journal,
+      ledger,
+      isDraining: () => draining,
+      ...(options.grpcServerOptions ? { serverOptions: options.grpcServerOptions } : {}),
+    });
     return {
       protocol,
       listener: createPrefaceListener(server, (socket) => grpc.inject(socket)),

@@ -1,7 +1,7 @@
 // Starts the lab server as a process: identity from the Downward API env, the journal on
 // stdout, the shutdown policy on SIGTERM.
 import { DraincheckError } from '../errors.js';
-import type { ServerConfig } from './config.js';
+import { connectionAgeOptions, type ServerConfig } from './config.js';
 import { readPodIdentity } from './identity.js';
 import { createJournal, type Journal } from './journal.js';
 import { createLabServer, type LabServer } from './lab-server.js';
@@ -27,7 +27,7 @@ export async function startLabServer(
     protocol: config.protocol,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     journal,
-    ...(grpcSide ? { grpcSide } : {}),
+    ...(grpcSide ? { grpcSide, grpcServerOptions: connectionAgeOptions(config) } : {}),
   });
   installShutdownPolicy({
     lab,

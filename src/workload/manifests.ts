@@ -105,6 +105,8 @@ export function buildWorkload(
       env.push({ name: serverSettings.protocol.env, value: scenario.protocol });
     // Every scenario setting the lab server reads (the table's serverEnv), then the drain's limit.
     for (const [, setting] of scenarioSettingRows) {
+      // A row of one protocol's (the gRPC connection age) goes to that protocol's servers only.
+      if (setting.protocols && !setting.protocols.includes(scenario.protocol)) continue;
       if ('serverEnv' in setting && setting.serverEnv)
         env.push({ name: setting.serverEnv, value: String(scenario[setting.field]) });
     }

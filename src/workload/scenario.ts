@@ -31,6 +31,9 @@ export const scenarioDefaults = {
   drainIdleMs: 0,
   /** node:http's server.keepAliveTimeout default (the lab server's KEEP_ALIVE_TIMEOUT_MS). */
   keepAliveTimeoutMs: 5_000,
+  /** grpc-js's defaults: no age limit, no grace limit (the lab server's 0). */
+  maxConnectionAgeMs: 0,
+  maxConnectionAgeGraceMs: 0,
   publishNotReadyAddresses: false,
   /** Readiness probe on /healthz, as in the recorded lab: every second, one failure flips it. */
   probePeriodSeconds: 1,
@@ -58,6 +61,8 @@ export interface ScenarioSetting {
   shown: 'always' | 'when-set';
   /** Added after draincheck.run/v1 was first written: documents read back may lack it. */
   optionalInDocument?: true;
+  /** The protocols whose server honours it; absent: all. A value other than 0 with another is refused. */
+  protocols?: readonly ServerProtocol[];
 }
 
 /**
@@ -136,6 +141,36 @@ export const scenarioSettings = {
     shown: 'when-set',
     // Documents written before --keep-alive-timeout-ms existed do not carry it.
     optionalInDocument: true,
+  },
+  maxConnectionAgeMs: {
+    field: 'maxConnectionAgeMs',
+    flag: '--max-connection-age-ms',
+    arg: '<ms>',
+    min: 0,
+    max: DRAIN_MS_MAX,
+    help:
+      'grpc: the lab server ends each connection with GOAWAY once it is this old, ±10 % (grpc-js ' +
+      'grpc.max_connection_age_ms), so a client’s channel connects again through the Service',
+    defaultNote: 'no limit, grpc-js’s default',
+    serverEnv: serverSettings.maxConnectionAgeMs.env,
+    shown: 'when-set',
+    optionalInDocument: true,
+    protocols: ['grpc'],
+  },
+  maxConnectionAgeGraceMs: {
+    field: 'maxConnectionAgeGraceMs',
+    flag: '--max-connection-age-grace-ms',
+    arg: '<ms>',
+    min: 0,
+    max: DRAIN_MS_MAX,
+    help:
+      'grpc: after a max-connection-age GOAWAY the lab server closes the connection this long later, cutting ' +
+      'the RPCs still open (grpc-js grpc.max_connection_age_grace_ms)',
+    defaultNote: 'no limit: the RPCs finish',
+    serverEnv: serverSettings.maxConnectionAgeGraceMs.env,
+    shown: 'when-set',
+    optionalInDocument: true,
+    protocols: ['grpc'],
   },
   containerPort: {
     field: 'containerPort',
@@ -253,6 +288,13 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
       'DC_USAGE',
       `--protocol ${protocol} works with draincheck's own lab server only, not with --server-command, -f, --from or --work`,
     );
+  // A setting only one protocol's server honours (the gRPC connection age): refused elsewhere.
+  for (const [, s] of scenarioSettingRows)
+    if (s.protocols && !s.protocols.includes(protocol) && integers[s.field] !== 0)
+      throw new DraincheckError(
+        'DC_USAGE',
+        `${s.flag} is for --protocol ${s.protocols.join(' or ')} (grpc-js's server option), not ${protocol}`,
+      );
   if (protocol !== 'http1' && integers.drainIdleMs > 0)
     throw new DraincheckError(
       'DC_USAGE',

@@ -6,8 +6,16 @@ import { runCli } from '../helpers/lab-process.js';
 
 for (const [args, pattern] of [
   [
-    ['rollout', '--protocol', 'grpc'],
-    /^draincheck: the load does not speak --protocol grpc yet \(issue 26\): http1 or h2c/,
+    ['rollout', '--protocol', 'grpc', '--new-connections'],
+    /^draincheck: --new-connections is for HTTP\/1\.1's keep-alive pool: with --protocol grpc every request is an RPC on --connections grpc-js channels/,
+  ],
+  [
+    ['run', '--protocol', 'h2c', '--max-connection-age-ms', '1000'],
+    /^draincheck: --max-connection-age-ms is for --protocol grpc \(grpc-js's server option\), not h2c/,
+  ],
+  [
+    ['server', '--max-connection-age-grace-ms', '100'],
+    /^draincheck: --max-connection-age-ms \/ --max-connection-age-grace-ms are grpc-js's server options: give --protocol grpc \(got http1\)/,
   ],
   [
     ['lab', '--matrix', '--protocol', 'grpc'],

@@ -40,7 +40,9 @@ test('every setting is a flag with its default in --help', () => {
 test('each range is enforced under the flag name: max accepted, max + 1 refused', () => {
   const attribute = (flag: string) => flag.slice(2).replace(/-(\w)/g, (_, c: string) => c.toUpperCase());
   for (const [, setting] of rows) {
-    const flags = (value: number) => ({ [attribute(setting.flag)]: String(value) });
+    // A row of one protocol's (the gRPC connection age) is read with that protocol.
+    const protocol = 'protocols' in setting ? { protocol: setting.protocols[0] } : {};
+    const flags = (value: number) => ({ [attribute(setting.flag)]: String(value), ...protocol });
     assert.doesNotThrow(() => resolveScenario(scenarioInput(flags(setting.max), 30)), setting.flag);
     assert.throws(
       () => resolveScenario(scenarioInput(flags(setting.max + 1), 30)),
@@ -69,8 +71,9 @@ test('every row of the scenario table reaches the flags, the run document schema
       setting.flag,
     );
     const value = Math.min(setting.max, 7);
+    const protocol = setting.protocols ? ['--protocol', setting.protocols[0]!] : [];
     const parsed = addScenarioFlags(new Command('run'), { policy: true, graceDefault: 30 }).parse(
-      [setting.flag, String(value)],
+      [setting.flag, String(value), ...protocol],
       { from: 'user' },
     );
     const scenario = resolveScenario(scenarioInput(parsed.opts(), 30));

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { resolveServerConfig } from '../../src/server/config.js';
+import { connectionAgeOptions, resolveServerConfig } from '../../src/server/config.js';
 import { DraincheckError } from '../../src/errors.js';
 import { cliPath } from '../helpers/lab-process.js';
 
@@ -18,7 +18,38 @@ test('defaults', () => {
     drainIdleMs: 0,
     // node:http's own server.keepAliveTimeout.
     keepAliveTimeoutMs: 5_000,
+    // grpc-js's own: no connection age, no grace.
+    maxConnectionAgeMs: 0,
+    maxConnectionAgeGraceMs: 0,
   });
+});
+
+test('the gRPC connection age: env and flags, grpc-js options, refused for another protocol', () => {
+  const env = { PROTOCOL: 'grpc', MAX_CONNECTION_AGE_MS: '1500', MAX_CONNECTION_AGE_GRACE_MS: '250' };
+  const config = resolveServerConfig({}, env);
+  assert.equal(config.maxConnectionAgeMs, 1500);
+  assert.equal(config.maxConnectionAgeGraceMs, 250);
+  assert.deepEqual(connectionAgeOptions(config), {
+    'grpc.max_connection_age_ms': 1500,
+    'grpc.max_connection_age_grace_ms': 250,
+  });
+  assert.equal(resolveServerConfig({ maxConnectionAgeMs: '0' }, env).maxConnectionAgeMs, 0);
+  // 0 is grpc-js's "no limit": no option at all.
+  assert.deepEqual(connectionAgeOptions(resolveServerConfig({}, { PROTOCOL: 'grpc' })), {});
+  assert.throws(
+    () => resolveServerConfig({ maxConnectionAgeMs: '1000' }, { PROTOCOL: 'h2c' }),
+    (e: unknown) =>
+      e instanceof DraincheckError &&
+      e.code === 'DC_USAGE' &&
+      /--max-connection-age-ms \/ --max-connection-age-grace-ms are grpc-js's server options: give --protocol grpc \(got h2c\)/.test(
+        e.message,
+      ),
+  );
+  assert.throws(
+    () => resolveServerConfig({ maxConnectionAgeMs: '-1' }, { PROTOCOL: 'grpc' }),
+    (e: unknown) =>
+      e instanceof DraincheckError && /--max-connection-age-ms \/ MAX_CONNECTION_AGE_MS/.test(e.message),
+  );
 });
 
 test('env is read, and a flag wins over env', () => {

@@ -9,7 +9,7 @@ import { Command } from 'commander';
 import { z } from 'zod';
 import { DraincheckError } from '../../errors.js';
 import { getHealthz } from '../../probe/healthz.js';
-import { loadOrigin, startLoad } from '../../probe/load/generator.js';
+import { loadOrigin, loadTransport, startLoad } from '../../probe/load/generator.js';
 import { LOAD_SECONDS_MAX, loadDefaults } from '../../probe/load/options.js';
 import { forProtocol, loadSettings } from '../../probe/load/settings.js';
 import { RECORD_FILE_KIND, recordLine } from '../../probe/load/record-file.js';
@@ -125,6 +125,7 @@ export function loadCommand(): Command {
           `GET /healthz through the Service at ${target.origin} never answered 200 within ${serviceReadyTimeoutMs} ms (last: ${last})`,
         );
       }
+      await loadTransport(settings.protocol);
       const { originMs, startedAt } = loadOrigin();
       const out = (line: string) => process.stdout.write(`${line}\n`);
       out(JSON.stringify({ kind: RECORD_FILE_KIND, startedAt }));

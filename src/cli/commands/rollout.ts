@@ -95,13 +95,18 @@ export function rolloutCommand(): Command {
         'reused-connection-closed, client-timeout, done-unacknowledged, dropped-unseen, unexpected-response,',
         'stale-conntrack, unanswered (sent, no answer by the end of the run), protocol-error (the response was not',
         'valid HTTP/1.1); with --protocol h2c stream-refused (refused by GOAWAY, not sent again), stream-reset',
-        '(RST_STREAM), session-lost (the connection went under the stream). not-sent=N limits the requests never',
+        '(RST_STREAM), session-lost (the connection went under the stream); with --protocol grpc rpc-refused',
+        '(UNAVAILABLE, the channel never connected during the call), rpc-connection-lost (UNAVAILABLE "Connection',
+        'dropped"), rpc-reset (CANCELLED/INTERNAL on a connection that stayed up), grpc-status (the server’s own',
+        'non-OK status). not-sent=N limits the requests never',
         'sent (the load’s own limit, not a failure of the server). Every request is counted once: completed +',
         'failed + not sent = requests.',
         '',
         '--protocol h2c: the lab servers speak h2c and the load is HTTP/2 over --connections long-lived sessions',
         '(default 4); the document’s `pinning` says which Pods each connection stayed on, and what old Pods got',
-        'after the rollout completed.',
+        'after the rollout completed. --protocol grpc: the lab servers speak gRPC (grpc-js) and every request is a',
+        'unary Work RPC on --connections grpc-js channels (default 4), each on one connection at a time; the lab',
+        'server’s --max-connection-age-ms ends each connection with GOAWAY after that age (gRPC’s rebalancing knob).',
         '',
         'On a cluster (--platform kube): a real Deployment and Service in a namespace of the run’s own (or -n NS),',
         'rolled by the patch `kubectl rollout restart` sends; the load comes from a load Pod in the cluster',
@@ -138,10 +143,10 @@ export function rolloutCommand(): Command {
       // Every row read by its schema: a bad value is its one line (DC_USAGE, exit 2).
       // h2c: its own default connections, and the HTTP/1.1 pool's settings refused (DC_USAGE).
       const settings = forProtocol(readRolloutSettings(flags), flags);
-      if (settings.protocol === 'h2c' && settings.ingress !== 'none')
+      if (settings.protocol !== 'http1' && settings.ingress !== 'none')
         throw new DraincheckError(
           'DC_USAGE',
-          `--protocol h2c with --ingress ${settings.ingress} is not built: draincheck's ingress proxies HTTP/1.1 to the Pods, so no HTTP/2 connection of the client's would reach them`,
+          `--protocol ${settings.protocol} with --ingress ${settings.ingress} is not built: draincheck's ingress proxies HTTP/1.1 to the Pods, so no HTTP/2 connection of the client's would reach them`,
         );
       const { workMs } = settings;
       checkLoadPods(settings, flags.platform);
@@ -171,7 +176,7 @@ export function rolloutCommand(): Command {
         resolveScenario({
           ...scenarioInput(serverFlags, ROLLOUT_GRACE_SECONDS),
           workMs: workMs.kind === 'fixed' ? workMs.ms : workMs.max,
-          // The lab servers speak what the load speaks (h2c: HTTP/2 and HTTP/1.1 on one port).
+          // The lab servers speak what the load speaks (h2c, grpc: HTTP/2 and HTTP/1.1 on one port).
           protocol: settings.protocol,
           ...over,
         });
@@ -183,7 +188,7 @@ export function rolloutCommand(): Command {
       // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
       const shortfall =
         poolShortfall(settings.rate, settings.connections, workMs, settings.protocol) ??
-        (settings.protocol === 'h2c' ? null : splitShortfall(settings));
+        (settings.protocol !== 'http1' ? null : splitShortfall(settings));
       if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
       checkJUnitPath(flags.junit as string | undefined);
 

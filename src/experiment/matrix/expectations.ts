@@ -53,17 +53,21 @@ const ids = (...events: Array<{ id: string } | null | undefined>) =>
 const cond = (c: Conditions | null) =>
   c ? `ready=${String(c.ready)}, serving=${String(c.serving)}, terminating=${String(c.terminating)}` : '-';
 
-/** The accepted work request's outcome; `completed` also needs its body from the accepted Pod. */
-export function workOutcome(wanted: RequestOutcome, words: string): Expectation {
+/**
+ * The accepted work request's outcome (one of several, given a list); `completed` also needs its
+ * body from the accepted Pod.
+ */
+export function workOutcome(wanted: RequestOutcome | readonly RequestOutcome[], words: string): Expectation {
+  const outcomes: readonly RequestOutcome[] = typeof wanted === 'string' ? [wanted] : wanted;
   return {
     expected: words,
     check: ({ doc, events }) => {
       const e = firstOf(events, 'client', 'work-outcome');
       const outcome = doc.request.outcome;
       if (!e || outcome === null) return { result: 'no-evidence', observed: 'no work outcome', evidence: [] };
-      let ok = outcome === wanted;
+      let ok = outcomes.includes(outcome);
       let observed = `work request ${outcome}${doc.request.error?.code ? ` (${doc.request.error.code})` : ''}`;
-      if (wanted === 'completed' && ok) {
+      if (outcome === 'completed' && ok) {
         ok = doc.request.bodyUid !== null && doc.request.bodyUid === doc.acceptance.uid;
         observed += ` with its body from ${short(doc.request.bodyUid)} (accepted by ${short(doc.acceptance.uid)})`;
       }
@@ -409,4 +413,100 @@ export function replacementReadyBeforeDeletion(): Expectation {
       };
     },
   };
+}
+
+/**
+ * HTTP/2 (h2c): whether the server ended the work's session with GOAWAY(NO_ERROR) while the
+ * work's stream was open, naming a last stream id at or above it — the stream was processed and
+ * may finish (RFC 9113 §6.8). `wanted: false`: no GOAWAY reached the session before the work
+ * ended (a connection closed without one).
+ */
+export function workGoaway(wanted: boolean): Expectation {
+  return {
+    expected: wanted
+      ? 'GOAWAY(NO_ERROR) on the work’s session while its stream was open, its last stream id ≥ the stream’s'
+      : 'no GOAWAY on the work’s session before the stream ended',
+    check: ({ doc, events }) => {
+      const outcome = firstOf(events, 'client', 'work-outcome');
+      const h2 = doc.request.h2;
+      if (!outcome || !h2) return { result: 'no-evidence', observed: 'no HTTP/2 work outcome', evidence: [] };
+      const goaway = eventsOf(events, 'client', 'work-goaway').find((e) => e.at <= outcome.at);
+      if (!goaway || !h2.goaway)
+        return {
+          result: wanted ? 'mismatch' : 'match',
+          observed: `no GOAWAY before the stream ended (stream ${String(h2.streamId)}, ${doc.request.outcome ?? 'no outcome'}${h2.rstCodeName ? `, ${h2.rstCodeName}` : ''}${h2.connectionLost ? ', the connection lost' : ''})`,
+          evidence: ids(outcome),
+        };
+      const covers = h2.streamId !== null && h2.goaway.lastStreamId >= h2.streamId;
+      const ok = h2.goaway.codeName === 'NO_ERROR' && covers;
+      return {
+        result: ok === wanted ? 'match' : 'mismatch',
+        observed: `GOAWAY(${h2.goaway.codeName}, last stream ${h2.goaway.lastStreamId}) at ${ms(goaway.at)} on the session of stream ${String(h2.streamId)}, which ended at ${ms(outcome.at)}`,
+        evidence: ids(goaway, outcome),
+      };
+    },
+  };
+}
+
+/**
+ * gRPC: the work's connection ended under the open call — its channel left READY while the RPC
+ * was open (grpc-js shows its user no GOAWAY frame; a READY channel turns IDLE when its
+ * connection gets one) — within `withinMs` of the call's start when given; `tryShutdown`: the
+ * server's journal names the GOAWAY it sent on that very connection (its client port).
+ */
+export function grpcConnectionEnded(options: { withinMs?: number; tryShutdown?: boolean }): Expectation {
+  const { withinMs, tryShutdown } = options;
+  return {
+    expected: `the call’s channel left READY while the RPC was open${withinMs === undefined ? '' : ` within ${withinMs} ms of its start`}${tryShutdown ? ', the server’s journal naming the GOAWAY (tryShutdown) it sent on that connection' : ''}`,
+    check: ({ doc, events }) => {
+      const outcome = firstOf(events, 'client', 'work-outcome');
+      const grpc = doc.request.grpc;
+      if (!outcome || !grpc) return { result: 'no-evidence', observed: 'no gRPC work outcome', evidence: [] };
+      const left = grpc.leftReadyAfterMs;
+      const state = leftReadyEvent(events);
+      const port = doc.request.localPort;
+      const sent = eventsOf(events, 'server', 'goaway-sent').find(
+        (e) => port !== null && e.data.remotePort === port,
+      );
+      const inTime = left !== null && (withinMs === undefined || left <= withinMs);
+      const ok = inTime && (!tryShutdown || sent !== undefined);
+      const observed =
+        left === null
+          ? `the channel stayed READY through the call (${doc.request.outcome ?? 'no outcome'}, ${grpc.codeName ?? 'no status'})`
+          : `the channel left READY ${left} ms after the call started (${doc.request.outcome ?? 'no outcome'})${tryShutdown ? (sent ? `; journal goaway-sent for :${String(port)} at ${ms(sent.at)}` : `; no journal goaway-sent for :${String(port)}`) : ''}`;
+      return { result: ok ? 'match' : 'mismatch', observed, evidence: ids(state, sent, outcome) };
+    },
+  };
+}
+
+/**
+ * The new request went out after the work's connection was ended (HTTP/2: its GOAWAY; gRPC: its
+ * channel left READY) on a connection of its own — another client port than the work's.
+ */
+export function newRequestOnNewConnection(): Expectation {
+  return {
+    expected: 'the next request, sent after the work’s connection was ended, goes out on a new connection',
+    check: ({ doc, events }) => {
+      const { sent, outcome } = newRequestOf(events);
+      const ended =
+        doc.request.h2 !== undefined ? firstOf(events, 'client', 'work-goaway') : leftReadyEvent(events);
+      if (!sent || !outcome) return { result: 'no-evidence', observed: 'no new request', evidence: [] };
+      const port = outcome.data.localPort;
+      const workPort = doc.request.localPort;
+      const after = ended !== undefined && ended.at <= sent.at;
+      const fresh = port !== null && port !== workPort;
+      return {
+        result: after && fresh ? 'match' : 'mismatch',
+        observed: `${ended ? `the work’s connection ended at ${ms(ended.at)}` : 'the work’s connection was never ended'}; new request sent at ${ms(sent.at)} from :${String(port)} (the work’s :${String(workPort)})`,
+        evidence: ids(ended, sent, outcome),
+      };
+    },
+  };
+}
+
+/** The work channel's first state change away from READY after it was READY (gRPC), or undefined. */
+function leftReadyEvent(events: ReadEvent[]) {
+  const states = eventsOf(events, 'client', 'work-channel-state');
+  const ready = states.findIndex((e) => e.data.state === 'READY');
+  return ready < 0 ? undefined : states.slice(ready + 1).find((e) => e.data.state !== 'READY');
 }

@@ -9,7 +9,9 @@ import { findNginx } from '../../platform/local/l7-proxy.js';
 import {
   exitCode,
   firstTerminatingEndpoint,
+  grpcConnectionEnded,
   laterNotServing,
+  newRequestOnNewConnection,
   newRequestOutcome,
   newRequestRoute,
   newRequestWhileTerminating,
@@ -17,6 +19,7 @@ import {
   reusedOnPooledConnection,
   sigkillSent,
   sigtermAfterEndpointLeft,
+  workGoaway,
   workOutcome,
   type Expectation,
 } from './expectations.js';
@@ -64,6 +67,10 @@ const docs = (name: string) => `docs/SCENARIOS.md#${name}`;
 const lifecycle = 'kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination';
 const endpointslice = 'kubernetes/kubernetes staging/src/k8s.io/endpointslice/utils.go (podToEndpoint)';
 const kep1669 = 'KEP-1669; kubernetes/kubernetes pkg/proxy/topology.go';
+const rfc9113Goaway = 'RFC 9113 §6.8 (GOAWAY); nodejs/node#57611 (Http2Server.close sends none)';
+/** The grpc-js connection age of the `grpc-max-connection-age` scenario, and its grace. */
+const AGE_MS = 1000;
+const AGE_GRACE_MS = 6000;
 
 export const matrixScenarios: readonly MatrixScenario[] = [
   {
@@ -270,6 +277,102 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     input: { onSigterm: 'drain', workMs: 1000, graceSeconds: 10, drainDelayMs: 2000 },
     reuseAfterMs: 1000,
     expect: [reusedOnPooledConnection()],
+  },
+  // HTTP/2 and gRPC (issue 26): the server ends a connection with GOAWAY, or without.
+  {
+    name: 'h2-goaway',
+    question:
+      'An HTTP/2 server that drains with GOAWAY: does the stream in flight finish, and where does the next request go?',
+    rule: 'GOAWAY names the last stream the server will process: streams up to it finish, the client opens no new stream on the connection, and its next request opens a new connection — which kube-proxy routes anew, to a ready endpoint.',
+    source: `${rfc9113Goaway}; ${kep1669}`,
+    docs: docs('h2-goaway'),
+    // GOAWAY 500 ms after SIGTERM, while the 7 s stream is open (the second Pod may take 2–3 s
+    // to be ready on a loaded machine: the deletion must come with the stream still open); the next request 2.5 s after the
+    // second Pod answered (the deletion follows it at once): after the GOAWAY, and after
+    // kube-proxy's sync took the deleted Pod's endpoint out (calibrated: at most 1.75 s).
+    input: { protocol: 'h2c', onSigterm: 'drain', workMs: 7000, graceSeconds: 10, drainDelayMs: 500 },
+    manifest: { readinessFailureThreshold: 3 },
+    replacement: { readyWithinMs: 10_000 },
+    newRequest: { afterMs: 2500, workMs: 0 },
+    expect: [
+      replacementReadyBeforeDeletion(),
+      workGoaway(true),
+      workOutcome('completed', 'the stream in flight completes, its body from the deleted Pod'),
+      newRequestOnNewConnection(),
+      newRequestOutcome('served-by-replacement', 'the next request is served by the second Pod (its UID)'),
+      newRequestRoute('replacement'),
+    ],
+  },
+  {
+    name: 'h2-close-without-goaway',
+    question:
+      'An HTTP/2 server that closes its connection without GOAWAY: what happens to the stream in flight?',
+    rule: 'Without GOAWAY the client cannot know which streams were processed: a connection closed under open streams ends every one of them unfinished (node:http2 closes them with CANCEL).',
+    source: `${rfc9113Goaway}; nodejs/node lib/internal/http2/core.js (socketOnClose)`,
+    docs: docs('h2-close-without-goaway'),
+    input: { protocol: 'h2c', onSigterm: 'exit', workMs: 1500, graceSeconds: 5 },
+    expect: [
+      workGoaway(false),
+      workOutcome(
+        ['session-lost', 'stream-reset'],
+        'the stream in flight is reset with the connection (session-lost)',
+      ),
+    ],
+  },
+  {
+    name: 'grpc-drain',
+    question:
+      'A gRPC server that drains with tryShutdown: does the RPC in flight complete, and does the channel reconnect?',
+    rule: 'tryShutdown sends GOAWAY on every connection and lets the calls in flight finish; the client’s channel leaves READY and connects again on its next call, through the Service, to a ready endpoint.',
+    source:
+      'grpc-js/src/server.ts (tryShutdown); gRFC A6 (transparent retry); grpc/grpc doc/connection-backoff.md',
+    docs: docs('grpc-drain'),
+    input: { protocol: 'grpc', onSigterm: 'drain', workMs: 7000, graceSeconds: 10, drainDelayMs: 500 },
+    manifest: { readinessFailureThreshold: 3 },
+    replacement: { readyWithinMs: 10_000 },
+    newRequest: { afterMs: 2500, workMs: 0 },
+    expect: [
+      replacementReadyBeforeDeletion(),
+      grpcConnectionEnded({ tryShutdown: true }),
+      workOutcome('completed', 'the RPC in flight completes, its reply from the deleted Pod'),
+      newRequestOnNewConnection(),
+      newRequestOutcome('served-by-replacement', 'the next RPC is served by the second Pod (its UID)'),
+      newRequestRoute('replacement'),
+    ],
+  },
+  {
+    name: 'grpc-max-connection-age',
+    question:
+      'A gRPC server with a max connection age: does a long-lived connection move while its Pod still serves?',
+    rule: 'MAX_CONNECTION_AGE ends each connection with GOAWAY once it is that old (±10 % jitter), and MAX_CONNECTION_AGE_GRACE bounds how long its calls may finish: a pinned channel reconnects, through the Service, within age + grace.',
+    source:
+      'gRFC A9 (server-side connection management); grpc-js/src/server.ts (grpc.max_connection_age_ms); grpc/grpc-go#2767',
+    docs: docs('grpc-max-connection-age'),
+    // The drain delay (4 s) keeps the deleted Pod serving on its connection: only the age ends it
+    // while the 5 s call is open (open still when the second Pod is ready and the first deleted);
+    // the grace (6 s) lets the call finish.
+    input: {
+      protocol: 'grpc',
+      onSigterm: 'drain',
+      workMs: 5000,
+      graceSeconds: 15,
+      drainDelayMs: 4000,
+      maxConnectionAgeMs: AGE_MS,
+      maxConnectionAgeGraceMs: AGE_GRACE_MS,
+    },
+    manifest: { readinessFailureThreshold: 3 },
+    replacement: { readyWithinMs: 10_000 },
+    newRequest: { afterMs: 2500, workMs: 0 },
+    expect: [
+      replacementReadyBeforeDeletion(),
+      // The age with its +10 % jitter, and 500 ms for the connection's setup on a loaded machine.
+      grpcConnectionEnded({ withinMs: AGE_MS * 1.1 + 500 }),
+      workOutcome(
+        'completed',
+        'the RPC in flight completes within the grace, its reply from the deleted Pod',
+      ),
+      newRequestOutcome('served-by-replacement', 'the next RPC is served by the second Pod (its UID)'),
+    ],
   },
 ];
 

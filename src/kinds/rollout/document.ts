@@ -175,7 +175,7 @@ export const PinningSchema = z
     unit: z
       .enum(['slot', 'connection'])
       .describe(
-        'what a client connection is: an h2c slot (1…--connections; it keeps its number across the sessions a GOAWAY or a lost connection replaced), or one HTTP/1.1 connection (one Pod for its life)',
+        'what a client connection is: an h2c slot or a gRPC channel (1…--connections; it keeps its number across the sessions or connections a GOAWAY or a lost connection replaced), or one HTTP/1.1 connection (one Pod for its life)',
       ),
     connections: z.number().describe('client connections with a request whose own evidence named its Pod'),
     unfollowedRequests: z.number().describe('requests on connections past the bound (10,000), not followed'),
@@ -192,6 +192,13 @@ export const PinningSchema = z
       .number()
       .describe(
         'requests sent after the rollout completed (rollout.completeAtMs) that old Pods answered or journaled',
+      ),
+    lastToOldAfterCompleteMs: z
+      .number()
+      .nullable()
+      .optional()
+      .describe(
+        'the last request an old Pod took, sent this many ms after the rollout completed (null: none after it); from then on every request went to new Pods',
       ),
     answeredAfterComplete: z
       .number()
@@ -214,7 +221,11 @@ export const PinningSchema = z
       .array(
         z.object({
           connection: z.string().max(200).describe('the load’s id prefix and the slot or connection number'),
-          sessions: z.number().describe('HTTP/2 sessions (TCP connections) the slot had; 1 for HTTP/1.1'),
+          sessions: z
+            .number()
+            .describe(
+              'HTTP/2 sessions (TCP connections) the slot had, connections the gRPC channel had; 1 for HTTP/1.1',
+            ),
           requests: z.number(),
           pods: z
             .array(

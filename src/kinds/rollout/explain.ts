@@ -40,6 +40,13 @@ const causes: Record<FailureClass, string> = {
   'stream-reset': 'the server reset HTTP/2 streams (RST_STREAM) on connections that stayed up',
   'session-lost':
     'HTTP/2 connections went with streams open (the server closed or lost the connection without GOAWAY first): every stream in flight on them failed',
+  'rpc-refused':
+    'RPCs failed UNAVAILABLE on a channel that never got a connection during the call (grpc-js’s reconnect was refused or got nowhere): never sent',
+  'rpc-connection-lost':
+    'RPCs failed UNAVAILABLE “Connection dropped”: the gRPC connection went under them (a process exit, or the end of a max-connection-age grace)',
+  'rpc-reset':
+    'RPCs were reset on connections that stayed up (grpc-js’s CANCELLED or INTERNAL: a server’s forceShutdown sends RST_STREAM CANCEL)',
+  'grpc-status': 'the server answered RPCs with a non-OK status of its own (with its trailers)',
 };
 
 /**
@@ -226,17 +233,25 @@ export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol
       : '';
   const pinned =
     p.stillOnOld > 0 ? `; ${p.stillOnOld} connections were still on old Pods when the load ended` : '';
+  const last =
+    p.lastToOldAfterCompleteMs !== undefined && p.lastToOldAfterCompleteMs !== null
+      ? `, the last sent ${p.lastToOldAfterCompleteMs} ms after it`
+      : '';
   if (p.requestsToOldAfterComplete > 0) {
     const until =
       protocol === 'h2c'
         ? 'connections stay pinned until the server sends GOAWAY'
-        : 'keep-alive connections stay pinned until the server closes them';
-    return ` ${p.requestsToOldAfterComplete} requests went to old Pods after the rollout completed: ${until}${stay}${pinned}${share}.`;
+        : protocol === 'grpc'
+          ? 'a gRPC channel stays on its connection until the server sends GOAWAY (tryShutdown, or a max connection age) or the connection is lost'
+          : 'keep-alive connections stay pinned until the server closes them';
+    return ` ${p.requestsToOldAfterComplete} requests went to old Pods after the rollout completed${last}: ${until}${stay}${pinned}${share}.`;
   }
-  if (protocol !== 'h2c') return '';
+  if (protocol === 'http1') return '';
   const moved =
     p.onOldPods > 0
-      ? `${p.movedOff} of the ${p.onOldPods} connections that were on old Pods moved to new ones (a GOAWAY or a lost connection made the client open new sessions)`
+      ? protocol === 'grpc'
+        ? `${p.movedOff} of the ${p.onOldPods} gRPC channels that were on old Pods moved to new ones (a GOAWAY or a lost connection made grpc-js connect again through the Service)`
+        : `${p.movedOff} of the ${p.onOldPods} connections that were on old Pods moved to new ones (a GOAWAY or a lost connection made the client open new sessions)`
       : 'no connection was seen on an old Pod';
   return ` No request went to an old Pod after the rollout completed: ${moved}${stay}${pinned}${share}.`;
 }

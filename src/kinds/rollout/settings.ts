@@ -374,7 +374,7 @@ export function rolloutFacts(
     const section = row.document?.section as keyof SettingSections | undefined;
     if (!section || !row.fact || !(name in doc[section])) return [];
     // HTTP/2's load has no keep-alive pool: the pool's rows say nothing of it.
-    if (doc.load.protocol === 'h2c' && http1PoolRows.has(name)) return [];
+    if ((doc.load.protocol === 'h2c' || doc.load.protocol === 'grpc') && http1PoolRows.has(name)) return [];
     const values = doc[section] as Readonly<Record<string, unknown>>;
     const text = (row.fact as (v: unknown, s: Readonly<Record<string, unknown>>) => string)(
       values[name],

@@ -6,7 +6,8 @@
 // policy (./retry.ts), stop and abandon, and each request's record and class; the requests go
 // out through a transport (./transport.ts): HTTP/1.1's pool of keep-alive connections or a new
 // connection each (./http1-pool.ts), or HTTP/2's few long-lived sessions with a stream per
-// request (./h2-sessions.ts, `protocol: 'h2c'`). Each request's facts become one LoadRecord
+// request (./h2-sessions.ts, `protocol: 'h2c'`), or gRPC's few client channels with a unary
+// RPC per request (./grpc-channels.ts, `protocol: 'grpc'`). Each request's facts become one LoadRecord
 // handed to `onRecord` and then forgotten: nothing per request is retained beyond the ones in
 // flight and a bounded queue.
 import { cpuBetween, sampleCpu, type CpuFigures } from './cpu-cgroup.js';
@@ -21,6 +22,7 @@ import {
 } from './options.js';
 import { Http1Pool } from './http1-pool.js';
 import { H2Sessions } from './h2-sessions.js';
+import type { GrpcChannels } from './grpc-channels.js';
 import { classifyFailure, settleUnfinished, type LoadRecord } from './record.js';
 import type { LoadProtocol, LoadTransport, TransportEnd } from './transport.js';
 import { attemptId, retryBackoffMs, shouldRetry, type RetryPolicy } from './retry.js';
@@ -153,6 +155,18 @@ export function loadOrigin(): { originMs: number; startedAt: string } {
   return { originMs, startedAt: new Date(performance.timeOrigin + originMs).toISOString() };
 }
 
+/** The gRPC transport's class, once loaded (loadTransport). */
+let grpcTransport: typeof GrpcChannels | null = null;
+
+/**
+ * Loads what a protocol's transport needs before startLoad: for gRPC, grpc-js and protobufjs
+ * (~0.2 s of start-up on this machine), which an HTTP load never pays for.
+ */
+export async function loadTransport(protocol: LoadProtocol): Promise<void> {
+  if (protocol === 'grpc' && grpcTransport === null)
+    grpcTransport = (await import('./grpc-channels.js')).GrpcChannels;
+}
+
 /** Integer microseconds: an integer prints several times faster than a fraction (recording cost). */
 const us = (ms: number) => Math.round(ms * 1000);
 
@@ -160,11 +174,11 @@ export function startLoad(options: LoadOptions): LoadRun {
   const rate = validateRate(options.rate ?? loadDefaults.rate);
   const protocol = options.protocol ?? 'http1';
   const mode =
-    options.connections ?? (protocol === 'h2c' ? H2C_CONNECTIONS_DEFAULT : loadDefaults.connections);
-  if (protocol === 'h2c' && mode === 'new')
+    options.connections ?? (protocol !== 'http1' ? H2C_CONNECTIONS_DEFAULT : loadDefaults.connections);
+  if (protocol !== 'http1' && mode === 'new')
     throw new DraincheckError(
       'DC_USAGE',
-      '--new-connections is HTTP/1.1’s: with --protocol h2c the requests are streams on --connections long-lived sessions',
+      `--new-connections is HTTP/1.1’s: with --protocol ${protocol} the requests are streams on --connections long-lived ${protocol === 'grpc' ? 'channels' : 'sessions'}`,
     );
   const total = options.count ?? Math.ceil(((options.durationMs ?? 0) * rate) / 1000);
   const maxQueued = options.maxQueued ?? Math.max(1_000, Math.ceil(rate * 10));
@@ -218,24 +232,26 @@ export function startLoad(options: LoadOptions): LoadRun {
   const owner = { ended: (record: LoadRecord, end: TransportEnd) => finish(record, end) };
   const isStopped = () => stopped;
   const transport: LoadTransport =
-    protocol === 'h2c'
-      ? new H2Sessions(
-          target,
-          { connections: validateConnections(mode as number), stopped: isStopped },
-          owner,
-        )
-      : new Http1Pool(
-          target,
-          {
-            connections: mode === 'new' ? 'new' : validateConnections(mode),
-            maxInFlight: options.maxInFlight ?? 4_096,
-            pool: options.pool ?? loadDefaults.pool,
-            idleTimeoutMs: options.idleTimeoutMs ?? loadDefaults.idleTimeoutMs,
-            retryReused: options.retryReused === true,
-            stopped: isStopped,
-          },
-          owner,
-        );
+    protocol === 'grpc'
+      ? new (grpcTransportLoaded())(target, { connections: validateConnections(mode as number) }, owner)
+      : protocol === 'h2c'
+        ? new H2Sessions(
+            target,
+            { connections: validateConnections(mode as number), stopped: isStopped },
+            owner,
+          )
+        : new Http1Pool(
+            target,
+            {
+              connections: mode === 'new' ? 'new' : validateConnections(mode),
+              maxInFlight: options.maxInFlight ?? 4_096,
+              pool: options.pool ?? loadDefaults.pool,
+              idleTimeoutMs: options.idleTimeoutMs ?? loadDefaults.idleTimeoutMs,
+              retryReused: options.retryReused === true,
+              stopped: isStopped,
+            },
+            owner,
+          );
   const limit = transport.limit;
 
   const emit = (record: LoadRecord) => {
@@ -279,7 +295,11 @@ export function startLoad(options: LoadOptions): LoadRun {
       retriesCancelled,
       idleClosed: figures.idleClosed,
       ...(figures.sessions !== null
-        ? { refusedResent: figures.refusedResent, sessions: figures.sessions, goaways: figures.goaways ?? 0 }
+        ? {
+            refusedResent: figures.refusedResent,
+            sessions: figures.sessions,
+            ...(figures.goaways !== null ? { goaways: figures.goaways } : {}),
+          }
         : {}),
       eventLoopDelay: {
         p50Ms: ns(loopDelay.percentile(50)),
@@ -508,4 +528,11 @@ function newRecord(seq: number, id: string, window: string, workMs: number, inte
     localPort: null,
     podUid: null,
   };
+}
+
+/** The gRPC transport loadTransport('grpc') loaded: calling startLoad without it is a bug of the caller. */
+function grpcTransportLoaded(): typeof GrpcChannels {
+  if (grpcTransport === null)
+    throw new Error("startLoad with protocol grpc: await loadTransport('grpc') first");
+  return grpcTransport;
 }

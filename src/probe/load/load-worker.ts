@@ -3,7 +3,7 @@
 // a message (windows are set by the caller, from its marks). Times cross the thread boundary as wall-clock epochs, because each
 // thread's performance.now() counts from its own origin.
 import { parentPort, workerData } from 'node:worker_threads';
-import { startLoad } from './generator.js';
+import { loadTransport, startLoad } from './generator.js';
 import type { LoadRecord } from './record.js';
 import {
   BATCH_MAX,
@@ -17,6 +17,8 @@ if (parentPort) {
   const port = parentPort;
   const { target, originEpochMs, ...rest } = workerData as WorkerLoadOptions;
   const toLocal = (epochMs: number) => epochMs - performance.timeOrigin;
+  // gRPC: grpc-js is loaded here, in the thread that uses it, before the load starts.
+  await loadTransport(rest.protocol ?? 'http1');
   let batch: LoadRecord[] = [];
   let timer: NodeJS.Timeout | undefined;
   const post = (message: WorkerMessage) => port.postMessage(message);

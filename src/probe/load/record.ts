@@ -82,6 +82,23 @@ export const failureClasses = [
    * stream in flight on it went with it.
    */
   'session-lost',
+  /**
+   * gRPC (--protocol grpc): UNAVAILABLE made by grpc-js on a channel that was never READY during
+   * the call — the reconnect was refused (or got nowhere): the RPC never left the client.
+   */
+  'rpc-refused',
+  /**
+   * gRPC: UNAVAILABLE made by grpc-js after a connection carried the call — "Connection
+   * dropped": the connection went under the RPC (a process exit, a grace period's end).
+   */
+  'rpc-connection-lost',
+  /**
+   * gRPC: CANCELLED or INTERNAL made by grpc-js after a connection carried the call — the
+   * server reset the stream (a forceShutdown's RST_STREAM CANCEL) on a connection that stayed up.
+   */
+  'rpc-reset',
+  /** gRPC: a non-OK status with the server's trailers — the server's own answer (a draining server's UNAVAILABLE). */
+  'grpc-status',
 ] as const;
 export type FailureClass = (typeof failureClasses)[number];
 
@@ -138,6 +155,7 @@ export interface LoadRecord {
   /**
    * h2c: the client's connection (1…--connections) the session `conn` held: a slot keeps its
    * number when a GOAWAY or a lost connection makes the client open a new session for it.
+   * gRPC: the client channel (1…--connections), `conn` the connection it was READY on.
    */
   slot?: number;
   /**
@@ -192,15 +210,16 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
       return 'stream-reset';
     case 'goaway-refused':
       return 'stream-refused';
-    // gRPC's outcomes (draincheck run --protocol grpc): the load does not speak gRPC yet; until
-    // it does (issue 26 step 3 for gRPC) they read as the nearest.
+    // gRPC's outcomes (--protocol grpc): classes of their own — the status code alone does not
+    // say what the server did (../outcome.ts grpcOutcome).
     case 'rpc-connection-lost':
+      return 'rpc-connection-lost';
     case 'rpc-reset':
-      return 'accepted-cut';
+      return 'rpc-reset';
     case 'rpc-refused':
-      return 'connect-refused';
+      return 'rpc-refused';
     case 'grpc-status':
-      return 'unexpected-response';
+      return 'grpc-status';
   }
 }
 

@@ -31,6 +31,8 @@ const beforeSend: ReadonlySet<FailureClass> = new Set([
   'connect-failed',
   // HTTP/2: refused by GOAWAY, never processed (RFC 9113 §6.8) — gRPC retries it transparently.
   'stream-refused',
+  // gRPC: UNAVAILABLE on a channel never READY during the call: it never left the client.
+  'rpc-refused',
 ]);
 /** After the request was written: sent again only when the method is idempotent (`safe`). */
 const afterSendIdempotent: ReadonlySet<FailureClass> = new Set([
@@ -40,6 +42,8 @@ const afterSendIdempotent: ReadonlySet<FailureClass> = new Set([
   'client-timeout',
   'session-lost',
   'stream-reset',
+  'rpc-connection-lost',
+  'rpc-reset',
 ]);
 /** urllib3's usual status_forcelist: the gateway's and the draining server's answers. */
 const retryStatuses: ReadonlySet<number> = new Set([502, 503, 504]);

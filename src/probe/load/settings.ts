@@ -135,20 +135,21 @@ export function loadSettings(workMsMax: number) {
     protocol: setting<LoadProtocol, LoadProtocol | undefined, 'load'>({
       flag: '--protocol',
       arg: '<protocol>',
-      help: `what the load speaks: http1 (a keep-alive pool), or h2c (HTTP/2 without TLS, prior knowledge: every request a stream on --connections long-lived sessions, default ${H2C_CONNECTIONS_DEFAULT}; a stream refused by GOAWAY is sent again on a new session, as Go’s http2.Transport and grpc-js do)`,
+      help: `what the load speaks: http1 (a keep-alive pool), h2c (HTTP/2 without TLS, prior knowledge: every request a stream on --connections long-lived sessions, default ${H2C_CONNECTIONS_DEFAULT}; a stream refused by GOAWAY is sent again on a new session, as Go’s http2.Transport and grpc-js do), or grpc (every request a unary Work RPC on --connections grpc-js client channels, default ${H2C_CONNECTIONS_DEFAULT}, each with one connection at a time)`,
       default: 'http1',
       schema: z.enum(loadProtocols, {
-        error: (issue) =>
-          issue.input === 'grpc'
-            ? 'the load does not speak --protocol grpc yet (issue 26): http1 or h2c; gRPC runs with `draincheck run` and `lab`'
-            : `--protocol must be http1 or h2c, got ${quote(issue.input)}`,
+        error: (issue) => `--protocol must be http1, h2c or grpc, got ${quote(issue.input)}`,
       }),
       text: String,
       sample: 'h2c',
       badSample: 'h3',
       document: { section: 'load', schema: z.enum(loadProtocols).optional(), value: (v: LoadProtocol) => v },
       fact: (v: LoadProtocol | undefined) =>
-        v === 'h2c' ? 'HTTP/2 (h2c): a stream per request on long-lived sessions' : 'HTTP/1.1',
+        v === 'h2c'
+          ? 'HTTP/2 (h2c): a stream per request on long-lived sessions'
+          : v === 'grpc'
+            ? 'gRPC: a unary RPC per request on long-lived grpc-js channels'
+            : 'HTTP/1.1',
     }),
     workMs: setting({
       flag: '--work-ms',
@@ -301,12 +302,13 @@ export function loadArgv(values: LoadSettingValues): string[] {
 }
 
 /**
- * The load's values with the protocol's own default and limits: with h2c and no --connections,
- * H2C_CONNECTIONS_DEFAULT sessions; the HTTP/1.1 pool's own settings given with h2c are refused
- * (DC_USAGE, one line) rather than ignored. `given` is commander's options (what was typed).
+ * The load's values with the protocol's own default and limits: with h2c or grpc and no
+ * --connections, H2C_CONNECTIONS_DEFAULT sessions (channels); the HTTP/1.1 pool's own settings
+ * given with them are refused (DC_USAGE, one line) rather than ignored. `given` is commander's
+ * options (what was typed).
  */
 export function forProtocol<V extends LoadSettingValues>(values: V, given: Record<string, unknown>): V {
-  if (values.protocol !== 'h2c') return values;
+  if (values.protocol === 'http1') return values;
   const refused: Array<[boolean, string]> = [
     [values.connections === 'new', '--new-connections'],
     [values.pool !== loadRows.pool.default, '--pool'],
@@ -317,7 +319,9 @@ export function forProtocol<V extends LoadSettingValues>(values: V, given: Recor
   if (bad)
     throw new DraincheckError(
       'DC_USAGE',
-      `${bad[1]} is for HTTP/1.1's keep-alive pool: with --protocol h2c every request is a stream on --connections long-lived sessions`,
+      values.protocol === 'grpc'
+        ? `${bad[1]} is for HTTP/1.1's keep-alive pool: with --protocol grpc every request is an RPC on --connections grpc-js channels`
+        : `${bad[1]} is for HTTP/1.1's keep-alive pool: with --protocol h2c every request is a stream on --connections long-lived sessions`,
     );
   return given.connections === undefined ? { ...values, connections: H2C_CONNECTIONS_DEFAULT } : values;
 }

@@ -6,11 +6,15 @@
 // own (Go's Transport on a reused HTTP/1.1 connection; a stream refused by GOAWAY for HTTP/2).
 import type { ExchangeResult } from '../http-exchange.js';
 import type { H2Facts } from '../h2-exchange.js';
+import type { GrpcFacts } from '../grpc-exchange.js';
 import type { LoadRecord } from './record.js';
 import type { RequestOutcome } from '../client-events.js';
 
-/** The protocols the load speaks: HTTP/1.1, or HTTP/2 over cleartext with prior knowledge. */
-export const loadProtocols = ['http1', 'h2c'] as const;
+/**
+ * The protocols the load speaks: HTTP/1.1, HTTP/2 over cleartext with prior knowledge, or gRPC
+ * (a unary Work RPC per request on grpc-js client channels, ./grpc-channels.ts).
+ */
+export const loadProtocols = ['http1', 'h2c', 'grpc'] as const;
 export type LoadProtocol = (typeof loadProtocols)[number];
 
 /**
@@ -21,8 +25,8 @@ export const H2_STREAMS_PER_SESSION = 100;
 
 /** How a request ended, as the generator classifies it (../outcome.ts classifyWork). */
 export interface TransportEnd {
-  /** What the client saw (with HTTP/2's facts for a stream). */
-  result: ExchangeResult & { h2?: H2Facts };
+  /** What the client saw (with HTTP/2's facts for a stream, gRPC's for an RPC). */
+  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts };
   /** The runner abandoned it in flight (ABORT_ERR): sent, never answered within the run. */
   abandoned: boolean;
   /** Response bytes (head or body) arrived before it ended. */
@@ -47,9 +51,9 @@ export interface TransportFigures {
   idleClosed: number;
   /** HTTP/2: requests a GOAWAY refused (never processed) and sent again on a new session. */
   refusedResent: number;
-  /** HTTP/2: sessions opened in all (null for HTTP/1.1). */
+  /** HTTP/2: sessions opened in all; gRPC: connections its channels made READY (null for HTTP/1.1). */
   sessions: number | null;
-  /** HTTP/2: GOAWAY frames the sessions received (null for HTTP/1.1). */
+  /** HTTP/2: GOAWAY frames the sessions received (null for HTTP/1.1, and for gRPC: grpc-js does not show them). */
   goaways: number | null;
 }
 

@@ -106,11 +106,23 @@ test('pinning: which Pods each connection was on, when it moved, what old Pods g
   );
   assert.match(
     pinningSentence(p, 'h2c'),
-    /^ 2 requests went to old Pods after the rollout completed: connections stay pinned until the server sends GOAWAY \(a connection kept sending to an old Pod up to 1900 ms after that Pod turned terminating\); 1 connections were still on old Pods when the load ended; the new Pods took 50 % of the requests after it\.$/,
+    /^ 2 requests went to old Pods after the rollout completed, the last sent 900 ms after it: connections stay pinned until the server sends GOAWAY \(a connection kept sending to an old Pod up to 1900 ms after that Pod turned terminating\); 1 connections were still on old Pods when the load ended; the new Pods took 50 % of the requests after it\.$/,
+  );
+  // The last request an old Pod took after the rollout completed: slot 2's 3,900 ms.
+  assert.equal(p.lastToOldAfterCompleteMs, 900);
+  // gRPC: the same figures in a channel's words.
+  assert.match(
+    pinningSentence(p, 'grpc'),
+    /^ 2 requests went to old Pods after the rollout completed, the last sent 900 ms after it: a gRPC channel stays on its connection until the server sends GOAWAY \(tryShutdown, or a max connection age\) or the connection is lost /,
   );
   assert.match(
+    pinningWords(p, 'grpc'),
+    /^connection pinning: 2 gRPC channels, 2 on old Pods, 1 moved off them/,
+  );
+  assert.ok(!pinningWords(p, 'grpc').includes('refused by a GOAWAY'), 'grpc-js does not show its refusals');
+  assert.match(
     pinningWords(p),
-    /^connection pinning: 2 HTTP\/2 connections \(slots\), 2 on old Pods, 1 moved off them, 1 still on old Pods at the end; 2 requests to old Pods after the rollout completed \(of 4 with a known Pod; the new Pods’ share 50 %\); longest on an old Pod after it turned terminating: 1900 ms; 1 requests refused by a GOAWAY and sent again on a new session \(2 refusals\)$/,
+    /^connection pinning: 2 HTTP\/2 connections \(slots\), 2 on old Pods, 1 moved off them, 1 still on old Pods at the end; 2 requests to old Pods after the rollout completed \(of 4 with a known Pod; the new Pods’ share 50 %\); the last request to an old Pod was sent 900 ms after the rollout completed; longest on an old Pod after it turned terminating: 1900 ms; 1 requests refused by a GOAWAY and sent again on a new session \(2 refusals\)$/,
   );
 });
 

@@ -105,7 +105,7 @@ test('rollout --protocol h2c, drain (GOAWAY after a drain delay): nothing fails,
     doc.verdict.explanation,
     p.requestsToOldAfterComplete > 0
       ? new RegExp(
-          `${p.requestsToOldAfterComplete} requests went to old Pods after the rollout completed: connections stay pinned until the server sends GOAWAY`,
+          `${p.requestsToOldAfterComplete} requests went to old Pods after the rollout completed, the last sent ${p.lastToOldAfterCompleteMs} ms after it: connections stay pinned until the server sends GOAWAY`,
         )
       : /No request went to an old Pod after the rollout completed: 4 of the 4 connections/,
   );
@@ -146,5 +146,5 @@ test('rollout --protocol h2c refuses what is not built, one line each (exit 2)',
   }
   const bad = cli(['load', '--service-url', 'http://127.0.0.1:9', '--protocol', 'h3'], { timeoutMs: 30_000 });
   assert.equal(bad.status, 2);
-  assert.match(bad.stderr, /--protocol must be http1 or h2c, got "h3"/);
+  assert.match(bad.stderr, /--protocol must be http1, h2c or grpc, got "h3"/);
 });

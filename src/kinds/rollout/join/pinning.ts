@@ -2,7 +2,8 @@
 // a client that holds a few long-lived connections (HTTP/2, gRPC) keeps sending every request
 // to the Pod each connection was opened to, until the server ends the connection (GOAWAY) or
 // the client does. From the joined records alone: per client connection — an h2c slot (it
-// keeps its number across the sessions a GOAWAY or a lost connection replaced), or an HTTP/1.1
+// keeps its number across the sessions a GOAWAY or a lost connection replaced), a gRPC channel
+// (the same: one connection at a time, a new one after each GOAWAY or loss), or an HTTP/1.1
 // connection (one TCP connection, one Pod for its life) — which Pods answered it and when, when
 // it moved, how long it stayed on an old Pod after that Pod turned terminating; and, after the
 // rollout completed, how many requests still went to old Pods and the new Pods' share per second.
@@ -50,6 +51,8 @@ export class PinningTally {
   /** Connections not followed (past the bound). */
   private overflow = 0;
   private toOldAfterComplete = 0;
+  /** The latest send (ms on the records' clock) of a request an old Pod took after the rollout completed. */
+  private lastToOldMs: number | null = null;
   private answeredAfterComplete = 0;
   private readonly perSecond: Array<{ answered: number; toNew: number }> = [];
   private unit: 'slot' | 'connection' = 'connection';
@@ -78,7 +81,10 @@ export class PinningTally {
     const revision = this.revision.get(r.podUid) ?? 'unknown';
     if (this.completeAtMs !== null && sentMs >= this.completeAtMs && revision !== 'unknown') {
       this.answeredAfterComplete += 1;
-      if (revision === 'old') this.toOldAfterComplete += 1;
+      if (revision === 'old') {
+        this.toOldAfterComplete += 1;
+        this.lastToOldMs = Math.max(this.lastToOldMs ?? sentMs, sentMs);
+      }
       const second = Math.floor((sentMs - this.completeAtMs) / 1000);
       if (second < SHARE_SECONDS_MAX) {
         while (this.perSecond.length <= second) this.perSecond.push({ answered: 0, toNew: 0 });
@@ -177,6 +183,10 @@ export class PinningTally {
       movedOff,
       stillOnOld,
       requestsToOldAfterComplete: this.toOldAfterComplete,
+      lastToOldAfterCompleteMs:
+        this.lastToOldMs === null || this.completeAtMs === null
+          ? null
+          : round(this.lastToOldMs - this.completeAtMs),
       answeredAfterComplete: this.answeredAfterComplete,
       newShareAfter: share(
         toNewAfter,
@@ -193,24 +203,33 @@ export class PinningTally {
   }
 }
 
-/** Whether the report says the pinning: always over HTTP/2, for HTTP/1.1 when old Pods got requests after the rollout. */
+/** Whether the report says the pinning: always over HTTP/2 and gRPC, for HTTP/1.1 when old Pods got requests after the rollout. */
 export function pinningShown(
   p: PinningSection | undefined,
   protocol: string | undefined,
 ): p is PinningSection {
-  return p !== undefined && (protocol === 'h2c' || p.requestsToOldAfterComplete > 0);
+  return p !== undefined && (protocol === 'h2c' || protocol === 'grpc' || p.requestsToOldAfterComplete > 0);
 }
 
 /** The pinning in one line (the text report and the page's fact; unescaped). */
-export function pinningWords(p: PinningSection): string {
-  const unit = p.unit === 'slot' ? 'HTTP/2 connections (slots)' : 'connections';
+export function pinningWords(p: PinningSection, protocol?: string): string {
+  const unit =
+    p.unit === 'connection'
+      ? 'connections'
+      : protocol === 'grpc'
+        ? 'gRPC channels'
+        : 'HTTP/2 connections (slots)';
   const parts = [
     `${p.connections} ${unit}, ${p.onOldPods} on old Pods, ${p.movedOff} moved off them, ${p.stillOnOld} still on old Pods at the end`,
     `${p.requestsToOldAfterComplete} requests to old Pods after the rollout completed (of ${p.answeredAfterComplete} with a known Pod${p.newShareAfter === null ? '' : `; the new Pods’ share ${Math.round(p.newShareAfter * 1000) / 10} %`})`,
   ];
+  if (p.lastToOldAfterCompleteMs !== undefined && p.lastToOldAfterCompleteMs !== null)
+    parts.push(
+      `the last request to an old Pod was sent ${p.lastToOldAfterCompleteMs} ms after the rollout completed`,
+    );
   if (p.longestStayAfterTerminatingMs !== null)
     parts.push(`longest on an old Pod after it turned terminating: ${p.longestStayAfterTerminatingMs} ms`);
-  if (p.unit === 'slot' && p.refusedResent)
+  if (p.unit === 'slot' && protocol !== 'grpc' && p.refusedResent)
     parts.push(
       `${p.refusedResent.requests} requests refused by a GOAWAY and sent again on a new session (${p.refusedResent.times} refusals)`,
     );

@@ -69,7 +69,8 @@ export function joinedFailure(failure: FailureClass | null, fate: ServerFate): F
     failure === null ||
     failure === 'http-5xx' ||
     failure === 'unexpected-response' ||
-    failure === 'protocol-error'
+    failure === 'protocol-error' ||
+    failure === 'grpc-status'
   )
     return failure;
   if (
@@ -77,11 +78,13 @@ export function joinedFailure(failure: FailureClass | null, fate: ServerFate): F
     failure === 'connect-refused' ||
     failure === 'connect-timeout' ||
     failure === 'stale-conntrack' ||
+    failure === 'rpc-refused' ||
     failure === 'not-sent'
   )
     return failure;
-  // HTTP/2's classes (stream-refused, stream-reset, session-lost) stay HTTP/2's: only a journal
-  // that says the work was finished changes them (the client's error hid done work).
+  // HTTP/2's classes (stream-refused, stream-reset, session-lost) and gRPC's (rpc-connection-lost,
+  // rpc-reset) stay theirs: only a journal that says the work was finished changes them (the
+  // client's error hid done work).
   if (fate === 'finished') return 'done-unacknowledged';
   if (failure === 'reused-connection-closed' && (fate === 'aborted' || fate === 'cut' || fate === 'accepted'))
     return 'accepted-cut';

@@ -4,8 +4,8 @@
 import { failureClasses } from '../../../probe/load/record.js';
 import type { RolloutDocument, Tally } from '../document.js';
 
-/** Colours in the stylesheet (html-style.ts): `fc0` … `fc18`, one per known class. */
-export const FAILURE_COLOURS = 19;
+/** Colours in the stylesheet (html-style.ts): `fc0` … `fc22`, one per known class. */
+export const FAILURE_COLOURS = 23;
 
 /**
  * The CSS class of a failure class: by its place in the known classes, so the same class has

@@ -23,6 +23,11 @@ const palette = [
   '#0969da',
   '#8a4600',
   '#4d2d8c',
+  // gRPC's classes (rpc-refused, rpc-connection-lost, rpc-reset, grpc-status).
+  '#116329',
+  '#9a6700',
+  '#7d2a8c',
+  '#1f6feb',
 ];
 
 export const rolloutStyle = `

@@ -190,7 +190,12 @@ function facts(d: RolloutDocument): string {
     ...(d.retries ? [['retries', retryWords(d.retries).replace(/^retries /, '')] as [string, string]] : []),
     // Which Pods the client's connections stayed on (issue 26.3).
     ...(pinningShown(d.pinning, d.load.protocol)
-      ? [['pinning', pinningWords(d.pinning).replace(/^connection pinning: /, '')] as [string, string]]
+      ? [
+          ['pinning', pinningWords(d.pinning, d.load.protocol).replace(/^connection pinning: /, '')] as [
+            string,
+            string,
+          ],
+        ]
       : []),
     [
       'records',

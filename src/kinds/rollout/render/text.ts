@@ -140,7 +140,8 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
     // The client's retries (--retry, --post-share): what it sent again, what ran twice.
     if (d.retries) lines.push(`  ${terminalSafe(retryWords(d.retries))}`);
     // Which Pods the client's connections stayed on (issue 26.3).
-    if (pinningShown(d.pinning, d.load.protocol)) lines.push(`  ${terminalSafe(pinningWords(d.pinning))}`);
+    if (pinningShown(d.pinning, d.load.protocol))
+      lines.push(`  ${terminalSafe(pinningWords(d.pinning, d.load.protocol))}`);
     const j = d.records.join;
     if (j && (j.fateUnknown > 0 || j.unclaimed > 0 || j.journalLinesLost > 0))
       lines.push(
