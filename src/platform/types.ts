@@ -280,6 +280,8 @@ export interface IngressJob {
    * being ready keeps getting new requests this long after the sync that saw it go (0: none).
    */
   deregistrationDelayMs?: number;
+  /** nginx: proxy_next_upstream passes non-idempotent requests (POST) on too (`non_idempotent`). */
+  retryNonIdempotent?: boolean;
 }
 
 /** One upstream attempt of a request the proxy handled. */

@@ -166,6 +166,13 @@ export function rolloutCommand(): Command {
           'DC_USAGE',
           "--lb-deregistration-ms makes the ingress a cloud load balancer's target list: give --ingress nginx or --ingress haproxy too",
         );
+      if (settings.ingressRetryNonIdempotent && settings.ingress !== 'nginx')
+        throw new DraincheckError(
+          'DC_USAGE',
+          settings.ingress === 'haproxy'
+            ? "--ingress-retry-non-idempotent is nginx's proxy_next_upstream rule: HAProxy retries only a failed connection (retry-on conn-failure), whatever the method"
+            : '--ingress-retry-non-idempotent is a rule of the ingress: give --ingress nginx too',
+        );
       if (settings.sequential && !compare)
         throw new DraincheckError(
           'DC_USAGE',

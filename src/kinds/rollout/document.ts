@@ -473,6 +473,15 @@ export const RolloutDocumentSchema = z.object({
       attemptFailures: z
         .partialRecord(z.enum([...ingressCauses, 'unexplained']), z.number())
         .describe("failed upstream attempts by cause: nginx's error log, HAProxy's termination state"),
+      executedTwice: z
+        .object({
+          POST: z.number().int().min(0),
+          GET: z.number().int().min(0),
+        })
+        .optional()
+        .describe(
+          'requests the proxy passed to a second Pod after a first had begun them: its log shows attempts at two or more Pods and both Pods’ journals claim the request (the join’s contested ids) — executed twice, by method (absent: a document from before it)',
+        ),
       failedAttempts: z
         .array(
           z.object({

@@ -92,6 +92,7 @@ export function concludeRollout(facts: RolloutFacts): string {
       replacement: { replaced, old: old.length },
     }) +
     loadBalancerWords(facts.context ?? {}) +
+    ingressDuplicateWords(facts.context ?? {}) +
     retrySentence(facts.context?.retries ?? null) +
     pinningSentence(facts.context?.pinning ?? null, facts.context?.protocol ?? 'http1')
   );
@@ -167,6 +168,27 @@ export interface ExplainContext {
   ingressAttempts?: IngressAttemptsReading | null;
   /** --lb-deregistration-ms: the ingress kept sending to a deleted Pod this long (absent or 0: none). */
   lbDeregistrationMs?: number;
+  /** Requests the ingress passed to a second Pod after a first had begun them, by method. */
+  ingressExecutedTwice?: { POST: number; GET: number };
+  /** --ingress-retry-non-idempotent: nginx passes a POST already sent on to the next Pod. */
+  ingressRetryNonIdempotent?: boolean;
+}
+
+/**
+ * The ingress's own retries that executed work twice (proxy_next_upstream): a POST passed to a
+ * second Pod after a first had begun it — the harm of `non_idempotent`; a GET only costs work.
+ */
+function ingressDuplicateWords(context: ExplainContext): string {
+  const twice = context.ingressExecutedTwice;
+  if (!context.ingress || !twice) return '';
+  const rule = context.ingressRetryNonIdempotent
+    ? 'proxy_next_upstream … non_idempotent'
+    : 'proxy_next_upstream';
+  if (twice.POST > 0)
+    return ` The ingress executed ${twice.POST} POST requests twice: it passed each to a second Pod after the first had begun it (${rule}; both Pods' journals claim it)${twice.GET > 0 ? `, and ${twice.GET} GET requests (idempotent: work done again)` : ''}.`;
+  if (twice.GET > 0)
+    return ` The ingress passed ${twice.GET} GET requests to a second Pod after the first had begun them (${rule}; idempotent: work done again, no harm).`;
+  return '';
 }
 
 export interface IngressAttemptsReading {

@@ -26,6 +26,8 @@ export interface IngressSection {
   statuses: Record<string, number>;
   retried: number;
   attemptFailures: Partial<Record<IngressCause | 'unexplained', number>>;
+  /** Passed to a second Pod after a first had begun them (executedTwice above), by method. */
+  executedTwice?: { POST: number; GET: number };
   failedAttempts: IngressAttemptGroup[];
   samples: Array<{
     id: string;
@@ -115,5 +117,28 @@ export function ingressWords(s: IngressSection): string[] {
       `  ${g.count} attempt${g.count === 1 ? '' : 's'} failed at ${g.pod ?? 'no Pod'} (${g.phase}): ${g.cause}`,
     );
   if (s.failedAttempts.length > 8) lines.push(`  … and ${s.failedAttempts.length - 8} more groups`);
+  const twice = s.executedTwice;
+  if (twice && twice.POST + twice.GET > 0)
+    lines.push(
+      `  executed twice (passed to a second Pod after the first had begun it; both journals say so): ${twice.POST} POST, ${twice.GET} GET`,
+    );
   return lines;
+}
+
+/**
+ * Requests the proxy executed twice: its log has attempts at two or more Pods for the request,
+ * and the Pods' journals both claim it (the join's contested ids). Either alone is not enough —
+ * a retry after a refused connection reached one Pod only; a journal line alone does not say
+ * the proxy sent it there.
+ */
+export function executedTwice(
+  evidence: IngressEvidence | null,
+  contested: ReadonlyArray<{ id: string; post: boolean }>,
+): { POST: number; GET: number } {
+  const out = { POST: 0, GET: 0 };
+  if (!evidence || contested.length === 0) return out;
+  const pods = new Map<string, number>();
+  for (const r of evidence.notPlain) pods.set(r.id, new Set(r.attempts.map((a) => a.podUid ?? a.addr)).size);
+  for (const c of contested) if ((pods.get(c.id) ?? 0) >= 2) out[c.post ? 'POST' : 'GET'] += 1;
+  return out;
 }

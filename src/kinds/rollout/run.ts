@@ -11,7 +11,7 @@
 // logs are read through the shared observers (src/experiment/observers.ts), so a 403, a 401,
 // an image that cannot be pulled or a Pod that failed ends the run at once with its code.
 import { NODE_KEEP_ALIVE_BUFFER_MS } from '../../server/config.js';
-import { ingressSection } from './ingress-evidence.js';
+import { executedTwice, ingressSection } from './ingress-evidence.js';
 import http from 'node:http';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -445,6 +445,7 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
           service: plan.name,
           syncDelayMs: plan.load.ingressSyncMs,
           deregistrationDelayMs: plan.load.lbDeregistrationMs,
+          retryNonIdempotent: plan.load.ingressRetryNonIdempotent,
         },
         run.waitSignal,
       );
@@ -827,7 +828,10 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   const ingress =
     run.ingressModel !== null
-      ? ingressSection(run.ingressKind, run.ingressModel, run.ingressEvidence, run.lifecycles)
+      ? {
+          ...ingressSection(run.ingressKind, run.ingressModel, run.ingressEvidence, run.lifecycles),
+          executedTwice: executedTwice(run.ingressEvidence, joinCounts.contestedIds),
+        }
       : null;
   return {
     schema: ROLLOUT_SCHEMA,
@@ -878,6 +882,8 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
                 ingressAttempts:
                   ingress.requests === null ? null : ingressAttemptsReading(ingress.failedAttempts),
                 lbDeregistrationMs: plan.load.lbDeregistrationMs,
+                ingressExecutedTwice: ingress.executedTwice,
+                ingressRetryNonIdempotent: plan.load.ingressRetryNonIdempotent,
               }
             : {}),
         },

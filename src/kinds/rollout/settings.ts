@@ -255,6 +255,18 @@ export const rolloutSettings = {
     fact: (v: string | undefined, load) =>
       load.ingress === undefined || load.ingress === 'none' ? '' : `ingress sync ${v ?? '-'} ms`,
   }),
+  ingressRetryNonIdempotent: setting<boolean, boolean | undefined, 'load'>({
+    flag: '--ingress-retry-non-idempotent',
+    arg: '',
+    help: "--ingress nginx: pass a POST that failed after it was sent to the next Pod too (proxy_next_upstream … non_idempotent; ingress-nginx's default leaves it out, so a POST cut by a Pod's exit is a 502); the Pods' journals then show what it costs: POSTs executed by two Pods",
+    default: false,
+    schema: z.literal(true),
+    text: () => '',
+    sample: '',
+    document: { section: 'load', schema: z.boolean().optional(), value: (v: boolean) => v },
+    // Said only where it is on (an ingress's retry rule; nothing without one).
+    fact: (v: boolean | undefined) => (v ? 'the ingress retries POST on the next Pod (non_idempotent)' : ''),
+  }),
   lbDeregistrationMs: setting<number, number | undefined, 'load'>({
     flag: '--lb-deregistration-ms',
     arg: '<ms|aws-nlb>',
@@ -330,6 +342,7 @@ export function loadPlan(s: RolloutSettings) {
     ingress: s.ingress,
     ingressSyncMs: s.ingressSyncMs,
     lbDeregistrationMs: s.lbDeregistrationMs,
+    ingressRetryNonIdempotent: s.ingressRetryNonIdempotent,
   };
 }
 export type LoadPlan = ReturnType<typeof loadPlan>;

@@ -353,6 +353,7 @@ export class LocalCluster {
     syncDelayMs: number | ProxySyncRange,
     kind: IngressProxy = 'nginx',
     deregistrationDelayMs = 0,
+    retryNonIdempotent = false,
   ): Promise<NginxIngress | HaproxyIngress> {
     this.assertOpen();
     const key = `${namespace}/${service}`;
@@ -361,7 +362,10 @@ export class LocalCluster {
     if (this.ingresses.has(key))
       throw new DraincheckError('DC_INGRESS', `the Service ${key} has an ingress already`);
     const port = this.store.get<V1Service>('services', namespace, service)?.spec?.ports?.[0];
-    const ingress = kind === 'haproxy' ? await HaproxyIngress.start() : await NginxIngress.start();
+    const ingress =
+      kind === 'haproxy'
+        ? await HaproxyIngress.start()
+        : await NginxIngress.start('127.0.0.1', { retryNonIdempotent });
     const proxy = new ServiceProxy({
       dataplane: ingress,
       host: ingress.host,

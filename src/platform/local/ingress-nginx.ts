@@ -44,12 +44,18 @@ const ACCESS_LOG_FORMAT = [
   '"upstream_response_time":"$upstream_response_time"}',
 ].join('');
 
+export interface NginxOptions {
+  /** proxy_next_upstream … non_idempotent. */
+  retryNonIdempotent?: boolean;
+}
+
 /** The nginx configuration for one generation of endpoints. */
 export function nginxConfig(
   dir: string,
   listen: string,
   generation: number,
   targets: readonly Target[],
+  options: NginxOptions = {},
 ): string {
   const upstream =
     targets.length > 0
@@ -72,7 +78,9 @@ export function nginxConfig(
           '      proxy_connect_timeout 5s;',
           '      proxy_read_timeout 60s;',
           '      proxy_send_timeout 60s;',
-          '      proxy_next_upstream error timeout;',
+          // ingress-nginx's default `error timeout`; `non_idempotent` (--ingress-retry-non-idempotent)
+          // also passes on a POST already sent to a Pod that failed: nginx docs, proxy_next_upstream.
+          `      proxy_next_upstream error timeout${options.retryNonIdempotent ? ' non_idempotent' : ''};`,
           '      proxy_next_upstream_tries 3;',
         ]
       : ['      return 503;'];
@@ -121,12 +129,13 @@ export class NginxIngress implements Dataplane {
     readonly host: string,
     readonly port: number,
     private readonly proc: ProxyProcess,
+    private readonly options: NginxOptions,
   ) {
     this.died = proc.died;
   }
 
   /** Starts nginx with no endpoint (503); resolves once it answers (at most 5 s). */
-  static async start(host = '127.0.0.1'): Promise<NginxIngress> {
+  static async start(host = '127.0.0.1', options: NginxOptions = {}): Promise<NginxIngress> {
     const nginx = findNginx();
     if (!nginx)
       throw new DraincheckError(
@@ -142,7 +151,7 @@ export class NginxIngress implements Dataplane {
       // Graceful: the workers finish and write out what they buffered.
       gracefulSignal: 'SIGQUIT',
     });
-    const ingress = new NginxIngress(dir, host, port, proc);
+    const ingress = new NginxIngress(dir, host, port, proc, options);
     try {
       await untilServed(proc, host, port, 0, RELOAD_MS, () => `nginx did not start: ${proc.lastWords()}`);
     } catch (error) {
@@ -164,7 +173,7 @@ export class NginxIngress implements Dataplane {
     const generation = this.generation;
     writeFileSync(
       join(this.dir, 'nginx.conf'),
-      nginxConfig(this.dir, `${this.host}:${this.port}`, generation, targets),
+      nginxConfig(this.dir, `${this.host}:${this.port}`, generation, targets, this.options),
     );
     this.proc.signal('SIGHUP');
     await untilServed(this.proc, this.host, this.port, generation, RELOAD_MS, () =>

@@ -201,6 +201,7 @@ export class LocalPlatform implements Platform {
       job.syncDelayMs,
       job.kind,
       deregistrationMs,
+      job.retryNonIdempotent ?? false,
     );
     const sync =
       typeof job.syncDelayMs === 'number'
@@ -209,7 +210,7 @@ export class LocalPlatform implements Platform {
     const model =
       proxy.mode === 'haproxy'
         ? `Debian's HAProxy ${proxy.version ?? '(version unknown)'} in front of the Service's ready endpoints, each endpoint change applied ${sync} ms after it through the Runtime API without a reload (server slots, as the HAProxy Kubernetes Ingress Controller), with that controller's defaults: timeout connect 5 s, timeout server 50 s, http-keep-alive, timeout http-keep-alive 1 min, check on every server; HAProxy's own: retries 3 on connection failures to the same server (no redispatch), http-reuse safe`
-        : `Debian's nginx in front of the Service's ready endpoints, reloaded on each endpoint change ${sync} ms after it (as NGINX Inc.'s kubernetes-ingress; ingress-nginx changes endpoints without a reload), with ingress-nginx's defaults: proxy_next_upstream error timeout (3 tries), upstream keepalive 320 / 60 s, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
+        : `Debian's nginx in front of the Service's ready endpoints, reloaded on each endpoint change ${sync} ms after it (as NGINX Inc.'s kubernetes-ingress; ingress-nginx changes endpoints without a reload), with ingress-nginx's defaults: proxy_next_upstream error timeout${job.retryNonIdempotent ? ' non_idempotent' : ''} (3 tries), upstream keepalive 320 / 60 s, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
     // As a cloud load balancer's target group (ALB or NEG with IP targets): what its controller
     // deregisters keeps getting new requests until the deregistration takes effect.
     const lb =

@@ -134,6 +134,7 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
         ingress: 'none',
         ingressSyncMs: 0,
         lbDeregistrationMs: 0,
+        ingressRetryNonIdempotent: false,
       },
       manifest: session.planOptions.manifest ?? {},
       ...(namespace ? { namespace } : {}),

@@ -160,6 +160,13 @@ export interface WindowedJoinCounts {
    * says what did not happen): fate `unknown`, whatever either said.
    */
   contested: number;
+  /**
+   * The contested records' ids (at most CONTESTED_IDS_MAX), with whether each was a POST: behind
+   * an ingress that passed a request to a second Pod (proxy_next_upstream), two Pods' journals
+   * claiming it is the evidence that it was executed twice (./../run.ts reads them with the
+   * ingress's log).
+   */
+  contestedIds: Array<{ id: string; post: boolean }>;
   /** Records whose journal fate came from another Pod than the one that answered or was routed it: fate `unknown`. */
   otherPod: number;
   /**
@@ -365,6 +372,8 @@ export async function* joinFatesWindowedBatches(
       let refused = false;
       if (slot >= 0 && held.contestedAt(slot)) {
         counts.contested += 1;
+        if (counts.contestedIds.length < CONTESTED_IDS_MAX)
+          counts.contestedIds.push({ id: record.id, post: record.method === 'POST' });
         refused = true;
       } else if (knownUid !== null && expected !== null && knownUid !== expected) {
         counts.otherPod += 1;
@@ -398,6 +407,9 @@ export async function* joinFatesWindowedBatches(
   counts.unclaimed = held.size;
 }
 
+/** Contested ids kept one by one at most (beyond, only counted). */
+export const CONTESTED_IDS_MAX = 20_000;
+
 export const newJoinCounts = (): WindowedJoinCounts => ({
   journalLines: 0,
   fateUnknown: 0,
@@ -405,6 +417,7 @@ export const newJoinCounts = (): WindowedJoinCounts => ({
   unclaimed: 0,
   maxHeld: 0,
   contested: 0,
+  contestedIds: [],
   otherPod: 0,
   journalOnly: 0,
 });
