@@ -24,7 +24,25 @@ async function rollout(
         timeoutMs: 120_000,
       },
     );
-    assert.equal(r.status, status, `exit ${r.status}: ${r.stderr}`);
+    if (r.status !== status) {
+      // Say which requests failed and how, not only that the gate refused: a flake and a
+      // regression read differently.
+      let detail = '';
+      try {
+        const d = JSON.parse(r.stdout) as RolloutDocument[] | RolloutDocument;
+        const one = Array.isArray(d) ? d[0]! : d;
+        const failed: LoadRecord[] = [];
+        for await (const item of readRecordFile(join(dir, one.records.file!)))
+          if (item.kind === 'record' && item.record.failure !== null) failed.push(item.record);
+        detail = `\nfailures ${JSON.stringify(one.totals.failures)}\n${failed
+          .slice(0, 5)
+          .map((f) => JSON.stringify(f))
+          .join('\n')}`;
+      } catch {
+        detail = `\n(no document: ${r.stdout.slice(0, 200)})`;
+      }
+      assert.fail(`exit ${r.status}: ${r.stderr}${detail}`);
+    }
     const doc = JSON.parse(r.stdout) as RolloutDocument[] | RolloutDocument;
     const one = Array.isArray(doc) ? doc[0]! : doc;
     assertValidRolloutDocument(one);
@@ -103,8 +121,11 @@ test('drain with a preStop sleep beyond the propagation time: 0 failures over mo
     '0',
     '--on-sigterm',
     'drain',
+    // The calibrated sync lag is at most 1.75 s; 5 s leaves room for a CI machine running two
+    // test files on two shared cores, where one request in 2,000 failed at 3 s (CI, 2026-12-05:
+    // the class was not recorded — the rollout helper above now prints it).
     '--prestop-sleep-seconds',
-    '3',
+    '5',
     // A new connection per request: a pooled keep-alive connection to a draining Pod can be
     // closed by it at SIGTERM as a request goes out (reused-connection-closed), a race no preStop
     // sleep removes — that class is the keep-alive test's, not this one's.
@@ -121,7 +142,7 @@ test('drain with a preStop sleep beyond the propagation time: 0 failures over mo
   assert.equal(doc.totals.failed, 0, `${JSON.stringify(doc.totals.failures)}: ${doc.verdict.explanation}`);
   assert.equal(doc.totals.outcomes.completed, doc.totals.requests);
   assert.match(doc.verdict.explanation, /^none of \d+ requests failed/);
-  // "Rollout complete" is not "traffic settled": the last old Pod is still in its 3 s preStop
+  // "Rollout complete" is not "traffic settled": the last old Pod is still in its 5 s preStop
   // sleep when the Deployment completes (the after window is 1.5 s); the after window lasts until
   // every old Pod is gone, so each one's end and exit code are in the run.
   assert.equal(oldPods(doc).length, 3);

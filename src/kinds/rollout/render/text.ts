@@ -67,7 +67,9 @@ export function propagationNote(d: RolloutDocument): string | null {
     m.sampledBy === 'load-pod'
       ? `; sampled by a load Pod in the cluster, a new connection every ${m.sampleIntervalMs} ms, its times put on this machine's clock late by at most the fastest log delivery, so a sample can only be longer than the lag (the sleep errs long)`
       : '';
-  const lb = d.load.lbDeregistrationMs ?? 0;
+  // Only a document measured through the load balancer carries the delay; an older document
+  // read back (or a load without it) must still render.
+  const lb = d.load?.lbDeregistrationMs ?? 0;
   const path =
     m.through === 'load-balancer'
       ? ` through the load balancer, the slowest layer: the ingress's sync and its ${lb} ms late deregistration (--lb-deregistration-ms) included`
