@@ -19,6 +19,7 @@ export const unitTests = [
   'test/probe/load/cpu-cgroup.test.ts',
   'test/platform/local/ingress-log.test.ts',
   'test/platform/local/ingress-haproxy-log.test.ts',
+  'test/kinds/rollout/compare-capacity.test.ts',
   'test/kinds/rollout/compare-strain.test.ts',
   'test/experiment/advice.test.ts',
   'test/experiment/conclude.test.ts',

@@ -29,11 +29,30 @@ export interface SessionPlanOptions {
   startupMs?: number;
 }
 
+/**
+ * The CPU the cluster's schedulable Nodes can give Pods (status.allocatable), as far as this
+ * identity may read it: `forbidden` and `failed` are answers, not errors (a check that only
+ * warns must not stop a run).
+ */
+export type ClusterCpu =
+  | {
+      read: 'read';
+      /** Nodes a draincheck Pod can land on: not cordoned, Ready, no NoSchedule/NoExecute taint. */
+      schedulableNodes: number;
+      /** Their allocatable CPU summed, in millicores. */
+      allocatableMilliCpu: number;
+      /** Every Node was listed (false: the first page only, a lower bound). */
+      complete: boolean;
+    }
+  | { read: 'forbidden' | 'failed'; detail: string };
+
 /** A platform opened once per command (or per test); every run gets a `newPlatform()`. */
 export interface PlatformSession {
   name: string;
   newPlatform(): Platform;
   planOptions: SessionPlanOptions;
+  /** What CPU the platform's Nodes offer (a cluster only; the embedded runtime measures its strain). */
+  clusterCpu?(): Promise<ClusterCpu>;
   close(): Promise<void>;
 }
 

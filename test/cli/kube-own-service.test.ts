@@ -115,6 +115,20 @@ test('run -f FILE --platform kube: the file runs unchanged on the cluster, the c
   );
 });
 
+/** Resolves when a Pod of the user's Deployment exists in `prod`; fails after 10 s. */
+async function untilUserPod(cluster: LocalCluster): Promise<void> {
+  const signal = AbortSignal.timeout(10_000);
+  const aborter = new AbortController();
+  signal.addEventListener('abort', () => aborter.abort(), { once: true });
+  try {
+    for await (const event of cluster.watch<V1Pod>('pods', 'prod', {}, aborter.signal))
+      if (event.type !== 'DELETED' && event.object.metadata?.labels?.app === 'web') return;
+  } finally {
+    aborter.abort();
+  }
+  throw new Error('no Pod of deployment/web within 10 s');
+}
+
 /** The user's Deployment `web` in namespace `prod`, running, with a Service `web` selecting it. */
 async function userDeployment(
   cluster: LocalCluster,
@@ -184,7 +198,11 @@ test('run --from deployment/web -n prod: a copy of its pod template runs in its 
       .list<V1Pod>('pods', 'prod')
       .items.filter((p) => p.metadata?.labels?.app === 'web')
       .map((p) => p.metadata?.uid);
+  // The Deployment controller creates the user's Pod asynchronously: wait for it (a watch,
+  // bounded) so the snapshot is not taken before it exists.
+  await untilUserPod(cluster);
   const podsBefore = userPods();
+  assert.equal(podsBefore.length, 1, 'the user Deployment has its Pod');
   const out = path.join(dir, 'out');
   const r = await cli(t, fromArgs(kubeconfig, out));
   assert.equal(r.code, 0, r.stderr);

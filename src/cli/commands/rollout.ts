@@ -1,5 +1,6 @@
 // `draincheck rollout`: a rolling update of a Deployment of lab servers under open-loop load,
 // every request accounted for (issue 14). The kind's steps are src/kinds/rollout/.
+import { compareCapacity, compareCpuDemand, capacityWarning } from '../../kinds/rollout/compare-capacity.js';
 import { compareStrain } from '../../kinds/rollout/compare-strain.js';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
@@ -206,6 +207,21 @@ export function rolloutCommand(): Command {
         if (format !== 'json') process.stderr.write(`${name}: ${phase}\n`);
       };
       const runId = newRunId();
+      // At once on a cluster: what the rollouts may use together against what its nodes give.
+      const capacity =
+        compare && !settings.sequential && session.clusterCpu
+          ? compareCapacity(
+              compareCpuDemand({
+                policies: compare.length,
+                replicas: settings.replicas,
+                maxSurge: settings.maxSurge,
+                loadPods: settings.loadPods,
+              }),
+              await session.clusterCpu(),
+            )
+          : null;
+      const crowded = capacity ? capacityWarning(capacity, compare!.length) : null;
+      if (crowded) process.stderr.write(`draincheck: warning: ${crowded}\n`);
       let docs: RolloutDocument[];
       let measured: PropagationMeasurement | null = null;
       try {
@@ -261,7 +277,13 @@ export function rolloutCommand(): Command {
             ...doc,
             ...(measured && scenario.name === 'drain-prestop' ? { propagation: measured } : {}),
             ...(compare
-              ? { compare: { scenarios: scenarios.map((s) => s.name), sequential: settings.sequential } }
+              ? {
+                  compare: {
+                    scenarios: scenarios.map((s) => s.name),
+                    sequential: settings.sequential,
+                    ...(capacity ? { capacity } : {}),
+                  },
+                }
               : {}),
           };
           // Saved as soon as it exists: a later failure of another rollout cannot lose it.

@@ -5,6 +5,7 @@
 // at 33/s per policy was clean). Read from each document's own evidence; `--sequential` gives
 // each policy the machine or node to itself.
 import { THROTTLED_SHARE_MATTERS, throttledShare } from '../../probe/load/cpu-cgroup.js';
+import { capacityWords } from './compare-capacity.js';
 import type { RolloutDocument } from './document.js';
 
 /** A load issued this late at p99 did not keep its schedule well enough to compare policies on. */
@@ -18,7 +19,7 @@ const OVER_WORK_SLACK_MS = 1_000;
 /** What strained a compare run at once, in words per policy; [] when nothing did. */
 export function compareStrain(docs: readonly RolloutDocument[]): string[] {
   if (docs.length < 2) return [];
-  return docs.flatMap((d) => {
+  const strained = docs.flatMap((d) => {
     const reasons: string[] = [];
     if (d.verdict.kind === 'inconclusive') reasons.push('its load fell behind');
     const lag = d.load.client?.scheduleLagMs?.p99Ms ?? null;
@@ -35,4 +36,9 @@ export function compareStrain(docs: readonly RolloutDocument[]): string[] {
       );
     return reasons.length ? [`${d.scenario.name}: ${reasons.join(', ')}`] : [];
   });
+  // Limits over the nodes' allocatable CPU are a cause only where the runs show strain: a limit
+  // is what a Pod may use, not what it used.
+  const capacity = docs.find((d) => d.compare?.capacity)?.compare?.capacity;
+  if (strained.length && capacity?.oversubscribed) strained.push(`the cluster: ${capacityWords(capacity)}`);
+  return strained;
 }

@@ -169,6 +169,44 @@ const LoadPodSchema = z.object({
 });
 export type LoadPodDocument = z.infer<typeof LoadPodSchema>;
 
+const milli = z.number().int().min(0).max(1e12);
+/** src/kinds/rollout/compare-capacity.ts CompareCapacity (the cluster part: src/platform/entry.ts ClusterCpu). */
+const CompareCapacitySchema = z.object({
+  limitsMilliCpu: milli.describe(
+    'the CPU limits of every server and load Pod of the compare at their peak, summed (millicores)',
+  ),
+  serverPods: z
+    .number()
+    .int()
+    .min(0)
+    .max(1e6)
+    .describe('server Pods at once: replicas + maxSurge per rollout'),
+  loadPods: z.number().int().min(0).max(1e6).describe('load Pods at once, all rollouts'),
+  cluster: z.discriminatedUnion('read', [
+    z.object({
+      read: z.literal('read'),
+      schedulableNodes: z
+        .number()
+        .int()
+        .min(0)
+        .max(1e6)
+        .describe('nodes not cordoned, Ready, without a NoSchedule/NoExecute taint'),
+      allocatableMilliCpu: milli.describe('their status.allocatable.cpu summed (millicores)'),
+      complete: z.boolean().describe('every node was listed (false: the first page only, a lower bound)'),
+    }),
+    z.object({
+      read: z.enum(['forbidden', 'failed']),
+      detail: z.string().max(300).describe('why the nodes could not be listed'),
+    }),
+  ]),
+  oversubscribed: z
+    .boolean()
+    .nullable()
+    .describe(
+      'the limits exceed the allocatable CPU: the rollouts may have competed for CPU; null: not known',
+    ),
+});
+
 /** Connection pinning (src/kinds/rollout/join/pinning.ts). */
 export const PinningSchema = z
   .object({
@@ -530,6 +568,9 @@ export const RolloutDocumentSchema = z.object({
         .boolean()
         .optional()
         .describe('rolled one after another (--sequential), not at once; absent in older documents: at once'),
+      capacity: CompareCapacitySchema.optional().describe(
+        'on a cluster, rolled at once: the CPU the rollouts could use together (their limits) against the schedulable nodes’ allocatable CPU, read before they started (src/kinds/rollout/compare-capacity.ts); absent on the embedded runtime, with --sequential and in older documents',
+      ),
     })
     .optional()
     .describe('--compare: the run’s policies in their order (a report of the saved documents keeps it)'),

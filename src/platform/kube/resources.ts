@@ -6,6 +6,7 @@ import type {
   V1DeleteOptions,
   V1EndpointSlice,
   V1Namespace,
+  V1Node,
   V1Pod,
   V1Service,
 } from '@kubernetes/client-node';
@@ -189,6 +190,17 @@ export class KubeResources {
       if (status === 404 || status === 409) return null;
       throw toKubeError(error, action, this.target);
     }
+  }
+
+  /**
+   * One page of the cluster's Nodes (at most `limit`): whether more remain is `more`. Only the
+   * capacity check reads them (./node-capacity.ts); the manifests in deploy/ do not grant it.
+   */
+  async listNodes(limit: number): Promise<{ items: V1Node[]; more: boolean }> {
+    return this.call({ verb: 'list', resource: 'nodes' }, async () => {
+      const list = await this.api.core.listNode({ limit });
+      return { items: listed(list, 'v1', 'Node').items, more: Boolean(list.metadata?._continue) };
+    });
   }
 
   listNamespaces(labelSelector: string): Promise<Listed<V1Namespace>> {

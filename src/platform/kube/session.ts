@@ -17,6 +17,7 @@ import { KubeResources } from './resources.js';
 import type { ClientMode } from './client-run.js';
 import { kubeTargetOf, loadKubeConnection, type KubeConnection } from './connection.js';
 import { KubePlatform } from './platform.js';
+import { readClusterCpu } from './node-capacity.js';
 
 /** A real cluster needs time to pull an image and start a Pod; the embedded runtime does not. */
 export const KUBE_STARTUP_MS = 180_000;
@@ -61,6 +62,8 @@ export function openKubeSession(values: FlagValues): PlatformSession {
       manifest: { ...(image ? { image } : {}), preStopAction: preStopAction ?? 'sleep' },
       startupMs: KUBE_STARTUP_MS,
     },
+    clusterCpu: () =>
+      readClusterCpu(new KubeResources(createKubeApi(connection.kubeConfig), kubeTargetOf(connection))),
     close: () => Promise.resolve(),
   };
 }

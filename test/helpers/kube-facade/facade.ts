@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LocalCluster } from '../../../src/platform/local/cluster.js';
 import { route, type FacadeRequest } from './routes.js';
@@ -47,6 +47,11 @@ export interface FacadeOptions {
    * siblings, so its process — and its own clock — starts later (--load-pods).
    */
   holdMs?: (method: string, path: string, body: unknown) => number;
+  /**
+   * The Nodes `GET /api/v1/nodes` lists (default: one, this machine as the embedded runtime's
+   * node — its cores as status.allocatable.cpu, Ready, untainted).
+   */
+  nodes?: unknown[];
 }
 
 export class KubeFacade {
@@ -158,13 +163,15 @@ export class KubeFacade {
     try {
       const answer =
         refusedByVersion(this.options.gitVersion, request) ??
-        (await route(
-          this.cluster,
-          request,
-          controller.signal,
-          this.deletedNamespaces,
-          this.options.gitVersion,
-        ));
+        (request.method === 'GET' && request.path === '/api/v1/nodes'
+          ? nodeList(this.options.nodes ?? [thisMachine()])
+          : await route(
+              this.cluster,
+              request,
+              controller.signal,
+              this.deletedNamespaces,
+              this.options.gitVersion,
+            ));
       seen.status = answer.kind === 'json' ? answer.status : 200;
       if (answer.kind === 'json' && request.method !== 'GET') seen.answer = answer.body;
       if (answer.kind === 'json') {
@@ -219,4 +226,24 @@ export class KubeFacade {
 
 export async function startKubeFacade(cluster: LocalCluster, options?: FacadeOptions): Promise<KubeFacade> {
   return new KubeFacade(cluster, options).start();
+}
+
+/** The embedded runtime's one node: this machine, its cores allocatable. */
+export function thisMachine(): unknown {
+  return {
+    metadata: { name: 'draincheck-local' },
+    spec: {},
+    status: {
+      allocatable: { cpu: String(availableParallelism()), memory: '1Gi', pods: '110' },
+      conditions: [{ type: 'Ready', status: 'True' }],
+    },
+  };
+}
+
+function nodeList(items: unknown[]): { kind: 'json'; status: number; body: unknown } {
+  return {
+    kind: 'json',
+    status: 200,
+    body: { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items },
+  };
 }

@@ -5,16 +5,16 @@
 // that Pod's phase and the cause its termination state gives; a request HAProxy did not log is
 // one the client saw cut. With a preStop sleep longer than the ingress's sync, HAProxy stops
 // sending to a Pod before its SIGTERM: nothing fails, on keep-alive connections too (no reload
-// closes them, unlike nginx). HAProxy killed mid-run ends the run with DC_INGRESS.
+// closes them, unlike nginx). (Killed mid-run: rollout-ingress-kill.test.ts.)
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import { findHaproxy } from '../../../src/platform/local/ingress-haproxy.js';
 import { ingressCauses } from '../../../src/platform/types.js';
-import { cli, startCli } from '../../helpers/cli.js';
+import { cli } from '../../helpers/cli.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
 const skip = findHaproxy() === null ? 'HAProxy is not installed (apt-get install haproxy)' : false;
@@ -49,20 +49,6 @@ function rollout(t: { after(fn: () => void): void }, args: string[]): RolloutDoc
   const doc = JSON.parse(r.stdout) as RolloutDocument;
   assertValidRolloutDocument(doc);
   return doc;
-}
-
-/** The processes whose command line names `text` (HAProxy's master and workers name its config). */
-function processesNaming(text: string): number[] {
-  return readdirSync('/proc')
-    .filter((d) => /^\d+$/.test(d))
-    .filter((pid) => {
-      try {
-        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text);
-      } catch {
-        return false; // gone meanwhile
-      }
-    })
-    .map(Number);
 }
 
 test(
@@ -180,75 +166,5 @@ test(
     // The same rollout with exit: HAProxy's 5xx, at the old Pods.
     const exit = docs.find((d) => d.scenario.name === 'exit')!;
     assert.ok((exit.totals.failures['http-5xx'] ?? 0) > 0, exit.verdict.explanation);
-  },
-);
-
-test(
-  '--ingress haproxy killed mid-run: the run ends incomplete with DC_INGRESS, the document saved, no HAProxy process and no files of it left',
-  { skip },
-  async (t) => {
-    // The ingress's files go under this TMPDIR, so the test finds its HAProxy (and only it).
-    const tmp = mkdtempSync(join(tmpdir(), 'draincheck-ingress-haproxy-kill-'));
-    const out = join(tmp, 'out');
-    t.after(() => rmSync(tmp, { recursive: true, force: true }));
-    const run = startCli(
-      [
-        'rollout',
-        '--ingress',
-        'haproxy',
-        '--timing',
-        'fast',
-        '--rate',
-        '40',
-        '--work-ms',
-        '100..300',
-        '--before-ms',
-        '20000',
-        '--after-ms',
-        '1000',
-        '--out',
-        out,
-      ],
-      { env: { TMPDIR: tmp } },
-    );
-    t.after(() => run.kill());
-    await run.waitForStderr('load: before', 60_000);
-    let dir: string | undefined;
-    for (let i = 0; i < 600 && !dir; i++) {
-      const d = readdirSync(tmp).find((x) => x.startsWith('draincheck-ingress-'));
-      if (d && existsSync(join(tmp, d, 'haproxy.pid'))) dir = join(tmp, d);
-      else await new Promise((r) => setTimeout(r, 50));
-    }
-    assert.ok(dir, `the ingress's pid file under ${tmp}; stderr: ${run.stderr()}`);
-    // Killed once it has carried one of the load's requests (its line names the request's id;
-    // the runner's readiness GET has none).
-    const accessLog = join(dir, 'access.log');
-    const carried = () => existsSync(accessLog) && /"[a-z]+-\d+"/.test(readFileSync(accessLog, 'utf8'));
-    for (let i = 0; i < 600 && !carried(); i++) await new Promise((r) => setTimeout(r, 50));
-    assert.ok(carried(), 'the ingress carried a request of the load');
-    const master = Number(readFileSync(join(dir, 'haproxy.pid'), 'utf8').trim());
-    const config = join(dir, 'haproxy.cfg');
-    assert.match(readFileSync(`/proc/${master}/cmdline`, 'utf8'), /haproxy/, 'the pid is its HAProxy');
-    const processes = processesNaming(config);
-    assert.ok(processes.length >= 2, `its master and its worker: ${processes.join(', ')}`);
-    // A hard stop of its master: the worker goes with it.
-    process.kill(master, 'SIGTERM');
-    const code = await run.exitedWithin(60_000);
-    assert.equal(code, 3, run.stderr());
-    assert.match(run.stdout(), /incomplete: the ingress \(HAProxy\) (exited|was killed)[^\n]* mid-run/);
-    const saved = readdirSync(out).filter((f) => f.endsWith('.json'));
-    assert.equal(saved.length, 1, readdirSync(out).join(', '));
-    const doc = JSON.parse(readFileSync(join(out, saved[0]!), 'utf8')) as RolloutDocument;
-    assertValidRolloutDocument(doc);
-    assert.equal(doc.complete, false);
-    assert.equal(doc.incompleteCode, 'DC_INGRESS');
-    assert.equal(doc.ingress?.kind, 'haproxy', 'what its log said up to then is kept');
-    assert.ok((doc.ingress?.requests ?? 0) > 0);
-    assert.deepEqual(
-      readdirSync(tmp).filter((d) => d.startsWith('draincheck-ingress-')),
-      [],
-      'its files removed',
-    );
-    for (const pid of processes) assert.throws(() => process.kill(pid, 0), `its process ${pid} is gone`);
   },
 );

@@ -319,13 +319,45 @@ test('rollout --platform kube: a load Pod the credentials may not create ends th
   assert.equal(cluster.list('services', namespace).items.length, 0, 'the Service is gone');
 });
 
-test('rollout --platform kube --compare exit,drain: one Deployment, Service and load Pod per policy, each rolled by its own patch', async (t) => {
-  const { cluster, facade, kubeconfig, out } = await facadeCluster(t);
+test('rollout --platform kube --compare exit,drain: one Deployment, Service and load Pod per policy, each rolled by its own patch; a node too small for them at once is said before they start', async (t) => {
+  // One schedulable 2-CPU node (a cordoned one and a control-plane one do not count); the two
+  // rollouts at once: (2 replicas + 1 surge) server Pods and a load Pod each, 500m limits: 4 CPU.
+  const node = (name: string, cpu: string, spec: object = {}) => ({
+    metadata: { name },
+    spec,
+    status: { allocatable: { cpu }, conditions: [{ type: 'Ready', status: 'True' }] },
+  });
+  const nodes = [
+    node('small', '2'),
+    node('cordoned', '64', { unschedulable: true }),
+    node('control-plane', '64', {
+      taints: [{ key: 'node-role.kubernetes.io/control-plane', effect: 'NoSchedule' }],
+    }),
+  ];
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t, { facade: { nodes } });
   const run = startCli(rolloutArgs(kubeconfig, out, ['--compare', 'exit,drain']));
   t.after(() => run.kill());
   const code = await run.exitedWithin(150_000);
   assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
+  const warning =
+    /draincheck: warning: the 2 rollouts of --compare run at once: up to 6 server Pods and 2 load Pods, 4 CPU at their limits, on 1 schedulable node with 2 CPU allocatable — they may compete for CPU[^\n]*--sequential/;
+  assert.match(run.stderr(), warning);
+  // Read before the first object was created.
+  const nodesRead = facade.requests.findIndex((r) => r.method === 'GET' && r.path === '/api/v1/nodes');
+  const firstCreate = facade.requests.findIndex((r) => r.method === 'POST');
+  assert.ok(
+    nodesRead >= 0 && nodesRead < firstCreate,
+    `nodes read at ${nodesRead}, first create at ${firstCreate}`,
+  );
   const docs = JSON.parse(run.stdout()) as RolloutDocument[];
+  for (const doc of docs)
+    assert.deepEqual(doc.compare?.capacity, {
+      limitsMilliCpu: 4000,
+      serverPods: 6,
+      loadPods: 2,
+      cluster: { read: 'read', schedulableNodes: 1, allocatableMilliCpu: 2000, complete: true },
+      oversubscribed: true,
+    });
   assert.deepEqual(
     docs.map((d) => d.scenario.name),
     ['exit', 'drain'],
