@@ -26,6 +26,22 @@ for (const [args, pattern] of [
     /^draincheck: --protocol grpc works with draincheck's own lab server only/,
   ],
   [
+    ['rollout', '--protocol', 'ws'],
+    /^draincheck: --protocol ws is not built for the load yet \(issue 26\.3\): `draincheck run --protocol ws` and `draincheck lab --protocol ws` speak WebSocket$/,
+  ],
+  [
+    ['load', '--protocol', 'ws', '--service-url', 'http://127.0.0.1:9'],
+    /^draincheck: --protocol ws is not built for the load yet/,
+  ],
+  [
+    ['lab', '--matrix', '--protocol', 'ws'],
+    /^draincheck: `draincheck lab --matrix` does not take --protocol ws yet/,
+  ],
+  [
+    ['server', '--protocol', 'ws', '--drain-idle-ms', '100'],
+    /^draincheck: --drain-idle-ms \/ DRAIN_IDLE_MS is for HTTP\/1\.1 keep-alive connections: with --protocol ws the drain ends each socket with close 1001$/,
+  ],
+  [
     ['run', '--protocol', 'grpc', '--drain-idle-ms', '100'],
     /^draincheck: --drain-idle-ms is for HTTP\/1\.1 keep-alive/,
   ],

@@ -220,6 +220,18 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
       return 'rpc-refused';
     case 'grpc-status':
       return 'grpc-status';
+    // WebSocket's outcomes (draincheck run --protocol ws) in the classes they share until the load
+    // speaks WebSocket (rollout --protocol ws is not built): a socket that ended before `done` cut
+    // the work it carried; the server's broken frames are its protocol error; its error message
+    // an answer that is not the work's completion.
+    case 'ws-going-away':
+    case 'ws-abnormal-closure':
+    case 'ws-closed':
+      return 'accepted-cut';
+    case 'ws-protocol-error':
+      return 'protocol-error';
+    case 'ws-error':
+      return 'unexpected-response';
   }
 }
 

@@ -138,7 +138,11 @@ export function loadSettings(workMsMax: number) {
       help: `what the load speaks: http1 (a keep-alive pool), h2c (HTTP/2 without TLS, prior knowledge: every request a stream on --connections long-lived sessions, default ${H2C_CONNECTIONS_DEFAULT}; a stream refused by GOAWAY is sent again on a new session, as Go’s http2.Transport and grpc-js do), or grpc (every request a unary Work RPC on --connections grpc-js client channels, default ${H2C_CONNECTIONS_DEFAULT}, each with one connection at a time)`,
       default: 'http1',
       schema: z.enum(loadProtocols, {
-        error: (issue) => `--protocol must be http1, h2c or grpc, got ${quote(issue.input)}`,
+        // The lab servers speak WebSocket (`run`/`lab --protocol ws`); the load does not yet.
+        error: (issue) =>
+          issue.input === 'ws'
+            ? '--protocol ws is not built for the load yet (issue 26.3): `draincheck run --protocol ws` and `draincheck lab --protocol ws` speak WebSocket'
+            : `--protocol must be http1, h2c or grpc, got ${quote(issue.input)}`,
       }),
       text: String,
       sample: 'h2c',
