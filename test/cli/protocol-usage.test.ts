@@ -26,12 +26,16 @@ for (const [args, pattern] of [
     /^draincheck: --protocol grpc works with draincheck's own lab server only/,
   ],
   [
-    ['rollout', '--protocol', 'ws'],
-    /^draincheck: --protocol ws is not built for the load yet \(issue 26\.3\): `draincheck run --protocol ws` and `draincheck lab --protocol ws` speak WebSocket$/,
+    ['rollout', '--protocol', 'ws', '--new-connections'],
+    /^draincheck: --new-connections is for HTTP\/1\.1's keep-alive pool: with --protocol ws every request is a work message on --connections WebSockets$/,
   ],
   [
-    ['load', '--protocol', 'ws', '--service-url', 'http://127.0.0.1:9'],
-    /^draincheck: --protocol ws is not built for the load yet/,
+    ['rollout', '--protocol', 'ws', '--ingress', 'nginx'],
+    /^draincheck: --protocol ws with --ingress nginx is not built: draincheck's ingress is not set up to pass WebSocket upgrades to the Pods$/,
+  ],
+  [
+    ['load', '--protocol', 'ws3', '--service-url', 'http://127.0.0.1:9'],
+    /^draincheck: --protocol must be http1, h2c, grpc or ws, got "ws3"$/,
   ],
   [
     ['lab', '--matrix', '--protocol', 'ws'],
