@@ -136,7 +136,8 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   emit('work-sent', {
     id: plan.workId,
     ms: plan.workMs,
-    path,
+    // ws: the work is a message on a WebSocket opened with GET /ws (Upgrade), not GET /work.
+    path: plan.protocol === 'ws' ? '/ws' : path,
     method: request.method,
     ...(plan.protocol ? { protocol: plan.protocol } : {}),
   });

@@ -25,7 +25,9 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
         case 'service-ready':
           return `GET ${doc.scenario.target?.healthPath ?? '/healthz'} through the Service answered ${ownService(doc) ? '2xx' : '200'}${e.data.uid !== null || !ownService(doc) ? ` from ${shortUid(e.data.uid)}` : ''} (after ${v(e.data.attempts)} attempts)`;
         case 'work-sent':
-          return `sent ${e.data.method ?? 'GET'} ${v(e.data.path)}`;
+          return e.data.protocol === 'ws'
+            ? `sent the work message ${v(e.data.id)} (${v(e.data.ms)} ms) on a WebSocket to ${v(e.data.path)}`
+            : `sent ${e.data.method ?? 'GET'} ${v(e.data.path)}`;
         case 'work-written':
           return `request written whole (${v(e.data.bytes)} bytes)`;
         case 'server-socket':
