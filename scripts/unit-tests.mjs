@@ -62,6 +62,7 @@ export const unitTests = [
   'test/probe/body.test.ts',
   'test/probe/h2-outcome.test.ts',
   'test/probe/grpc-outcome.test.ts',
+  'test/probe/ws-outcome.test.ts',
   'test/probe/load/failure-class.test.ts',
   'test/probe/load/fate-window.test.ts',
   'test/kinds/rollout/journal-attribution.test.ts',

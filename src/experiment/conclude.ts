@@ -5,6 +5,8 @@ import type { z } from 'zod';
 import {
   GrpcFactsSchema,
   H2FactsSchema,
+  WsCloseSchema,
+  WsFactsSchema,
   type RunDocument,
   type RunEvent,
   type VerdictKind,
@@ -92,7 +94,13 @@ export function conclude(input: ConcludeInput): Fields {
   const candidates = [stateProof, journalProof]
     .filter((e): e is AcceptanceProof => e !== undefined)
     .sort((a, b) => a.at - b.at);
-  const valid = candidates.find((e) => before(e) && sameUid(e.data.uid));
+  // --protocol ws: the accepted message on the work's own socket is the evidence the protocol
+  // asks for; the journal line (written just before it) stands in only where it is missing.
+  const messageProof =
+    stateProof?.data.via === 'accepted-message' && before(stateProof) && sameUid(stateProof.data.uid)
+      ? stateProof
+      : undefined;
+  const valid = messageProof ?? candidates.find((e) => before(e) && sameUid(e.data.uid));
   // A real cluster records no route of its own: the EndpointSlice watch stands in (weaker).
   const sliceRoute = routed ? null : sliceRouteOf(events, { podName: input.podName, podUid });
   const routedEndpoint =
@@ -107,16 +115,20 @@ export function conclude(input: ConcludeInput): Fields {
   let acceptance: Fields['acceptance'];
   if (valid) {
     const grade = valid.source === 'client' ? 'counter' : 'log';
+    // --protocol ws: the server's accepted message for this very work on its own socket.
+    const message = valid.source === 'client' && valid.data.via === 'accepted-message';
     acceptance = {
       proven: true,
-      via: valid.source === 'client' ? 'state' : 'journal',
+      via: message ? 'message' : valid.source === 'client' ? 'state' : 'journal',
       active: valid.source === 'client' ? valid.data.active : null,
       uid: valid.data.uid,
       at: valid.at,
       reason: null,
       grade,
       evidence: [valid.id],
-      words: gradeWords(grade),
+      words: message
+        ? "accepted — the server's accepted message for this work, on its own socket, named the Pod"
+        : gradeWords(grade),
     };
   } else if (graded) {
     acceptance = {
@@ -178,6 +190,7 @@ export function conclude(input: ConcludeInput): Fields {
     localPort,
     ...h2Of(o?.h2),
     ...grpcOf(o?.grpc),
+    ...wsOf(o?.ws, firstOf(events, 'client', 'work-ws-closed')),
     routedTo: routed
       ? {
           endpoint: String(routed.data.endpoint),
@@ -265,6 +278,7 @@ export function conclude(input: ConcludeInput): Fields {
           preStopSeconds: input.scenario.preStopSleepSeconds,
           http2: request.h2 !== undefined,
           grpc: request.grpc !== undefined,
+          ws: request.ws !== undefined,
         })
       : null) ??
     (verdict.kind !== 'inconclusive'
@@ -413,8 +427,38 @@ function verdictOf(
         kind: 'accepted-request-finished',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}${h2Words(f.request.h2)}${grpcWords(f.request.grpc, events)}; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}${h2Words(f.request.h2)}${grpcWords(f.request.grpc, events)}${wsWords(f.request.ws)}; ${exitText}.`,
       };
+    case 'ws-going-away':
+    case 'ws-abnormal-closure':
+    case 'ws-closed': {
+      // Unacknowledged work is evidence only where the server's accepted message was seen on the
+      // socket: without it the client cannot say the socket carried accepted work at all.
+      if (!f.request.ws?.accepted)
+        return inconclusive(
+          `the work's WebSocket ended (${f.request.outcome}${wsWords(f.request.ws)}) before the server's accepted message came on it, so no accepted work can be counted as cut`,
+        );
+      const hidden =
+        f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides the lost work' : '';
+      return {
+        kind: 'accepted-request-cut',
+        evidence: ids,
+        reason: null,
+        explanation: `Deleted at ${when(f.deletion.at)}; the work accepted by ${uid} ended ${outcomeText} at ${when(f.request.at)}${wsWords(f.request.ws)}; ${fteText}; ${exitText}${hidden}.`,
+      };
+    }
+    case 'ws-error':
+      return {
+        kind: 'accepted-request-failed',
+        evidence: ids,
+        reason: null,
+        explanation: `Deleted at ${when(f.deletion.at)}; the work accepted by ${uid} ended ${outcomeText} at ${when(f.request.at)} on an open socket${wsWords(f.request.ws)}; ${exitText}.`,
+      };
+    case 'ws-protocol-error':
+      // The server spoke, but broke the protocol: neither a finish nor a cut can be read from it.
+      return inconclusive(
+        `the server broke the WebSocket protocol (${f.request.ws?.protocolError?.code ?? f.request.error?.code ?? 'no code'}: ${(f.request.ws?.protocolError?.message ?? f.request.error?.message ?? '').slice(0, 160)}) and the client failed the connection — the server answered, badly; not a cut`,
+      );
     case 'rpc-connection-lost':
     case 'rpc-reset':
     case 'session-lost':
@@ -533,6 +577,58 @@ function grpcWords(grpc: GrpcFactsDoc | undefined, events: ReadEvent[]): string 
         ? ' — the rule broken: the connection ended under the call without a GOAWAY before it'
         : '';
   return ` (${status}; ${headers}; ${left}; ${journal}${rule})`;
+}
+
+type WsFactsDoc = z.infer<typeof WsFactsSchema>;
+
+/**
+ * The work message's WebSocket facts in words, after the outcome ('' for other protocols), and the
+ * rule they meet or break: a server going away acknowledges the work it accepted, then closes
+ * every socket with 1001 (RFC 6455 §7.4.1); a socket that ends without a close frame (1006) takes
+ * the accepted work with it.
+ */
+function wsWords(ws: WsFactsDoc | undefined): string {
+  if (!ws) return '';
+  const accepted = ws.accepted
+    ? `the accepted message came ${ws.accepted.afterMs} ms after the work message${ws.accepted.podUid ? ` from ${short(ws.accepted.podUid)}` : ''}`
+    : 'no accepted message came';
+  const done = ws.doneAfterMs !== null ? `done after ${ws.doneAfterMs} ms` : 'no done message came';
+  const n = ws.unacknowledged;
+  const unacked = n === null ? '' : ` with ${n} accepted work message${n === 1 ? '' : 's'} unacknowledged`;
+  const c = ws.close;
+  const end =
+    c === null
+      ? "the socket's end was not seen"
+      : !c.closeFrame
+        ? `the socket ended without a close frame (1006, abnormal closure)${c.afterDone ? ' after the done message' : unacked}`
+        : c.by === 'client'
+          ? `the client closed the socket (${c.code} ${c.codeName})${c.afterDone ? ' after the done message: the server had not closed it' : ''}`
+          : `the server closed the socket with ${c.code} (${c.codeName})${c.reason ? ` "${c.reason.slice(0, 60)}"` : ''}${c.afterDone ? ' after the done message' : unacked}`;
+  const rule =
+    c && c.afterDone && c.closeFrame && c.by === 'server' && c.code === 1001
+      ? ' — the rule met: the accepted work acknowledged, then close 1001 (going away)'
+      : c && !c.afterDone && ws.accepted && !c.closeFrame
+        ? ' — the rule broken: the connection ended without a close frame, the accepted work lost'
+        : c && !c.afterDone && ws.accepted && c.closeFrame && c.by === 'server'
+          ? ` — the rule broken: the server closed the socket (${c.code}) before acknowledging the work it accepted`
+          : '';
+  return ` (WebSocket ${ws.path}: ${accepted}; ${done}; ${end}${rule})`;
+}
+
+/**
+ * The work message's WebSocket facts as the document keeps them, checked and bounded; the socket's
+ * end comes from its own event (`work-ws-closed`) when it came after the outcome (after `done`).
+ */
+function wsOf(
+  value: unknown,
+  closedEvent: EventOf<'client', 'work-ws-closed'> | undefined,
+): { ws?: WsFactsDoc } {
+  if (value === undefined) return {};
+  const parsed = WsFactsSchema.safeParse(value);
+  if (!parsed.success) return {};
+  if (parsed.data.close !== null || !closedEvent) return { ws: parsed.data };
+  const close = WsCloseSchema.safeParse(closedEvent.data);
+  return { ws: close.success ? { ...parsed.data, close: close.data } : parsed.data };
 }
 
 /** The Work RPC's gRPC facts as the document keeps them: checked and bounded, else left out. */

@@ -145,7 +145,16 @@ export const eventSpecs = {
       localPort: 'number',
       error: 'object',
     },
-    'acceptance-proven': { ...clientClock, via: 'string', active: 'number', uid: 'string', polls: 'number' },
+    // via: `state` (GET /state polls) or `accepted-message` (--protocol ws: the server's
+    // accepted message on the work's socket, afterMs after the work message went).
+    'acceptance-proven': {
+      ...clientClock,
+      via: 'string',
+      active: 'number',
+      uid: 'string',
+      polls: 'number',
+      afterMs: 'number',
+    },
     'acceptance-timeout': {
       ...clientClock,
       polls: 'number',
@@ -184,6 +193,20 @@ export const eventSpecs = {
       localPort: 'number',
       h2: 'object',
       grpc: 'object',
+      ws: 'object',
+    },
+    // --protocol ws: the work's socket ended (src/probe/ws-exchange.ts WsClose).
+    'work-ws-closed': {
+      ...clientClock,
+      id: 'string',
+      localPort: 'number',
+      code: 'number',
+      codeName: 'string',
+      reason: 'string',
+      closeFrame: 'boolean',
+      by: ['server', 'client'],
+      afterMs: 'number',
+      afterDone: 'boolean',
     },
     'replacement-answered': { ...clientClock, uid: 'string', polls: 'number', localPort: 'number' },
     'replacement-wait-timeout': { ...clientClock, polls: 'number', limitMs: 'number' },
@@ -202,6 +225,7 @@ export const eventSpecs = {
       localPort: 'number',
       h2: 'object',
       grpc: 'object',
+      ws: 'object',
     },
     'pooled-request': { ...clientClock, status: 'number', localPort: 'number', error: 'object' },
     'reused-request-sent': {
@@ -238,13 +262,14 @@ export const eventSpecs = {
       namespace: 'string',
     },
     // streamId and remotePort: HTTP/2 requests only (the h2c lab server); rpc and remotePort:
-    // gRPC calls only (the grpc lab server).
+    // gRPC calls only (the grpc lab server); transport `ws` and remotePort: WebSocket work messages.
     'request-accepted': {
       ...journalLine,
       id: 'string',
       ms: 'number',
       streamId: 'number',
       rpc: 'string',
+      transport: 'string',
       remotePort: 'number',
     },
     'request-finished': {
@@ -253,6 +278,7 @@ export const eventSpecs = {
       durationMs: 'number',
       streamId: 'number',
       rpc: 'string',
+      transport: 'string',
       remotePort: 'number',
     },
     'request-aborted': {
@@ -260,6 +286,7 @@ export const eventSpecs = {
       id: 'string',
       streamId: 'number',
       rpc: 'string',
+      transport: 'string',
       remotePort: 'number',
     },
     signal: { ...journalLine, name: 'string' },
@@ -273,7 +300,16 @@ export const eventSpecs = {
       open: 'number',
       via: 'string',
     },
-    'session-closed': { ...journalLine, remotePort: 'number', streams: 'number' },
+    // code: the close code a WebSocket ended with (the ws lab server).
+    'session-closed': { ...journalLine, remotePort: 'number', streams: 'number', code: 'number' },
+    // The ws drain: a close frame to one socket once its accepted work was all done.
+    'close-sent': {
+      ...journalLine,
+      remotePort: 'number',
+      code: 'number',
+      reason: 'string',
+      messages: 'number',
+    },
     'request-cut': { ...journalLine, id: 'string' },
     'drain-finished': { ...journalLine, active: 'number', cut: 'array', timedOut: 'boolean' },
     exit: { ...journalLine, code: 'number', active: 'number' },

@@ -262,6 +262,9 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     phase('acceptance');
     const target = scenario.target;
     const ownService = target !== null && !target.lab;
+    // --protocol ws: the acceptance evidence is the server's accepted message on the work's socket,
+    // which the client holds only after the journal line is written: the deletion waits for it.
+    const messageProof = plan.client.protocol === 'ws';
     if (!ownService)
       await wait(
         'acceptance',
@@ -269,7 +272,8 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
         (e) =>
           (e.source === 'client' &&
             ['acceptance-proven', 'acceptance-timeout', 'work-outcome'].includes(e.type)) ||
-          (e.source === 'server' &&
+          (!messageProof &&
+            e.source === 'server' &&
             e.type === 'request-accepted' &&
             e.data.id === plan.workId &&
             // A health answer without a UID: the journal's own UID is checked against the
@@ -312,6 +316,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     const observeDeadline = log.now() + plan.limits.observeMs;
     const left = () => Math.max(0, observeDeadline - log.now());
     const outcome = await wait('observe', left(), (e) => e.source === 'client' && e.type === 'work-outcome');
+    // --protocol ws: the socket's end after `done` (the drain's close 1001 comes after the work is
+    // acknowledged) is the rule's evidence; waited for, within the observe limit, never required.
+    if (plan.client.protocol === 'ws' && outcome)
+      await log.waitFor((e) => e.source === 'client' && e.type === 'work-ws-closed', left(), waiting);
     const gone = await wait('observe', left(), (e) => e.source === 'pod' && e.type === 'DELETED');
     // A scenario's extra requests (plan.client.newRequestAfterMs, reuseAfterMs) have a fate to
     // know as well.

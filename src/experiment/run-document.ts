@@ -88,6 +88,43 @@ export const GrpcFactsSchema = z.object({
     .describe("the call's TCP connection as grpc-js's channelz saw it"),
 });
 
+/** How the work's WebSocket ended (src/probe/ws-exchange.ts, WsClose). */
+export const WsCloseSchema = z.object({
+  code: z.number().describe('the close code (RFC 6455 §7.4.1); 1006: no close frame came'),
+  codeName: z.string().max(64),
+  reason: z.string().max(256).describe("the close frame's reason, cut to 128 characters"),
+  closeFrame: z.boolean().describe('a close frame came (false: the connection ended without one)'),
+  by: z.enum(['server', 'client']).describe('who started the close'),
+  afterMs: z.number().describe('ms after the socket opened'),
+  afterDone: z.boolean().describe("the work's done message had come before"),
+});
+
+/** What the client saw of the WebSocket for the work message (src/probe/ws-exchange.ts, WsFacts). */
+export const WsFactsSchema = z.object({
+  path: z.string().max(64),
+  accepted: z
+    .object({ afterMs: z.number(), podUid: z.string().max(128).nullable() })
+    .nullable()
+    .describe("the server's accepted message for the work: ms after the work message, its Pod UID"),
+  doneAfterMs: z.number().nullable().describe('ms after the work message that its done message came'),
+  close: WsCloseSchema.nullable().describe('how the socket ended (null: not seen)'),
+  unacknowledged: z
+    .number()
+    .nullable()
+    .describe(
+      'accepted work messages with no done when the socket ended; null when no accepted message came (nothing to count)',
+    ),
+  invalidMessages: z.number().describe("messages from the server that were not the contract's"),
+  serverError: z
+    .object({ code: z.string().max(64), message: z.string().max(512) })
+    .nullable()
+    .describe("the server's own error message for the work"),
+  protocolError: z
+    .object({ code: z.string().max(128).nullable(), message: z.string().max(512) })
+    .nullable()
+    .describe("the ws client failed the connection for the server's frames or handshake"),
+});
+
 export const ScenarioSchema = z.object({
   name: z.string().describe('a label: the policy, or what the user named it'),
   onSigterm: z
@@ -95,7 +132,7 @@ export const ScenarioSchema = z.object({
     .nullable()
     .describe('null when --server-command replaces the lab server'),
   protocol: z
-    .enum(['http1', 'h2c', 'grpc'])
+    .enum(['http1', 'h2c', 'grpc', 'ws'])
     .optional()
     .describe(
       'what the lab server spoke and the work request was sent on (absent: http1, documents before --protocol)',
@@ -237,7 +274,10 @@ export const RunDocumentSchema = z.object({
   }),
   acceptance: z.object({
     proven: z.boolean(),
-    via: z.enum(['state', 'journal', 'log', 'socket', 'in-flight']).nullable(),
+    via: z
+      .enum(['state', 'journal', 'log', 'socket', 'in-flight', 'message'])
+      .nullable()
+      .describe("message: --protocol ws, the server's accepted message on the work's own socket"),
     active: z.number().nullable(),
     uid: z.string().nullable(),
     at: z.number().nullable(),
@@ -307,6 +347,9 @@ export const RunDocumentSchema = z.object({
     ),
     grpc: GrpcFactsSchema.optional().describe(
       '--protocol grpc: the Work RPC’s status and who made it, the initial metadata, the channel’s states, its connection',
+    ),
+    ws: WsFactsSchema.optional().describe(
+      '--protocol ws: the accepted and done messages, how the socket ended (close code, close frame or none), the unacknowledged work',
     ),
     routedTo: z
       .object({ endpoint: z.string(), podUid: z.string().nullable(), fallback: z.boolean() })

@@ -40,9 +40,12 @@ export interface ClientPlan {
    * HTTP/1.1. /healthz and /state stay HTTP/1.1, as the kubelet's probe is. `grpc`: the work is
    * one unary `draincheck.lab.v1.Lab/Work` RPC with grpc-js's client on a channel of its own
    * (./grpc-exchange.ts), its failures gRPC's (grpc-status, rpc-refused, rpc-connection-lost,
-   * rpc-reset).
+   * rpc-reset). `ws`: the work is one work message on a WebSocket of its own with the `ws`
+   * package's client (./ws-exchange.ts); acceptance is the server's `accepted` message on that
+   * socket (no /state polls), and its failures are WebSocket's (ws-going-away,
+   * ws-abnormal-closure, ws-closed, ws-protocol-error, ws-error).
    */
-  protocol?: 'h2c' | 'grpc';
+  protocol?: 'h2c' | 'grpc' | 'ws';
   /**
    * Another: a second Pod of the Service is applied once acceptance is proven, and the Pod
    * deleted once the second one is ready. The new request's delay (newRequestAfterMs) then
@@ -83,6 +86,8 @@ export const clientEventTypes = [
   /** grpc: the work RPC's channel changed connectivity state (READY → IDLE under the call: the connection ended). */
   'work-channel-state',
   'work-outcome',
+  /** ws: the work's WebSocket ended (its close code, whether a close frame came, before or after done). */
+  'work-ws-closed',
   'replacement-answered',
   'replacement-wait-timeout',
   'new-request-sent',
@@ -156,5 +161,25 @@ export const requestOutcomes = [
    * server's forceShutdown reaches it as CANCELLED).
    */
   'rpc-reset',
+  /**
+   * WebSocket: the server closed the socket with 1001 "going away" (RFC 6455 §7.4.1) before the
+   * work's `done`: `ws.unacknowledged` accepted work messages were never acknowledged.
+   */
+  'ws-going-away',
+  /**
+   * WebSocket: the socket ended without a close frame (1006, abnormal closure) before `done` — the
+   * process or its connection went; the accepted work with it.
+   */
+  'ws-abnormal-closure',
+  /** WebSocket: the server closed the socket with another code before `done` (`ws.close.code`, its reason). */
+  'ws-closed',
+  /**
+   * WebSocket: the server's frames or handshake broke the protocol (a frame above the limit, an
+   * invalid close code or opcode, a stream of messages that are not the contract's): the client
+   * failed the connection — the server spoke, badly; never a cut.
+   */
+  'ws-protocol-error',
+  /** WebSocket: the server answered the work message with its own error message (e.g. `draining`). */
+  'ws-error',
 ] as const;
 export type RequestOutcome = (typeof requestOutcomes)[number];

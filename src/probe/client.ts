@@ -17,6 +17,7 @@ import { abortableDelay } from '../util/abortable-delay.js';
 import { exchange } from './http-exchange.js';
 import { h2Exchange } from './h2-exchange.js';
 import type { GrpcExchangeOptions } from './grpc-exchange.js';
+import type { WsClose, WsExchangeOptions, WsExchangeResult } from './ws-exchange.js';
 import { classifyWork } from './outcome.js';
 import { bodyLimits } from './body.js';
 import { parseJsonBounded } from '../util/bounded-json.js';
@@ -135,7 +136,8 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   emit('work-sent', {
     id: plan.workId,
     ms: plan.workMs,
-    path,
+    // ws: the work is a message on a WebSocket opened with GET /ws (Upgrade), not GET /work.
+    path: plan.protocol === 'ws' ? '/ws' : path,
     method: request.method,
     ...(plan.protocol ? { protocol: plan.protocol } : {}),
   });
@@ -149,14 +151,27 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   // (./grpc-exchange.ts); its channel's state changes are observations of their own.
   // grpc-js is loaded only for a gRPC run (every `draincheck` process would load it otherwise).
   const grpcExchange = plan.protocol === 'grpc' ? (await import('./grpc-exchange.js')).grpcExchange : null;
+  // --protocol ws: one work message on a WebSocket of its own with the ws package's client
+  // (./ws-exchange.ts); the server's `accepted` message on it is the acceptance evidence, and the
+  // socket's end (its close code) an observation of its own. Loaded only for a WebSocket run.
+  const wsExchange = plan.protocol === 'ws' ? (await import('./ws-exchange.js')).wsExchange : null;
+  let wsAccepted!: (accepted: { podUid: string | null; afterMs: number }) => void;
+  const wsAcceptedSeen = new Promise<{ podUid: string | null; afterMs: number }>(
+    (resolve) => (wsAccepted = resolve),
+  );
   const send =
     grpcExchange !== null
       ? (to: URL, options: GrpcExchangeOptions) =>
           grpcExchange(to, { ms: plan.workMs, id: plan.workId }, options)
-      : plan.protocol === 'h2c'
-        ? h2Exchange
-        : exchange;
+      : wsExchange !== null
+        ? (to: URL, options: WsExchangeOptions) =>
+            wsExchange(to, { ms: plan.workMs, id: plan.workId }, options)
+        : plan.protocol === 'h2c'
+          ? h2Exchange
+          : exchange;
   const work = send(url(path), {
+    onAccepted: (podUid, afterMs) => wsAccepted({ podUid, afterMs }),
+    onClosed: (close: WsClose) => emit('work-ws-closed', { id: plan.workId, localPort: workPort, ...close }),
     onGoaway: (goaway) => emit('work-goaway', { id: plan.workId, localPort: workPort, ...goaway }),
     onChannelState: (state, afterMs) =>
       emit('work-channel-state', { id: plan.workId, localPort: workPort, state, afterMs }),
@@ -220,9 +235,11 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     const sendNew =
       grpcExchange !== null
         ? (to: URL, options: GrpcExchangeOptions) => grpcExchange(to, { ms, id }, options)
-        : plan.protocol === 'h2c'
-          ? h2Exchange
-          : exchange;
+        : wsExchange !== null
+          ? (to: URL, options: WsExchangeOptions) => wsExchange(to, { ms, id }, options)
+          : plan.protocol === 'h2c'
+            ? h2Exchange
+            : exchange;
     const r = await sendNew(url(newPath), {
       connectTimeoutMs: plan.connectTimeoutMs,
       responseTimeoutMs: plan.responseTimeoutMs,
@@ -248,6 +265,14 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     const result = await workResult;
     if (signal.aborted && result.error?.code === 'ABORT_ERR') return;
     emit('work-outcome', { id: plan.workId, ...classifyWork(result, plan.workId, target) });
+    return;
+  }
+  if (wsExchange !== null) {
+    await wsAcceptance();
+    await finishWork();
+    // The socket's end (the server's close frame, or none) after `done`: bounded by the exchange's
+    // own deadline and the signal.
+    await (work as Promise<WsExchangeResult>).then((r) => r.closed);
     return;
   }
   const acceptanceDeadline = now() + plan.acceptanceTimeoutMs;
@@ -298,12 +323,56 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     });
   }
 
-  const result = await workResult;
-  if (signal.aborted && result.error?.code === 'ABORT_ERR') return;
-  const outcome = classifyWork(result, plan.workId);
-  emit('work-outcome', { id: plan.workId, ...outcome });
-  await newRequest;
-  pool?.destroy();
+  await finishWork();
+
+  /** The work's outcome, then the scenario's own requests. */
+  async function finishWork(): Promise<void> {
+    const result = await workResult;
+    if (signal.aborted && result.error?.code === 'ABORT_ERR') return;
+    const outcome = classifyWork(result, plan.workId);
+    emit('work-outcome', { id: plan.workId, ...outcome });
+    await newRequest;
+    pool?.destroy();
+  }
+
+  /**
+   * --protocol ws: acceptance is the server's `accepted` message on the work's own socket, with the
+   * UID the Service answered from — the server's word for this very work, not a counter.
+   */
+  async function wsAcceptance(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const seen = await Promise.race([
+      wsAcceptedSeen,
+      workResult.then(() => 'ended' as const),
+      new Promise<'timeout'>(
+        (resolve) => (timer = setTimeout(() => resolve('timeout'), plan.acceptanceTimeoutMs)),
+      ),
+    ]);
+    clearTimeout(timer);
+    if (signal.aborted) return;
+    const gap = (reason: string) =>
+      emit('acceptance-timeout', {
+        polls: 0,
+        limitMs: plan.acceptanceTimeoutMs,
+        lastState: null,
+        readyUid,
+        reason,
+      });
+    if (seen === 'ended') return gap("the socket ended before the server's accepted message came");
+    if (seen === 'timeout') return gap(`no accepted message within ${plan.acceptanceTimeoutMs} ms`);
+    if (seen.podUid === null || seen.podUid !== readyUid)
+      return gap(
+        `the accepted message came from ${String(seen.podUid)}, the Service answered from ${String(readyUid)}`,
+      );
+    emit('acceptance-proven', {
+      via: 'accepted-message',
+      active: null,
+      uid: seen.podUid,
+      polls: 0,
+      afterMs: seen.afterMs,
+    });
+    newRequest = Promise.all([sendNewRequest(), sendReused()]).then(() => undefined);
+  }
 
   /**
    * Reads the server's end of the work connection until it shows the whole request read and

@@ -5,6 +5,7 @@ import type { RequestOutcome } from './client-events.js';
 import type { ExchangeResult } from './http-exchange.js';
 import type { H2Facts } from './h2-exchange.js';
 import type { GrpcFacts } from './grpc-exchange.js';
+import type { WsFacts } from './ws-exchange.js';
 import { readBody } from './body.js';
 import { truncateText } from '../util/bounded-json.js';
 import { statusExpected, uidIn, type TargetPlan } from './work-template.js';
@@ -29,10 +30,12 @@ export interface WorkOutcome {
   h2?: H2Facts;
   /** gRPC only (--protocol grpc): the status and who made it, the initial metadata, the channel's states. */
   grpc?: GrpcFacts;
+  /** WebSocket only (--protocol ws): accepted and done messages, how the socket ended, unacknowledged work. */
+  ws?: WsFacts;
 }
 
 export function classifyWork(
-  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts },
+  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts; ws?: WsFacts },
   workId: string,
   target?: TargetPlan,
 ): WorkOutcome {
@@ -43,7 +46,32 @@ export function classifyWork(
     localPort: result.localPort,
     ...(result.h2 ? { h2: result.h2 } : {}),
     ...(result.grpc ? { grpc: result.grpc } : {}),
+    ...(result.ws ? { ws: result.ws } : {}),
   };
+  if (result.ws) {
+    const outcome = wsOutcome(result.ws, result);
+    if (outcome !== 'completed') return { ...base, outcome, body: null, bodyUid: null, problem: null };
+    // The done message is the completion: this work's id, a Pod UID (the contract's `podUid`).
+    const read = readBody(result.body ?? '', 0);
+    const kept = { body: read.kept, ...(read.note ? { bodyNote: read.note } : {}) };
+    const done = read.value as { podUid?: unknown } | null;
+    const podUid = done && typeof done === 'object' && typeof done.podUid === 'string' ? done.podUid : null;
+    if (podUid === null || podUid === '')
+      return {
+        ...base,
+        outcome: 'unexpected-response',
+        ...kept,
+        bodyUid: null,
+        problem: 'the done message carries no Pod UID',
+      };
+    return {
+      ...base,
+      outcome: 'completed',
+      ...kept,
+      bodyUid: truncateText(podUid, UID_KEEP_CHARS),
+      problem: null,
+    };
+  }
   if (result.grpc) {
     const outcome = grpcOutcome(result.grpc, result);
     if (outcome !== 'completed') return { ...base, outcome, body: null, bodyUid: null, problem: null };
@@ -153,6 +181,36 @@ export function grpcOutcome(
   if (grpc.codeName === 'UNAVAILABLE') return grpc.readyDuringCall ? 'rpc-connection-lost' : 'rpc-refused';
   if (!grpc.readyDuringCall) return 'rpc-refused';
   return 'rpc-reset';
+}
+
+/**
+ * A work message's outcome in WebSocket's terms, from the client's facts. The order matters:
+ *  1. `done` for this work: completed (the caller checks its Pod UID).
+ *  2. The server's own error message: ws-error (an answer, on a healthy socket).
+ *  3. The client's own limits: connect (DNS, TCP, the handshake) and response timeouts.
+ *  4. Never connected: refused; a handshake answered with another status: HTTP's outcome.
+ *  5. The server's frames broke the protocol (ws's WS_ERR_* checks, a stream of garbage): ws-protocol-error.
+ *  6. The socket ended before `done`: 1006 (no close frame) is abnormal, 1001 going away, else closed.
+ */
+export function wsOutcome(
+  ws: WsFacts,
+  result: Pick<
+    ExchangeResult,
+    'timedOut' | 'responseComplete' | 'dnsFailed' | 'connected' | 'status' | 'error'
+  >,
+): RequestOutcome {
+  if (ws.doneAfterMs !== null && result.responseComplete) return 'completed';
+  if (ws.serverError !== null) return 'ws-error';
+  if (result.timedOut === 'connect') return result.dnsFailed ? 'dns-error' : 'connect-timeout';
+  if (result.timedOut === 'response') return 'response-timeout';
+  if (!result.connected) return result.dnsFailed ? 'dns-error' : 'connect-refused';
+  if (result.status !== null && result.status !== 101)
+    return result.status >= 400 && result.status <= 599 ? 'http-error' : 'unexpected-response';
+  if (ws.protocolError !== null) return 'ws-protocol-error';
+  const close = ws.close;
+  if (close === null || !close.closeFrame) return 'ws-abnormal-closure';
+  if (close.code === 1001) return 'ws-going-away';
+  return 'ws-closed';
 }
 
 /** llhttp's code for a bad status code, used for one outside 100–599 too. */

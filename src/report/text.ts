@@ -25,7 +25,9 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
         case 'service-ready':
           return `GET ${doc.scenario.target?.healthPath ?? '/healthz'} through the Service answered ${ownService(doc) ? '2xx' : '200'}${e.data.uid !== null || !ownService(doc) ? ` from ${shortUid(e.data.uid)}` : ''} (after ${v(e.data.attempts)} attempts)`;
         case 'work-sent':
-          return `sent ${e.data.method ?? 'GET'} ${v(e.data.path)}`;
+          return e.data.protocol === 'ws'
+            ? `sent the work message ${v(e.data.id)} (${v(e.data.ms)} ms) on a WebSocket to ${v(e.data.path)}`
+            : `sent ${e.data.method ?? 'GET'} ${v(e.data.path)}`;
         case 'work-written':
           return `request written whole (${v(e.data.bytes)} bytes)`;
         case 'server-socket':
@@ -40,7 +42,9 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           return `work connection established (local port ${v(e.data.localPort)}${routed})`;
         }
         case 'acceptance-proven':
-          return `GET /state: active == ${v(e.data.active)} from ${shortUid(e.data.uid)}: acceptance proven`;
+          return e.data.via === 'accepted-message'
+            ? `the server's accepted message for the work came on its WebSocket from ${shortUid(e.data.uid)}: acceptance proven`
+            : `GET /state: active == ${v(e.data.active)} from ${shortUid(e.data.uid)}: acceptance proven`;
         case 'acceptance-timeout':
           return `no acceptance evidence: ${v(e.data.reason)}`;
         case 'work-outcome':
@@ -54,6 +58,10 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
         }
         case 'work-channel-state':
           return `the work RPC's gRPC channel is ${v(e.data.state)} (${v(e.data.afterMs)} ms after the call)`;
+        case 'work-ws-closed':
+          return e.data.closeFrame === false
+            ? `the work's WebSocket ended without a close frame (1006, abnormal closure)${e.data.afterDone ? ' after done' : ', before done'}`
+            : `the work's WebSocket was closed by the ${v(e.data.by)} with ${v(e.data.code)} (${v(e.data.codeName)})${e.data.afterDone ? ' after done' : ', before done'}`;
         case 'work-goaway':
           return `the work stream's HTTP/2 session received GOAWAY ${v(e.data.codeName)} (last stream ${v(e.data.lastStreamId)})`;
         case 'replacement-answered':
@@ -76,7 +84,11 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
         case 'goaway-sent':
           return `journal: GOAWAY to the HTTP/2 session from :${v(e.data.remotePort)}, last stream ${v(e.data.lastStreamId)}, ${v(e.data.open)} open`;
         case 'session-closed':
-          return `journal: HTTP/2 session from :${v(e.data.remotePort)} closed after ${v(e.data.streams)} streams`;
+          return e.data.code !== null
+            ? `journal: WebSocket from :${v(e.data.remotePort)} closed (${v(e.data.code)}) after ${v(e.data.streams)} messages`
+            : `journal: HTTP/2 session from :${v(e.data.remotePort)} closed after ${v(e.data.streams)} streams`;
+        case 'close-sent':
+          return `journal: close ${v(e.data.code)} (${v(e.data.reason)}) to the WebSocket from :${v(e.data.remotePort)}`;
         case 'request-finished':
           return `journal: finished ${v(e.data.id)} after ${v(e.data.durationMs)} ms`;
         case 'request-aborted':

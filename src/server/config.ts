@@ -23,9 +23,11 @@ export const policyHelp: Record<ShutdownPolicy, string> = {
  * (RFC 9113 §3.3); on the same port it still answers HTTP/1.1, as Go's h2c handler does, so a
  * kubelet `httpGet` probe (HTTP/1.1 only) keeps working. `grpc` is gRPC with @grpc/grpc-js on the
  * HTTP/2 connections (the `draincheck.lab.v1.Lab/Work` RPC and `grpc.health.v1.Health/Check`),
- * HTTP/1.1 on the same port in the same way.
+ * HTTP/1.1 on the same port in the same way. `ws` is WebSocket (RFC 6455) with the `ws` package on
+ * the HTTP/1.1 server itself (an Upgrade on `/ws`): `/healthz`, `/state` and `/work` answer as
+ * before on the same port, so the probes and the Service's health checks do not change.
  */
-export const serverProtocols = ['http1', 'h2c', 'grpc'] as const;
+export const serverProtocols = ['http1', 'h2c', 'grpc', 'ws'] as const;
 export type ServerProtocol = (typeof serverProtocols)[number];
 
 /**
@@ -65,10 +67,12 @@ export const serverSettings = {
     env: 'PROTOCOL',
     default: 'http1' as ServerProtocol,
     help:
-      'http1 | h2c | grpc: h2c also speaks HTTP/2 without TLS (prior knowledge) on the same port; drain then ' +
+      'http1 | h2c | grpc | ws: h2c also speaks HTTP/2 without TLS (prior knowledge) on the same port; drain then ' +
       'sends every HTTP/2 session a GOAWAY with the last stream it will process. grpc serves the ' +
       'draincheck.lab.v1.Lab/Work RPC and grpc.health.v1.Health/Check with @grpc/grpc-js on the same port ' +
-      '(HTTP/1.1 still answers /healthz, /state, /work); drain then answers NOT_SERVING and calls tryShutdown',
+      '(HTTP/1.1 still answers /healthz, /state, /work); drain then answers NOT_SERVING and calls tryShutdown. ' +
+      'ws takes WebSocket connections on /ws (the ws package; work messages acknowledged with the Pod UID); ' +
+      'drain then stops taking work, acknowledges what it accepted and closes every socket with 1001 (going away)',
   },
   drainDelayMs: {
     flag: '--drain-delay-ms <ms>',
@@ -189,11 +193,14 @@ export function resolveServerConfig(
     const first = parsed.error.issues[0];
     throw new DraincheckError('DC_USAGE', first?.message ?? 'invalid server configuration');
   }
-  // Idle keep-alive connections are HTTP/1.1's; an HTTP/2 session is ended by GOAWAY, at once.
+  // Idle keep-alive connections are HTTP/1.1's; an HTTP/2 session is ended by GOAWAY, at once,
+  // and a WebSocket by its close frame (1001).
   if (parsed.data.protocol !== 'http1' && parsed.data.drainIdleMs > 0)
     throw new DraincheckError(
       'DC_USAGE',
-      `--drain-idle-ms / DRAIN_IDLE_MS is for HTTP/1.1 keep-alive connections: with --protocol ${parsed.data.protocol} the drain ends each session with GOAWAY`,
+      parsed.data.protocol === 'ws'
+        ? '--drain-idle-ms / DRAIN_IDLE_MS is for HTTP/1.1 keep-alive connections: with --protocol ws the drain ends each socket with close 1001'
+        : `--drain-idle-ms / DRAIN_IDLE_MS is for HTTP/1.1 keep-alive connections: with --protocol ${parsed.data.protocol} the drain ends each session with GOAWAY`,
     );
   // A connection's age limit is grpc-js's server option: nothing else would honour it.
   const ageSet = parsed.data.maxConnectionAgeMs > 0 || parsed.data.maxConnectionAgeGraceMs > 0;

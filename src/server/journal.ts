@@ -12,8 +12,10 @@ export const journalEvents = [
   'stopped-listening',
   /** h2c drain: a GOAWAY went to one HTTP/2 session, naming the last stream it will process. */
   'goaway-sent',
-  /** h2c drain: an HTTP/2 session closed after its GOAWAY. */
+  /** h2c drain: an HTTP/2 session closed after its GOAWAY (ws: a WebSocket closed after its close frame). */
   'session-closed',
+  /** ws drain: a close frame (1001, going away) went to one WebSocket, its accepted work all done. */
+  'close-sent',
   'request-cut',
   'drain-finished',
   'exit',

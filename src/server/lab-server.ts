@@ -1,7 +1,8 @@
 // The lab server's HTTP side: /healthz, /work, /state (docs/LAB-CONTRACT.md), over HTTP/1.1
 // alone (`http1`), over HTTP/2 without TLS and HTTP/1.1 on one port (`h2c`), or gRPC and
-// HTTP/1.1 on one port (`grpc`, grpc-side.ts). It knows nothing about signals; shutdown.ts,
-// h2c-drain.ts and grpc-drain.ts drive it through `beginDraining` and the `onActiveChange` hook.
+// HTTP/1.1 on one port (`grpc`, grpc-side.ts), or WebSocket on the HTTP/1.1 server (`ws`,
+// ws-side.ts). It knows nothing about signals; shutdown.ts, h2c-drain.ts, grpc-drain.ts and
+// ws-drain.ts drive it through `beginDraining` and the `onActiveChange` hook.
 import http from 'node:http';
 import http2 from 'node:http2';
 import type net from 'node:net';
@@ -11,10 +12,11 @@ import type { Journal } from './journal.js';
 import type { ServerProtocol, ShutdownPolicy } from './config.js';
 import { createPrefaceListener } from './h2c-listener.js';
 import { parseWorkParams } from './work-params.js';
-import type { MethodFields, RpcFields, StreamFields, WorkLedger } from './work-ledger.js';
+import type { MethodFields, RpcFields, StreamFields, WorkLedger, WsFields } from './work-ledger.js';
 import type { createGrpcSide, GrpcSide } from './grpc-side.js';
+import type { createWsSide, WsSide } from './ws-side.js';
 
-export type { RpcFields, StreamFields, WorkDone, WorkLedger } from './work-ledger.js';
+export type { RpcFields, StreamFields, WorkDone, WorkLedger, WsFields } from './work-ledger.js';
 
 export interface LabState {
   uid: string | null;
@@ -42,7 +44,7 @@ interface InFlight {
   owner: object;
   timer: NodeJS.Timeout;
   /** HTTP/2 and gRPC: the stream (or RPC) and its connection's client port, for the journal lines. */
-  stream: StreamFields | RpcFields | MethodFields | null;
+  stream: StreamFields | RpcFields | MethodFields | WsFields | null;
 }
 
 /** One HTTP/2 connection (session) the server holds, as the drain needs it. */
@@ -89,7 +91,12 @@ export interface GrpcLabServer extends LabServerCommon {
   readonly grpc: GrpcSide;
 }
 
-export type LabServer = Http1LabServer | H2cLabServer | GrpcLabServer;
+export interface WsLabServer extends LabServerCommon {
+  readonly protocol: 'ws';
+  readonly ws: WsSide;
+}
+
+export type LabServer = Http1LabServer | H2cLabServer | GrpcLabServer | WsLabServer;
 
 export interface LabServerOptions {
   identity: PodIdentity;
@@ -106,6 +113,8 @@ export interface LabServerOptions {
   grpcSide?: typeof createGrpcSide;
   /** `grpc`: grpc-js server options (the connection age, config.ts connectionAgeOptions). */
   grpcServerOptions?: Record<string, number>;
+  /** `ws`: ws-side.ts's factory, loaded by the caller only for a WebSocket server (as grpcSide). */
+  wsSide?: typeof createWsSide;
   now?: () => Date;
 }
 
@@ -309,6 +318,13 @@ export function createLabServer(options: LabServerOptions): LabServer {
     },
   };
   if (protocol === 'http1') return { protocol, listener: server, ...common };
+  if (protocol === 'ws') {
+    // WebSocket with the ws package on the HTTP/1.1 server itself (an Upgrade on /ws): one
+    // listener, and /healthz, /state, /work as for http1.
+    if (!options.wsSide) throw new Error('createLabServer: protocol ws needs options.wsSide');
+    const ws = options.wsSide({ identity, ledger, server });
+    return { protocol, listener: server, ws, ...common };
+  }
   if (protocol === 'grpc') {
     // gRPC with @grpc/grpc-js: its server takes the HTTP/2 connections (those that open with
     // the preface) through its connection injector; HTTP/1.1 stays on the same port for

@@ -21,6 +21,8 @@ export async function startLabServer(
   const journal = createJournal(identity.uid);
   // grpc-js and its protobuf loader only for a gRPC server: an HTTP one starts without them.
   const grpcSide = config.protocol === 'grpc' ? (await import('./grpc-side.js')).createGrpcSide : undefined;
+  // The ws package likewise, only for a WebSocket server.
+  const wsSide = config.protocol === 'ws' ? (await import('./ws-side.js')).createWsSide : undefined;
   const lab = createLabServer({
     identity,
     policy: config.onSigterm,
@@ -28,6 +30,7 @@ export async function startLabServer(
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
     journal,
     ...(grpcSide ? { grpcSide, grpcServerOptions: connectionAgeOptions(config) } : {}),
+    ...(wsSide ? { wsSide } : {}),
   });
   installShutdownPolicy({
     lab,

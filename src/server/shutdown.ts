@@ -9,6 +9,7 @@ import type { Journal } from './journal.js';
 import type { Http1LabServer, LabServer } from './lab-server.js';
 import { drainH2c } from './h2c-drain.js';
 import { drainGrpc } from './grpc-drain.js';
+import { drainWs } from './ws-drain.js';
 
 export interface ShutdownDeps {
   lab: LabServer;
@@ -44,6 +45,7 @@ export function installShutdownPolicy(deps: ShutdownDeps): void {
         const { lab } = deps;
         if (lab.protocol === 'h2c') drainH2c({ ...deps, lab });
         else if (lab.protocol === 'grpc') drainGrpc({ ...deps, lab });
+        else if (lab.protocol === 'ws') drainWs({ ...deps, lab });
         else drain({ ...deps, lab });
       });
       return;

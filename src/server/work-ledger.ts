@@ -28,7 +28,7 @@ export interface WorkLedger {
   accept(
     params: WorkParams,
     owner: object,
-    fields: StreamFields | RpcFields | MethodFields | null,
+    fields: StreamFields | RpcFields | MethodFields | WsFields | null,
     finish: (done: WorkDone) => void,
   ): 'accepted' | 'duplicate';
   /** The owner went away before the work finished (client gone, connection destroyed). */
@@ -47,5 +47,11 @@ export interface MethodFields {
 /** What a journal line of an HTTP/2 request adds: which stream, on which client connection. */
 export interface StreamFields {
   streamId: number;
+  remotePort: number | null;
+}
+
+/** What a journal line of a WebSocket work message adds: the transport, and the client's port. */
+export interface WsFields {
+  transport: 'ws';
   remotePort: number | null;
 }

@@ -298,7 +298,9 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
   if (protocol !== 'http1' && integers.drainIdleMs > 0)
     throw new DraincheckError(
       'DC_USAGE',
-      `--drain-idle-ms is for HTTP/1.1 keep-alive connections: with --protocol ${protocol} the drain ends each session with GOAWAY`,
+      protocol === 'ws'
+        ? '--drain-idle-ms is for HTTP/1.1 keep-alive connections: with --protocol ws the drain ends each socket with close 1001'
+        : `--drain-idle-ms is for HTTP/1.1 keep-alive connections: with --protocol ${protocol} the drain ends each session with GOAWAY`,
     );
   return {
     name: v.name ?? onSigterm ?? 'custom',

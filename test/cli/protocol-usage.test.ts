@@ -26,6 +26,26 @@ for (const [args, pattern] of [
     /^draincheck: --protocol grpc works with draincheck's own lab server only/,
   ],
   [
+    ['rollout', '--protocol', 'ws', '--new-connections'],
+    /^draincheck: --new-connections is for HTTP\/1\.1's keep-alive pool: with --protocol ws every request is a work message on --connections WebSockets$/,
+  ],
+  [
+    ['rollout', '--protocol', 'ws', '--ingress', 'nginx'],
+    /^draincheck: --protocol ws with --ingress nginx is not built: draincheck's ingress is not set up to pass WebSocket upgrades to the Pods$/,
+  ],
+  [
+    ['load', '--protocol', 'ws3', '--service-url', 'http://127.0.0.1:9'],
+    /^draincheck: --protocol must be http1, h2c, grpc or ws, got "ws3"$/,
+  ],
+  [
+    ['lab', '--matrix', '--protocol', 'ws'],
+    /^draincheck: `draincheck lab --matrix` does not take --protocol ws yet/,
+  ],
+  [
+    ['server', '--protocol', 'ws', '--drain-idle-ms', '100'],
+    /^draincheck: --drain-idle-ms \/ DRAIN_IDLE_MS is for HTTP\/1\.1 keep-alive connections: with --protocol ws the drain ends each socket with close 1001$/,
+  ],
+  [
     ['run', '--protocol', 'grpc', '--drain-idle-ms', '100'],
     /^draincheck: --drain-idle-ms is for HTTP\/1\.1 keep-alive/,
   ],

@@ -110,7 +110,7 @@ test('--protocol: a flag of run (default http1); h2c reaches the Pod as PROTOCOL
   const command = addScenarioFlags(new Command('run'), { policy: true, graceDefault: 30 });
   const option = command.options.find((o) => o.long === '--protocol');
   assert.ok(option);
-  assert.deepEqual(option.argChoices, ['http1', 'h2c', 'grpc']);
+  assert.deepEqual(option.argChoices, ['http1', 'h2c', 'grpc', 'ws']);
   assert.equal(resolveScenario({}).protocol, 'http1');
   const names = { runId: 'r1', namespace: 'ns', name: 'work' };
   const env = (protocol?: 'http1' | 'h2c') =>
@@ -140,7 +140,7 @@ test('--protocol: a flag of run (default http1); h2c reaches the Pod as PROTOCOL
     (e: unknown) =>
       isDraincheckError(e) &&
       e.code === 'DC_USAGE' &&
-      /--protocol must be one of http1, h2c, grpc/.test(e.message),
+      /--protocol must be one of http1, h2c, grpc, ws/.test(e.message),
   );
 });
 
@@ -158,5 +158,31 @@ test('--protocol grpc: PROTOCOL and the kubelet grpc readiness probe on the cont
     () => resolveScenario({ protocol: 'grpc', drainIdleMs: 100 }),
     (e: unknown) =>
       isDraincheckError(e) && e.code === 'DC_USAGE' && /with --protocol grpc the drain/.test(e.message),
+  );
+});
+
+test('--protocol ws: PROTOCOL, the kubelet httpGet readiness probe (HTTP/1.1 on the same port), the client plan and the client Pod flag; --drain-idle-ms refused', () => {
+  const names = { runId: 'r1', namespace: 'ns', name: 'work' };
+  const container = buildWorkload(resolveScenario({ protocol: 'ws' }), names).pod.spec!.containers[0]!;
+  assert.deepEqual(
+    container.env!.find((e) => e.name === 'PROTOCOL'),
+    { name: 'PROTOCOL', value: 'ws' },
+  );
+  assert.equal(container.readinessProbe?.httpGet?.path, '/healthz');
+  assert.equal(container.readinessProbe?.grpc, undefined);
+  const plan = planRun(resolveScenario({ protocol: 'ws' }), { runId: 'r1' });
+  assert.equal(plan.client.protocol, 'ws');
+  const args = clientArgs(plan.client, 'http://work.ns.svc:80');
+  assert.equal(args[args.indexOf('--protocol') + 1], 'ws');
+  assert.throws(
+    () => resolveScenario({ protocol: 'ws', drainIdleMs: 100 }),
+    (e: unknown) =>
+      isDraincheckError(e) &&
+      e.code === 'DC_USAGE' &&
+      /with --protocol ws the drain ends each socket with close 1001/.test(e.message),
+  );
+  assert.throws(
+    () => resolveScenario({ protocol: 'ws', maxConnectionAgeMs: 1000 }),
+    (e: unknown) => isDraincheckError(e) && e.code === 'DC_USAGE' && /not ws/.test(e.message),
   );
 });

@@ -95,3 +95,40 @@ void test('grpc-max-connection-age matches (GOAWAY at the age while the Pod serv
   assert.equal(on.result, 'match', explain(on));
   assertMismatch(off, s, /the channel stayed READY through the call \(completed, OK\)/);
 });
+
+void test('ws-drain and ws-exit match; each other’s server MISMATCHES', async (t) => {
+  const drain = scenario('ws-drain');
+  const exit = scenario('ws-exit');
+  const [drainOn, exitOn, drainOff, exitOff] = await Promise.all([
+    runRow(drain),
+    runRow(exit),
+    // The rule switched off: the server exits with the work accepted (no close frame) …
+    runRow({ ...drain, input: { ...drain.input, onSigterm: 'exit' } }),
+    // … and the server that drains: done, then close 1001.
+    runRow({ ...exit, input: { ...exit.input, onSigterm: 'drain' } }),
+  ]);
+  t.diagnostic(drainOn.sentence);
+  t.diagnostic(drainOff.sentence);
+  t.diagnostic(exitOn.sentence);
+  t.diagnostic(exitOff.sentence);
+  assert.equal(drainOn.result, 'match', explain(drainOn));
+  assert.match(
+    drainOn.observed.join('\n'),
+    /the socket closed 1001 \(going away\) by the server after the done message .*; 0 unacknowledged/,
+  );
+  assert.equal(exitOn.result, 'match', explain(exitOn));
+  assert.match(
+    exitOn.observed.join('\n'),
+    /ended without a close frame \(1006\) before the done message .*; 1 unacknowledged/,
+  );
+  assertMismatch(drainOff, drain, /but work request ws-abnormal-closure/);
+  assert.match(
+    drainOff.observed.join('\n'),
+    /ended without a close frame \(1006\) before the done message .*; 1 unacknowledged/,
+  );
+  assertMismatch(exitOff, exit, /but work request completed/);
+  assert.match(
+    exitOff.observed.join('\n'),
+    /closed 1001 \(going away\) by the server after the done message .*; 0 unacknowledged/,
+  );
+});

@@ -71,6 +71,7 @@ test('env is read, and a flag wins over env', () => {
   assert.equal(fromEnv.host, '127.0.0.9');
   assert.equal(resolveServerConfig({}, { PROTOCOL: 'h2c' }).protocol, 'h2c');
   assert.equal(resolveServerConfig({}, { PROTOCOL: 'grpc' }).protocol, 'grpc');
+  assert.equal(resolveServerConfig({}, { PROTOCOL: 'ws' }).protocol, 'ws');
   assert.equal(resolveServerConfig({ protocol: 'http1' }, { PROTOCOL: 'h2c' }).protocol, 'http1');
   const flagged = resolveServerConfig({ port: '9001', onSigterm: 'default' }, env);
   assert.equal(flagged.port, 9001);
@@ -82,7 +83,17 @@ for (const [flags, env, pattern] of [
   [{}, { PORT: 'http' }, /PORT must be an integer/],
   [{ onSigterm: 'later' }, {}, /must be one of exit, default, drain, got "later"/],
   [{ drainDelayMs: '-1' }, {}, /DRAIN_DELAY_MS must be an integer/],
-  [{}, { PROTOCOL: 'h2' }, /--protocol \/ PROTOCOL must be one of http1, h2c, grpc, got "h2"/],
+  [{}, { PROTOCOL: 'h2' }, /--protocol \/ PROTOCOL must be one of http1, h2c, grpc, ws, got "h2"/],
+  [
+    { protocol: 'ws', drainIdleMs: '100' },
+    {},
+    /with --protocol ws the drain ends each socket with close 1001/,
+  ],
+  [
+    { protocol: 'ws', maxConnectionAgeMs: '1000' },
+    {},
+    /grpc-js's server options: give --protocol grpc \(got ws\)/,
+  ],
   [
     { protocol: 'grpc', drainIdleMs: '100' },
     {},

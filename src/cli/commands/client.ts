@@ -32,7 +32,7 @@ const flagsSchema = z.object({
   replacementWaitMs: integerSchema({ label: '--replacement-wait-ms', min: 0, max: 3_600_000 }).optional(),
   target: z.string().optional(),
   protocol: z
-    .enum(['h2c', 'grpc'], { error: '--protocol must be h2c or grpc (HTTP/1.1 needs no flag)' })
+    .enum(['h2c', 'grpc', 'ws'], { error: '--protocol must be h2c, grpc or ws (HTTP/1.1 needs no flag)' })
     .optional(),
 });
 
@@ -137,7 +137,7 @@ export function clientCommand(): Command {
     )
     .option(
       '--protocol <protocol>',
-      'h2c: send the work request as one HTTP/2 stream (prior knowledge); grpc: as one unary Work RPC (grpc-js)',
+      'h2c: send the work request as one HTTP/2 stream (prior knowledge); grpc: as one unary Work RPC (grpc-js); ws: as one work message on a WebSocket (the ws package)',
     )
     .option(
       '--target <json>',

@@ -99,7 +99,10 @@ export function rolloutCommand(): Command {
         '(RST_STREAM), session-lost (the connection went under the stream); with --protocol grpc rpc-refused',
         '(UNAVAILABLE, the channel never connected during the call), rpc-connection-lost (UNAVAILABLE "Connection',
         'dropped"), rpc-reset (CANCELLED/INTERNAL on a connection that stayed up), grpc-status (the server’s own',
-        'non-OK status). not-sent=N limits the requests never',
+        'non-OK status); with --protocol ws ws-unacknowledged (the server’s accepted came, its done never: the',
+        'socket ended under accepted work; errorCode WS_CLOSE_1006 or _1001), ws-going-away (close 1001 before',
+        'the message was accepted, not sent again: never taken); a socket that ended with no close frame before',
+        'the accepted is accepted-cut (dropped-unseen when the journal never saw it). not-sent=N limits the requests never',
         'sent (the load’s own limit, not a failure of the server). Every request is counted once: completed +',
         'failed + not sent = requests.',
         '',
@@ -108,6 +111,9 @@ export function rolloutCommand(): Command {
         'after the rollout completed. --protocol grpc: the lab servers speak gRPC (grpc-js) and every request is a',
         'unary Work RPC on --connections grpc-js channels (default 4), each on one connection at a time; the lab',
         'server’s --max-connection-age-ms ends each connection with GOAWAY after that age (gRPC’s rebalancing knob).',
+        '--protocol ws: the lab servers speak WebSocket (the ws package) and every request is a work message on',
+        '--connections long-lived sockets (default 4); a socket the server closes (1001 from a drain) or loses is',
+        'opened again, through the Service, for the next message; nothing is sent twice.',
         '',
         'On a cluster (--platform kube): a real Deployment and Service in a namespace of the run’s own (or -n NS),',
         'rolled by the patch `kubectl rollout restart` sends; the load comes from a load Pod in the cluster',
@@ -147,7 +153,9 @@ export function rolloutCommand(): Command {
       if (settings.protocol !== 'http1' && settings.ingress !== 'none')
         throw new DraincheckError(
           'DC_USAGE',
-          `--protocol ${settings.protocol} with --ingress ${settings.ingress} is not built: draincheck's ingress proxies HTTP/1.1 to the Pods, so no HTTP/2 connection of the client's would reach them`,
+          settings.protocol === 'ws'
+            ? `--protocol ws with --ingress ${settings.ingress} is not built: draincheck's ingress is not set up to pass WebSocket upgrades to the Pods`
+            : `--protocol ${settings.protocol} with --ingress ${settings.ingress} is not built: draincheck's ingress proxies HTTP/1.1 to the Pods, so no HTTP/2 connection of the client's would reach them`,
         );
       const { workMs } = settings;
       checkLoadPods(settings, flags.platform);

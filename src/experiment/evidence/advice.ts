@@ -33,6 +33,8 @@ export function adviceOf(
     http2?: boolean;
     /** The request was a gRPC call (--protocol grpc): the drain is grpc-js's tryShutdown. */
     grpc?: boolean;
+    /** The work was a WebSocket message (--protocol ws): the drain closes each socket with 1001 after its work. */
+    ws?: boolean;
   },
 ): Advice | null {
   if (run.cutAt === null) return null;
@@ -58,13 +60,16 @@ export function adviceOf(
     return {
       code: 'handle-sigterm',
       figures: { cutAfterSigtermMs },
-      sentence: run.grpc
-        ? // grpc-js: tryShutdown sends GOAWAY and lets the calls in flight finish; exit only after its callback.
-          `Smallest change: handle SIGTERM — answer the health check NOT_SERVING, call the gRPC server's tryShutdown (GOAWAY to every connection, the calls in flight finish) and exit from its callback; the call was cut ${cutAfterSigtermMs} ms after SIGTERM.`
-        : run.http2
-          ? // Node's Http2Server.close() sends no GOAWAY (nodejs/node#57611): the step is named.
-            `Smallest change: handle SIGTERM — stop accepting, send every HTTP/2 session a GOAWAY with the last stream it will process, then finish the in-flight streams before exiting; the stream was cut ${cutAfterSigtermMs} ms after SIGTERM.`
-          : `Smallest change: handle SIGTERM — stop accepting, then finish in-flight requests before exiting; the request was cut ${cutAfterSigtermMs} ms after SIGTERM.`,
+      sentence: run.ws
+        ? // RFC 6455 §7.4.1: 1001 is a server going away; the close waits for the socket's accepted work.
+          `Smallest change: handle SIGTERM — take no new work, send done for every accepted work message, then close each socket with 1001 (going away) and exit once all are closed; the work was cut ${cutAfterSigtermMs} ms after SIGTERM.`
+        : run.grpc
+          ? // grpc-js: tryShutdown sends GOAWAY and lets the calls in flight finish; exit only after its callback.
+            `Smallest change: handle SIGTERM — answer the health check NOT_SERVING, call the gRPC server's tryShutdown (GOAWAY to every connection, the calls in flight finish) and exit from its callback; the call was cut ${cutAfterSigtermMs} ms after SIGTERM.`
+          : run.http2
+            ? // Node's Http2Server.close() sends no GOAWAY (nodejs/node#57611): the step is named.
+              `Smallest change: handle SIGTERM — stop accepting, send every HTTP/2 session a GOAWAY with the last stream it will process, then finish the in-flight streams before exiting; the stream was cut ${cutAfterSigtermMs} ms after SIGTERM.`
+            : `Smallest change: handle SIGTERM — stop accepting, then finish in-flight requests before exiting; the request was cut ${cutAfterSigtermMs} ms after SIGTERM.`,
     };
   }
   return {

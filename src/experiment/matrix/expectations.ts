@@ -510,3 +510,47 @@ function leftReadyEvent(events: ReadEvent[]) {
   const ready = states.findIndex((e) => e.data.state === 'READY');
   return ready < 0 ? undefined : states.slice(ready + 1).find((e) => e.data.state !== 'READY');
 }
+
+/**
+ * WebSocket: how the work's socket ended, from the client's facts (`request.ws`, the socket's end
+ * from its `work-ws-closed` event). `going-away-after-done`: the server's close frame 1001 (going
+ * away, RFC 6455 §7.4.1) after the work's `done` — nothing accepted left unacknowledged.
+ * `abnormal-unacknowledged`: no close frame (1006) before `done`, with the accepted work counted
+ * unacknowledged — only where the server's `accepted` message was seen.
+ */
+export function wsSocketEnd(wanted: 'going-away-after-done' | 'abnormal-unacknowledged'): Expectation {
+  return {
+    expected:
+      wanted === 'going-away-after-done'
+        ? 'the server closes the socket with 1001 (going away) after the done message: 0 accepted work unacknowledged'
+        : 'the socket ends without a close frame (1006) before the done message: the accepted work unacknowledged',
+    check: ({ doc, events }) => {
+      const outcome = firstOf(events, 'client', 'work-outcome');
+      const ws = doc.request.ws;
+      if (!outcome || !ws)
+        return { result: 'no-evidence', observed: 'no WebSocket work outcome', evidence: [] };
+      const closed = firstOf(events, 'client', 'work-ws-closed');
+      const c = ws.close;
+      if (c === null)
+        return {
+          result: 'no-evidence',
+          observed: `the socket's end was not seen (${doc.request.outcome ?? 'no outcome'})`,
+          evidence: ids(outcome),
+        };
+      const unacked =
+        ws.unacknowledged === null ? 'no accepted message seen' : `${ws.unacknowledged} unacknowledged`;
+      const how = c.closeFrame
+        ? `closed ${c.code} (${c.codeName}) by the ${c.by}`
+        : 'ended without a close frame (1006)';
+      const ok =
+        wanted === 'going-away-after-done'
+          ? c.closeFrame && c.code === 1001 && c.by === 'server' && c.afterDone && ws.unacknowledged === 0
+          : !c.closeFrame && !c.afterDone && ws.accepted !== null && (ws.unacknowledged ?? 0) >= 1;
+      return {
+        result: ok ? 'match' : 'mismatch',
+        observed: `the socket ${how} ${c.afterDone ? 'after' : 'before'} the done message at ${ms(closed?.at ?? outcome.at)}; ${unacked}`,
+        evidence: ids(closed, outcome),
+      };
+    },
+  };
+}

@@ -21,6 +21,7 @@ import {
   sigtermAfterEndpointLeft,
   workGoaway,
   workOutcome,
+  wsSocketEnd,
   type Expectation,
 } from './expectations.js';
 
@@ -67,6 +68,7 @@ const docs = (name: string) => `docs/SCENARIOS.md#${name}`;
 const lifecycle = 'kubernetes.io/docs/concepts/workloads/pods/pod-lifecycle/#pod-termination';
 const endpointslice = 'kubernetes/kubernetes staging/src/k8s.io/endpointslice/utils.go (podToEndpoint)';
 const kep1669 = 'KEP-1669; kubernetes/kubernetes pkg/proxy/topology.go';
+const rfc6455Close = 'RFC 6455 §7.4.1 (close codes: 1001 going away, 1006 abnormal closure)';
 const rfc9113Goaway = 'RFC 9113 §6.8 (GOAWAY); nodejs/node#57611 (Http2Server.close sends none)';
 /** The grpc-js connection age of the `grpc-max-connection-age` scenario, and its grace. */
 const AGE_MS = 1000;
@@ -372,6 +374,34 @@ export const matrixScenarios: readonly MatrixScenario[] = [
         'the RPC in flight completes within the grace, its reply from the deleted Pod',
       ),
       newRequestOutcome('served-by-replacement', 'the next RPC is served by the second Pod (its UID)'),
+    ],
+  },
+  // WebSocket (issue 26): the server ends a socket with a close frame, or without.
+  {
+    name: 'ws-drain',
+    question:
+      'A WebSocket server that drains on SIGTERM: is the accepted work acknowledged before the socket closes with 1001?',
+    rule: 'A server going away closes each socket with 1001 (going away) — after acknowledging the work it accepted on it, so the client loses nothing and connects again, through the Service, to a ready Pod.',
+    source: `${rfc6455Close}; §7.1.2 (the closing handshake)`,
+    docs: docs('ws-drain'),
+    input: { protocol: 'ws', onSigterm: 'drain', workMs: 1500, graceSeconds: 5 },
+    expect: [
+      workOutcome('completed', 'the accepted work is done, its done message from the deleted Pod'),
+      wsSocketEnd('going-away-after-done'),
+      exitCode(() => 0, 'exit 0'),
+    ],
+  },
+  {
+    name: 'ws-exit',
+    question: 'A WebSocket server that exits on SIGTERM: what happens to the work it accepted on a socket?',
+    rule: 'A process that exits ends its TCP connections with no close frame: the client sees 1006 (abnormal closure, never sent on the wire), and the work accepted on the socket is lost unacknowledged.',
+    source: `${rfc6455Close}; §7.1.5 (the close code when no close frame came)`,
+    docs: docs('ws-exit'),
+    input: { protocol: 'ws', onSigterm: 'exit', workMs: 1500, graceSeconds: 5 },
+    expect: [
+      workOutcome('ws-abnormal-closure', 'the socket ends without a close frame before the work is done'),
+      wsSocketEnd('abnormal-unacknowledged'),
+      exitCode(() => 0, 'exit 0 (a clean code that hides the lost work)'),
     ],
   },
 ];

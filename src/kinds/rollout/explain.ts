@@ -47,6 +47,10 @@ const causes: Record<FailureClass, string> = {
   'rpc-reset':
     'RPCs were reset on connections that stayed up (grpc-js’s CANCELLED or INTERNAL: a server’s forceShutdown sends RST_STREAM CANCEL)',
   'grpc-status': 'the server answered RPCs with a non-OK status of its own (with its trailers)',
+  'ws-unacknowledged':
+    'WebSocket work messages the server had accepted (its accepted message came) never got their done: the socket ended under them (no close frame — the process went — or a close before the work was acknowledged)',
+  'ws-going-away':
+    'WebSocket work messages met the server’s close 1001 (going away) before it accepted them: never taken, safe to send again on a new socket',
 };
 
 /**
@@ -265,7 +269,9 @@ export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol
         ? 'connections stay pinned until the server sends GOAWAY'
         : protocol === 'grpc'
           ? 'a gRPC channel stays on its connection until the server sends GOAWAY (tryShutdown, or a max connection age) or the connection is lost'
-          : 'keep-alive connections stay pinned until the server closes them';
+          : protocol === 'ws'
+            ? 'a WebSocket stays on its Pod until the server closes it (1001 from a drain) or the connection is lost'
+            : 'keep-alive connections stay pinned until the server closes them';
     return ` ${p.requestsToOldAfterComplete} requests went to old Pods after the rollout completed${last}: ${until}${stay}${pinned}${share}.`;
   }
   if (protocol === 'http1') return '';
@@ -273,7 +279,9 @@ export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol
     p.onOldPods > 0
       ? protocol === 'grpc'
         ? `${p.movedOff} of the ${p.onOldPods} gRPC channels that were on old Pods moved to new ones (a GOAWAY or a lost connection made grpc-js connect again through the Service)`
-        : `${p.movedOff} of the ${p.onOldPods} connections that were on old Pods moved to new ones (a GOAWAY or a lost connection made the client open new sessions)`
+        : protocol === 'ws'
+          ? `${p.movedOff} of the ${p.onOldPods} WebSocket slots that were on old Pods moved to new ones (a close 1001 or a lost connection made the client open a new socket through the Service)`
+          : `${p.movedOff} of the ${p.onOldPods} connections that were on old Pods moved to new ones (a GOAWAY or a lost connection made the client open new sessions)`
       : 'no connection was seen on an old Pod';
   return ` No request went to an old Pod after the rollout completed: ${moved}${stay}${pinned}${share}.`;
 }

@@ -387,7 +387,11 @@ export function rolloutFacts(
     const section = row.document?.section as keyof SettingSections | undefined;
     if (!section || !row.fact || !(name in doc[section])) return [];
     // HTTP/2's load has no keep-alive pool: the pool's rows say nothing of it.
-    if ((doc.load.protocol === 'h2c' || doc.load.protocol === 'grpc') && http1PoolRows.has(name)) return [];
+    if (
+      (doc.load.protocol === 'h2c' || doc.load.protocol === 'grpc' || doc.load.protocol === 'ws') &&
+      http1PoolRows.has(name)
+    )
+      return [];
     const values = doc[section] as Readonly<Record<string, unknown>>;
     const text = (row.fact as (v: unknown, s: Readonly<Record<string, unknown>>) => string)(
       values[name],

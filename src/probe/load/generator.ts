@@ -23,6 +23,7 @@ import {
 import { Http1Pool } from './http1-pool.js';
 import { H2Sessions } from './h2-sessions.js';
 import type { GrpcChannels } from './grpc-channels.js';
+import type { WsSockets } from './ws-sockets.js';
 import { classifyFailure, settleUnfinished, type LoadRecord } from './record.js';
 import type { LoadProtocol, LoadTransport, TransportEnd } from './transport.js';
 import { attemptId, retryBackoffMs, shouldRetry, type RetryPolicy } from './retry.js';
@@ -157,6 +158,8 @@ export function loadOrigin(): { originMs: number; startedAt: string } {
 
 /** The gRPC transport's class, once loaded (loadTransport). */
 let grpcTransport: typeof GrpcChannels | null = null;
+/** The WebSocket transport's class, once loaded (loadTransport). */
+let wsTransport: typeof WsSockets | null = null;
 
 /**
  * Loads what a protocol's transport needs before startLoad: for gRPC, grpc-js and protobufjs
@@ -165,6 +168,8 @@ let grpcTransport: typeof GrpcChannels | null = null;
 export async function loadTransport(protocol: LoadProtocol): Promise<void> {
   if (protocol === 'grpc' && grpcTransport === null)
     grpcTransport = (await import('./grpc-channels.js')).GrpcChannels;
+  // The ws package likewise, only for a WebSocket load.
+  if (protocol === 'ws' && wsTransport === null) wsTransport = (await import('./ws-sockets.js')).WsSockets;
 }
 
 /** Integer microseconds: an integer prints several times faster than a fraction (recording cost). */
@@ -178,7 +183,7 @@ export function startLoad(options: LoadOptions): LoadRun {
   if (protocol !== 'http1' && mode === 'new')
     throw new DraincheckError(
       'DC_USAGE',
-      `--new-connections is HTTP/1.1’s: with --protocol ${protocol} the requests are streams on --connections long-lived ${protocol === 'grpc' ? 'channels' : 'sessions'}`,
+      `--new-connections is HTTP/1.1’s: with --protocol ${protocol} the requests are ${protocol === 'ws' ? 'messages' : 'streams'} on --connections long-lived ${protocol === 'grpc' ? 'channels' : protocol === 'ws' ? 'sockets' : 'sessions'}`,
     );
   const total = options.count ?? Math.ceil(((options.durationMs ?? 0) * rate) / 1000);
   const maxQueued = options.maxQueued ?? Math.max(1_000, Math.ceil(rate * 10));
@@ -234,24 +239,30 @@ export function startLoad(options: LoadOptions): LoadRun {
   const transport: LoadTransport =
     protocol === 'grpc'
       ? new (grpcTransportLoaded())(target, { connections: validateConnections(mode as number) }, owner)
-      : protocol === 'h2c'
-        ? new H2Sessions(
+      : protocol === 'ws'
+        ? new (wsTransportLoaded())(
             target,
             { connections: validateConnections(mode as number), stopped: isStopped },
             owner,
           )
-        : new Http1Pool(
-            target,
-            {
-              connections: mode === 'new' ? 'new' : validateConnections(mode),
-              maxInFlight: options.maxInFlight ?? 4_096,
-              pool: options.pool ?? loadDefaults.pool,
-              idleTimeoutMs: options.idleTimeoutMs ?? loadDefaults.idleTimeoutMs,
-              retryReused: options.retryReused === true,
-              stopped: isStopped,
-            },
-            owner,
-          );
+        : protocol === 'h2c'
+          ? new H2Sessions(
+              target,
+              { connections: validateConnections(mode as number), stopped: isStopped },
+              owner,
+            )
+          : new Http1Pool(
+              target,
+              {
+                connections: mode === 'new' ? 'new' : validateConnections(mode),
+                maxInFlight: options.maxInFlight ?? 4_096,
+                pool: options.pool ?? loadDefaults.pool,
+                idleTimeoutMs: options.idleTimeoutMs ?? loadDefaults.idleTimeoutMs,
+                retryReused: options.retryReused === true,
+                stopped: isStopped,
+              },
+              owner,
+            );
   const limit = transport.limit;
 
   const emit = (record: LoadRecord) => {
@@ -535,4 +546,10 @@ function grpcTransportLoaded(): typeof GrpcChannels {
   if (grpcTransport === null)
     throw new Error("startLoad with protocol grpc: await loadTransport('grpc') first");
   return grpcTransport;
+}
+
+/** The WebSocket transport loadTransport('ws') loaded: calling startLoad without it is a bug of the caller. */
+function wsTransportLoaded(): typeof WsSockets {
+  if (wsTransport === null) throw new Error("startLoad with protocol ws: await loadTransport('ws') first");
+  return wsTransport;
 }

@@ -70,7 +70,9 @@ export function readNotSent(
   if (facts.notSent <= 0 && !late) return null;
   // HTTP/2: each session carries up to H2_STREAMS_PER_SESSION requests at once.
   // gRPC: a channel's connection is an HTTP/2 connection too.
-  const h2 = (load.protocol === 'h2c' || load.protocol === 'grpc') && load.connections !== 'new';
+  const h2 =
+    (load.protocol === 'h2c' || load.protocol === 'grpc' || load.protocol === 'ws') &&
+    load.connections !== 'new';
   const limit =
     load.connections === 'new'
       ? NEW_CONNECTIONS_IN_FLIGHT
@@ -147,7 +149,7 @@ export function poolShortfall(
   protocol: LoadProtocol = 'http1',
 ): string | null {
   // HTTP/2 multiplexes: a session carries H2_STREAMS_PER_SESSION requests at once.
-  if (connections === 'new' || protocol === 'h2c' || protocol === 'grpc') return null;
+  if (connections === 'new' || protocol === 'h2c' || protocol === 'grpc' || protocol === 'ws') return null;
   const needed = (rate * meanWorkMs(work)) / 1000;
   if (needed <= connections) return null;
   return `--connections ${connections} cannot carry --rate ${rate} × a mean work of ${fmt(meanWorkMs(work))}: that needs about ${Math.ceil(needed)} connections in use at once (Little's law); requests will wait for a connection, and those that wait too long are not sent — the load's own limit, not the Service's`;

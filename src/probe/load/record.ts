@@ -99,6 +99,17 @@ export const failureClasses = [
   'rpc-reset',
   /** gRPC: a non-OK status with the server's trailers — the server's own answer (a draining server's UNAVAILABLE). */
   'grpc-status',
+  /**
+   * WebSocket (--protocol ws): the server's `accepted` came for the message, its `done` never —
+   * the socket ended under accepted work (1006: the process went; 1001: a drain that closed
+   * before acknowledging; another code): the work the server took, lost for the client.
+   */
+  'ws-unacknowledged',
+  /**
+   * WebSocket: the server closed the socket with 1001 (going away) before it accepted the message
+   * (a message that met the drain's close on its way): never taken — safe to send again.
+   */
+  'ws-going-away',
 ] as const;
 export type FailureClass = (typeof failureClasses)[number];
 
@@ -156,11 +167,14 @@ export interface LoadRecord {
    * h2c: the client's connection (1…--connections) the session `conn` held: a slot keeps its
    * number when a GOAWAY or a lost connection makes the client open a new session for it.
    * gRPC: the client channel (1…--connections), `conn` the connection it was READY on.
+   * WebSocket: the client's socket slot, `conn` the socket it held (a new one after each close).
    */
   slot?: number;
   /**
    * h2c: times a GOAWAY refused the request (never processed) and the client sent it again on a
-   * new session (h2-sessions.ts, as Go's http2.Transport and grpc-js do). Absent: never refused.
+   * new session (h2-sessions.ts, as Go's http2.Transport and grpc-js do). WebSocket: times the
+   * server refused the message unseen (its `draining` error, or its close 1001 first) and the
+   * client sent it again on a new socket (ws-sockets.ts). Absent: never refused.
    */
   refused?: number;
   /** Set by the journal join. */
@@ -220,6 +234,24 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
       return 'rpc-refused';
     case 'grpc-status':
       return 'grpc-status';
+    // WebSocket's outcomes (--protocol ws): a socket that ended before `done` is read by what the
+    // client holds of the message — the server's `accepted` (then the accepted work was lost,
+    // whatever the code: `errorCode` WS_CLOSE_<code>), else the close code: 1001 never taken; 1006
+    // (no close frame) is HTTP's written-then-dropped, `accepted-cut`, which the journal join
+    // turns into `dropped-unseen` when the server never saw it; another code is the server's own
+    // close, an answer that is not the completion, as its error message is. The server's broken
+    // frames are its protocol error. (One class per case would be clearer still, but every class
+    // costs the rollout page ~40 KB at its largest, and issue 14 holds that page to 2 MB.)
+    case 'ws-going-away':
+      return facts.responseStarted ? 'ws-unacknowledged' : 'ws-going-away';
+    case 'ws-abnormal-closure':
+      return facts.responseStarted ? 'ws-unacknowledged' : 'accepted-cut';
+    case 'ws-closed':
+      return facts.responseStarted ? 'ws-unacknowledged' : 'unexpected-response';
+    case 'ws-protocol-error':
+      return 'protocol-error';
+    case 'ws-error':
+      return 'unexpected-response';
   }
 }
 

@@ -135,10 +135,10 @@ export function loadSettings(workMsMax: number) {
     protocol: setting<LoadProtocol, LoadProtocol | undefined, 'load'>({
       flag: '--protocol',
       arg: '<protocol>',
-      help: `what the load speaks: http1 (a keep-alive pool), h2c (HTTP/2 without TLS, prior knowledge: every request a stream on --connections long-lived sessions, default ${H2C_CONNECTIONS_DEFAULT}; a stream refused by GOAWAY is sent again on a new session, as Go’s http2.Transport and grpc-js do), or grpc (every request a unary Work RPC on --connections grpc-js client channels, default ${H2C_CONNECTIONS_DEFAULT}, each with one connection at a time)`,
+      help: `what the load speaks: http1 (a keep-alive pool), h2c (HTTP/2 without TLS, prior knowledge: every request a stream on --connections long-lived sessions, default ${H2C_CONNECTIONS_DEFAULT}; a stream refused by GOAWAY is sent again on a new session, as Go’s http2.Transport and grpc-js do), grpc (every request a unary Work RPC on --connections grpc-js client channels, default ${H2C_CONNECTIONS_DEFAULT}, each with one connection at a time), or ws (every request a work message on --connections long-lived WebSockets of the ws package's client, default ${H2C_CONNECTIONS_DEFAULT}; a socket the server closes is opened again for the next message, nothing is sent twice)`,
       default: 'http1',
       schema: z.enum(loadProtocols, {
-        error: (issue) => `--protocol must be http1, h2c or grpc, got ${quote(issue.input)}`,
+        error: (issue) => `--protocol must be http1, h2c, grpc or ws, got ${quote(issue.input)}`,
       }),
       text: String,
       sample: 'h2c',
@@ -149,7 +149,9 @@ export function loadSettings(workMsMax: number) {
           ? 'HTTP/2 (h2c): a stream per request on long-lived sessions'
           : v === 'grpc'
             ? 'gRPC: a unary RPC per request on long-lived grpc-js channels'
-            : 'HTTP/1.1',
+            : v === 'ws'
+              ? 'WebSocket: a work message per request on long-lived sockets (the ws package)'
+              : 'HTTP/1.1',
     }),
     workMs: setting({
       flag: '--work-ms',
@@ -321,7 +323,9 @@ export function forProtocol<V extends LoadSettingValues>(values: V, given: Recor
       'DC_USAGE',
       values.protocol === 'grpc'
         ? `${bad[1]} is for HTTP/1.1's keep-alive pool: with --protocol grpc every request is an RPC on --connections grpc-js channels`
-        : `${bad[1]} is for HTTP/1.1's keep-alive pool: with --protocol h2c every request is a stream on --connections long-lived sessions`,
+        : values.protocol === 'ws'
+          ? `${bad[1]} is for HTTP/1.1's keep-alive pool: with --protocol ws every request is a work message on --connections WebSockets`
+          : `${bad[1]} is for HTTP/1.1's keep-alive pool: with --protocol h2c every request is a stream on --connections long-lived sessions`,
     );
   return given.connections === undefined ? { ...values, connections: H2C_CONNECTIONS_DEFAULT } : values;
 }

@@ -7,14 +7,16 @@
 import type { ExchangeResult } from '../http-exchange.js';
 import type { H2Facts } from '../h2-exchange.js';
 import type { GrpcFacts } from '../grpc-exchange.js';
+import type { WsFacts } from '../ws-exchange.js';
 import type { LoadRecord } from './record.js';
 import type { RequestOutcome } from '../client-events.js';
 
 /**
- * The protocols the load speaks: HTTP/1.1, HTTP/2 over cleartext with prior knowledge, or gRPC
- * (a unary Work RPC per request on grpc-js client channels, ./grpc-channels.ts).
+ * The protocols the load speaks: HTTP/1.1, HTTP/2 over cleartext with prior knowledge, gRPC
+ * (a unary Work RPC per request on grpc-js client channels, ./grpc-channels.ts), or WebSocket (a
+ * work message per request on long-lived sockets of the ws package's client, ./ws-sockets.ts).
  */
-export const loadProtocols = ['http1', 'h2c', 'grpc'] as const;
+export const loadProtocols = ['http1', 'h2c', 'grpc', 'ws'] as const;
 export type LoadProtocol = (typeof loadProtocols)[number];
 
 /**
@@ -26,7 +28,7 @@ export const H2_STREAMS_PER_SESSION = 100;
 /** How a request ended, as the generator classifies it (../outcome.ts classifyWork). */
 export interface TransportEnd {
   /** What the client saw (with HTTP/2's facts for a stream, gRPC's for an RPC). */
-  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts };
+  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts; ws?: WsFacts };
   /** The runner abandoned it in flight (ABORT_ERR): sent, never answered within the run. */
   abandoned: boolean;
   /** Response bytes (head or body) arrived before it ended. */

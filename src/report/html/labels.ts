@@ -88,6 +88,14 @@ function describeClient(e: Known<'client'>): MarkText {
         'warn',
         4,
       );
+    case 'work-ws-closed':
+      return mark(
+        e.data.closeFrame === false
+          ? 'WebSocket ended, no close frame (1006)'
+          : `WebSocket close ${text(e.data.code) ?? '?'} (${e.data.codeName ?? '?'}) by the ${e.data.by ?? '?'}`,
+        e.data.code === 1001 && e.data.afterDone === true ? 'neutral' : 'warn',
+        4,
+      );
     case 'work-channel-state':
       return mark(`gRPC channel ${e.data.state ?? '?'}`, e.data.state === 'READY' ? 'neutral' : 'warn', 2);
     case 'work-outcome':
@@ -144,7 +152,13 @@ function describeServer(e: Known<'server'>): MarkText {
     case 'goaway-sent':
       return mark(`GOAWAY sent (last stream ${text(e.data.lastStreamId) ?? '?'})`, 'neutral', 3);
     case 'session-closed':
-      return mark('HTTP/2 session closed', 'neutral', 2);
+      return mark(
+        e.data.code === null ? 'HTTP/2 session closed' : `WebSocket closed (${e.data.code})`,
+        'neutral',
+        2,
+      );
+    case 'close-sent':
+      return mark(`WebSocket close ${text(e.data.code) ?? '?'} sent`, 'neutral', 3);
     case 'drain-started':
     case 'stopped-listening':
     case 'drain-finished':

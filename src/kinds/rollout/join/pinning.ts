@@ -203,12 +203,15 @@ export class PinningTally {
   }
 }
 
-/** Whether the report says the pinning: always over HTTP/2 and gRPC, for HTTP/1.1 when old Pods got requests after the rollout. */
+/** Whether the report says the pinning: always over HTTP/2, gRPC and WebSocket, for HTTP/1.1 when old Pods got requests after the rollout. */
 export function pinningShown(
   p: PinningSection | undefined,
   protocol: string | undefined,
 ): p is PinningSection {
-  return p !== undefined && (protocol === 'h2c' || protocol === 'grpc' || p.requestsToOldAfterComplete > 0);
+  return (
+    p !== undefined &&
+    (protocol === 'h2c' || protocol === 'grpc' || protocol === 'ws' || p.requestsToOldAfterComplete > 0)
+  );
 }
 
 /** The pinning in one line (the text report and the page's fact; unescaped). */
@@ -218,7 +221,9 @@ export function pinningWords(p: PinningSection, protocol?: string): string {
       ? 'connections'
       : protocol === 'grpc'
         ? 'gRPC channels'
-        : 'HTTP/2 connections (slots)';
+        : protocol === 'ws'
+          ? 'WebSocket slots'
+          : 'HTTP/2 connections (slots)';
   const parts = [
     `${p.connections} ${unit}, ${p.onOldPods} on old Pods, ${p.movedOff} moved off them, ${p.stillOnOld} still on old Pods at the end`,
     `${p.requestsToOldAfterComplete} requests to old Pods after the rollout completed (of ${p.answeredAfterComplete} with a known Pod${p.newShareAfter === null ? '' : `; the new Pods’ share ${Math.round(p.newShareAfter * 1000) / 10} %`})`,
@@ -229,7 +234,7 @@ export function pinningWords(p: PinningSection, protocol?: string): string {
     );
   if (p.longestStayAfterTerminatingMs !== null)
     parts.push(`longest on an old Pod after it turned terminating: ${p.longestStayAfterTerminatingMs} ms`);
-  if (p.unit === 'slot' && protocol !== 'grpc' && p.refusedResent)
+  if (p.unit === 'slot' && protocol !== 'grpc' && protocol !== 'ws' && p.refusedResent)
     parts.push(
       `${p.refusedResent.requests} requests refused by a GOAWAY and sent again on a new session (${p.refusedResent.times} refusals)`,
     );

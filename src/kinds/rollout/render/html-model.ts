@@ -5,7 +5,7 @@ import { failureClasses } from '../../../probe/load/record.js';
 import type { RolloutDocument, Tally } from '../document.js';
 
 /** Colours in the stylesheet (html-style.ts): `fc0` … `fc22`, one per known class. */
-export const FAILURE_COLOURS = 23;
+export const FAILURE_COLOURS = 25;
 
 /**
  * The CSS class of a failure class: by its place in the known classes, so the same class has

@@ -28,6 +28,9 @@ const palette = [
   '#9a6700',
   '#7d2a8c',
   '#1f6feb',
+  // WebSocket's classes (ws-unacknowledged, ws-going-away).
+  '#a0111f',
+  '#0a3069',
 ];
 
 export const rolloutStyle = `

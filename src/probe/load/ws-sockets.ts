@@ -1,0 +1,440 @@
+// The WebSocket transport of the load generator (./transport.ts, `--protocol ws`): every request
+// is one work message `{type:"work",id,ms}` on one of `connections` long-lived WebSockets — the
+// `ws` package's own client, the one Node users run — answered `accepted` (the Pod UID, at once)
+// and `done` (after the work), the lab's contract (docs/LAB-CONTRACT.md). Why few sockets: a
+// WebSocket client holds its socket for its life, and a Kubernetes Service balances connections,
+// so each socket is pinned to one Pod until the server closes it (1001 from a draining server)
+// or loses it (1006: the process went). A slot whose socket ended opens a new one — through the
+// Service, to a ready Pod — for its next message; no message is sent again by the client (ws has
+// no retry of its own: a message the socket carried when it ended is that message's fate).
+//
+// A message goes to the slot with the fewest messages in flight (ties in turn). Each socket is
+// one connection (`conn`, numbered across slots), its client port bound before the connect
+// (./local-port.ts). A message's end is read with the probe's own wsOutcome (../outcome.ts) from
+// the same facts `draincheck run --protocol ws` keeps: `done` completes it; the server's error
+// message is `ws-error`; a socket that ends before `done` ends every message on it — with its
+// close code (1001 going away, 1006 no close frame, another code) and whether the server's
+// `accepted` came for that message (the class then says the accepted work was lost:
+// record.ts classifyFailure). Frames are held to WS_MAX_PAYLOAD_BYTES and messages that are not
+// the contract's end their socket with 1008 past WS_INVALID_MESSAGES_MAX, as in the run.
+import net from 'node:net';
+import WebSocket from 'ws';
+import type { ExchangeResult } from '../http-exchange.js';
+import type { WsClose, WsFacts } from '../ws-exchange.js';
+import {
+  parseWsMessage,
+  WS_ABNORMAL_CLOSURE,
+  WS_INVALID_MESSAGES_MAX,
+  WS_MAX_PAYLOAD_BYTES,
+  WS_PATH,
+  WS_REASON_KEEP_CHARS,
+  wsCloseName,
+} from '../ws-contract.js';
+import { truncateText } from '../../util/bounded-json.js';
+import { nextLocalPort } from './local-port.js';
+import type { LoadRecord } from './record.js';
+import {
+  H2_STREAMS_PER_SESSION,
+  type LoadTransport,
+  type TransportFigures,
+  type TransportOwner,
+  type TransportTarget,
+} from './transport.js';
+
+const UID_KEEP_CHARS = 128;
+
+export interface WsSocketsOptions {
+  /** The client's sockets (slots), each with one WebSocket at a time. */
+  connections: number;
+  /** The generator stopped offering: a refused message is not sent again. */
+  stopped: () => boolean;
+}
+
+/** Times one message the server refused unseen (`draining`, or its close 1001 first) is sent again at most. */
+export const WS_RESEND_MAX = 8;
+
+/** One WebSocket of a slot. */
+interface Socket {
+  conn: number;
+  ws: WebSocket;
+  opened: boolean;
+  openedAt: number;
+  connected: boolean;
+  localPort: number | null;
+  /** The handshake's status (101 once upgraded), and an answer other than 101. */
+  status: number | null;
+  closeByClient: boolean;
+  protocolError: { code: string | null; message: string } | null;
+  invalid: number;
+  connectTimer: NodeJS.Timeout;
+  /** Messages this socket carried (sent on it). */
+  carried: number;
+  messages: Map<string, Message>;
+  /** Messages waiting for the socket to open. */
+  pending: Message[];
+  /** The server said it takes no more work on it (`draining`): no new message goes there. */
+  retiring: boolean;
+}
+
+interface Slot {
+  index: number;
+  socket: Socket | null;
+}
+
+interface Message {
+  record: LoadRecord;
+  slot: Slot;
+  socket: Socket;
+  sentAt: number;
+  acceptedAt: number | null;
+  podUid: string | null;
+  done: boolean;
+}
+
+export class WsSockets implements LoadTransport {
+  readonly limit: number;
+  private readonly slots: Slot[];
+  private readonly messages = new Set<Message>();
+  private cursor = 0;
+  private connSeq = 0;
+  private closed = false;
+  private resent = 0;
+
+  constructor(
+    readonly target: TransportTarget,
+    private readonly options: WsSocketsOptions,
+    private readonly owner: TransportOwner,
+  ) {
+    this.slots = Array.from({ length: options.connections }, (_, index) => ({ index, socket: null }));
+    this.limit = options.connections * H2_STREAMS_PER_SESSION;
+  }
+
+  send(record: LoadRecord): void {
+    const slot = this.pick();
+    const live =
+      slot.socket && !slot.socket.retiring && slot.socket.ws.readyState <= WebSocket.OPEN
+        ? slot.socket
+        : null;
+    const socket = live ?? this.open(slot);
+    const item: Message = {
+      record,
+      slot,
+      socket,
+      sentAt: performance.now(),
+      acceptedAt: null,
+      podUid: null,
+      done: false,
+    };
+    record.slot = slot.index + 1;
+    record.conn = socket.conn;
+    record.reused = socket.carried > 0;
+    record.localPort = socket.localPort;
+    record.status = null;
+    record.firstByteUs = null;
+    socket.carried += 1;
+    socket.messages.set(record.id, item);
+    this.messages.add(item);
+    if (socket.opened) this.write(item);
+    else socket.pending.push(item);
+  }
+
+  /** Each message's response limit, from its send; a socket's connect limit has a timer of its own. */
+  sweep(now: number): void {
+    for (const item of this.messages) {
+      if (now - item.sentAt <= this.target.connectTimeoutMs + this.target.responseTimeoutMs) continue;
+      const result = this.result(item, null);
+      result.timedOut = item.socket.opened ? 'response' : 'connect';
+      result.error = {
+        code: 'ETIMEDOUT',
+        message: `no done message within ${this.target.responseTimeoutMs} ms`,
+      };
+      this.end(item, result, false);
+    }
+  }
+
+  abandon(): void {
+    for (const item of [...this.messages])
+      this.end(item, this.result(item, { code: 'ABORT_ERR', message: 'abandoned by the runner' }), true);
+    for (const slot of this.slots) slot.socket?.ws.terminate();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const slot of this.slots) {
+      const socket = slot.socket;
+      if (!socket) continue;
+      socket.closeByClient = true;
+      clearTimeout(socket.connectTimer);
+      if (socket.ws.readyState === WebSocket.OPEN) {
+        // The end of the run: the client's own close (1000); a peer that does not answer it is not waited for.
+        socket.ws.close(1000, 'load finished');
+        setTimeout(() => socket.ws.terminate(), 1000).unref();
+      } else socket.ws.terminate();
+    }
+  }
+
+  figures(): TransportFigures {
+    // Sockets opened; WebSocket has no GOAWAY (its 1001 closes are in the records' classes).
+    return { retried: 0, idleClosed: 0, refusedResent: this.resent, sessions: this.connSeq, goaways: null };
+  }
+
+  /** The slot with the fewest messages in flight; ties in turn. */
+  private pick(): Slot {
+    const n = this.slots.length;
+    const load = (s: Slot) => s.socket?.messages.size ?? 0;
+    let best = this.slots[this.cursor % n]!;
+    for (let k = 1; k < n; k++) {
+      const s = this.slots[(this.cursor + k) % n]!;
+      if (load(s) < load(best)) best = s;
+    }
+    this.cursor = (best.index + 1) % n;
+    return best;
+  }
+
+  /** A new WebSocket for the slot, through the Service. */
+  private open(slot: Slot): Socket {
+    const { host, port } = this.target;
+    const localPort = this.target.bindLocalPort ? nextLocalPort() : undefined;
+    const url = new URL(WS_PATH, this.target.url);
+    url.protocol = 'ws:';
+    const socket: Socket = {
+      conn: ++this.connSeq,
+      ws: undefined as unknown as WebSocket,
+      opened: false,
+      openedAt: 0,
+      connected: false,
+      localPort: localPort ?? null,
+      status: null,
+      closeByClient: false,
+      protocolError: null,
+      invalid: 0,
+      connectTimer: setTimeout(() => {
+        socket.closeByClient = true;
+        socket.protocolError = null;
+        for (const item of [...socket.messages.values()]) {
+          const result = this.result(item, {
+            code: 'ETIMEDOUT',
+            message: `no WebSocket within ${this.target.connectTimeoutMs} ms`,
+          });
+          result.timedOut = 'connect';
+          this.end(item, result, false);
+        }
+        socket.ws.terminate();
+      }, this.target.connectTimeoutMs),
+      carried: 0,
+      messages: new Map(),
+      pending: [],
+      retiring: false,
+    };
+    const ws = new WebSocket(url, {
+      createConnection: () => {
+        const tcp = net.connect({ host, port, ...(localPort !== undefined ? { localPort } : {}) });
+        tcp.once('connect', () => {
+          socket.connected = true;
+          socket.localPort = tcp.localPort ?? socket.localPort;
+          for (const item of socket.messages.values()) item.record.localPort = socket.localPort;
+        });
+        return tcp;
+      },
+      maxPayload: WS_MAX_PAYLOAD_BYTES,
+      perMessageDeflate: false,
+      followRedirects: false,
+    });
+    socket.ws = ws;
+    slot.socket = socket;
+    ws.on('upgrade', (res) => (socket.status = res.statusCode ?? null));
+    ws.on('unexpected-response', (_req, res) => {
+      socket.status = res.statusCode ?? null;
+      res.resume();
+      socket.closeByClient = true;
+      ws.terminate();
+    });
+    ws.on('error', (error: NodeJS.ErrnoException) => {
+      if (socket.status !== null && socket.status !== 101) return;
+      const kept = { code: error.code ?? null, message: truncateText(error.message, 200) };
+      if (
+        error.code?.startsWith('WS_ERR_') ||
+        (socket.connected && !socket.opened && error.code === undefined)
+      ) {
+        socket.protocolError ??= kept;
+        setTimeout(() => ws.terminate(), 1000).unref();
+      }
+      this.lastError.set(socket, kept);
+    });
+    ws.on('open', () => {
+      socket.opened = true;
+      socket.openedAt = performance.now();
+      clearTimeout(socket.connectTimer);
+      for (const item of socket.pending.splice(0)) if (!item.done) this.write(item);
+    });
+    ws.on('message', (data: Buffer, isBinary: boolean) => this.received(socket, data, isBinary));
+    ws.on('close', (code: number, reason: Buffer) => this.socketEnded(slot, socket, code, reason));
+    return socket;
+  }
+
+  /** The last error a socket reported (its connect error, e.g. ECONNREFUSED). */
+  private readonly lastError = new WeakMap<Socket, { code: string | null; message: string }>();
+
+  private write(item: Message): void {
+    item.sentAt = performance.now();
+    const { record } = item;
+    item.socket.ws.send(JSON.stringify({ type: 'work', id: record.id, ms: record.workMs }), () => undefined);
+  }
+
+  private received(socket: Socket, data: Buffer, isBinary: boolean): void {
+    const message = isBinary ? null : parseWsMessage(data.toString('utf8'));
+    const item = message && typeof message.id === 'string' ? socket.messages.get(message.id) : undefined;
+    if (!message || !item || !['accepted', 'done', 'error'].includes(message.type)) {
+      socket.invalid += 1;
+      if (socket.invalid > WS_INVALID_MESSAGES_MAX && !socket.closeByClient) {
+        socket.protocolError ??= {
+          code: 'WS_INVALID_MESSAGES',
+          message: `more than ${WS_INVALID_MESSAGES_MAX} messages from the server were not the contract's`,
+        };
+        socket.closeByClient = true;
+        socket.ws.close(1008, 'invalid messages');
+        setTimeout(() => socket.ws.terminate(), 1000).unref();
+      }
+      return;
+    }
+    const podUid = typeof message.podUid === 'string' ? truncateText(message.podUid, UID_KEEP_CHARS) : null;
+    if (message.type === 'accepted' && item.acceptedAt === null) {
+      item.acceptedAt = performance.now();
+      item.podUid = podUid;
+      item.record.firstByteUs = this.target.nowUs();
+    } else if (message.type === 'done') {
+      const result = this.result(item, null);
+      result.responseComplete = true;
+      result.body = truncateText(data.toString('utf8'), 16 * 1024);
+      result.bytesReceived = data.length;
+      result.ws = this.facts(item, null, null, Math.round(performance.now() - item.sentAt));
+      this.end(item, result, false);
+    } else if (message.type === 'error') {
+      const error = message.error as { code?: unknown; message?: unknown } | undefined;
+      // A draining server takes no more work on this socket and says so: the message was never
+      // taken, and goes again on a new socket — through the Service, to a ready Pod.
+      if (error?.code === 'draining' && item.acceptedAt === null) {
+        socket.retiring = true;
+        if (this.resend(item)) return;
+      }
+      const serverError = {
+        code: typeof error?.code === 'string' ? truncateText(error.code, 64) : 'error',
+        message: typeof error?.message === 'string' ? truncateText(error.message, 200) : '',
+      };
+      const result = this.result(item, serverError);
+      result.ws = { ...this.facts(item, null, null, null), serverError };
+      this.end(item, result, false);
+    }
+  }
+
+  /** The socket ended: every message still on it ends with how it ended. */
+  private socketEnded(slot: Slot, socket: Socket, code: number, reason: Buffer): void {
+    clearTimeout(socket.connectTimer);
+    if (slot.socket === socket) slot.socket = null;
+    const now = performance.now();
+    for (const item of [...socket.messages.values()]) {
+      // The server's close 1001 came before it accepted the message: never taken (the lab server
+      // takes no message after its close frame), sent again on a new socket.
+      if (
+        socket.opened &&
+        code === 1001 &&
+        !socket.closeByClient &&
+        item.acceptedAt === null &&
+        this.resend(item)
+      )
+        continue;
+      const close: WsClose = {
+        code,
+        codeName: wsCloseName(code),
+        reason: truncateText(reason.toString('utf8'), WS_REASON_KEEP_CHARS),
+        closeFrame: code !== WS_ABNORMAL_CLOSURE,
+        by: socket.closeByClient ? 'client' : 'server',
+        afterMs: Math.round(now - (socket.opened ? socket.openedAt : item.sentAt)),
+        afterDone: false,
+      };
+      const error = socket.opened
+        ? { code: `WS_CLOSE_${code}`, message: `the socket closed (${code} ${close.codeName}) before done` }
+        : (this.lastError.get(socket) ?? {
+            code: 'ECONNREFUSED',
+            message: 'the connection closed before it was up',
+          });
+      const result = this.result(item, socket.protocolError ?? error);
+      result.ws = this.facts(
+        item,
+        socket.connected || socket.opened ? close : null,
+        socket.protocolError,
+        null,
+      );
+      this.end(item, result, false);
+    }
+  }
+
+  /** Sends a message the server refused unseen again, on the slot's live (or a new) socket; false when it may not be. */
+  private resend(item: Message): boolean {
+    const record = item.record;
+    const times = record.refused ?? 0;
+    if (this.closed || this.options.stopped() || times >= WS_RESEND_MAX) return false;
+    item.done = true;
+    item.socket.messages.delete(record.id);
+    this.messages.delete(item);
+    record.refused = times + 1;
+    this.resent += 1;
+    this.send(record);
+    return true;
+  }
+
+  private facts(
+    item: Message,
+    close: WsClose | null,
+    protocolError: WsFacts['protocolError'],
+    doneAfterMs: number | null,
+  ): WsFacts {
+    const accepted =
+      item.acceptedAt === null
+        ? null
+        : { afterMs: Math.round(item.acceptedAt - item.sentAt), podUid: item.podUid };
+    return {
+      path: WS_PATH,
+      accepted,
+      doneAfterMs,
+      close,
+      unacknowledged: accepted === null ? null : doneAfterMs === null ? 1 : 0,
+      invalidMessages: item.socket.invalid,
+      serverError: null,
+      protocolError,
+    };
+  }
+
+  private result(
+    item: Message,
+    error: { code: string | null; message: string } | null,
+  ): ExchangeResult & { ws?: WsFacts } {
+    const { socket } = item;
+    return {
+      connected: socket.connected,
+      localPort: socket.localPort,
+      status: socket.status,
+      headers: null,
+      body: null,
+      bytesReceived: 0,
+      responseComplete: false,
+      error,
+      timedOut: null,
+      dnsFailed: false,
+      ws: this.facts(item, null, null, null),
+    };
+  }
+
+  private end(item: Message, result: ExchangeResult & { ws?: WsFacts }, abandoned: boolean): void {
+    if (item.done) return;
+    item.done = true;
+    item.socket.messages.delete(item.record.id);
+    this.messages.delete(item);
+    this.owner.ended(item.record, {
+      result,
+      abandoned,
+      responseStarted: item.acceptedAt !== null,
+    });
+  }
+}
