@@ -400,6 +400,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       workId: plan.workId,
       containerPort: scenario.containerPort,
       ...(scenario.target ? { target: { ...scenario.target } } : {}),
+      ...(scenario.sidecar ? { sidecar: { ...scenario.sidecar } } : {}),
       ...(scenario.filePod
         ? {
             workloadSource: {
