@@ -58,9 +58,10 @@ export function addScenarioFlags(
   // The choice rows (--sidecar, --sidecar-on-sigterm): their choices and default from the table.
   for (const setting of Object.values(scenarioChoiceSettings))
     command.addOption(
-      new Option(`${setting.flag} ${setting.arg}`, `${setting.help} (default ${setting.defaultNote})`).choices(
-        setting.choices,
-      ),
+      new Option(
+        `${setting.flag} ${setting.arg}`,
+        `${setting.help} (default ${setting.defaultNote})`,
+      ).choices(setting.choices),
     );
   return command.option(
     '--publish-not-ready',

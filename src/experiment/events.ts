@@ -291,7 +291,13 @@ export const eventSpecs = {
     'signal-sent': { signal: 'string', delivered: 'boolean', afterSeconds: 'number', container: 'string' },
     'container-exited': { exitCode: 'number', signal: 'string|number', pid1: 'boolean', container: 'string' },
     /** A line of a sidecar's own journal (draincheck sidecar-proxy), bounded when read. */
-    'sidecar-journal': { container: 'string', event: 'string', id: 'string', status: 'number', code: 'string' },
+    'sidecar-journal': {
+      container: 'string',
+      event: 'string',
+      id: 'string',
+      status: 'number',
+      code: 'string',
+    },
     probe: { result: 'string', message: 'string', probe: 'string' },
     'probe-kill': { probe: 'string', message: 'string', gracePeriodSeconds: 'number' },
     /** The port is taken on the shared host network: the Pod waits for another Pod to end. */

@@ -32,7 +32,9 @@ export function podEventData(event: WatchEvent<V1Pod>): Record<string, unknown> 
     containerReady: cs?.ready ?? null,
     annotations: pod.metadata?.annotations ?? null,
     // With sidecars: each container's state, so the document keeps every container's exit code.
-    ...(all.length > 1 ? { containers: all.slice(0, 16).map((s) => ({ name: s.name, state: s.state ?? null })) } : {}),
+    ...(all.length > 1
+      ? { containers: all.slice(0, 16).map((s) => ({ name: s.name, state: s.state ?? null })) }
+      : {}),
   });
 }
 

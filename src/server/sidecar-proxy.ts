@@ -144,7 +144,7 @@ export function parseSidecarJournalLine(text: string): SidecarJournalLine | null
     throw e;
   }
   const parsed = lineSchema.safeParse(value);
-  return parsed.success ? (parsed.data as SidecarJournalLine) : null;
+  return parsed.success ? parsed.data : null;
 }
 
 /** RFC 9110 §7.6.1: hop-by-hop fields a proxy must not forward. */

@@ -190,7 +190,12 @@ export function buildWorkload(
         containers: [container],
       };
   if (scenario.sidecar) {
-    const sidecar = sidecarContainer(scenario.sidecar, podPort, containerPort, options.image ?? DEFAULT_IMAGE);
+    const sidecar = sidecarContainer(
+      scenario.sidecar,
+      podPort,
+      containerPort,
+      options.image ?? DEFAULT_IMAGE,
+    );
     // regular: a second entry of `containers` (sorted after `server` in containerStatuses);
     // native: an init container with restartPolicy Always (KEP-753).
     if (scenario.sidecar.mode === 'native') spec.initContainers = [sidecar];

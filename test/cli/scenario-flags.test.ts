@@ -184,7 +184,9 @@ test('--sidecar and --sidecar-on-sigterm: rows with their choices; the Pod as th
   assert.equal(sidecar!.restartPolicy, 'Always');
   assert.deepEqual(sidecar!.args, ['sidecar-proxy']);
   assert.deepEqual(sidecar!.ports, [{ name: 'http', containerPort: 9000, protocol: 'TCP' }]);
-  const env = Object.fromEntries(sidecar!.env!.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+  const env = Object.fromEntries(
+    sidecar!.env!.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
+  );
   assert.deepEqual([env.PORT, env.UPSTREAM_PORT, env.SIDECAR_ON_SIGTERM], ['9000', '9001', 'drain']);
   const server = pod.spec!.containers[0]!;
   assert.deepEqual(server.ports, [{ name: 'app', containerPort: 9001, protocol: 'TCP' }]);
@@ -208,7 +210,10 @@ test('--sidecar and --sidecar-on-sigterm: rows with their choices; the Pod as th
   assert.ok(ScenarioSchema.shape.sidecar.description?.includes('--sidecar'));
   for (const [input, pattern] of [
     [{ sidecarOnSigterm: 'drain' }, /--sidecar-on-sigterm needs --sidecar/],
-    [{ sidecar: 'regular', protocol: 'h2c' }, /--sidecar is an HTTP\/1\.1 proxy: it does not carry --protocol h2c/],
+    [
+      { sidecar: 'regular', protocol: 'h2c' },
+      /--sidecar is an HTTP\/1\.1 proxy: it does not carry --protocol h2c/,
+    ],
     [
       { sidecar: 'native', serverCommand: ['/bin/sh', '-c', 'exec node s.js'] },
       /--sidecar works with draincheck's own lab server only/,

@@ -44,7 +44,10 @@ test('run --platform kube --sidecar native on a v1.28 API server: one line namin
     .split('\n')
     .filter((l) => !/^drain: \w+ \(\+[\d.]+ s\)$/.test(l));
   assert.equal(lines.length, 1, r.stderr);
-  assert.match(lines[0]!, /--sidecar native needs Kubernetes 1\.29\+, where the SidecarContainers feature gate is on by default/);
+  assert.match(
+    lines[0]!,
+    /--sidecar native needs Kubernetes 1\.29\+, where the SidecarContainers feature gate is on by default/,
+  );
   assert.match(lines[0]!, /v1\.28\.4/);
   assert.deepEqual(
     facade.requests.filter((q) => q.method === 'POST').map((q) => q.path),

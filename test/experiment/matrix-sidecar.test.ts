@@ -21,7 +21,10 @@ const scenario = (name: string): MatrixScenario => {
   return s;
 };
 
-async function runRow(s: MatrixScenario, rulesOff: RuntimeRule[] = []): Promise<{ row: MatrixRow; doc: RunDocument }> {
+async function runRow(
+  s: MatrixScenario,
+  rulesOff: RuntimeRule[] = [],
+): Promise<{ row: MatrixRow; doc: RunDocument }> {
   const platform = new LocalPlatform({ rulesOff });
   const resolved = resolveScenario({ ...s.input, name: s.name });
   const plan = planRun(resolved, {});
@@ -56,14 +59,20 @@ void test('sidecar-exits-first matches (the proxy cuts the request the server st
   assert.equal(off.row.result, 'mismatch', explain(off.row));
   assert.ok(off.row.sentence.includes(s.rule), off.row.sentence);
   assert.match(off.row.sentence, /MISMATCH — the rule .* expects .*, but /);
-  assert.ok(off.row.evidence.every((id) => /^e\d+$/.test(id)), off.row.evidence.join(' '));
+  assert.ok(
+    off.row.evidence.every((id) => /^e\d+$/.test(id)),
+    off.row.evidence.join(' '),
+  );
 });
 
 void test('native-sidecar matches (the request finishes); with the termination order off (a 1.28 kubelet) it MISMATCHES', async () => {
   const s = scenario('native-sidecar');
   const [on, off] = await Promise.all([runRow(s), runRow(s, ['sidecar-termination-order'])]);
   assert.equal(on.row.result, 'match', explain(on.row));
-  assert.match(on.row.observed.join('\n'), /work request completed with its body from (\w+) \(accepted by \1\)/);
+  assert.match(
+    on.row.observed.join('\n'),
+    /work request completed with its body from (\w+) \(accepted by \1\)/,
+  );
   assert.equal(off.row.result, 'mismatch', explain(off.row));
   assert.ok(off.row.sentence.includes(s.rule), off.row.sentence);
   assert.match(off.row.sentence, /MISMATCH — the rule .* expects .*, but /);

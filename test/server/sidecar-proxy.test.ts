@@ -32,7 +32,12 @@ async function upstream(t: { after: (fn: () => Promise<void> | void) => void }) 
     server.closeAllConnections();
     server.close();
   });
-  return { server, port: (server.address() as AddressInfo).port, connections: () => connections, firstAccepted };
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    connections: () => connections,
+    firstAccepted,
+  };
 }
 
 async function proxy(
@@ -115,10 +120,7 @@ test('an upstream that refuses: 502 and a journal line with the code', async (t)
 
 test('settings: flags over env over defaults; a bad one is one DC_USAGE line naming it', () => {
   const c = resolveSidecarProxyConfig({}, { PORT: '9000', UPSTREAM_PORT: '9001', HOST: '127.0.0.5' });
-  assert.deepEqual(
-    [c.port, c.upstreamPort, c.upstreamHost, c.onSigterm],
-    [9000, 9001, '127.0.0.5', 'exit'],
-  );
+  assert.deepEqual([c.port, c.upstreamPort, c.upstreamHost, c.onSigterm], [9000, 9001, '127.0.0.5', 'exit']);
   assert.equal(resolveSidecarProxyConfig({}, {}).upstreamHost, '127.0.0.1');
   for (const [flags, pattern] of [
     [{ onSigterm: 'default' }, /--on-sigterm \/ SIDECAR_ON_SIGTERM must be one of exit, drain/],
@@ -131,7 +133,10 @@ test('settings: flags over env over defaults; a bad one is one DC_USAGE line nam
 });
 
 test('its journal read back: only its own events, bounded, never a crash', () => {
-  assert.equal(parseSidecarJournalLine('{"event":"proxy-exit","time":"t","exitCode":0}')?.event, 'proxy-exit');
+  assert.equal(
+    parseSidecarJournalLine('{"event":"proxy-exit","time":"t","exitCode":0}')?.event,
+    'proxy-exit',
+  );
   for (const hostile of [
     'not json',
     '{"event":"request-accepted","time":"t"}',

@@ -541,11 +541,13 @@ export function sidecarSigterm(wanted: 'with-server' | 'after-server-exit'): Exp
       if (!server || !sidecar)
         return {
           result: 'no-evidence',
-          observed: !sidecar ? 'no SIGTERM to the sidecar recorded' : "no SIGTERM to the server recorded",
+          observed: !sidecar ? 'no SIGTERM to the sidecar recorded' : 'no SIGTERM to the server recorded',
           evidence: ids(server, sidecar),
         };
       const apart = Math.round(sidecar.at - server.at);
-      const exitWords = serverExit ? `, the server exited at ${ms(serverExit.at)}` : ', no exit of the server recorded';
+      const exitWords = serverExit
+        ? `, the server exited at ${ms(serverExit.at)}`
+        : ', no exit of the server recorded';
       const observed = `server SIGTERM at ${ms(server.at)}, sidecar SIGTERM at ${ms(sidecar.at)} (${apart} ms apart)${exitWords}`;
       const ok =
         wanted === 'with-server'
@@ -563,12 +565,19 @@ export function sidecarSigterm(wanted: 'with-server' | 'after-server-exit'): Exp
  */
 export function cutWhileServerRan(): Expectation {
   return {
-    expected: "the client's connection ended while the server still ran, its journal holding the accepted request",
+    expected:
+      "the client's connection ended while the server still ran, its journal holding the accepted request",
     check: ({ doc, events }) => {
       const outcome = firstOf(events, 'client', 'work-outcome');
-      const accepted = eventsOf(events, 'server', 'request-accepted').find((e) => e.data.id === doc.scenario.workId);
-      const finished = eventsOf(events, 'server', 'request-finished').find((e) => e.data.id === doc.scenario.workId);
-      const aborted = eventsOf(events, 'server', 'request-aborted').find((e) => e.data.id === doc.scenario.workId);
+      const accepted = eventsOf(events, 'server', 'request-accepted').find(
+        (e) => e.data.id === doc.scenario.workId,
+      );
+      const finished = eventsOf(events, 'server', 'request-finished').find(
+        (e) => e.data.id === doc.scenario.workId,
+      );
+      const aborted = eventsOf(events, 'server', 'request-aborted').find(
+        (e) => e.data.id === doc.scenario.workId,
+      );
       const serverEnd = finished ?? aborted;
       const exit =
         firstOf(events, 'server', 'exit') ??
@@ -585,14 +594,20 @@ export function cutWhileServerRan(): Expectation {
       // The server did not cut it itself (no `request-cut`): it lost its client — the proxy's
       // connection closed under it (`request-aborted`) — or was still at work when the client's
       // connection ended.
-      const cutByServer = eventsOf(events, 'server', 'request-cut').some((e) => e.data.id === doc.scenario.workId);
+      const cutByServer = eventsOf(events, 'server', 'request-cut').some(
+        (e) => e.data.id === doc.scenario.workId,
+      );
       const ranOn = !cutByServer && (aborted !== undefined || !exit || exit.at > outcome.at);
       const journal = serverEnd
         ? `; the server's journal: accepted at ${ms(accepted.at)}, ${finished ? 'finished' : 'aborted by its client (the sidecar)'} at ${ms(serverEnd.at)}`
         : `; the server's journal: accepted at ${ms(accepted.at)}`;
       const observed = `work request ${ended} at ${ms(outcome.at)}${journal}; the server ${exit ? `exited at ${ms(exit.at)}` : 'had not exited'}`;
       const ok = ended !== 'completed' && ranOn;
-      return { result: ok ? 'match' : 'mismatch', observed, evidence: ids(accepted, outcome, serverEnd, exit) };
+      return {
+        result: ok ? 'match' : 'mismatch',
+        observed,
+        evidence: ids(accepted, outcome, serverEnd, exit),
+      };
     },
   };
 }

@@ -166,7 +166,7 @@ export class KubePlatform implements Platform {
     this.serverVersion ??= await this.resources.serverVersion();
     // Before anything is created: a native sidecar this server would not run is refused in one line.
     for (const object of objects) {
-      if (object.kind === 'Pod') refuseNativeSidecarBelow(this.serverVersion, object as V1Pod);
+      if (object.kind === 'Pod') refuseNativeSidecarBelow(this.serverVersion, object);
       const template = object.kind === 'Deployment' ? (object as V1Deployment).spec?.template : undefined;
       if (template) refuseNativeSidecarBelow(this.serverVersion, template);
     }

@@ -20,7 +20,10 @@ export function hasNativeSidecar(pod: V1Pod | V1PodTemplateSpec): boolean {
  * Throws DC_USAGE when the Pod has a native sidecar and the server's version is below the one
  * where the feature is on by default. An unreadable version is not refused (the API decides).
  */
-export function refuseNativeSidecarBelow(gitVersion: string | undefined, pod: V1Pod | V1PodTemplateSpec): void {
+export function refuseNativeSidecarBelow(
+  gitVersion: string | undefined,
+  pod: V1Pod | V1PodTemplateSpec,
+): void {
   if (!hasNativeSidecar(pod)) return;
   const v = parseServerVersion(gitVersion);
   if (!v) return;

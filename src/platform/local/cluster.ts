@@ -668,7 +668,10 @@ export class LocalCluster {
     // `kubectl logs -c NAME`: one container's log; without it, the app's (the first container).
     const log = options.container === undefined ? worker.log : worker.containerLog(options.container);
     if (!log)
-      throw new DraincheckError('DC_NOT_FOUND', `container ${options.container ?? ''} is not valid for pod ${pod}`);
+      throw new DraincheckError(
+        'DC_NOT_FOUND',
+        `container ${options.container ?? ''} is not valid for pod ${pod}`,
+      );
     return log.read(options.follow, signal);
   }
 

@@ -380,7 +380,9 @@ export class PodWorker {
 
   /** Settles when every sidecar that was started has exited. */
   private sidecarsExited(): Promise<void> {
-    return Promise.all(this.sidecars.map((s) => (s.process ? s.exited : undefined))).then(() => undefined);
+    return Promise.all(this.sidecars.map((s) => (s.process ? s.exited : Promise.resolve()))).then(
+      () => undefined,
+    );
   }
 
   /** Creates and starts the container process (again, after a wait for the port). */
@@ -672,7 +674,12 @@ export class PodWorker {
         data: { durationMs: preStopMs, ...result, ...container },
       });
       if (!result.ok)
-        this.deps.recorder.podEvent(pod, 'Warning', 'FailedPreStopHook', `PreStopHook failed: ${result.message}`);
+        this.deps.recorder.podEvent(
+          pod,
+          'Warning',
+          'FailedPreStopHook',
+          `PreStopHook failed: ${result.message}`,
+        );
     }
     let waitedMs = 0;
     const left = gracePeriodSeconds - Math.floor(preStopMs / 1000);

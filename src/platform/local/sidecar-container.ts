@@ -130,7 +130,12 @@ export class SidecarContainer {
     if (this.process)
       // No readiness probe of its own: ready while it runs (as the kubelet's status for a
       // container without one).
-      return { ...base, ready: true, started: true, state: { running: { startedAt: this.process.startedAt } } };
+      return {
+        ...base,
+        ready: true,
+        started: true,
+        state: { running: { startedAt: this.process.startedAt } },
+      };
     return { ...base, ready: false, started: false, state: { waiting: { reason: this.waitingReason } } };
   }
 }

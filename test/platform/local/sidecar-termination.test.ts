@@ -12,10 +12,18 @@ import { resolveScenario, type SidecarMode } from '../../../src/workload/scenari
 import { openHarness, podReady, type Harness } from '../../helpers/cluster-harness.js';
 import { get } from '../../helpers/http.js';
 
-async function sidecarPod(t: { after: (fn: () => Promise<void>) => void }, mode: SidecarMode): Promise<Harness> {
+async function sidecarPod(
+  t: { after: (fn: () => Promise<void>) => void },
+  mode: SidecarMode,
+): Promise<Harness> {
   const h = openHarness({ timing: fastTiming });
   t.after(() => h.close());
-  const scenario = resolveScenario({ onSigterm: 'drain', graceSeconds: 10, sidecar: mode, sidecarOnSigterm: 'exit' });
+  const scenario = resolveScenario({
+    onSigterm: 'drain',
+    graceSeconds: 10,
+    sidecar: mode,
+    sidecarOnSigterm: 'exit',
+  });
   const { pod, service } = buildWorkload(scenario, { runId: 'r1', namespace: h.namespace, name: 'work' });
   await h.service(service);
   h.pod(pod);
@@ -53,9 +61,11 @@ const finalStatus = async (h: Harness): Promise<V1Pod> =>
   (
     await h.pods.waitFor(
       (e) =>
-        [...(e.object.status?.containerStatuses ?? []), ...(e.object.status?.initContainerStatuses ?? [])].every(
-          (s) => s.state?.terminated !== undefined,
-        ) && (e.object.status?.containerStatuses?.length ?? 0) > 0,
+        [
+          ...(e.object.status?.containerStatuses ?? []),
+          ...(e.object.status?.initContainerStatuses ?? []),
+        ].every((s) => s.state?.terminated !== undefined) &&
+        (e.object.status?.containerStatuses?.length ?? 0) > 0,
       'every container terminated',
       20_000,
     )
@@ -97,7 +107,10 @@ test('a native sidecar: SIGTERM to the proxy only after the server exited; the r
   const sidecar = await sigterm(h, 'sidecar');
   const sidecarExit = await exitOf(h, 'sidecar');
   assert.ok(sidecar.at >= serverExit.at, 'the sidecar got SIGTERM once the server had exited');
-  assert.ok(sidecar.at - server.at >= 1000, `${Math.round(sidecar.at - server.at)} ms after the server's SIGTERM`);
+  assert.ok(
+    sidecar.at - server.at >= 1000,
+    `${Math.round(sidecar.at - server.at)} ms after the server's SIGTERM`,
+  );
   assert.ok(sidecarExit.at >= sidecar.at);
   assert.deepEqual(await work, { ok: true, status: 200 });
   const pod = await finalStatus(h);
