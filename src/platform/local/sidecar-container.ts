@@ -10,8 +10,13 @@ import { ContainerProcess, type ContainerExit } from './container.js';
 import { LogBuffer } from './log-buffer.js';
 import type { ContainerRole } from './termination-order.js';
 
-/** The journal lines of one sidecar the runtime reports as events, at most (the rest only in its log). */
+/**
+ * The journal lines of one sidecar the runtime reports as events, at most (the rest only in its
+ * log): its requests and responses (the probes' among them, two a second), and separately its
+ * signal, errors and exit — so a long run's probes never crowd out how the proxy ended.
+ */
 export const SIDECAR_JOURNAL_EVENTS_MAX = 200;
+export const SIDECAR_LIFECYCLE_EVENTS_MAX = 50;
 
 /** A sidecar container's life, named as the kubelet's container states are. */
 export type SidecarState = 'Waiting' | 'Running' | 'Terminated';
@@ -24,6 +29,7 @@ export class SidecarContainer {
   readonly exited: Promise<void>;
   private markExited!: () => void;
   private journalLines = 0;
+  private lifecycleLines = 0;
   waitingReason = 'PodInitializing';
 
   constructor(
@@ -64,10 +70,17 @@ export class SidecarContainer {
         onOutput: (line) => {
           this.log.append(line);
           const journal = parseSidecarJournalLine(line);
-          if (journal && this.journalLines < SIDECAR_JOURNAL_EVENTS_MAX) {
-            this.journalLines += 1;
-            options.onJournal(journal);
-          }
+          if (!journal) return;
+          const traffic = journal.event === 'proxy-request' || journal.event === 'proxy-response';
+          if (
+            traffic
+              ? this.journalLines >= SIDECAR_JOURNAL_EVENTS_MAX
+              : this.lifecycleLines >= SIDECAR_LIFECYCLE_EVENTS_MAX
+          )
+            return;
+          if (traffic) this.journalLines += 1;
+          else this.lifecycleLines += 1;
+          options.onJournal(journal);
         },
       });
     } catch (error) {

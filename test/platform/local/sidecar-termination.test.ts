@@ -138,3 +138,37 @@ test('rule off (a 1.28 kubelet): the native sidecar gets SIGTERM with the server
   assert.ok(Math.abs(sidecar.at - server.at) < 500);
   assert.equal((await work).ok, false);
 });
+
+test('two native sidecars: the server first, then the one declared last, then the first (reverse order, each after the previous exited)', async (t) => {
+  const h = openHarness({ timing: fastTiming });
+  t.after(() => h.close());
+  const scenario = resolveScenario({ onSigterm: 'drain', graceSeconds: 10, sidecar: 'native' });
+  const { pod, service } = buildWorkload(scenario, { runId: 'r1', namespace: h.namespace, name: 'work' });
+  // outer (declared first, the Pod's port 8080) → inner (8082) → the server (8081).
+  const outer = pod.spec!.initContainers![0]!;
+  const setEnv = (c: typeof outer, name: string, value: string) =>
+    (c.env = [...(c.env ?? []).filter((e) => e.name !== name), { name, value }]);
+  const inner = structuredClone(outer);
+  inner.name = 'inner';
+  inner.ports = [{ name: 'inner', containerPort: 8082, protocol: 'TCP' }];
+  setEnv(inner, 'PORT', '8082');
+  outer.name = 'outer';
+  setEnv(outer, 'UPSTREAM_PORT', '8082');
+  pod.spec!.initContainers = [outer, inner];
+  await h.service(service);
+  h.pod(pod);
+  await podReady(h);
+  h.deletePod();
+  const serverExit = await exitOf(h, 'server');
+  const innerTerm = await sigterm(h, 'inner');
+  const innerExit = await exitOf(h, 'inner');
+  const outerTerm = await sigterm(h, 'outer');
+  assert.ok(innerTerm.at >= serverExit.at, 'inner after the server exited');
+  assert.ok(outerTerm.at >= innerExit.at, 'outer (declared first) only after inner (declared last) exited');
+  const final = await finalStatus(h);
+  assert.deepEqual(
+    final.status!.initContainerStatuses!.map((s) => s.name),
+    ['outer', 'inner'],
+    'initContainerStatuses in the spec order',
+  );
+});
