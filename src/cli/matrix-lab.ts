@@ -55,6 +55,8 @@ const ownSettings: Array<[keyof ScenarioFlags, string]> = [
   ['drainDelayMs', '--drain-delay-ms'],
   ['publishNotReady', '--publish-not-ready'],
   ['serverCommand', '--server-command'],
+  ['sidecar', '--sidecar'],
+  ['sidecarOnSigterm', '--sidecar-on-sigterm'],
 ];
 
 export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Promise<void> {

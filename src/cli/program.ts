@@ -19,6 +19,7 @@ const commands: ReadonlyArray<readonly [name: string, load: () => Promise<Comman
   ['manifests', async () => (await import('./commands/manifests.js')).manifestsCommand()],
   ['cleanup', async () => (await import('./commands/cleanup.js')).cleanupCommand()],
   ['server', async () => (await import('./commands/server.js')).serverCommand()],
+  ['sidecar-proxy', async () => (await import('./commands/sidecar-proxy.js')).sidecarProxyCommand()],
   ['client', async () => (await import('./commands/client.js')).clientCommand()],
   ['load', async () => (await import('./commands/load.js')).loadCommand()],
 ];

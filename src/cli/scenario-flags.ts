@@ -4,6 +4,7 @@ import { Command, Option } from 'commander';
 import { DraincheckError } from '../errors.js';
 import { serverProtocols, shutdownPolicies } from '../server/config.js';
 import {
+  scenarioChoiceSettings,
   scenarioDefaults,
   scenarioSettingRows,
   scenarioSettings,
@@ -26,6 +27,8 @@ export interface ScenarioFlags {
   publishNotReady?: boolean;
   serverCommand?: string;
   port?: string;
+  sidecar?: string;
+  sidecarOnSigterm?: string;
 }
 
 export function addScenarioFlags(
@@ -52,6 +55,14 @@ export function addScenarioFlags(
     const note = setting.defaultNote ? `: ${setting.defaultNote}` : '';
     command.option(`${setting.flag} ${setting.arg}`, `${setting.help} (default ${defaults[name]}${note})`);
   }
+  // The choice rows (--sidecar, --sidecar-on-sigterm): their choices and default from the table.
+  for (const setting of Object.values(scenarioChoiceSettings))
+    command.addOption(
+      new Option(
+        `${setting.flag} ${setting.arg}`,
+        `${setting.help} (default ${setting.defaultNote})`,
+      ).choices(setting.choices),
+    );
   return command.option(
     '--publish-not-ready',
     'set publishNotReadyAddresses on the Service (endpoints stay ready while terminating)',
@@ -100,6 +111,10 @@ export function scenarioInput(flags: ScenarioFlags, graceDefault: number): Scena
     ...integers,
     graceSeconds: integers.graceSeconds ?? graceDefault,
     publishNotReadyAddresses: flags.publishNotReady === true,
+    ...(flags.sidecar ? { sidecar: flags.sidecar as ScenarioInput['sidecar'] } : {}),
+    ...(flags.sidecarOnSigterm
+      ? { sidecarOnSigterm: flags.sidecarOnSigterm as ScenarioInput['sidecarOnSigterm'] }
+      : {}),
     serverCommand: flags.serverCommand === undefined ? null : serverCommandArgv(flags.serverCommand),
   };
 }

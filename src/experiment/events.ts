@@ -47,6 +47,8 @@ const podData = {
   containerState: 'object',
   containerReady: 'boolean',
   annotations: 'object',
+  /** Every container's state by name, in a Pod with sidecars (observe.ts). */
+  containers: 'array',
 } as const;
 const sliceData = {
   name: 'string',
@@ -318,11 +320,20 @@ export const eventSpecs = {
   },
   pod: { ADDED: podData, MODIFIED: podData, DELETED: podData },
   endpointslice: { ADDED: sliceData, MODIFIED: sliceData, DELETED: sliceData },
+  // container: the container the record is about, in a Pod with sidecars (absent: the app's).
   kubelet: {
-    'prestop-started': { handler: 'string' },
-    'prestop-finished': { durationMs: 'number' },
-    'signal-sent': { signal: 'string', delivered: 'boolean', afterSeconds: 'number' },
-    'container-exited': { exitCode: 'number', signal: 'string|number', pid1: 'boolean' },
+    'prestop-started': { handler: 'string', container: 'string' },
+    'prestop-finished': { durationMs: 'number', container: 'string' },
+    'signal-sent': { signal: 'string', delivered: 'boolean', afterSeconds: 'number', container: 'string' },
+    'container-exited': { exitCode: 'number', signal: 'string|number', pid1: 'boolean', container: 'string' },
+    /** A line of a sidecar's own journal (draincheck sidecar-proxy), bounded when read. */
+    'sidecar-journal': {
+      container: 'string',
+      event: 'string',
+      id: 'string',
+      status: 'number',
+      code: 'string',
+    },
     probe: { result: 'string', message: 'string', probe: 'string' },
     'probe-kill': { probe: 'string', message: 'string', gracePeriodSeconds: 'number' },
     /** The port is taken on the shared host network: the Pod waits for another Pod to end. */

@@ -36,7 +36,10 @@ export interface ContainerFailure {
 
 /** The workload container has ended, or cannot start; null while it may still run. */
 export function containerFailure(pod: V1Pod): ContainerFailure | null {
-  const state = pod.status?.containerStatuses?.[0]?.state;
+  // The app's container (the spec's first): a sidecar's status may sort before it by name.
+  const statuses = pod.status?.containerStatuses ?? [];
+  const app = pod.spec?.containers?.[0]?.name;
+  const state = (statuses.find((s) => s.name === app) ?? statuses[0])?.state;
   if (state?.terminated) {
     return {
       exitCode: state.terminated.exitCode,

@@ -13,7 +13,12 @@ export function jsonCopy<T>(value: T): T {
 
 export function podEventData(event: WatchEvent<V1Pod>): Record<string, unknown> {
   const pod = event.object;
-  const cs = pod.status?.containerStatuses?.[0];
+  // The app's container: the first of the spec (containerStatuses are sorted by name, so a
+  // sidecar may come first).
+  const app = pod.spec?.containers?.[0]?.name;
+  const statuses = pod.status?.containerStatuses ?? [];
+  const cs = statuses.find((s) => s.name === app) ?? statuses[0];
+  const all = [...statuses, ...(pod.status?.initContainerStatuses ?? [])];
   return jsonCopy({
     name: pod.metadata?.name ?? null,
     uid: pod.metadata?.uid ?? null,
@@ -26,6 +31,10 @@ export function podEventData(event: WatchEvent<V1Pod>): Record<string, unknown> 
     containerState: cs?.state ?? null,
     containerReady: cs?.ready ?? null,
     annotations: pod.metadata?.annotations ?? null,
+    // With sidecars: each container's state, so the document keeps every container's exit code.
+    ...(all.length > 1
+      ? { containers: all.slice(0, 16).map((s) => ({ name: s.name, state: s.state ?? null })) }
+      : {}),
   });
 }
 

@@ -69,6 +69,11 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   const podName = plan.workload.pod.metadata!.name!;
   const serviceName = plan.workload.service.metadata!.name!;
   let incompleteReason: string | null = null;
+  /**
+   * A usage error the platform refused the workload with before creating anything (e.g. a native
+   * sidecar on a cluster below 1.29): not an observation — the run ends with its one line (exit 2).
+   */
+  let refusedUsage: DraincheckError | undefined;
   // The streams it reads (observers.ts): a fatal error (image pull, 403, 401, the Pod failed)
   // ends every wait at once — waiting out a phase limit cannot cure it, and its message and hint
   // are the run's reason; a non-fatal failure marks the run incomplete, but only if nothing
@@ -202,7 +207,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     });
 
     phase('prepare');
-    const applied = platform.apply(workloadObjects(plan.workload), observed);
+    const applied = platform.apply(workloadObjects(plan.workload), observed).catch((error: unknown) => {
+      if (isDraincheckError(error) && error.code === 'DC_USAGE') refusedUsage = error;
+      throw error;
+    });
     const created = await limited(applied, plan.limits.prepareMs, 'prepare');
     const podUid = created.find((o) => o.kind === 'Pod')?.metadata?.uid;
     journal = observe('server journal', platform.logs(namespace, podName, observed), (line) => {
@@ -371,6 +379,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     }
   }
   await observers.settled();
+  if (refusedUsage) throw refusedUsage;
   incompleteReason ??= observers.failure;
   for (const tally of serverLines.notKept()) log.add('runner', 'lines-not-kept', { ...tally }, tally.firstAt);
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
@@ -408,6 +417,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       workId: plan.workId,
       containerPort: scenario.containerPort,
       ...(scenario.target ? { target: { ...scenario.target } } : {}),
+      ...(scenario.sidecar ? { sidecar: { ...scenario.sidecar } } : {}),
       ...(scenario.filePod
         ? {
             workloadSource: {

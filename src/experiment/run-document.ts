@@ -142,6 +142,13 @@ export const ScenarioSchema = z.object({
   ...scenarioIntegerFields(),
   publishNotReadyAddresses: z.boolean(),
   serverCommand: z.array(z.string()).nullable().describe('the command run in place of draincheck server'),
+  sidecar: z
+    .object({ mode: z.enum(['regular', 'native']), onSigterm: z.enum(['exit', 'drain']) })
+    .nullable()
+    .optional()
+    .describe(
+      "a proxy sidecar on the Pod's port in front of the server (--sidecar): regular (a second container) or native (an init container with restartPolicy Always), and its SIGTERM policy; absent: none",
+    ),
   workId: z.string(),
   target: z
     .looseObject({
@@ -182,6 +189,8 @@ export const adviceCodes = [
   'handle-sigterm',
   'raise-drain-timeout',
   'prestop-sleep',
+  /** A regular proxy sidecar exited at SIGTERM and cut the request the server was still working on. */
+  'native-sidecar',
 ] as const;
 
 export const verdictKinds = [

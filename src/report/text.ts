@@ -129,9 +129,11 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
         case 'prestop-finished':
           return `preStop finished after ${v(e.data.durationMs)} ms`;
         case 'signal-sent':
-          return `${v(e.data.signal)} sent to the container`;
+          return `${v(e.data.signal)} sent to the container${e.data.container ? ` ${v(e.data.container)}` : ''}`;
         case 'container-exited':
-          return `container process exited: code ${v(e.data.exitCode)}${typeof e.data.signal === 'string' ? ` (${e.data.signal})` : ''}`;
+          return `container ${e.data.container ? `${v(e.data.container)} ` : ''}process exited: code ${v(e.data.exitCode)}${typeof e.data.signal === 'string' ? ` (${e.data.signal})` : ''}`;
+        case 'sidecar-journal':
+          return `sidecar ${v(e.data.container)}: ${v(e.data.event)}${e.data.id ? ` ${v(e.data.id)}` : ''}${typeof e.data.status === 'number' ? ` ${e.data.status}` : ''}${e.data.code ? ` ${v(e.data.code)}` : ''}`;
         case 'probe-kill':
           return `${v(e.data.probe)} probe failed: the kubelet kills the container (grace ${v(e.data.gracePeriodSeconds)} s)`;
         case 'port-wait':

@@ -16,11 +16,21 @@ import { version } from '../version.js';
 import type { Workload } from './workload.js';
 import { FILE_CONTAINER_FIELDS, type FilePod } from './pod-file.js';
 import { managedLabels, RUN_LABEL, SCENARIO_LABEL } from './labels.js';
-import { scenarioDefaults, scenarioSettingRows, type ResolvedScenario } from './scenario.js';
+import {
+  SIDECAR_APP_PORT_OFFSET,
+  scenarioDefaults,
+  scenarioSettingRows,
+  type ResolvedScenario,
+  type ScenarioSidecar,
+} from './scenario.js';
 import { serverSettings } from '../server/config.js';
 import { checkImageReference, checkWorkloadNames } from './values.js';
 
 export const DEFAULT_IMAGE = `draincheck:${version}`;
+
+/** The server's container, and the proxy sidecar's (--sidecar): "server" sorts first by name. */
+export const SERVER_CONTAINER = 'server';
+export const SIDECAR_CONTAINER = 'sidecar';
 
 /**
  * What Pod Security's "restricted" level asks of a container, so the lab also runs in such a
@@ -89,7 +99,9 @@ export function buildWorkload(
 ): Workload {
   checkWorkloadNames(names);
   if (options.image !== undefined) checkImageReference(options.image);
-  const containerPort = options.containerPort ?? scenario.containerPort;
+  // With a proxy sidecar the Pod's port is the sidecar's; the server listens on the next one.
+  const podPort = options.containerPort ?? scenario.containerPort;
+  const containerPort = scenario.sidecar ? podPort + SIDECAR_APP_PORT_OFFSET : podPort;
   const labels = { ...managedLabels(names.runId, 'lab-server'), [SCENARIO_LABEL]: scenario.name };
   const env: V1EnvVar[] = [
     { name: 'PORT', value: String(containerPort) },
@@ -120,7 +132,7 @@ export function buildWorkload(
     image: options.image ?? DEFAULT_IMAGE,
     imagePullPolicy: 'IfNotPresent',
     ...(scenario.serverCommand ? { command: scenario.serverCommand } : { args: ['server'] }),
-    ports: [{ name: 'http', containerPort, protocol: 'TCP' }],
+    ports: [{ name: scenario.sidecar ? 'app' : 'http', containerPort, protocol: 'TCP' }],
     env,
     readinessProbe: {
       // --protocol grpc: the kubelet's own grpc probe (Kubernetes 1.24+, GA in 1.27) calls
@@ -128,7 +140,15 @@ export function buildWorkload(
       // port must be a number (the API takes no port name for grpc).
       ...(scenario.protocol === 'grpc'
         ? { grpc: { port: containerPort, service: '' } }
-        : { httpGet: { path: scenario.target?.healthPath ?? '/healthz', port: 'http', scheme: 'HTTP' } }),
+        : {
+            httpGet: {
+              path: scenario.target?.healthPath ?? '/healthz',
+              // Behind a sidecar the probe goes through it, as a mesh rewrites the app's probes
+              // (Istio's pilot-agent): the Pod is Ready only while the proxy forwards.
+              port: scenario.sidecar ? podPort : 'http',
+              scheme: 'HTTP',
+            },
+          }),
       periodSeconds: scenarioDefaults.probePeriodSeconds,
       failureThreshold: options.readinessFailureThreshold ?? scenarioDefaults.probeFailureThreshold,
       successThreshold: 1,
@@ -169,6 +189,18 @@ export function buildWorkload(
         automountServiceAccountToken: false,
         containers: [container],
       };
+  if (scenario.sidecar) {
+    const sidecar = sidecarContainer(
+      scenario.sidecar,
+      podPort,
+      containerPort,
+      options.image ?? DEFAULT_IMAGE,
+    );
+    // regular: a second entry of `containers` (sorted after `server` in containerStatuses);
+    // native: an init container with restartPolicy Always (KEP-753).
+    if (scenario.sidecar.mode === 'native') spec.initContainers = [sidecar];
+    else spec.containers = [...spec.containers, sidecar];
+  }
   const pod: V1Pod = {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -198,6 +230,31 @@ export function buildWorkload(
     },
   };
   return { namespace: names.namespace, pod, service };
+}
+
+/** The proxy sidecar (`draincheck sidecar-proxy`) on the Pod's port, in front of the server's. */
+function sidecarContainer(
+  sidecar: ScenarioSidecar,
+  podPort: number,
+  appPort: number,
+  image: string,
+): V1Container {
+  return {
+    name: SIDECAR_CONTAINER,
+    image,
+    imagePullPolicy: 'IfNotPresent',
+    args: ['sidecar-proxy'],
+    ports: [{ name: 'http', containerPort: podPort, protocol: 'TCP' }],
+    env: [
+      { name: 'PORT', value: String(podPort) },
+      { name: 'UPSTREAM_PORT', value: String(appPort) },
+      { name: 'SIDECAR_ON_SIGTERM', value: sidecar.onSigterm },
+      fieldRef('POD_UID', 'metadata.uid'),
+    ],
+    resources: containerResources,
+    securityContext: restrictedSecurityContext,
+    ...(sidecar.mode === 'native' ? { restartPolicy: 'Always' } : {}),
+  };
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   type ShutdownPolicy,
 } from '../server/config.js';
 import { WORK_MS_MAX } from '../server/work-params.js';
+import { sidecarPolicies, type SidecarPolicy } from '../server/sidecar-proxy.js';
 import { integerSchema } from '../util/integer.js';
 import type { ServiceTarget } from './target.js';
 
@@ -214,6 +215,48 @@ export function scenarioIntegerFields(): Record<Exclude<ScenarioField, OptionalD
     Record<OptionalDocumentField, z.ZodOptional<z.ZodNumber>>;
 }
 
+/**
+ * A proxy sidecar in the Pod (issue 25.5): `regular`, a second entry of `containers` — the
+ * kubelet stops it together with the app; `native`, an init container with restartPolicy Always
+ * (KEP-753) — stopped only after the app has exited. It listens on the Pod's port
+ * (containerPort); the app then listens on SIDECAR_APP_PORT_OFFSET above it, inside the Pod.
+ */
+export const sidecarModes = ['regular', 'native'] as const;
+export type SidecarMode = (typeof sidecarModes)[number];
+
+export interface ScenarioSidecar {
+  mode: SidecarMode;
+  /** The sidecar's own SIGTERM policy (draincheck sidecar-proxy --on-sigterm). */
+  onSigterm: SidecarPolicy;
+}
+
+/** The app's port with a sidecar in front: the Pod's port + 1 (8081 for 8080). */
+export const SIDECAR_APP_PORT_OFFSET = 1;
+
+/**
+ * The scenario's choice settings besides the integer table, one row each: the flags of run, lab
+ * and manifests (src/cli/scenario-flags.ts), their help and their default come from here.
+ */
+export const scenarioChoiceSettings = {
+  sidecar: {
+    flag: '--sidecar',
+    arg: '<kind>',
+    choices: sidecarModes,
+    help:
+      "a proxy sidecar (draincheck sidecar-proxy) on the Pod's port in front of the server: regular (a second " +
+      'container, stopped with the server) or native (an init container with restartPolicy: Always, stopped ' +
+      'after the server exits; Kubernetes 1.29+)',
+    defaultNote: 'none',
+  },
+  sidecarOnSigterm: {
+    flag: '--sidecar-on-sigterm',
+    arg: '<policy>',
+    choices: sidecarPolicies,
+    help: "the sidecar's SIGTERM policy: exit (at once, as an Envoy without a drain) or drain (forward until the server is gone)",
+    defaultNote: 'exit',
+  },
+} as const;
+
 /** Flags' text or numbers: each setting is read by the one integer validator (src/util/integer.ts). */
 export type ScenarioInput = {
   name?: string;
@@ -221,6 +264,8 @@ export type ScenarioInput = {
   protocol?: ServerProtocol;
   publishNotReadyAddresses?: boolean;
   serverCommand?: string[] | null;
+  sidecar?: SidecarMode | null;
+  sidecarOnSigterm?: SidecarPolicy;
 } & { [K in ScenarioSettingName]?: number | string } & {
   /** The user's own service, described (src/workload/target.ts); absent: the lab contract. */
   target?: ServiceTarget | null;
@@ -239,6 +284,8 @@ export type ResolvedScenario = {
   target: ServiceTarget | null;
   /** `-f FILE`: the user's container and grace period (src/workload/pod-file.ts). */
   filePod?: FilePod | null;
+  /** A proxy sidecar in front of the server (--sidecar); absent or null: none. */
+  sidecar?: ScenarioSidecar | null;
 } & Record<ScenarioField, number>;
 
 const settingSchemas = Object.fromEntries(
@@ -261,6 +308,13 @@ const inputSchema = z.object({
     .optional(),
   ...settingSchemas,
   publishNotReadyAddresses: z.boolean().optional(),
+  sidecar: z
+    .enum(sidecarModes, { error: `--sidecar must be one of ${sidecarModes.join(', ')}` })
+    .nullable()
+    .optional(),
+  sidecarOnSigterm: z
+    .enum(sidecarPolicies, { error: `--sidecar-on-sigterm must be one of ${sidecarPolicies.join(', ')}` })
+    .optional(),
   serverCommand: z
     .array(z.string())
     .min(1, { error: '--server-command must not be empty' })
@@ -302,6 +356,10 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
         ? '--drain-idle-ms is for HTTP/1.1 keep-alive connections: with --protocol ws the drain ends each socket with close 1001'
         : `--drain-idle-ms is for HTTP/1.1 keep-alive connections: with --protocol ${protocol} the drain ends each session with GOAWAY`,
     );
+  const sidecar = resolveSidecar(v.sidecar ?? null, v.sidecarOnSigterm, {
+    protocol,
+    labServer: onSigterm !== null && (!target || target.lab),
+  });
   return {
     name: v.name ?? onSigterm ?? 'custom',
     onSigterm,
@@ -310,5 +368,31 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
     publishNotReadyAddresses: v.publishNotReadyAddresses ?? defaults.publishNotReadyAddresses,
     serverCommand,
     target: target ?? null,
+    ...(sidecar ? { sidecar } : {}),
   };
+}
+
+/** --sidecar and --sidecar-on-sigterm, checked against what the proxy sidecar can front. */
+function resolveSidecar(
+  mode: SidecarMode | null,
+  onSigterm: SidecarPolicy | undefined,
+  context: { protocol: ServerProtocol; labServer: boolean },
+): ScenarioSidecar | null {
+  const flags = scenarioChoiceSettings;
+  if (mode === null) {
+    if (onSigterm !== undefined)
+      throw new DraincheckError('DC_USAGE', `${flags.sidecarOnSigterm.flag} needs ${flags.sidecar.flag}`);
+    return null;
+  }
+  if (context.protocol !== 'http1')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `${flags.sidecar.flag} is an HTTP/1.1 proxy: it does not carry --protocol ${context.protocol}`,
+    );
+  if (!context.labServer)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `${flags.sidecar.flag} works with draincheck's own lab server only, not with --server-command, -f, --from or --work`,
+    );
+  return { mode, onSigterm: onSigterm ?? 'exit' };
 }

@@ -7,7 +7,18 @@ import { test } from 'node:test';
 import { buildProgram, commandToRun } from '../../src/cli/program.js';
 import { staticClosure } from '../helpers/static-closure.js';
 
-const commandNames = ['lab', 'run', 'rollout', 'report', 'manifests', 'cleanup', 'server', 'client', 'load'];
+const commandNames = [
+  'lab',
+  'run',
+  'rollout',
+  'report',
+  'manifests',
+  'cleanup',
+  'server',
+  'sidecar-proxy',
+  'client',
+  'load',
+];
 
 test('the program statically loads no command module, and the server command no platform', () => {
   const program = staticClosure(new URL('../../src/cli/program.js', import.meta.url));

@@ -14,6 +14,7 @@ import { planRun } from '../../src/experiment/plan.js';
 import { clientArgs } from '../../src/platform/kube/client-pod.js';
 import {
   resolveScenario,
+  scenarioChoiceSettings,
   scenarioDefaults,
   scenarioSettingRows,
   scenarioSettings,
@@ -185,4 +186,69 @@ test('--protocol ws: PROTOCOL, the kubelet httpGet readiness probe (HTTP/1.1 on 
     () => resolveScenario({ protocol: 'ws', maxConnectionAgeMs: 1000 }),
     (e: unknown) => isDraincheckError(e) && e.code === 'DC_USAGE' && /not ws/.test(e.message),
   );
+});
+
+test('--sidecar and --sidecar-on-sigterm: rows with their choices; the Pod as the kubelet needs it; refused where the proxy cannot front the server', () => {
+  const command = addScenarioFlags(new Command('run'), { policy: true, graceDefault: 30 });
+  for (const [, row] of Object.entries(scenarioChoiceSettings)) {
+    const option = command.options.find((o) => o.long === row.flag);
+    assert.ok(option, row.flag);
+    assert.deepEqual(option.argChoices, [...row.choices]);
+    assert.ok(option.description.startsWith(row.help), row.flag);
+    assert.ok(option.description.endsWith(`(default ${row.defaultNote})`), option.description);
+  }
+  const parsed = addScenarioFlags(new Command('run'), { policy: true, graceDefault: 30 }).parse(
+    ['--sidecar', 'native', '--sidecar-on-sigterm', 'drain', '--port', '9000'],
+    { from: 'user' },
+  );
+  const scenario = resolveScenario(scenarioInput(parsed.opts(), 30));
+  assert.deepEqual(scenario.sidecar, { mode: 'native', onSigterm: 'drain' });
+  const names = { runId: 'r1', namespace: 'ns', name: 'work' };
+  const { pod, service } = buildWorkload(scenario, names);
+  // native: an init container with restartPolicy Always, on the Pod's port; the server behind it.
+  const [sidecar] = pod.spec!.initContainers!;
+  assert.equal(sidecar!.restartPolicy, 'Always');
+  assert.deepEqual(sidecar!.args, ['sidecar-proxy']);
+  assert.deepEqual(sidecar!.ports, [{ name: 'http', containerPort: 9000, protocol: 'TCP' }]);
+  const env = Object.fromEntries(
+    sidecar!.env!.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]),
+  );
+  assert.deepEqual([env.PORT, env.UPSTREAM_PORT, env.SIDECAR_ON_SIGTERM], ['9000', '9001', 'drain']);
+  const server = pod.spec!.containers[0]!;
+  assert.deepEqual(server.ports, [{ name: 'app', containerPort: 9001, protocol: 'TCP' }]);
+  assert.equal(server.env!.find((e) => e.name === 'PORT')?.value, '9001');
+  assert.equal(server.readinessProbe?.httpGet?.port, 9000, 'the probe goes through the proxy');
+  assert.equal(service.spec!.ports![0]!.targetPort, 'http');
+  // regular: a second entry of `containers`.
+  const regular = buildWorkload(resolveScenario({ sidecar: 'regular' }), names).pod;
+  assert.deepEqual(
+    regular.spec!.containers.map((c) => [c.name, c.restartPolicy]),
+    [
+      ['server', undefined],
+      ['sidecar', undefined],
+    ],
+  );
+  assert.equal(regular.spec!.initContainers, undefined);
+  // None: the Pod as before.
+  assert.equal(resolveScenario({}).sidecar, undefined);
+  assert.equal(buildWorkload(resolveScenario({}), names).pod.spec!.containers.length, 1);
+  // The run document's field.
+  assert.ok(ScenarioSchema.shape.sidecar.description?.includes('--sidecar'));
+  for (const [input, pattern] of [
+    [{ sidecarOnSigterm: 'drain' }, /--sidecar-on-sigterm needs --sidecar/],
+    [
+      { sidecar: 'regular', protocol: 'h2c' },
+      /--sidecar is an HTTP\/1\.1 proxy: it does not carry --protocol h2c/,
+    ],
+    [
+      { sidecar: 'native', serverCommand: ['/bin/sh', '-c', 'exec node s.js'] },
+      /--sidecar works with draincheck's own lab server only/,
+    ],
+    [{ sidecar: 'both' }, /--sidecar must be one of regular, native/],
+  ] as const)
+    assert.throws(
+      () => resolveScenario(input as never),
+      (e: unknown) => isDraincheckError(e) && e.code === 'DC_USAGE' && pattern.test(e.message),
+      JSON.stringify(input),
+    );
 });

@@ -100,6 +100,7 @@ export function kubeletLabel(e: Extract<TypedEvent, { source: 'kubelet' }>): str
     case 'probe':
     case 'probe-kill':
     case 'port-wait':
+    case 'sidecar-journal':
       return e.type;
     default:
       return assertNever(e);

@@ -10,6 +10,7 @@
 //     accepting before the endpoint was gone (`prestop-sleep`, with the measured
 //     DELETE → endpoint-gone time).
 import { endpointConditions, eventsOf, firstOf, type ReadEvent } from '../events.js';
+import { SERVER_CONTAINER } from '../../workload/manifests.js';
 import type { adviceCodes } from '../run-document.js';
 
 export type AdviceCode = (typeof adviceCodes)[number];
@@ -43,10 +44,27 @@ export function adviceOf(
     (e): e is Extract<ReadEvent, { known: true; source: 'kubelet'; type: 'signal-sent' }> =>
       e.known && e.source === 'kubelet' && e.type === 'signal-sent',
   );
-  const term = signals.find((e) => e.data.signal === 'SIGTERM');
-  const kill = signals.find((e) => e.data.signal === 'SIGKILL' && e.data.delivered !== false);
+  // The server's own signals (a Pod with sidecars names each record's container).
+  const ofServer = (e: { data: { container: string | null } }) =>
+    (e.data.container ?? SERVER_CONTAINER) === SERVER_CONTAINER;
+  const term = signals.find((e) => e.data.signal === 'SIGTERM' && ofServer(e));
+  const kill = signals.find((e) => e.data.signal === 'SIGKILL' && e.data.delivered !== false && ofServer(e));
   if (!term) return null;
   const cutAfterSigtermMs = Math.round(cutAt - term.at);
+  // A proxy sidecar that exited before the cut while the server still ran: the sidecar cut it.
+  const exits = eventsOf(events, 'kubelet', 'container-exited');
+  const sidecarExit = exits.find((e) => !ofServer(e) && e.at <= cutAt + AT_ONCE_MS);
+  const serverExit = exits.find((e) => ofServer(e));
+  if (sidecarExit && (!serverExit || serverExit.at > cutAt) && !(kill && kill.at <= cutAt)) {
+    const sidecarTerm = signals.find((e) => e.data.signal === 'SIGTERM' && !ofServer(e));
+    const figures: Record<string, number> = { cutAfterSigtermMs };
+    if (sidecarTerm) figures.sidecarExitAfterSigtermMs = Math.round(sidecarExit.at - sidecarTerm.at);
+    return {
+      code: 'native-sidecar',
+      figures,
+      sentence: `Smallest change: make the proxy a native sidecar — an init container with restartPolicy: Always (Kubernetes 1.29+) — which the kubelet stops only after the server has exited; as a second container it got SIGTERM with the server and exited${sidecarTerm ? ` ${figures.sidecarExitAfterSigtermMs} ms later` : ''}, cutting the request ${cutAfterSigtermMs} ms after SIGTERM while the server was still running.`,
+    };
+  }
   if (kill && kill.at <= cutAt) {
     const grace = kill.data.afterSeconds ?? Math.round((kill.at - term.at) / 1000);
     const suggested = Math.ceil(run.workMs / 1000) + run.preStopSeconds + 1;

@@ -13,6 +13,7 @@ import {
   type ReadEvent,
 } from '../events.js';
 import type { RequestOutcome } from '../../probe/client-events.js';
+import { SERVER_CONTAINER, SIDECAR_CONTAINER } from '../../workload/manifests.js';
 
 export type CheckResult = 'match' | 'mismatch' | 'no-evidence';
 
@@ -99,7 +100,10 @@ export function exitCode(wanted: (run: MatrixRun) => number, words: string): Exp
 
 /** When SIGTERM reached the container: the kubelet's record where it has one, else the journal. */
 function sigtermOf(events: ReadEvent[]) {
-  const kubelet = eventsOf(events, 'kubelet', 'signal-sent').find((e) => e.data.signal === 'SIGTERM');
+  // The server's SIGTERM (in a Pod with sidecars each record names its container).
+  const kubelet = eventsOf(events, 'kubelet', 'signal-sent').find(
+    (e) => e.data.signal === 'SIGTERM' && (e.data.container ?? SERVER_CONTAINER) === SERVER_CONTAINER,
+  );
   if (kubelet) return { at: kubelet.at, event: kubelet, by: 'kubelet' };
   const journal = eventsOf(events, 'server', 'signal').find((e) => e.data.name === 'SIGTERM');
   return journal ? { at: journal.at, event: journal, by: "server's journal" } : null;
@@ -550,6 +554,103 @@ export function wsSocketEnd(wanted: 'going-away-after-done' | 'abnormal-unacknow
         result: ok ? 'match' : 'mismatch',
         observed: `the socket ${how} ${c.afterDone ? 'after' : 'before'} the done message at ${ms(closed?.at ?? outcome.at)}; ${unacked}`,
         evidence: ids(closed, outcome),
+      };
+    },
+  };
+}
+
+/**
+ * When the kubelet sent the proxy sidecar its SIGTERM: `with-server` — together with the
+ * server's (regular containers are killed at once, killContainersWithSyncResult; 500 ms allowed
+ * for the two goroutines' hooks and a loaded machine); `after-server-exit` — only once the
+ * server's container had exited (a native sidecar's turn, terminationOrdering.waitForTurn).
+ * A cluster's kubelet records no signals: nothing to say there (the work's outcome speaks).
+ */
+export function sidecarSigterm(wanted: 'with-server' | 'after-server-exit'): Expectation {
+  return {
+    expected:
+      wanted === 'with-server'
+        ? "the sidecar's SIGTERM together with the server's"
+        : "the sidecar's SIGTERM only after the server's container exited",
+    check: ({ events }) => {
+      const signals = eventsOf(events, 'kubelet', 'signal-sent');
+      if (signals.length === 0) return null;
+      const sigterm = (name: string) =>
+        signals.find((e) => e.data.signal === 'SIGTERM' && (e.data.container ?? SERVER_CONTAINER) === name);
+      const server = sigterm(SERVER_CONTAINER);
+      const sidecar = sigterm(SIDECAR_CONTAINER);
+      const serverExit = eventsOf(events, 'kubelet', 'container-exited').find(
+        (e) => (e.data.container ?? SERVER_CONTAINER) === SERVER_CONTAINER,
+      );
+      if (!server || !sidecar)
+        return {
+          result: 'no-evidence',
+          observed: !sidecar ? 'no SIGTERM to the sidecar recorded' : 'no SIGTERM to the server recorded',
+          evidence: ids(server, sidecar),
+        };
+      const apart = Math.round(sidecar.at - server.at);
+      const exitWords = serverExit
+        ? `, the server exited at ${ms(serverExit.at)}`
+        : ', no exit of the server recorded';
+      const observed = `server SIGTERM at ${ms(server.at)}, sidecar SIGTERM at ${ms(sidecar.at)} (${apart} ms apart)${exitWords}`;
+      const ok =
+        wanted === 'with-server'
+          ? Math.abs(apart) <= 500 && (!serverExit || sidecar.at <= serverExit.at)
+          : serverExit !== undefined && sidecar.at >= serverExit.at;
+      return { result: ok ? 'match' : 'mismatch', observed, evidence: ids(server, sidecar, serverExit) };
+    },
+  };
+}
+
+/**
+ * Evidence from both sides of a cut: the client saw its connection end while the server was
+ * still running, and the server's own journal had accepted the request — so the server did not
+ * cut it; what stood between them (the sidecar) did.
+ */
+export function cutWhileServerRan(): Expectation {
+  return {
+    expected:
+      "the client's connection ended while the server still ran, its journal holding the accepted request",
+    check: ({ doc, events }) => {
+      const outcome = firstOf(events, 'client', 'work-outcome');
+      const accepted = eventsOf(events, 'server', 'request-accepted').find(
+        (e) => e.data.id === doc.scenario.workId,
+      );
+      const finished = eventsOf(events, 'server', 'request-finished').find(
+        (e) => e.data.id === doc.scenario.workId,
+      );
+      const aborted = eventsOf(events, 'server', 'request-aborted').find(
+        (e) => e.data.id === doc.scenario.workId,
+      );
+      const serverEnd = finished ?? aborted;
+      const exit =
+        firstOf(events, 'server', 'exit') ??
+        eventsOf(events, 'kubelet', 'container-exited').find(
+          (e) => (e.data.container ?? SERVER_CONTAINER) === SERVER_CONTAINER,
+        );
+      if (!outcome || !accepted)
+        return {
+          result: 'no-evidence',
+          observed: !outcome ? 'no work outcome' : "the request is not in the server's journal",
+          evidence: ids(outcome, accepted),
+        };
+      const ended = doc.request.outcome ?? 'unknown';
+      // The server did not cut it itself (no `request-cut`): it lost its client — the proxy's
+      // connection closed under it (`request-aborted`) — or was still at work when the client's
+      // connection ended.
+      const cutByServer = eventsOf(events, 'server', 'request-cut').some(
+        (e) => e.data.id === doc.scenario.workId,
+      );
+      const ranOn = !cutByServer && (aborted !== undefined || !exit || exit.at > outcome.at);
+      const journal = serverEnd
+        ? `; the server's journal: accepted at ${ms(accepted.at)}, ${finished ? 'finished' : 'aborted by its client (the sidecar)'} at ${ms(serverEnd.at)}`
+        : `; the server's journal: accepted at ${ms(accepted.at)}`;
+      const observed = `work request ${ended} at ${ms(outcome.at)}${journal}; the server ${exit ? `exited at ${ms(exit.at)}` : 'had not exited'}`;
+      const ok = ended !== 'completed' && ranOn;
+      return {
+        result: ok ? 'match' : 'mismatch',
+        observed,
+        evidence: ids(accepted, outcome, serverEnd, exit),
       };
     },
   };

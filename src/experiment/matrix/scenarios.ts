@@ -7,6 +7,7 @@ import type { ScenarioInput } from '../../workload/scenario.js';
 import type { ManifestOptions } from '../../workload/manifests.js';
 import { findNginx } from '../../platform/local/l7-proxy.js';
 import {
+  cutWhileServerRan,
   exitCode,
   firstTerminatingEndpoint,
   grpcConnectionEnded,
@@ -17,6 +18,7 @@ import {
   newRequestWhileTerminating,
   replacementReadyBeforeDeletion,
   reusedOnPooledConnection,
+  sidecarSigterm,
   sigkillSent,
   sigtermAfterEndpointLeft,
   workGoaway,
@@ -73,6 +75,10 @@ const rfc9113Goaway = 'RFC 9113 §6.8 (GOAWAY); nodejs/node#57611 (Http2Server.c
 /** The grpc-js connection age of the `grpc-max-connection-age` scenario, and its grace. */
 const AGE_MS = 1000;
 const AGE_GRACE_MS = 6000;
+const killContainers =
+  'kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_container.go (killContainersWithSyncResult, killContainer)';
+const terminationOrder =
+  'kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_termination_order.go (#120620, 1.29); KEP-753';
 
 export const matrixScenarios: readonly MatrixScenario[] = [
   {
@@ -403,6 +409,49 @@ export const matrixScenarios: readonly MatrixScenario[] = [
       wsSocketEnd('abnormal-unacknowledged'),
       exitCode(() => 0, 'exit 0 (a clean code that hides the lost work)'),
     ],
+  },
+  // Sidecars (issue 25.5): a proxy on the Pod's port in front of a server that drains.
+  {
+    name: 'sidecar-exits-first',
+    question:
+      'A proxy sidecar that exits at SIGTERM, in front of a server that drains: does the accepted request finish?',
+    rule: 'The kubelet stops a Pod’s regular containers together — each its preStop, then SIGTERM, under one grace period — so a proxy sidecar that exits at SIGTERM ends the connections it carries while the server behind it still works.',
+    source: `${killContainers}; istio/istio#7136, #36631`,
+    docs: docs('sidecar-exits-first'),
+    input: {
+      onSigterm: 'drain',
+      workMs: 2000,
+      graceSeconds: 5,
+      sidecar: 'regular',
+      sidecarOnSigterm: 'exit',
+    },
+    expect: [
+      sidecarSigterm('with-server'),
+      workOutcome('connection-dropped', 'the accepted request is cut (its connection ends with the sidecar)'),
+      cutWhileServerRan(),
+    ],
+    cannotRun: { kube: 'the sidecar scenarios are built for the embedded runtime first' },
+  },
+  {
+    name: 'native-sidecar',
+    question: 'The same proxy as a native sidecar: does the accepted request finish now?',
+    rule: 'A native sidecar (an init container with restartPolicy: Always) gets SIGTERM only after every regular container has exited — native sidecars last declared first — so the proxy carries the server’s last response (on by default from 1.29).',
+    source: `${terminationOrder}; ${killContainers}`,
+    docs: docs('native-sidecar'),
+    versionNote:
+      'a MISMATCH may be the cluster: below 1.29 (SidecarContainers alpha, off by default in 1.28) native sidecars are not ordered; draincheck refuses --sidecar native there.',
+    input: {
+      onSigterm: 'drain',
+      workMs: 2000,
+      graceSeconds: 5,
+      sidecar: 'native',
+      sidecarOnSigterm: 'exit',
+    },
+    expect: [
+      sidecarSigterm('after-server-exit'),
+      workOutcome('completed', 'the accepted request completes, its body from the same Pod'),
+    ],
+    cannotRun: { kube: 'the sidecar scenarios are built for the embedded runtime first' },
   },
 ];
 

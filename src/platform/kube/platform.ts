@@ -50,6 +50,7 @@ import {
 import { KubeResources } from './resources.js';
 import { truncateText } from '../../util/bounded-json.js';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
+import { refuseNativeSidecarBelow } from './sidecar-support.js';
 import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop.js';
 import { hasPreStop, withPreStopAction } from '../../workload/manifests.js';
 import { RUN_LABEL } from '../../workload/labels.js';
@@ -163,6 +164,12 @@ export class KubePlatform implements Platform {
     }
     // The first call also proves the connection: unreachable, 401 and TLS problems show here.
     this.serverVersion ??= await this.resources.serverVersion();
+    // Before anything is created: a native sidecar this server would not run is refused in one line.
+    for (const object of objects) {
+      if (object.kind === 'Pod') refuseNativeSidecarBelow(this.serverVersion, object);
+      const template = object.kind === 'Deployment' ? (object as V1Deployment).spec?.template : undefined;
+      if (template) refuseNativeSidecarBelow(this.serverVersion, template);
+    }
     const answers: KubernetesObject[] = [];
     for (const object of objects) answers.push(await this.applyOne(object, this.signal(signal)));
     return answers;

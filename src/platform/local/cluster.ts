@@ -422,6 +422,13 @@ export class LocalCluster {
       throw new DraincheckError('DC_ALREADY_EXISTS', `pods "${name}" already exists in ${ns}`);
     }
     if (!pod.spec?.containers?.length) throw new DraincheckError('DC_USAGE', `pod ${name} has no containers`);
+    // Init containers that run to completion are not modelled; native sidecars are (pod-worker.ts).
+    const plainInit = (pod.spec.initContainers ?? []).find((c) => c.restartPolicy !== 'Always');
+    if (plainInit)
+      throw new DraincheckError(
+        'DC_USAGE',
+        `pod ${name}: the embedded runtime runs init containers only as native sidecars (restartPolicy: Always), not ${JSON.stringify(plainInit.name)}`,
+      );
     const created = this.store.put<V1Pod>('pods', {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -651,14 +658,21 @@ export class LocalCluster {
   logs(
     namespace: string,
     pod: string,
-    options: { follow: boolean },
+    options: { follow: boolean; container?: string },
     signal: AbortSignal,
   ): AsyncIterable<string> {
     const worker = this.workers.get(`${namespace}/${pod}`);
     // A removed Pod's log went with its container (LogBuffer.release), as on a node.
     if (!worker || worker.log.released)
       throw new DraincheckError('DC_NOT_FOUND', `pods "${pod}" not found in ${namespace}`);
-    return worker.log.read(options.follow, signal);
+    // `kubectl logs -c NAME`: one container's log; without it, the app's (the first container).
+    const log = options.container === undefined ? worker.log : worker.containerLog(options.container);
+    if (!log)
+      throw new DraincheckError(
+        'DC_NOT_FOUND',
+        `container ${options.container ?? ''} is not valid for pod ${pod}`,
+      );
+    return log.read(options.follow, signal);
   }
 
   platformEvents(signal: AbortSignal): AsyncIterable<PlatformEvent> {

@@ -135,14 +135,19 @@ function endpointFor(pod: V1Pod, publishNotReadyAddresses: boolean): V1Endpoint 
   };
 }
 
-/** Slice ports are the Service's target ports resolved against the Pods' container ports. */
+/**
+ * Slice ports are the Service's target ports resolved against the Pods' container ports — the
+ * containers', then the native sidecars' (init containers with restartPolicy Always), as
+ * k8s.io/endpointslice utils.go FindPort does ("also support sidecar container").
+ */
 function slicePorts(service: V1Service, pods: V1Pod[]) {
   return (service.spec?.ports ?? []).map((sp) => {
     let port: number | undefined;
     if (typeof sp.targetPort === 'number') port = sp.targetPort;
     else {
       for (const pod of pods) {
-        const cp = pod.spec?.containers
+        const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === 'Always');
+        const cp = [...(pod.spec?.containers ?? []), ...sidecars]
           .flatMap((c) => c.ports ?? [])
           .find((p) => p.name === (sp.targetPort ?? sp.name));
         if (cp) port = effectivePort(pod, cp.containerPort);

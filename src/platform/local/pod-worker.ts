@@ -4,10 +4,16 @@
 // terminated status, the final grace-0 update and the removal of the Pod object.
 // Where it is in that life is one named state (pod-worker-state.ts, after the kubelet's
 // pod_workers.go); every step below moves it through PodWorkerStatus.apply().
+// A Pod may carry sidecars besides its app (the first entry of `containers`): regular ones
+// (later entries of `containers`) and native ones (init containers with restartPolicy Always),
+// each a SidecarContainer in the Pod's network; the deletion stops them all in the kubelet's
+// order (termination-order.ts: regular containers together, native sidecars after them, last
+// declared first), and the Pod's terminated status waits for every container.
 import { existsSync } from 'node:fs';
 import type {
   V1Container,
   V1ContainerStatus,
+  V1PodSpec,
   V1LifecycleHandler,
   V1Pod,
   V1PodCondition,
@@ -28,6 +34,15 @@ import type { Recorder } from './recorder.js';
 import type { ObjectStore } from './store.js';
 import type { RuntimeTiming } from './timing.js';
 import type { RuntimeRule } from './rules-off.js';
+import { SidecarContainer } from './sidecar-container.js';
+import {
+  byContainerName,
+  isRestartableInitContainer,
+  MINIMUM_GRACE_SECONDS,
+  sigkillAfterSeconds,
+  terminationPlan,
+  type TerminationStep,
+} from './termination-order.js';
 
 /**
  * How long, and how many times, a Pod whose port is taken on the shared host network waits for
@@ -35,9 +50,6 @@ import type { RuntimeRule } from './rules-off.js';
  */
 export const PORT_WAIT_ATTEMPTS = 5;
 export const PORT_WAIT_MS = 120_000;
-
-/** The kubelet's minimum shutdown window (minimumGracePeriodInSeconds in kuberuntime). */
-const MINIMUM_GRACE_SECONDS = 2;
 
 export interface KubeletDeps {
   store: ObjectStore;
@@ -113,6 +125,8 @@ export class PodWorker {
   private last: V1Pod;
   private readonly timers = new Set<NodeJS.Timeout>();
   private readonly spec: V1Container;
+  /** The Pod's other containers: regular sidecars, then native ones in declaration order. */
+  private readonly sidecars: SidecarContainer[];
 
   constructor(
     private readonly namespace: string,
@@ -123,6 +137,41 @@ export class PodWorker {
     if (!pod) throw new Error(`pod ${namespace}/${name} does not exist`);
     this.last = pod;
     this.spec = pod.spec!.containers[0]!;
+    this.sidecars = [
+      ...pod.spec!.containers.slice(1).map((c) => new SidecarContainer(c, 'regular')),
+      ...(pod.spec!.initContainers ?? [])
+        .filter(isRestartableInitContainer)
+        .map((c) => new SidecarContainer(c, 'native-sidecar')),
+    ];
+  }
+
+  /** A sidecar's log (`kubectl logs -c NAME`), or undefined. */
+  containerLog(name: string): LogBuffer | undefined {
+    if (name === this.spec.name) return this.log;
+    return this.sidecars.find((s) => s.name === name)?.log;
+  }
+
+  /**
+   * The app's status and every sidecar's, as the kubelet lists them: containerStatuses sorted
+   * by name, initContainerStatuses in the spec's order (kubelet_pods.go
+   * convertToAPIContainerStatuses).
+   */
+  private writeStatuses(pod: V1Pod, app: V1ContainerStatus) {
+    const regular = this.sidecars.filter((s) => s.role === 'regular').map((s) => s.status());
+    const native = this.sidecars.filter((s) => s.role === 'native-sidecar').map((s) => s.status());
+    pod.status!.containerStatuses = regular.length > 0 ? byContainerName([app, ...regular]) : [app];
+    if (native.length > 0) pod.status!.initContainerStatuses = native;
+  }
+
+  /** The app container's status entry (found by name: a sidecar may sort before it). */
+  private appStatus(pod: V1Pod): V1ContainerStatus {
+    const statuses = pod.status!.containerStatuses!;
+    return statuses.find((c) => c.name === this.spec.name) ?? statuses[0]!;
+  }
+
+  /** Every sidecar is running (a container without a readiness probe is ready while it runs). */
+  private get sidecarsReady(): boolean {
+    return this.sidecars.every((s) => s.state === 'Running');
   }
 
   /** The worker's state, for tests and the runtime's bookkeeping. */
@@ -199,8 +248,8 @@ export class PodWorker {
         hostIP: '127.0.0.1',
         startTime: now,
         conditions: conditions(now, false),
-        containerStatuses: [status(this.spec, { waiting: { reason: 'ContainerCreating' } }, false)],
       };
+      this.writeStatuses(pod, status(this.spec, { waiting: { reason: 'ContainerCreating' } }, false));
     });
     let argv: string[];
     let env: Record<string, string>;
@@ -238,9 +287,102 @@ export class PodWorker {
     // one was taken).
     env.HOST = this.endpoint.ip;
     if (this.endpoint.remapped) env.PORT = String(this.endpoint.port);
+    if (this.endpoint.remapped && this.sidecars.length > 0)
+      // The sidecar's port and the app's share the Pod's address: a remapped port would leave
+      // one of them pointing at nothing.
+      return this.failToStart(
+        'StartError',
+        `port ${wantedPort} is taken on ${this.endpoint.ip}: a Pod with sidecars needs its ports free on its own address (--pod-network isolated gives it a network namespace)`,
+      );
     this.containerEnv = env;
     this.argv = argv;
+    // Native sidecars start before the app, in declaration order (they are init containers:
+    // KEP-753); regular ones with the app's other containers, after it.
+    for (const sidecar of this.sidecars.filter((s) => s.role === 'native-sidecar'))
+      if (!(await this.startSidecar(sidecar))) return this.abandonSidecars();
     await this.runContainer();
+    if (!this.container) return this.abandonSidecars();
+    for (const sidecar of this.sidecars.filter((s) => s.role === 'regular'))
+      if (!(await this.startSidecar(sidecar))) return this.abandonSidecars();
+  }
+
+  /** The sidecars never started (a deletion, a failure first): nothing waits for them. */
+  private abandonSidecars() {
+    for (const sidecar of this.sidecars) sidecar.abandon();
+  }
+
+  /** Starts one sidecar in the Pod's network; false when the Pod must not go on starting. */
+  private async startSidecar(sidecar: SidecarContainer): Promise<boolean> {
+    if (this.abandoned || this.removed) return false;
+    let argv: string[];
+    let env: Record<string, string>;
+    try {
+      argv = containerArgv(sidecar.spec);
+      env = containerEnv(sidecar.spec, this.current(), this.endpoint!.ip);
+    } catch (error) {
+      if (!(error instanceof ContainerSpecError)) throw error;
+      this.failToStart(error.reason, `container ${sidecar.name}: ${error.message}`);
+      return false;
+    }
+    env.HOST = this.endpoint!.ip;
+    this.deps.recorder.podEvent(this.current(), 'Normal', 'Created', `Created container ${sidecar.name}`);
+    try {
+      await sidecar.start({
+        argv,
+        env,
+        pid1: this.deps.pid1,
+        ...(this.network ? { netns: this.network.netns } : {}),
+        onJournal: (line) =>
+          this.deps.recorder.emit({
+            namespace: this.namespace,
+            source: 'kubelet',
+            type: 'sidecar-journal',
+            data: {
+              container: sidecar.name,
+              event: line.event,
+              ...(line.id === undefined ? {} : { id: line.id }),
+              ...(typeof line.status === 'number' ? { status: line.status } : {}),
+              ...(typeof line.code === 'string' ? { code: line.code } : {}),
+            },
+          }),
+        onExit: (exit) => this.onSidecarExit(sidecar, exit),
+      });
+    } catch (error) {
+      this.failToStart('StartError', `container ${sidecar.name}: ${(error as Error).message}`);
+      return false;
+    }
+    if (this.removed || this.disposed) {
+      sidecar.killNow();
+      return false;
+    }
+    this.deps.recorder.podEvent(this.current(), 'Normal', 'Started', `Started container ${sidecar.name}`);
+    this.update((pod) => this.writeStatuses(pod, this.appStatus(pod)));
+    return true;
+  }
+
+  /** A sidecar's process ended: its status (at the next relist) and the Pod's readiness. */
+  private onSidecarExit(sidecar: SidecarContainer, exit: ContainerExit) {
+    this.deps.recorder.emit({
+      namespace: this.namespace,
+      source: 'kubelet',
+      type: 'container-exited',
+      data: { container: sidecar.name, exitCode: exit.exitCode, signal: exit.signal, pid1: this.deps.pid1 },
+    });
+    this.after(this.deps.timing.containerStatusDelayMs, () => {
+      if (this.status.is('RemovingPod', 'Removed')) return;
+      this.update((pod) => {
+        this.writeStatuses(pod, this.appStatus(pod));
+        pod.status!.conditions = conditions(new Date(), false, pod.status!.conditions);
+      });
+    });
+    this.releaseLogIfFinished();
+  }
+
+  /** Settles when every sidecar that was started has exited. */
+  private sidecarsExited(): Promise<void> {
+    return Promise.all(this.sidecars.map((s) => (s.process ? s.exited : Promise.resolve()))).then(
+      () => undefined,
+    );
   }
 
   /** Creates and starts the container process (again, after a wait for the port). */
@@ -292,14 +434,12 @@ export class PodWorker {
       pod.status!.podIP = this.endpoint!.ip;
       pod.status!.podIPs = [{ ip: this.endpoint!.ip }];
       // `started` waits for a startup probe's success (worker.go; kubelet_pods.go).
-      const last = pod.status!.containerStatuses?.[0]?.lastState;
-      pod.status!.containerStatuses = [
-        {
-          ...status(this.spec, { running: { startedAt } }, false, !this.spec.startupProbe),
-          restartCount: this.restarts,
-          ...(last ? { lastState: last } : {}),
-        },
-      ];
+      const last = this.appStatus(pod).lastState;
+      this.writeStatuses(pod, {
+        ...status(this.spec, { running: { startedAt } }, false, !this.spec.startupProbe),
+        restartCount: this.restarts,
+        ...(last ? { lastState: last } : {}),
+      });
     });
     this.startProbers();
   }
@@ -317,7 +457,7 @@ export class PodWorker {
     this.startup = this.newProber('startup', startup, (ok, last) => {
       if (!ok) return void this.killForProbe('startup', last);
       this.update((pod) => {
-        pod.status!.containerStatuses![0]!.started = true;
+        this.appStatus(pod).started = true;
       });
       this.startReadinessAndLiveness();
     });
@@ -422,8 +562,9 @@ export class PodWorker {
     if (!this.status.is('SyncPod', 'TerminatingPod')) return;
     this.update((pod) => {
       const now = new Date();
-      pod.status!.conditions = conditions(now, ready, pod.status!.conditions);
-      const cs = pod.status!.containerStatuses![0]!;
+      // The Pod is Ready when every container is (ContainersReady): a sidecar that is gone is not.
+      pod.status!.conditions = conditions(now, ready && this.sidecarsReady, pod.status!.conditions);
+      const cs = this.appStatus(pod);
       cs.ready = ready;
     });
   }
@@ -452,14 +593,17 @@ export class PodWorker {
     await this.starting;
     const container = this.container;
     if (!container) {
-      // Never started: the Pod goes straight to a terminal phase and is removed.
+      // Never started: the Pod goes straight to a terminal phase and is removed (a native
+      // sidecar that did start goes with it).
+      for (const sidecar of this.sidecars) sidecar.signal('SIGKILL');
       this.update((pod) => {
         pod.status!.phase = 'Failed';
       });
       this.finishDeletion();
       return;
     }
-    if (this.exit) {
+    const sidecarsRunning = this.sidecars.filter((s) => s.state === 'Running').map((s) => s.name);
+    if (this.exit && sidecarsRunning.length === 0) {
       // Already exited: the deletion completes once its terminated status is written.
       if (this.status.is('TerminatedPod', 'RemovingPod')) this.finishDeletion();
       return;
@@ -469,8 +613,130 @@ export class PodWorker {
     // short to the deletion's grace period.)
     if (this.killing) return;
     this.killing = true;
+    // Every running container at once, each in the kubelet's order (killContainersWithSyncResult).
+    const running = [...(this.exit ? [] : [this.spec.name]), ...sidecarsRunning];
+    await Promise.all(
+      this.terminationPlan(running).map((step) =>
+        step.name === this.spec.name
+          ? this.killApp(container, gracePeriodSeconds, message)
+          : this.killSidecar(step, gracePeriodSeconds),
+      ),
+    );
+  }
+
+  /**
+   * The kubelet's plan for the running containers (termination-order.ts). Test-only
+   * (rulesOff 'sidecar-termination-order'): a kubelet without it — 1.28, or the SidecarContainers
+   * gate off — stops every container at once, native sidecars included.
+   */
+  private terminationPlan(running: string[]): TerminationStep[] {
+    const spec: V1PodSpec = this.current().spec ?? { containers: [this.spec] };
+    const plan = terminationPlan(spec, running);
+    return this.deps.rulesOff?.has('sidecar-termination-order')
+      ? plan.map((step) => ({ ...step, waitsFor: [] }))
+      : plan;
+  }
+
+  /**
+   * killContainer for a sidecar: its preStop hook at once, then (a native sidecar) its turn —
+   * until the containers it waits for have exited, at most what is left of the grace period —
+   * then SIGTERM, and SIGKILL after what is left of the grace (at least 2 s).
+   */
+  private async killSidecar(step: TerminationStep, gracePeriodSeconds: number) {
+    const sidecar = this.sidecars.find((s) => s.name === step.name);
+    if (!sidecar || sidecar.exit) return;
+    const pod = this.current();
+    this.deps.recorder.podEvent(pod, 'Normal', 'Killing', `Stopping container ${sidecar.name}`);
+    const container = { container: sidecar.name };
+    let preStopMs = 0;
+    const preStop = sidecar.spec.lifecycle?.preStop;
+    if (preStop && gracePeriodSeconds > 0 && !this.deps.rulesOff?.has('prestop')) {
+      const started = Date.now();
+      this.deps.recorder.emit({
+        namespace: this.namespace,
+        source: 'kubelet',
+        type: 'prestop-started',
+        data: { handler: Object.keys(preStop)[0], ...container },
+      });
+      const result = await runPreStop(this.inPodNetwork(preStop), {
+        timeoutMs: gracePeriodSeconds * 1000,
+        host: this.endpoint!.ip,
+        port: (p) => resolvePort(p, sidecar.spec),
+        env: containerEnv(sidecar.spec, pod, this.endpoint!.ip),
+        signal: this.hookStop.signal,
+      });
+      if (this.removed || this.disposed) return;
+      preStopMs = Date.now() - started;
+      this.deps.recorder.emit({
+        namespace: this.namespace,
+        source: 'kubelet',
+        type: 'prestop-finished',
+        data: { durationMs: preStopMs, ...result, ...container },
+      });
+      if (!result.ok)
+        this.deps.recorder.podEvent(
+          pod,
+          'Warning',
+          'FailedPreStopHook',
+          `PreStopHook failed: ${result.message}`,
+        );
+    }
+    let waitedMs = 0;
+    const left = gracePeriodSeconds - Math.floor(preStopMs / 1000);
+    if (step.waitsFor.length > 0 && left > 0) {
+      const since = Date.now();
+      await this.waitForTurn(step.waitsFor, left * 1000);
+      waitedMs = Date.now() - since;
+      if (this.removed || this.disposed) return;
+    }
+    if (sidecar.exit) return;
+    const grace = sigkillAfterSeconds(gracePeriodSeconds, preStopMs, waitedMs);
+    const sent = sidecar.signal('SIGTERM');
+    this.deps.recorder.emit({
+      namespace: this.namespace,
+      source: 'kubelet',
+      type: 'signal-sent',
+      data: { signal: 'SIGTERM', delivered: sent, pid1: this.deps.pid1, ...container },
+    });
+    const timer = this.after(grace * 1000, () => {
+      if (sidecar.exit || this.deps.rulesOff?.has('grace-period-kill')) return;
+      const killed = sidecar.signal('SIGKILL');
+      this.deps.recorder.emit({
+        namespace: this.namespace,
+        source: 'kubelet',
+        type: 'signal-sent',
+        data: { signal: 'SIGKILL', delivered: killed, afterSeconds: grace, ...container },
+      });
+    });
+    void sidecar.exited.then(() => this.cancel(timer));
+  }
+
+  /** terminationOrdering.waitForTurn: until every named container has exited, or `ms`. */
+  private waitForTurn(names: string[], ms: number): Promise<void> {
+    const exits = names.map((name) =>
+      name === this.spec.name
+        ? (this.container?.exited.then(
+            () => undefined,
+            () => undefined,
+          ) ?? Promise.resolve())
+        : (this.sidecars.find((s) => s.name === name)?.exited ?? Promise.resolve()),
+    );
+    return new Promise((resolve) => {
+      const timer = this.after(ms, resolve);
+      if (!timer) return resolve();
+      void Promise.all(exits).then(() => {
+        this.cancel(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** killContainer for the app: preStop, SIGTERM, SIGKILL at the end of what is left of the grace. */
+  private async killApp(container: ContainerProcess, gracePeriodSeconds: number, message?: string) {
     const pod = this.current();
     this.deps.recorder.podEvent(pod, 'Normal', 'Killing', message ?? `Stopping container ${this.spec.name}`);
+    // With sidecars, each kubelet record names its container.
+    const named = this.sidecars.length > 0 ? { container: this.spec.name } : {};
     let grace = gracePeriodSeconds;
     const preStop = this.spec.lifecycle?.preStop;
     if (preStop && grace > 0 && !this.deps.rulesOff?.has('prestop')) {
@@ -479,7 +745,7 @@ export class PodWorker {
         namespace: this.namespace,
         source: 'kubelet',
         type: 'prestop-started',
-        data: { handler: Object.keys(preStop)[0] },
+        data: { handler: Object.keys(preStop)[0], ...named },
       });
       this.hookRun = runPreStop(this.inPodNetwork(preStop), {
         timeoutMs: grace * 1000,
@@ -498,7 +764,7 @@ export class PodWorker {
         namespace: this.namespace,
         source: 'kubelet',
         type: 'prestop-finished',
-        data: { durationMs: tookMs, ...result },
+        data: { durationMs: tookMs, ...result, ...named },
       });
       if (!result.ok) {
         this.deps.recorder.podEvent(
@@ -518,7 +784,7 @@ export class PodWorker {
       namespace: this.namespace,
       source: 'kubelet',
       type: 'signal-sent',
-      data: { signal: 'SIGTERM', delivered: sent, pid1: container.pid1 },
+      data: { signal: 'SIGTERM', delivered: sent, pid1: container.pid1, ...named },
     });
     this.killTimer = this.after(grace * 1000, () => {
       if (this.exit || this.deps.rulesOff?.has('grace-period-kill')) return;
@@ -527,7 +793,7 @@ export class PodWorker {
         namespace: this.namespace,
         source: 'kubelet',
         type: 'signal-sent',
-        data: { signal: 'SIGKILL', delivered: killed, afterSeconds: grace },
+        data: { signal: 'SIGKILL', delivered: killed, afterSeconds: grace, ...named },
       });
     });
   }
@@ -545,7 +811,12 @@ export class PodWorker {
       namespace: this.namespace,
       source: 'kubelet',
       type: 'container-exited',
-      data: { exitCode: exit.exitCode, signal: exit.signal, pid1: this.container?.pid1 ?? false },
+      data: {
+        exitCode: exit.exitCode,
+        signal: exit.signal,
+        pid1: this.container?.pid1 ?? false,
+        ...(this.sidecars.length > 0 ? { container: this.spec.name } : {}),
+      },
     });
     // A terminating Pod's container stopped under the kubelet's kill: the kubelet removes the
     // Pod's probe workers as soon as the kill returns (kubelet.go SyncTerminatingPod:
@@ -556,7 +827,8 @@ export class PodWorker {
       // killPod then stops the Pod's sandbox, whose CNI teardown takes the Pod's address off
       // the node (kuberuntime_manager.go killPodWithSyncResult: containers, then
       // StopPodSandbox) — before the terminated status is written, not at the object's removal.
-      const hook = this.hookRun ?? Promise.resolve();
+      // The sandbox goes once every container has stopped: a native sidecar outlives the app.
+      const hook = Promise.all([this.hookRun, this.sidecarsExited()]);
       void hook.then(
         () => this.addressGone(),
         () => this.addressGone(),
@@ -570,8 +842,19 @@ export class PodWorker {
       this.prober?.stop();
       if (this.mayWaitForPort(exit) && this.deps.portWait!.othersRunning(this)) return this.waitForPort(exit);
       this.log.close();
-      this.writeTerminated(exit);
+      // The Pod's containers are all stopped only when its sidecars are too.
+      void this.sidecarsExited().then(() => this.writeTerminated(exit));
     });
+    // The app exited on its own (restartPolicy Never): with no regular container left, the
+    // kubelet kills the Pod — its native sidecars, in their order (kuberuntime_manager.go
+    // computePodActions: keepCount == 0 → KillPod).
+    if (
+      this.status.is('SyncPod') &&
+      !this.killing &&
+      this.sidecars.some((s) => s.role === 'native-sidecar' && s.state === 'Running') &&
+      !this.sidecars.some((s) => s.role === 'regular' && s.state === 'Running')
+    )
+      void this.kill(this.current().spec?.terminationGracePeriodSeconds ?? 30);
   }
 
   /**
@@ -617,16 +900,14 @@ export class PodWorker {
     }
     this.update((pod) => {
       if (pod.metadata?.annotations) delete pod.metadata.annotations[REMAPPED_PORT_ANNOTATION];
-      const cs = pod.status!.containerStatuses![0]!;
-      pod.status!.containerStatuses = [
-        {
-          ...cs,
-          ready: false,
-          started: false,
-          state: { waiting: { reason: 'PortTaken', message } },
-          lastState: { terminated: this.terminatedState(exit) },
-        },
-      ];
+      const cs = this.appStatus(pod);
+      this.writeStatuses(pod, {
+        ...cs,
+        ready: false,
+        started: false,
+        state: { waiting: { reason: 'PortTaken', message } },
+        lastState: { terminated: this.terminatedState(exit) },
+      });
       pod.status!.conditions = conditions(new Date(), false, pod.status!.conditions);
     });
     const unsubscribe = this.deps.portWait!.onContainerExit(() => end(true));
@@ -673,18 +954,21 @@ export class PodWorker {
     if (!this.transition('statusWritten')) return;
     const deleting = Boolean(this.current().metadata?.deletionTimestamp);
     this.update((pod) => {
-      const cs = pod.status!.containerStatuses![0]!;
-      pod.status!.containerStatuses = [
-        {
-          ...cs,
-          ready: false,
-          started: false,
-          state: { terminated: this.terminatedState(exit) },
-        },
-      ];
+      const cs = this.appStatus(pod);
+      this.writeStatuses(pod, {
+        ...cs,
+        ready: false,
+        started: false,
+        state: { terminated: this.terminatedState(exit) },
+      });
       pod.status!.conditions = conditions(new Date(), false, pod.status!.conditions);
-      // Since 1.27 the kubelet gives a Pod that will not run again a terminal phase.
-      pod.status!.phase = exit.exitCode === 0 ? 'Succeeded' : 'Failed';
+      // Since 1.27 the kubelet gives a Pod that will not run again a terminal phase: Failed when
+      // a regular container failed (a native sidecar's exit code does not count, kubelet_pods.go
+      // getPhase).
+      const failed =
+        exit.exitCode !== 0 ||
+        this.sidecars.some((s) => s.role === 'regular' && s.exit !== undefined && s.exit.exitCode !== 0);
+      pod.status!.phase = failed ? 'Failed' : 'Succeeded';
     });
     if (deleting) this.finishDeletion();
   }
@@ -722,13 +1006,22 @@ export class PodWorker {
   private addressGone() {
     if (!this.endpoint || !this.allocator || this.addressOff) return;
     this.addressOff = true;
-    if (this.deps.addressGone) this.deps.addressGone(this.endpoint);
+    // With a sidecar in front, the port new connections come to is the sidecar's: the one the
+    // Service targets (named `http` in draincheck's manifests), not the app's.
+    const front =
+      this.sidecars.length > 0
+        ? this.sidecars.flatMap((s) => s.spec.ports ?? []).find((p) => p.name === 'http')?.containerPort
+        : undefined;
+    const gone = front === undefined ? this.endpoint : { ...this.endpoint, port: front };
+    if (this.deps.addressGone) this.deps.addressGone(gone);
     else this.allocator.release(this.endpoint.ip);
   }
 
   /** The Pod object and its container are both gone: so is its log (LogBuffer.release). */
   private releaseLogIfFinished() {
-    if (this.finished) this.log.release();
+    if (!this.finished) return;
+    this.log.release();
+    for (const sidecar of this.sidecars) sidecar.log.release();
   }
 
   /** The Pod's network namespace (for `ss` inside it), where it has one. */
@@ -752,13 +1045,14 @@ export class PodWorker {
     this.liveness?.stop();
     this.startup?.stop();
     this.container?.signal('SIGKILL');
+    for (const sidecar of this.sidecars) sidecar.signal('SIGKILL');
   }
 
   private failToStart(reason: string, message: string) {
     if (this.removed || this.disposed) return;
     this.deps.recorder.podEvent(this.current(), 'Warning', 'Failed', `Error: ${message}`);
     this.update((pod) => {
-      pod.status!.containerStatuses = [status(this.spec, { waiting: { reason, message } }, false)];
+      this.writeStatuses(pod, status(this.spec, { waiting: { reason, message } }, false));
     });
   }
 
@@ -773,18 +1067,31 @@ export class PodWorker {
     this.liveness?.stop();
     this.startup?.stop();
     this.container?.killNow();
+    for (const sidecar of this.sidecars) {
+      sidecar.killNow();
+      sidecar.abandon();
+      sidecar.log.close();
+    }
     this.network?.release();
     this.log.close();
   }
 
   /** A container process of this Pod runs now. */
   get runsContainer(): boolean {
-    return this.container !== undefined && this.exit === undefined && !this.removed;
+    return (
+      !this.removed &&
+      ((this.container !== undefined && this.exit === undefined) ||
+        this.sidecars.some((s) => s.state === 'Running'))
+    );
   }
 
   /** The Pod object is gone and no container process is left (or none was ever started). */
   get finished(): boolean {
-    return this.removed && (this.exit !== undefined || this.container === undefined);
+    return (
+      this.removed &&
+      (this.exit !== undefined || this.container === undefined) &&
+      this.sidecars.every((s) => s.state !== 'Running')
+    );
   }
 
   /** Resolves once a start in progress has settled and the container process (if any) is gone. */
@@ -795,6 +1102,7 @@ export class PodWorker {
       () => undefined,
       () => undefined, // a process that failed to spawn has nothing to wait for
     );
+    await this.sidecarsExited();
   }
 }
 

@@ -16,5 +16,10 @@ export const runtimeRules = [
   'publish-not-ready-addresses',
   /** A gone Pod's sandbox network is torn down: SYNs the rules still send there get no answer. */
   'gone-pod-unreachable',
+  /**
+   * Native sidecars get SIGTERM only after the regular containers exited, last declared first
+   * (kuberuntime_termination_order.go, 1.29+); off: every container at once, as a 1.28 kubelet.
+   */
+  'sidecar-termination-order',
 ] as const;
 export type RuntimeRule = (typeof runtimeRules)[number];

@@ -212,11 +212,17 @@ function describeKubelet(e: Known<'kubelet'>): MarkText {
     case 'prestop-finished':
       return mark('preStop finished', 'neutral', 2);
     case 'signal-sent':
-      return mark(`${e.data.signal ?? 'signal'} sent`, e.data.signal === 'SIGKILL' ? 'bad' : 'warn', 4);
+      return mark(
+        `${e.data.signal ?? 'signal'} sent${e.data.container ? ` to ${e.data.container}` : ''}`,
+        e.data.signal === 'SIGKILL' ? 'bad' : 'warn',
+        4,
+      );
+    case 'sidecar-journal':
+      return mark(`sidecar ${e.data.event ?? '?'}`, e.data.event === 'proxy-error' ? 'bad' : 'neutral', 1);
     case 'container-exited': {
       const signal = text(e.data.signal);
       return mark(
-        `container exited ${text(e.data.exitCode) ?? '?'}${signal ? ` (${signal})` : ''}`,
+        `${e.data.container ? `${e.data.container} ` : 'container '}exited ${text(e.data.exitCode) ?? '?'}${signal ? ` (${signal})` : ''}`,
         e.data.exitCode === 0 ? 'neutral' : 'bad',
         3,
       );
