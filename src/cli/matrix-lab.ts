@@ -57,6 +57,7 @@ const ownSettings: Array<[keyof ScenarioFlags, string]> = [
   ['serverCommand', '--server-command'],
   ['sidecar', '--sidecar'],
   ['sidecarOnSigterm', '--sidecar-on-sigterm'],
+  ['ingress', '--ingress'],
 ];
 
 export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Promise<void> {

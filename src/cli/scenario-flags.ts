@@ -29,6 +29,7 @@ export interface ScenarioFlags {
   port?: string;
   sidecar?: string;
   sidecarOnSigterm?: string;
+  ingress?: string;
 }
 
 export function addScenarioFlags(
@@ -56,13 +57,16 @@ export function addScenarioFlags(
     command.option(`${setting.flag} ${setting.arg}`, `${setting.help} (default ${defaults[name]}${note})`);
   }
   // The choice rows (--sidecar, --sidecar-on-sigterm): their choices and default from the table.
-  for (const setting of Object.values(scenarioChoiceSettings))
+  for (const setting of Object.values(scenarioChoiceSettings)) {
+    // A row for some commands only (--ingress: run and lab, not manifests).
+    if ('commands' in setting && !(setting.commands as readonly string[]).includes(command.name())) continue;
     command.addOption(
       new Option(
         `${setting.flag} ${setting.arg}`,
         `${setting.help} (default ${setting.defaultNote})`,
       ).choices(setting.choices),
     );
+  }
   return command.option(
     '--publish-not-ready',
     'set publishNotReadyAddresses on the Service (endpoints stay ready while terminating)',
@@ -115,6 +119,7 @@ export function scenarioInput(flags: ScenarioFlags, graceDefault: number): Scena
     ...(flags.sidecarOnSigterm
       ? { sidecarOnSigterm: flags.sidecarOnSigterm as ScenarioInput['sidecarOnSigterm'] }
       : {}),
+    ...(flags.ingress ? { ingress: flags.ingress as ScenarioInput['ingress'] } : {}),
     serverCommand: flags.serverCommand === undefined ? null : serverCommandArgv(flags.serverCommand),
   };
 }

@@ -265,6 +265,7 @@ export function conclude(input: ConcludeInput): Fields {
     deleteRequested,
     fte,
     terminatedEvent: firstTerminated ?? journalExit,
+    ingressLog: eventsOf(events, 'proxy', 'ingress-request').find((e) => e.data.id === workId),
   });
   // The smallest change the events support, for a cut request (only where the kubelet's
   // signals were recorded); the verdict's sentence ends with it.
@@ -346,6 +347,8 @@ interface VerdictEvidence {
   fte: Evidence | undefined;
   terminatedEvent: Evidence | undefined;
   identity: Identity;
+  /** --ingress: the work request as the ingress's logs tell it (its answer, each upstream attempt). */
+  ingressLog: EventOf<'proxy', 'ingress-request'> | undefined;
 }
 
 function verdictOf(
@@ -475,13 +478,42 @@ function verdictOf(
       };
     }
     case 'http-error':
-    case 'grpc-status':
+    case 'grpc-status': {
+      // Through an ingress, a 5xx is the proxy's answer for its upstream attempts: its log
+      // says whether the attempt to the Pod that accepted the request was cut there.
+      const through = ingressCut(ev.ingressLog, f.request.status, f.acceptance.uid ?? f.pod.uid);
+      if (through?.cut) {
+        const hidden =
+          f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides a cut request' : '';
+        return {
+          kind: 'accepted-request-cut',
+          evidence: [...ids, ev.ingressLog!.id],
+          reason: null,
+          explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} was cut at the Pod — ${through.words} — and the ingress answered the client ${outcomeText} at ${when(f.request.at)}: the cut is the Pod's, the ${f.request.status ?? '5xx'} the ingress's; ${fteText}; ${exitText}${hidden}.`,
+        };
+      }
+      if (through)
+        return inconclusive(
+          `the ingress answered ${f.request.status ?? '?'} (${through.words}), and no attempt to the Pod that accepted the request was cut there by its log: which layer failed is not shown`,
+          [...ids, ev.ingressLog!.id],
+        );
+      if (
+        ev.ingressLog === undefined &&
+        f.request.status !== null &&
+        f.request.status >= 500 &&
+        f.request.bodyUid === null &&
+        hasIngress(events)
+      )
+        return inconclusive(
+          `HTTP ${f.request.status} came through the ingress, whose logs have no line for the work request: whether the Pod or the ingress failed is not shown`,
+        );
       return {
         kind: 'accepted-request-failed',
         evidence: ids,
         reason: null,
         explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)} on a healthy connection${grpcWords(f.request.grpc, events)}; ${exitText}.`,
       };
+    }
     case 'rpc-refused':
       // grpc-js never had a connection for the call, while the acceptance evidence says the
       // server took it: as with goaway-refused, one of them is wrong and the run cannot tell.
@@ -508,6 +540,42 @@ function verdictOf(
         `the work request never reached the server (${f.request.outcome}${f.request.error?.code ? `, ${f.request.error.code}` : ''})`,
       );
   }
+}
+
+/** nginx's and HAProxy's causes of a failed upstream attempt that mean the upstream ended the exchange. */
+const CUT_CAUSES = new Set(['closed', 'reset', 'read-timeout']);
+
+/**
+ * The ingress's word on a 5xx it answered (null: no ingress, or not a 5xx of its own): `cut`
+ * when one of its attempts went to the Pod that accepted the request and failed there because
+ * the Pod ended the exchange (closed, reset — error log, or HAProxy's termination state) — the
+ * Pod's cut, translated to a status. Anything else (no attempt there, refused, no upstream) is
+ * the ingress's own failure, or not shown.
+ */
+export function ingressCut(
+  log: EventOf<'proxy', 'ingress-request'> | undefined,
+  status: number | null,
+  podUid: string | null,
+): { cut: boolean; words: string } | null {
+  if (!log || status === null || status < 500 || log.data.status !== status) return null;
+  const attempts = (Array.isArray(log.data.attempts) ? log.data.attempts : [])
+    .slice(0, 16)
+    .map((a: unknown) => (a && typeof a === 'object' ? (a as Record<string, unknown>) : {}));
+  const kind = typeof log.data.kind === 'string' ? log.data.kind.slice(0, 16) : 'the ingress';
+  const said = attempts.map((a) => {
+    const pod = typeof a.podUid === 'string' ? short(a.podUid) : 'no known Pod';
+    const cause = typeof a.cause === 'string' ? a.cause : 'no cause in its log';
+    return `${pod}: ${typeof a.status === 'number' ? a.status : '-'}, ${cause}`;
+  });
+  const cutHere = attempts.some(
+    (a) => podUid !== null && a.podUid === podUid && typeof a.cause === 'string' && CUT_CAUSES.has(a.cause),
+  );
+  const words = `${kind}'s log: ${attempts.length} upstream attempt${attempts.length === 1 ? '' : 's'} (${said.join('; ') || 'none'})`;
+  return { cut: cutHere, words };
+}
+
+function hasIngress(events: ReadEvent[]): boolean {
+  return firstOf(events, 'runner', 'ingress-started') !== undefined;
 }
 
 /** How an exit code taken from the journal is labelled wherever it is shown (run-view.ts). */

@@ -76,6 +76,7 @@ const coreEventData = {
 export const eventSpecs = {
   runner: {
     'run-started': { runId: 'string', scenario: 'string', platform: 'string', startedAt: 'string' },
+    'ingress-started': { kind: 'string', url: 'string', model: 'string' },
     phase: { name: 'string' },
     'observer-error': { observer: 'string', message: 'string', code: 'string' },
     'phase-timeout': { phase: 'string', limitMs: 'number', message: 'string' },
@@ -350,6 +351,8 @@ export const eventSpecs = {
       sinceMs: 'number',
     },
     'proxy-sync-failed': { service: 'string', mode: 'string', error: 'string' },
+    // --ingress: one of the run's requests as the ingress's logs tell it (ingress-process.ts).
+    'ingress-request': { id: 'string', status: 'number', attempts: 'array', kind: 'string' },
   },
   events: { '*': coreEventData },
 } as const satisfies { [S in EventSource]: Readonly<Record<string, Fields>> };

@@ -4,15 +4,20 @@
 // Every phase has a limit; a run that cannot finish still yields a document, marked
 // incomplete with the reason, and the workload is always cleaned up.
 import { version } from '../version.js';
-import { isDraincheckError, type DraincheckError } from '../errors.js';
+import { DraincheckError, isDraincheckError } from '../errors.js';
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
-import type { Platform } from '../platform/types.js';
+import {
+  INGRESS_SYNC_MS_DEFAULT,
+  type Ingress,
+  type IngressEvidence,
+  type Platform,
+} from '../platform/types.js';
 import { abortableDelay as delay } from '../util/abortable-delay.js';
 import { JOURNAL_LINE_MAX_CHARS, parseJournalLine } from '../server/journal.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import { SERVICE_NAME_LABEL } from '../workload/labels.js';
 import { workloadObjects } from '../workload/workload.js';
-import type { ClientEvent } from '../probe/client-events.js';
+import { newRequestId, reusedRequestId, type ClientEvent } from '../probe/client-events.js';
 import { conclude } from './conclude.js';
 import { redateByClientClock } from './client-clock.js';
 import { containerFailure, podFailedError } from './failures.js';
@@ -177,6 +182,15 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       });
   };
 
+  // --ingress: the proxy the client goes through, and what its logs said once stopped.
+  let ingress: Ingress | undefined;
+  let ingressEvidence: IngressEvidence | null = null;
+  if (scenario.ingress && !platform.ingress)
+    refusedUsage = new DraincheckError(
+      'DC_USAGE',
+      `--ingress ${scenario.ingress} runs on the embedded runtime only (--platform local): a cluster's own ingress is not driven by draincheck yet`,
+    );
+
   log.add('runner', 'run-started', {
     runId: plan.runId,
     scenario: scenario.name,
@@ -184,6 +198,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     startedAt: startedAt.toISOString(),
   });
   try {
+    if (refusedUsage) throw refusedUsage;
     // Watches open before anything exists, so the Pod's whole life is seen.
     const pods = platform.watch<V1Pod>('Pod', namespace, { name: podName }, observed);
     void observe('Pod watch', pods, (e) => {
@@ -234,12 +249,40 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     if (lastPod) onPod(lastPod);
 
     phase('service-ready');
+    // --ingress: the proxy in front of the Service's endpoints is the client's way in, from the
+    // health check on (the path is ready when the proxy, synced, answers).
+    if (scenario.ingress) {
+      ingress = await limited(
+        platform.ingress!(
+          {
+            kind: scenario.ingress,
+            namespace,
+            service: serviceName,
+            syncDelayMs: { ...INGRESS_SYNC_MS_DEFAULT },
+          },
+          observed,
+        ),
+        plan.limits.prepareMs,
+        'starting the ingress',
+      );
+      log.add('runner', 'ingress-started', {
+        kind: ingress.kind,
+        url: ingress.url.href,
+        model: ingress.model,
+      });
+      void ingress.died.then((how) =>
+        failFast(
+          new DraincheckError('DC_INGRESS', `the ${scenario.ingress} ingress ended during the run: ${how}`),
+        ),
+      );
+    }
     const job = {
       namespace,
       service: serviceName,
       pod: podName,
       plan: plan.client,
       ...(plan.frontProxy ? { frontProxy: plan.frontProxy } : {}),
+      ...(ingress ? { via: ingress.url.href.replace(/\/$/, '') } : {}),
     };
     void observe('client', platform.runClient(job, observing.signal), (e: ClientEvent) => {
       const recorded = log.add(
@@ -368,6 +411,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     if (interrupted()) log.add('runner', 'interrupted', {});
     phase('conclude');
     observing.abort();
+    if (ingress) ingressEvidence = await stopIngress(ingress);
   }
 
   phase('cleanup');
@@ -383,6 +427,26 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   incompleteReason ??= observers.failure;
   for (const tally of serverLines.notKept()) log.add('runner', 'lines-not-kept', { ...tally }, tally.firstAt);
   log.add('runner', 'run-finished', { complete: incompleteReason === null });
+
+  /** Stops the ingress and puts its log's word on the run's own requests among the events. */
+  async function stopIngress(proxy: Ingress): Promise<IngressEvidence | null> {
+    const watch = new Set([plan.workId, newRequestId(plan.workId), reusedRequestId(plan.workId)]);
+    try {
+      const evidence = await proxy.stop(startedAt.getTime(), watch);
+      // Each of the run's requests as the proxy logged it, at the time the proxy began it.
+      for (const r of evidence.watched ?? [])
+        log.add(
+          'proxy',
+          'ingress-request',
+          { id: r.id, status: r.status, attempts: r.attempts, kind: proxy.kind },
+          Math.max(0, r.startMs),
+        );
+      return evidence;
+    } catch (error) {
+      log.add('runner', 'cleanup-error', { message: `the ingress's logs: ${(error as Error).message}` });
+      return null;
+    }
+  }
 
   redateByClientClock(lateClientEvents);
   const events = log.finalize();
@@ -418,6 +482,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       containerPort: scenario.containerPort,
       ...(scenario.target ? { target: { ...scenario.target } } : {}),
       ...(scenario.sidecar ? { sidecar: { ...scenario.sidecar } } : {}),
+      ...(scenario.ingress ? { ingress: scenario.ingress } : {}),
       ...(scenario.filePod
         ? {
             workloadSource: {
@@ -430,6 +495,23 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     },
     platform: { ...platform.details() },
     ...fields,
+    ...(ingress
+      ? {
+          ingress: {
+            kind: ingress.kind,
+            model: ingress.model,
+            evidence: ingressEvidence
+              ? {
+                  requests: ingressEvidence.requests,
+                  statuses: ingressEvidence.statuses,
+                  retried: ingressEvidence.retried,
+                  attemptFailures: ingressEvidence.attemptFailures,
+                  unparsed: ingressEvidence.unparsed,
+                }
+              : null,
+          },
+        }
+      : {}),
     events,
   };
 }

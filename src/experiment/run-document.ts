@@ -149,6 +149,12 @@ export const ScenarioSchema = z.object({
     .describe(
       "a proxy sidecar on the Pod's port in front of the server (--sidecar): regular (a second container) or native (an init container with restartPolicy Always), and its SIGTERM policy; absent: none",
     ),
+  ingress: z
+    .enum(['nginx', 'haproxy'])
+    .optional()
+    .describe(
+      "--ingress: every request went through this ingress proxy in front of the Service's ready endpoints (absent: straight to the Service)",
+    ),
   workId: z.string(),
   target: z
     .looseObject({
@@ -398,6 +404,31 @@ export const RunDocumentSchema = z.object({
     .describe(
       'for a cut request, or a new connection refused while the Service still routed to the deleted Pod: the smallest change the recorded events support, as a code with its figures and a sentence; absent in older documents',
     ),
+  ingress: z
+    .object({
+      kind: z.enum(['nginx', 'haproxy']),
+      model: z.string().describe('what the proxy is and how it was programmed, in words'),
+      evidence: z
+        .object({
+          requests: z
+            .number()
+            .describe("access-log lines of the run's own requests (ids; not its health checks)"),
+          statuses: z.record(z.string(), z.number()).describe('the statuses the proxy answered them with'),
+          retried: z.number().describe('requests the proxy passed to more than one upstream'),
+          attemptFailures: z
+            .record(z.string(), z.number())
+            .describe(
+              'failed upstream attempts by cause (refused, reset, closed, …; unexplained: no log line said)',
+            ),
+          unparsed: z.number().describe("log lines that were not the proxy's format"),
+        })
+        .nullable()
+        .describe(
+          "what its logs said (null: they could not be read); each of the run's requests is a proxy ingress-request event",
+        ),
+    })
+    .optional()
+    .describe('--ingress: the proxy in the path and its own evidence; absent: no ingress'),
   events: z.array(RunEventSchema),
 });
 export type RunDocument = z.infer<typeof RunDocumentSchema>;

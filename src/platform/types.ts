@@ -66,6 +66,11 @@ export interface ClientJob {
    * pooled keep-alive connections to it (0: none), run by the platform in front of the Service.
    */
   frontProxy?: { keepalive: number };
+  /**
+   * `run --ingress`: the client sends every request (health, work, new request) to this URL —
+   * the ingress proxy the platform runs in front of the Service's endpoints — not the Service.
+   */
+  via?: string;
 }
 
 /**
@@ -265,8 +270,15 @@ export const ingressCauses = [
 export type IngressCause = (typeof ingressCauses)[number];
 
 /** The ingress proxies a platform may run (--ingress): Debian's nginx, Debian's HAProxy. */
-export const ingressProxies = ['nginx', 'haproxy'] as const;
-export type IngressProxy = (typeof ingressProxies)[number];
+export { ingressProxies, type IngressProxy } from '../workload/ingress.js';
+import type { IngressProxy } from '../workload/ingress.js';
+
+/**
+ * How long after an EndpointSlice change an ingress routes by it, by default: ingress-nginx
+ * syncs at most every 3.3 s (--sync-rate-limit 0.3/s, internal/ingress/controller/nginx.go), so
+ * a change waits anywhere in 0..3333 ms; the same range for HAProxy's controller (not calibrated).
+ */
+export const INGRESS_SYNC_MS_DEFAULT = { min: 0, max: 3333 } as const;
 
 /** An ingress proxy in front of a Service's endpoints, run by the platform (--ingress). */
 export interface IngressJob {
@@ -318,6 +330,11 @@ export interface IngressEvidence {
   dropped: number;
   /** Lines that were not the proxy's format (cut, garbled). */
   unparsed: number;
+  /**
+   * The requests whose ids the caller asked for (stop's `watch`), whatever their status — a
+   * plain 200 too, so the caller knows which upstream took it (bounded: WATCHED_MAX).
+   */
+  watched?: IngressRequest[];
 }
 
 export interface Ingress {
@@ -328,8 +345,11 @@ export interface Ingress {
   model: string;
   /** Resolves with how the proxy ended if it ended on its own (killed, crashed); never otherwise. */
   died: Promise<string>;
-  /** Stops it and reads its logs; times on the runner's clock from `originWallMs`. */
-  stop(originWallMs: number): Promise<IngressEvidence>;
+  /**
+   * Stops it and reads its logs; times on the runner's clock from `originWallMs`. The requests
+   * with an id in `watch` are kept in `watched` whatever their status.
+   */
+  stop(originWallMs: number, watch?: ReadonlySet<string>): Promise<IngressEvidence>;
 }
 
 /** The endpoint a Service's rules sent one connection to, and the Pod behind it where known. */

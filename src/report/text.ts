@@ -23,7 +23,7 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
     case 'client':
       switch (e.type) {
         case 'service-ready':
-          return `GET ${doc.scenario.target?.healthPath ?? '/healthz'} through the Service answered ${ownService(doc) ? '2xx' : '200'}${e.data.uid !== null || !ownService(doc) ? ` from ${shortUid(e.data.uid)}` : ''} (after ${v(e.data.attempts)} attempts)`;
+          return `GET ${doc.scenario.target?.healthPath ?? '/healthz'} through ${doc.scenario.ingress ? `the ${doc.scenario.ingress} ingress` : 'the Service'} answered ${ownService(doc) ? '2xx' : '200'}${e.data.uid !== null || !ownService(doc) ? ` from ${shortUid(e.data.uid)}` : ''} (after ${v(e.data.attempts)} attempts)`;
         case 'work-sent':
           return e.data.protocol === 'ws'
             ? `sent the work message ${v(e.data.id)} (${v(e.data.ms)} ms) on a WebSocket to ${v(e.data.path)}`
@@ -104,6 +104,8 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
       switch (e.type) {
         case 'delete-requested':
           return `DELETE pod (grace period ${v(e.data.gracePeriodSeconds)} s)`;
+        case 'ingress-started':
+          return `${v(e.data.kind)} ingress in front of the Service's ready endpoints: every request goes through it`;
         case 'replacement-applied':
           return `second Pod ${v(e.data.pod)} applied (${shortUid(e.data.uid)})`;
         case 'replacement-ready':
@@ -141,6 +143,9 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
         default:
           return null;
       }
+    case 'proxy':
+      // --ingress: one of the run's own requests as the ingress's logs tell it.
+      return e.type === 'ingress-request' ? ingressRequestLine(e.data) : null;
     case 'events':
       // lastTimestamp has whole seconds: the Event happened within the second after `at`.
       return e.type === 'Killing'
@@ -149,6 +154,26 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
     default:
       return null;
   }
+}
+
+/** `nginx log: work-… answered 502 — 2 upstream attempts: 4ca767a7 502 closed, …` (bounded). */
+function ingressRequestLine(d: {
+  readonly id: string | null;
+  readonly status: number | null;
+  readonly attempts: readonly unknown[] | null;
+  readonly kind: string | null;
+}): string {
+  const attempts = (d.attempts ?? []).slice(0, 16).map((a) => {
+    const o = a && typeof a === 'object' ? (a as Record<string, unknown>) : {};
+    const pod =
+      typeof o.podUid === 'string'
+        ? shortUid(o.podUid)
+        : typeof o.addr === 'string'
+          ? o.addr.slice(0, 64)
+          : '?';
+    return `${pod} ${typeof o.status === 'number' ? o.status : '-'}${typeof o.cause === 'string' ? ` ${o.cause}` : ''}`;
+  });
+  return `${v(d.kind)} log: ${v(d.id)} answered ${v(d.status)}, ${attempts.length} upstream attempt${attempts.length === 1 ? '' : 's'}${attempts.length ? `: ${attempts.join(', ')}` : ''}`;
 }
 
 function endpointLines(

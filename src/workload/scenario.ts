@@ -16,6 +16,7 @@ import { WORK_MS_MAX } from '../server/work-params.js';
 import { sidecarPolicies, type SidecarPolicy } from '../server/sidecar-proxy.js';
 import { integerSchema } from '../util/integer.js';
 import type { ServiceTarget } from './target.js';
+import { ingressProxies, type IngressProxy } from './ingress.js';
 
 export const scenarioDefaults = {
   onSigterm: 'drain' as ShutdownPolicy,
@@ -255,6 +256,19 @@ export const scenarioChoiceSettings = {
     help: "the sidecar's SIGTERM policy: exit (at once, as an Envoy without a drain) or drain (forward until the server is gone)",
     defaultNote: 'exit',
   },
+  ingress: {
+    flag: '--ingress',
+    arg: '<proxy>',
+    choices: ingressProxies,
+    help:
+      "send every request through an ingress proxy in front of the Service's ready endpoints: nginx (Debian's " +
+      "nginx with ingress-nginx's defaults) or haproxy (Debian's HAProxy with the HAProxy Kubernetes Ingress " +
+      "Controller's defaults), following the EndpointSlice 0..3333 ms late as their controllers do; its logs " +
+      'name the Pod and the cause of each upstream attempt (embedded runtime, HTTP/1.1)',
+    defaultNote: 'none: straight to the Service',
+    // A proxy in the path, not part of the Pod: the manifests do not change with it.
+    commands: ['run', 'lab'],
+  },
 } as const;
 
 /** Flags' text or numbers: each setting is read by the one integer validator (src/util/integer.ts). */
@@ -266,6 +280,7 @@ export type ScenarioInput = {
   serverCommand?: string[] | null;
   sidecar?: SidecarMode | null;
   sidecarOnSigterm?: SidecarPolicy;
+  ingress?: IngressProxy | null;
 } & { [K in ScenarioSettingName]?: number | string } & {
   /** The user's own service, described (src/workload/target.ts); absent: the lab contract. */
   target?: ServiceTarget | null;
@@ -286,6 +301,8 @@ export type ResolvedScenario = {
   filePod?: FilePod | null;
   /** A proxy sidecar in front of the server (--sidecar); absent or null: none. */
   sidecar?: ScenarioSidecar | null;
+  /** An ingress proxy in the path in front of the Service's endpoints (--ingress); absent: none. */
+  ingress?: IngressProxy;
 } & Record<ScenarioField, number>;
 
 const settingSchemas = Object.fromEntries(
@@ -314,6 +331,10 @@ const inputSchema = z.object({
     .optional(),
   sidecarOnSigterm: z
     .enum(sidecarPolicies, { error: `--sidecar-on-sigterm must be one of ${sidecarPolicies.join(', ')}` })
+    .optional(),
+  ingress: z
+    .enum(ingressProxies, { error: `--ingress must be one of ${ingressProxies.join(', ')}` })
+    .nullable()
     .optional(),
   serverCommand: z
     .array(z.string())
@@ -360,6 +381,14 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
     protocol,
     labServer: onSigterm !== null && (!target || target.lab),
   });
+  const ingress = v.ingress ?? null;
+  // The ingresses speak HTTP/1.1 to their upstreams here (nginx's proxy_http_version 1.1,
+  // HAProxy's mode http): HTTP/2, gRPC and WebSocket through them are not built yet.
+  if (ingress && protocol !== 'http1')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `${scenarioChoiceSettings.ingress.flag} ${ingress} carries HTTP/1.1 only for now: not --protocol ${protocol}`,
+    );
   return {
     name: v.name ?? onSigterm ?? 'custom',
     onSigterm,
@@ -369,6 +398,7 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
     serverCommand,
     target: target ?? null,
     ...(sidecar ? { sidecar } : {}),
+    ...(ingress ? { ingress } : {}),
   };
 }
 

@@ -160,7 +160,8 @@ export function rolloutCommand(): Command {
       const { workMs } = settings;
       checkLoadPods(settings, flags.platform);
       const deployment = deploymentPlan(settings);
-      const { workMs: _load, ...serverFlags } = flags;
+      // The rollout's --ingress is the load's path (its own row), not the scenario's (run --ingress).
+      const { workMs: _load, ingress: _path, ...serverFlags } = flags;
       const { compare } = settings;
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');

@@ -386,6 +386,8 @@ export class LocalCluster {
       .items.find((s) => s.metadata?.labels?.[SERVICE_NAME_LABEL] === service);
     proxy.sliceChanged(slice);
     await proxy.settled();
+    // Before it takes its first request: no worker of the empty first configuration left.
+    if (ingress instanceof NginxIngress) await ingress.oldWorkersGone();
     return ingress;
   }
 

@@ -308,10 +308,10 @@ export class HaproxyIngress implements Dataplane {
   }
 
   /** The log read back per request; times on the runner's clock from `originWallMs`. */
-  async evidence(originWallMs: number): Promise<IngressEvidence> {
+  async evidence(originWallMs: number, watch?: ReadonlySet<string>): Promise<IngressEvidence> {
     // A soft stop: the workers finish their requests, each logged as it ends.
     await this.proc.stop();
-    const tally = new EvidenceTally(originWallMs);
+    const tally = new EvidenceTally(originWallMs, watch);
     for await (const line of boundedLines(join(this.dir, 'access.log'))) {
       // HAProxy writes its own notices to the same log ("Proxy ingress stopped …" as a worker
       // ends): not requests. A line with the format's tag that does not parse is counted.

@@ -165,6 +165,23 @@ export class NginxIngress implements Dataplane {
     return new URL(`http://${this.host}:${this.port}`);
   }
 
+  /**
+   * Resolves once the workers of earlier generations have exited (at most `deadlineMs`; where the
+   * children cannot be read, at once). After a reload an old worker keeps accepting on the shared
+   * listening socket until it handles its master's shutdown message — a few ms, in which a new
+   * connection may still meet the old configuration (seen: the first request after the first sync
+   * answered by generation 0's `return 503`). Waited for at the first sync only, before the
+   * ingress is put in service; later reloads keep nginx's own overlap (that is what a reload does).
+   */
+  async oldWorkersGone(deadlineMs = 2000): Promise<void> {
+    const start = performance.now();
+    for (let i = 0; i < 200; i += 1) {
+      const children = this.proc.children();
+      if (children === null || children.length <= 1 || performance.now() - start > deadlineMs) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
   /** New configuration, reload (SIGHUP), and resolve once nginx serves it. */
   async apply(targets: Target[]): Promise<void> {
     if (this.proc.stopped) return;
@@ -184,7 +201,7 @@ export class NginxIngress implements Dataplane {
   }
 
   /** The logs read back, joined per request; times on the runner's clock from `originWallMs`. */
-  async evidence(originWallMs: number): Promise<IngressEvidence> {
+  async evidence(originWallMs: number, watch?: ReadonlySet<string>): Promise<IngressEvidence> {
     // Its workers flush their logs as they exit.
     await this.proc.stop();
     // Error lines first: each request's failed attempts, by the upstream they named.
@@ -197,7 +214,7 @@ export class NginxIngress implements Dataplane {
       errors.set(e.id, list);
       if (errors.size > NOT_PLAIN_MAX) break;
     }
-    const tally = new EvidenceTally(originWallMs);
+    const tally = new EvidenceTally(originWallMs, watch);
     for await (const line of boundedLines(join(this.dir, 'access.log'))) {
       const a = parseAccessLine(line);
       if (!a) {

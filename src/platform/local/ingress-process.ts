@@ -6,14 +6,16 @@
 // reload is known to be in effect by an event, not a sleep), and the tally of what its log says
 // of each request into the bounded evidence the rollout document keeps.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, openSync, closeSync } from 'node:fs';
+import { createReadStream, openSync, closeSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import type { IngressAttempt, IngressEvidence } from '../types.js';
+import type { IngressAttempt, IngressEvidence, IngressRequest } from '../types.js';
 import { LineSplitter } from '../../util/line-splitter.js';
 import { INGRESS_LINE_MAX_CHARS } from './ingress-log.js';
 
 /** Requests shown one by one in the evidence; beyond, counted only. */
 export const NOT_PLAIN_MAX = 20_000;
+/** Watched requests kept (a run watches its work and new request: a handful). */
+export const WATCHED_MAX = 64;
 /** Log lines read back at most (a run's requests and then some). */
 const LINES_MAX = 5_000_000;
 /** The path each proxy answers with the generation of its configuration (never logged). */
@@ -81,6 +83,25 @@ export class ProxyProcess {
   private stderrTail = '';
   private readonly sayings = new Map<string, number>();
   private stopping: Promise<void> | undefined;
+
+  /**
+   * The process's children now (Linux: /proc/PID/task/PID/children), or null where that cannot
+   * be read. nginx's master's children are its workers, of every generation still running.
+   */
+  children(): number[] | null {
+    const pid = this.child.pid;
+    if (pid === undefined) return null;
+    try {
+      const text = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8');
+      return text
+        .trim()
+        .split(/\s+/)
+        .filter((t) => /^\d+$/.test(t))
+        .map(Number);
+    } catch {
+      return null;
+    }
+  }
   /** Resolves with how the process ended when it ended before stop() asked it to (never otherwise). */
   readonly died: Promise<string>;
 
@@ -213,7 +234,12 @@ export class EvidenceTally {
     unparsed: 0,
   };
 
-  constructor(private readonly originWallMs: number) {}
+  constructor(
+    private readonly originWallMs: number,
+    private readonly watch: ReadonlySet<string> = new Set(),
+  ) {
+    if (watch.size) this.evidence.watched = [];
+  }
 
   unparsed(): void {
     this.evidence.unparsed += 1;
@@ -224,6 +250,7 @@ export class EvidenceTally {
     e.requests += 1;
     e.statuses[r.status] = (e.statuses[r.status] ?? 0) + 1;
     if (r.attempts.length > 1) e.retried += 1;
+    if (this.watch.has(r.id) && e.watched && e.watched.length < WATCHED_MAX) e.watched.push(this.shown(r));
     for (const a of r.attempts) {
       if (a.status !== null && a.status < 500) continue;
       const key = a.cause ?? 'unexplained';
@@ -234,11 +261,15 @@ export class EvidenceTally {
       e.dropped += 1;
       return;
     }
-    e.notPlain.push({
+    e.notPlain.push(this.shown(r));
+  }
+
+  private shown(r: LoggedRequest): IngressRequest {
+    return {
       id: r.id,
       status: r.status,
       startMs: Math.round(r.endWallMs - r.requestMs - this.originWallMs),
       attempts: r.attempts,
-    });
+    };
   }
 }

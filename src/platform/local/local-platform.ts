@@ -222,9 +222,9 @@ export class LocalPlatform implements Platform {
       url: proxy.url,
       died: proxy.died,
       model: model + lb,
-      stop: async (originWallMs) => {
+      stop: async (originWallMs, watch) => {
         try {
-          return await proxy.evidence(originWallMs);
+          return await proxy.evidence(originWallMs, watch);
         } finally {
           await this.cluster.deleteIngress(job.namespace, job.service);
         }
@@ -255,7 +255,7 @@ export class LocalPlatform implements Platform {
       const front = await proxy;
       try {
         await runClient(
-          { ...job.plan, serviceUrl: front?.url ?? `http://${address.host}:${address.port}` },
+          { ...job.plan, serviceUrl: job.via ?? front?.url ?? `http://${address.host}:${address.port}` },
           // The Pods' network is on this host: the server's end of a connection is readable here.
           {
             now: () => performance.now() - start,

@@ -253,6 +253,16 @@ function describeProxy(e: Known<'proxy'>): MarkText {
       return mark(e.data.accepting ? 'Service accepting' : 'Service refusing');
     case 'proxy-sync-failed':
       return mark('proxy sync failed', 'warn', 3);
+    case 'ingress-request': {
+      // The ingress's own log of one of the run's requests: its answer, and each upstream tried.
+      const attempts = Array.isArray(e.data.attempts) ? e.data.attempts.length : 0;
+      const status = typeof e.data.status === 'number' ? e.data.status : null;
+      return mark(
+        `${text(e.data.kind) ?? 'ingress'} answered ${status ?? '?'}${attempts > 1 ? ` after ${attempts} upstream attempts` : ''}`,
+        status !== null && status < 500 ? 'neutral' : 'bad',
+        status !== null && status < 500 ? 1 : 4,
+      );
+    }
     case 'backend-refused':
     case 'foreign-connections':
       return mark(e.type, 'neutral', 0);
@@ -271,6 +281,8 @@ function describeRunner(e: Known<'runner'>): MarkText {
       return mark('DELETE returned', 'neutral', 1);
     case 'replacement-applied':
       return mark('second Pod applied', 'neutral', 3);
+    case 'ingress-started':
+      return mark(`${text(e.data.kind) ?? 'ingress'} ingress started`, 'neutral', 2);
     case 'replacement-ready':
       return mark('second Pod ready', 'good', 4);
     case 'replacement-timeout':
