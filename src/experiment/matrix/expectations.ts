@@ -655,3 +655,41 @@ export function cutWhileServerRan(): Expectation {
     },
   };
 }
+
+/**
+ * The ingress's own log of the work request: it answered the client `status` while its attempt
+ * to the Pod that accepted the request ended by that Pod (closed, reset). Without an ingress in
+ * the run, or without its log line, there is no evidence of whose failure the status is.
+ */
+export function ingressAnsweredForCut(status: number): Expectation {
+  return {
+    expected: `the ingress's log: it answered ${status}, its attempt to the Pod that accepted the request ended by that Pod (closed or reset)`,
+    check: ({ doc, events }) => {
+      const log = eventsOf(events, 'proxy', 'ingress-request').find((e) => e.data.id === doc.scenario.workId);
+      if (!log)
+        return {
+          result: doc.scenario.ingress ? 'no-evidence' : 'mismatch',
+          observed: doc.scenario.ingress
+            ? "the work request is not in the ingress's log"
+            : 'no ingress in the path: the client met the Pod through the Service',
+          evidence: [],
+        };
+      const attempts = (log.data.attempts ?? [])
+        .slice(0, 16)
+        .map((a) => (a && typeof a === 'object' ? (a as Record<string, unknown>) : {}));
+      const said = attempts.map(
+        (a) =>
+          `${typeof a.podUid === 'string' ? short(a.podUid) : 'no known Pod'} ${typeof a.status === 'number' ? a.status : '-'} ${typeof a.cause === 'string' ? a.cause : 'no cause'}`,
+      );
+      const cutThere = attempts.some(
+        (a) => a.podUid === doc.acceptance.uid && (a.cause === 'closed' || a.cause === 'reset'),
+      );
+      const ok = log.data.status === status && cutThere;
+      return {
+        result: ok ? 'match' : 'mismatch',
+        observed: `${log.data.kind ?? 'the ingress'} answered ${log.data.status ?? '?'} at ${ms(log.at)}; its attempts: ${said.join(', ') || 'none'}`,
+        evidence: ids(log),
+      };
+    },
+  };
+}

@@ -11,6 +11,7 @@ import {
   exitCode,
   firstTerminatingEndpoint,
   grpcConnectionEnded,
+  ingressAnsweredForCut,
   laterNotServing,
   newRequestOnNewConnection,
   newRequestOutcome,
@@ -246,6 +247,28 @@ export const matrixScenarios: readonly MatrixScenario[] = [
       newRequestRoute('replacement'),
       workOutcome('completed', 'the deleted Pod finishes the request it accepted (its own UID)'),
     ],
+  },
+  {
+    name: 'ingress-cut-502',
+    question:
+      'Behind an ingress proxy, a server that exits on SIGTERM: what does the client see of the request the Pod accepted?',
+    rule: 'An ingress proxy answers its client for the upstream: when the Pod closes the connection under a request it accepted, nginx logs "upstream prematurely closed connection" and answers 502 — the client sees a status on a healthy connection, not a dropped one; only the proxy’s log says the Pod cut it.',
+    source:
+      'nginx ngx_http_upstream_module (proxy_next_upstream: error, tries); kubernetes/ingress-nginx#7097 (502 on rolling update)',
+    docs: docs('ingress-cut-502'),
+    input: { onSigterm: 'exit', workMs: 1500, graceSeconds: 5, ingress: 'nginx' },
+    expect: [
+      workOutcome(
+        'http-error',
+        'the client gets an HTTP status (the ingress’s 502), its connection to the proxy healthy',
+      ),
+      ingressAnsweredForCut(502),
+      exitCode(() => 0, 'exit 0 (a clean code that hides the cut)'),
+    ],
+    cannotRun: {
+      kube: 'draincheck runs no ingress of its own on a cluster yet',
+      local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
+    },
   },
   {
     name: 'behind-a-proxy',
