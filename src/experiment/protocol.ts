@@ -7,7 +7,7 @@ import { version } from '../version.js';
 import { DraincheckError, isDraincheckError } from '../errors.js';
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import {
-  INGRESS_SYNC_MS_DEFAULT,
+  INGRESS_SYNC_MS_DEFAULTS,
   type Ingress,
   type IngressEvidence,
   type Platform,
@@ -258,7 +258,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
             kind: scenario.ingress,
             namespace,
             service: serviceName,
-            syncDelayMs: { ...INGRESS_SYNC_MS_DEFAULT },
+            syncDelayMs: { ...INGRESS_SYNC_MS_DEFAULTS[scenario.ingress] },
           },
           observed,
         ),

@@ -274,11 +274,19 @@ export { ingressProxies, type IngressProxy } from '../workload/ingress.js';
 import type { IngressProxy } from '../workload/ingress.js';
 
 /**
- * How long after an EndpointSlice change an ingress routes by it, by default: ingress-nginx
- * syncs at most every 3.3 s (--sync-rate-limit 0.3/s, internal/ingress/controller/nginx.go), so
- * a change waits anywhere in 0..3333 ms; the same range for HAProxy's controller (not calibrated).
+ * How long after an EndpointSlice change each ingress routes by it, by default:
+ * - nginx (ingress-nginx): the controller syncs at most every 3.3 s (--sync-rate-limit 0.3/s,
+ *   internal/ingress/controller/nginx.go), so a change waits anywhere in 0..3333 ms;
+ * - haproxy (the HAProxy Kubernetes Ingress Controller): an endpoints event is applied as it is
+ *   processed — SyncData → store.EventEndpoints → SyncBackendSrvs, Runtime API commands, no
+ *   wait for the 5 s --sync-period tick, which only writes the configuration and reloads when the
+ *   server slots ran out (haproxytech/kubernetes-ingress pkg/controller/monitor.go). 0..100 ms
+ *   stands for the informer's delivery and the commands: read from the code path, not measured.
  */
-export const INGRESS_SYNC_MS_DEFAULT = { min: 0, max: 3333 } as const;
+export const INGRESS_SYNC_MS_DEFAULTS = {
+  nginx: { min: 0, max: 3333 },
+  haproxy: { min: 0, max: 100 },
+} as const satisfies Record<IngressProxy, { min: number; max: number }>;
 
 /** An ingress proxy in front of a Service's endpoints, run by the platform (--ingress). */
 export interface IngressJob {

@@ -263,7 +263,7 @@ export const scenarioChoiceSettings = {
     help:
       "send every request through an ingress proxy in front of the Service's ready endpoints: nginx (Debian's " +
       "nginx with ingress-nginx's defaults) or haproxy (Debian's HAProxy with the HAProxy Kubernetes Ingress " +
-      "Controller's defaults), following the EndpointSlice 0..3333 ms late as their controllers do; its logs " +
+      "Controller's defaults), following the EndpointSlice as their controllers do (nginx 0..3333 ms late, haproxy 0..100 ms); its logs " +
       'name the Pod and the cause of each upstream attempt (embedded runtime, HTTP/1.1)',
     defaultNote: 'none: straight to the Service',
     // A proxy in the path, not part of the Pod: the manifests do not change with it.

@@ -256,3 +256,13 @@ test('`draincheck load`’s own settings are rows too: a flag each with its defa
     );
   }
 });
+
+test("--ingress-sync-ms not given: each proxy's controller's own delay (nginx 0..3333, haproxy 0..100); given: as given", () => {
+  assert.deepEqual(readRolloutSettings({ ingress: 'nginx' }).ingressSyncMs, { min: 0, max: 3333 });
+  assert.deepEqual(readRolloutSettings({ ingress: 'haproxy' }).ingressSyncMs, { min: 0, max: 100 });
+  assert.equal(readRolloutSettings({ ingress: 'haproxy', ingressSyncMs: '500' }).ingressSyncMs, 500);
+  assert.deepEqual(readRolloutSettings({ ingress: 'nginx', ingressSyncMs: '0..3333' }).ingressSyncMs, {
+    min: 0,
+    max: 3333,
+  });
+});

@@ -6,6 +6,7 @@
 // (./document.ts), the load Pod's arguments (src/platform/kube/load-pod.ts) and the report's
 // facts (./text.ts, ./html.ts). Adding a setting: docs/ARCHITECTURE.md, "Adding a rollout setting".
 import { z } from 'zod';
+import { INGRESS_SYNC_MS_DEFAULTS } from '../../platform/types.js';
 import { quote } from '../../errors.js';
 import { loadSettings, loadSettingValues } from '../../probe/load/settings.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
@@ -13,6 +14,7 @@ import { integerSchema } from '../../util/integer.js';
 import {
   documentFields,
   documentShape,
+  flagAttribute,
   readSettings,
   setting,
   type SettingValues,
@@ -245,8 +247,10 @@ export const rolloutSettings = {
   ingressSyncMs: setting<SyncDelay, string | undefined, 'load'>({
     flag: '--ingress-sync-ms',
     arg: '<ms|min..max>',
-    help: "--ingress: how long after an EndpointSlice change the ingress routes by it, fixed or a range each change draws from (at most 60000; ingress-nginx's --sync-rate-limit 0.3/s: up to 3.3 s between syncs; the same default for haproxy)",
-    default: { min: 0, max: 3333 },
+    help: "--ingress: how long after an EndpointSlice change the ingress routes by it, fixed or a range each change draws from (at most 60000). Default by proxy: nginx 0..3333 (ingress-nginx's --sync-rate-limit 0.3/s: up to 3.3 s between syncs); haproxy 0..100 (its controller applies an endpoints event through the Runtime API as it comes)",
+    // nginx's; `haproxy` gets its own when the flag is not given (ingressSyncDefault).
+    default: { ...INGRESS_SYNC_MS_DEFAULTS.nginx },
+    defaultNote: 'for nginx; haproxy 0..100',
     schema: syncDelaySchema('--ingress-sync-ms'),
     text: syncDelayText,
     sample: '100..900',
@@ -325,7 +329,14 @@ export type RolloutSettingName = keyof typeof rolloutSettings;
 
 /** Every rollout setting from commander's options (DC_USAGE with the row's message when bad). */
 export function readRolloutSettings(options: Record<string, unknown>): RolloutSettings {
-  return readSettings(rolloutSettings, options);
+  const settings = readSettings(rolloutSettings, options);
+  // --ingress-sync-ms not given: the proxy's own controller's delay (INGRESS_SYNC_MS_DEFAULTS).
+  if (
+    options[flagAttribute(rolloutSettings.ingressSyncMs.flag)] === undefined &&
+    settings.ingress === 'haproxy'
+  )
+    return { ...settings, ingressSyncMs: { ...INGRESS_SYNC_MS_DEFAULTS.haproxy } };
+  return settings;
 }
 
 /**
