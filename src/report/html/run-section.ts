@@ -20,6 +20,20 @@ function facts(doc: RunDocument): string {
   items.push(['on SIGTERM', s.onSigterm ?? 'custom server command']);
   // Only when it is not HTTP/1.1 (documents before --protocol lack it).
   if (s.protocol && s.protocol !== 'http1') items.push(['protocol', s.protocol]);
+  // --ingress: the proxy in the path, and what its logs said of the run's requests.
+  if (doc.ingress) {
+    const ev = doc.ingress.evidence;
+    const statuses = ev
+      ? Object.entries(ev.statuses)
+          .slice(0, 8)
+          .map(([status, n]) => `${n} × ${status}`)
+          .join(', ')
+      : 'its logs could not be read';
+    items.push([
+      'ingress',
+      `${doc.ingress.kind}: ${statuses}${ev?.retried ? `; ${ev.retried} retried` : ''}`,
+    ]);
+  }
   // Every integer setting of the scenario table, under its name in the document.
   for (const [, setting] of scenarioSettingRows) {
     const value = s[setting.field];
