@@ -1,13 +1,16 @@
 // draincheck's load generator in a process of its own (as autocannon runs in bench/lib/load.ts),
 // recording every request the way a run will: aggregate + NDJSON file (gzip). Prints one JSON
 // line: completed requests, the time span, CPU, and resident memory sampled once a second.
-//   node load-child.js <url> <rate> <count> <connections> <records-file> [maxQueued]
+//   node load-child.js <url> <rate> <count> <connections> <records-file> [maxQueued] [protocol]
 import { statSync } from 'node:fs';
 import { LoadAggregate } from '../../src/probe/load/aggregate.js';
-import { loadOrigin, startLoad } from '../../src/probe/load/generator.js';
+import { loadOrigin, loadTransport, startLoad } from '../../src/probe/load/generator.js';
+import type { LoadProtocol } from '../../src/probe/load/transport.js';
 import { RECORD_FILE_KIND, RecordWriter } from '../../src/probe/load/record-file.js';
 
-const [url, rate, count, connections, file, maxQueued] = process.argv.slice(2);
+const [url, rate, count, connections, file, maxQueued, protocolArg] = process.argv.slice(2);
+const protocol = (protocolArg || 'http1') as LoadProtocol;
+await loadTransport(protocol);
 const origin = loadOrigin();
 const writer = await RecordWriter.open(
   file!,
@@ -38,6 +41,7 @@ const run = startLoad({
   workMs: { kind: 'fixed', ms: 0 },
   originMs: origin.originMs,
   ...(maxQueued ? { maxQueued: Number(maxQueued) } : {}),
+  ...(protocol !== 'http1' ? { protocol } : {}),
   onRecord: (record) => {
     aggregate.add(record);
     writer.write(record);
