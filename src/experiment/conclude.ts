@@ -505,7 +505,7 @@ function verdictOf(
         hasIngress(events)
       )
         return inconclusive(
-          `HTTP ${f.request.status} came through the ingress, whose logs have no line for the work request: whether the Pod or the ingress failed is not shown`,
+          `HTTP ${f.request.status} came through the ingress, whose logs have no line naming the work request (by its id query parameter): whether the Pod or the ingress failed is not shown`,
         );
       return {
         kind: 'accepted-request-failed',
