@@ -157,3 +157,66 @@ for (const protocol of ['grpc', 'ws', 'h2c'] as const) {
     assert.deepEqual([...answered].sort(), ['new', 'old']);
   });
 }
+
+test('rollout --platform kube --protocol grpc on a v1.23 server: the Deployment’s lab servers get httpGet /healthz on the gRPC port, Ready by it; the choice in the document', async (t) => {
+  // The facade as a v1.23 API server: a probe whose only handler is grpc is refused with a 422.
+  const { facade, kubeconfig, out } = await facadeCluster(t, { facade: { gitVersion: 'v1.23.17' } });
+  const run = startCli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--out',
+    out,
+    '--format',
+    'json',
+    '--protocol',
+    'grpc',
+    '--on-sigterm',
+    'drain',
+    '--replicas',
+    '2',
+    '--rate',
+    '20',
+    '--work-ms',
+    '50..200',
+    '--before-ms',
+    '1000',
+    '--after-ms',
+    '1000',
+    '--grace-seconds',
+    '5',
+    '--progress-deadline-seconds',
+    '60',
+  ]);
+  t.after(() => run.kill());
+  const code = await run.exitedWithin(180_000);
+  assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
+  const doc = JSON.parse(run.stdout()) as RolloutDocument;
+  assertValidRolloutDocument(doc);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.load.protocol, 'grpc');
+  assert.ok(
+    facade.requests.every((r) => r.status !== 422),
+    'nothing refused',
+  );
+  const [deployment] = created<V1Deployment>(facade, 'Deployment');
+  const server = deployment?.spec?.template.spec?.containers[0];
+  assert.equal(server?.readinessProbe?.grpc, undefined);
+  assert.deepEqual(server?.readinessProbe?.httpGet, {
+    path: '/healthz',
+    port: server?.ports?.[0]?.containerPort,
+    scheme: 'HTTP',
+  });
+  const fact = platformFact(doc.platform, 'readinessProbe');
+  assert.equal(fact?.value, 'httpGet');
+  assert.match(String(fact?.note), /^server v1\.23\.17 is older than 1\.24/);
+  assert.ok(
+    doc.pods.filter((p) => p.revision === 'new').every((p) => p.readyAtMs !== null),
+    'every new Pod became Ready by the httpGet probe',
+  );
+  const records = await readRecords(out, doc);
+  const completed = records.filter((r) => r.outcome === 'completed');
+  assert.ok(completed.length > records.length * 0.8, JSON.stringify(doc.totals.failures));
+});
