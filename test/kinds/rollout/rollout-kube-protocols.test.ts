@@ -220,3 +220,67 @@ test('rollout --platform kube --protocol grpc on a v1.23 server: the Deploymentâ
   const completed = records.filter((r) => r.outcome === 'completed');
   assert.ok(completed.length > records.length * 0.8, JSON.stringify(doc.totals.failures));
 });
+
+test('rollout --platform kube --protocol ws --load-pods 2: each load Pod speaks ws over its share of the sockets, both Podsâ€™ records joined', async (t) => {
+  const { facade, kubeconfig, out } = await facadeCluster(t);
+  const run = startCli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--out',
+    out,
+    '--format',
+    'json',
+    '--protocol',
+    'ws',
+    '--load-pods',
+    '2',
+    '--connections',
+    '4',
+    '--on-sigterm',
+    'drain',
+    '--replicas',
+    '2',
+    '--rate',
+    '20',
+    '--work-ms',
+    '50..200',
+    '--before-ms',
+    '1000',
+    '--after-ms',
+    '1000',
+    '--grace-seconds',
+    '5',
+    '--progress-deadline-seconds',
+    '60',
+  ]);
+  t.after(() => run.kill());
+  const code = await run.exitedWithin(180_000);
+  assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
+  const doc = JSON.parse(run.stdout()) as RolloutDocument;
+  assertValidRolloutDocument(doc);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.load.protocol, 'ws');
+  const loadPods = created<V1Pod>(facade, 'Pod');
+  assert.equal(loadPods.length, 2);
+  for (const pod of loadPods) {
+    const args = pod.spec?.containers[0]?.args ?? [];
+    assert.equal(args[args.indexOf('--protocol') + 1], 'ws', args.join(' '));
+    assert.equal(args[args.indexOf('--connections') + 1], '2', args.join(' '));
+  }
+  assert.equal(doc.load.pods?.length, 2);
+  const records = await readRecords(out, doc);
+  for (const account of doc.load.pods ?? []) {
+    assert.ok(account.records > 0, JSON.stringify(account));
+    assert.equal(account.notReceived, 0, JSON.stringify(account));
+    const own = records.filter((r) => r.id.startsWith(account.idPrefix));
+    assert.equal(own.length, account.records, account.idPrefix);
+    const podUids = new Set(doc.pods.map((p) => p.uid));
+    assert.ok(
+      own.filter((r) => r.outcome === 'completed').every((r) => r.podUid !== null && podUids.has(r.podUid)),
+      `${account.idPrefix}: each completion answered by a Deployment Pod`,
+    );
+  }
+});
