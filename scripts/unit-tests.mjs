@@ -51,6 +51,7 @@ export const unitTests = [
   'test/probe/load/accounting.test.ts',
   'test/platform/kube/connection.test.ts',
   'test/platform/kube/deploy.test.ts',
+  'test/platform/kube/grpc-probe.test.ts',
   'test/platform/local/endpointslice-controller.test.ts',
   'test/platform/local/pod-worker-state.test.ts',
   'test/platform/local/gone-addresses.test.ts',

@@ -225,11 +225,32 @@ export function buildWorkload(
           protocol: 'TCP',
           port: options.servicePort ?? scenarioDefaults.servicePort,
           targetPort: fromFile?.targetPort ?? 'http',
+          ...serviceAppProtocol(scenario.protocol),
         },
       ],
     },
   };
   return { namespace: names.namespace, pod, service };
+}
+
+/**
+ * The Service port's `appProtocol` for what the Pods speak: a hint to whatever reads it (Gateway
+ * API implementations, meshes; kube-proxy does not), mirrored into the EndpointSlice ports. Only
+ * the names the API defines (ServicePort.appProtocol, KEP-3726, as @kubernetes/client-node's
+ * V1ServicePort documents it; the field accepts any such name since it went GA in 1.20,
+ * KEP-1507): `kubernetes.io/h2c`, HTTP/2 prior knowledge over
+ * cleartext (RFC 9113 §3.3), and `kubernetes.io/ws`, WebSocket over cleartext (RFC 6455; added by
+ * kubernetes/enhancements#3996). Not for grpc: the API names no gRPC value, and the lab server's
+ * gRPC port also answers HTTP/1.1 (/healthz, /state) while its HTTP/2 side is grpc-js's alone, so
+ * `kubernetes.io/h2c` would have a proxy turn those HTTP/1.1 requests into HTTP/2 ones grpc-js
+ * refuses. HTTP/1.1: none, as before.
+ */
+export function serviceAppProtocol(protocol: ResolvedScenario['protocol']): { appProtocol?: string } {
+  return protocol === 'h2c'
+    ? { appProtocol: 'kubernetes.io/h2c' }
+    : protocol === 'ws'
+      ? { appProtocol: 'kubernetes.io/ws' }
+      : {};
 }
 
 /** The proxy sidecar (`draincheck sidecar-proxy`) on the Pod's port, in front of the server's. */

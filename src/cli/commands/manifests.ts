@@ -6,10 +6,11 @@ import { stringify } from 'yaml';
 import { DraincheckError, quote } from '../../errors.js';
 import { newRunId, planRun } from '../../experiment/plan.js';
 import { clientArgs } from '../../platform/kube/client-pod.js';
+import { GRPC_PROBE_ON_SINCE } from '../../platform/kube/grpc-probe.js';
 import { namesOf, namespaceObject } from '../../platform/kube/names.js';
 import type { Workload } from '../../workload/workload.js';
 import { DEFAULT_IMAGE } from '../../workload/manifests.js';
-import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
+import { resolveScenario, scenarioDefaults, type ResolvedScenario } from '../../workload/scenario.js';
 import { addScenarioFlags, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { shellCommand, shellQuote } from '../../util/shell-quote.js';
 
@@ -70,6 +71,7 @@ export function manifestsCommand(): Command {
         renderManifests(plan.workload, {
           ownNamespace: flags.namespace === undefined,
           workMs: scenario.workMs,
+          protocol: scenario.protocol,
         }),
       );
     });
@@ -79,7 +81,7 @@ export function manifestsCommand(): Command {
 /** Multi-document YAML: a how-to comment, then Namespace (when it is the run's own), Service, Pod. */
 export function renderManifests(
   workload: Workload,
-  options: { ownNamespace: boolean; workMs: number },
+  options: { ownNamespace: boolean; workMs: number; protocol?: ResolvedScenario['protocol'] },
 ): string {
   const names = namesOf(workload);
   const { namespace, name } = names;
@@ -89,7 +91,10 @@ export function renderManifests(
   const url = `http://$CLUSTER_IP:${port}`;
   const image = workload.pod.spec?.containers[0]?.image ?? DEFAULT_IMAGE;
   // Only the work request: the client's limits keep their defaults (see `draincheck client --help`).
-  const client = clientArgs({ workId: `work-${names.runId}`, workMs: options.workMs }, url);
+  // The work on the lab server's protocol (h2c, grpc, ws), as `run --protocol` sends it.
+  const protocol =
+    options.protocol === undefined || options.protocol === 'http1' ? {} : { protocol: options.protocol };
+  const client = clientArgs({ workId: `work-${names.runId}`, workMs: options.workMs, ...protocol }, url);
   // Every command line is shell-quoted word by word: it is printed to be pasted. The Service
   // URL alone is double-quoted, so the shell expands $CLUSTER_IP in it.
   const sh = shellCommand;
@@ -102,6 +107,11 @@ export function renderManifests(
     ...(options.workMs < BY_HAND_WORK_MS
       ? [
           `# note:    --work-ms ${options.workMs} leaves no time to type the delete by hand; print these with --work-ms ${BY_HAND_WORK_MS}`,
+        ]
+      : []),
+    ...(options.protocol === 'grpc'
+      ? [
+          `# note:    the readiness probe is the kubelet's grpc probe, on by default from Kubernetes ${GRPC_PROBE_ON_SINCE.major}.${GRPC_PROBE_ON_SINCE.minor}; below, run --platform kube uses httpGet /healthz on the same port`,
         ]
       : []),
     `# delete:  ${sh(['kubectl', '-n', namespace, 'delete', 'pod', name])}    (once the client shows acceptance-proven)`,

@@ -52,6 +52,12 @@ import { truncateText } from '../../util/bounded-json.js';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { refuseNativeSidecarBelow } from './sidecar-support.js';
 import { choosePreStopAction, type PreStopAction, type PreStopChoice } from './prestop.js';
+import {
+  chooseReadinessProbe,
+  hasLabGrpcProbe,
+  withReadinessProbeForm,
+  type ReadinessProbeChoice,
+} from './grpc-probe.js';
 import { hasPreStop, withPreStopAction } from '../../workload/manifests.js';
 import { RUN_LABEL } from '../../workload/labels.js';
 
@@ -114,6 +120,8 @@ export class KubePlatform implements Platform {
   private disposed = false;
   private pid1: Pid1Info = clusterPid1;
   private preStop: PreStopChoice | undefined;
+  /** The form of a gRPC lab server's readiness probe on this server (./grpc-probe.ts), once a Pod had one. */
+  private readinessProbe: ReadinessProbeChoice | undefined;
   /** Set by the first apply(): on the namespace it creates, or with --namespace on its Service. */
   heartbeat: Heartbeat | undefined;
   private heartbeatOn: { kind: 'Namespace' | 'Service'; namespace: string; name: string } | undefined;
@@ -139,6 +147,13 @@ export class KubePlatform implements Platform {
         label: 'preStop action',
         value: this.preStop.action,
         note: this.preStop.reason,
+      });
+    if (this.readinessProbe)
+      facts.push({
+        key: 'readinessProbe',
+        label: 'gRPC readiness probe',
+        value: this.readinessProbe.form,
+        note: this.readinessProbe.reason,
       });
     // A heartbeat that could not be renewed lets `draincheck cleanup` take this run for an
     // abandoned one after its window: say so in the document rather than fail silently.
@@ -209,7 +224,7 @@ export class KubePlatform implements Platform {
         break;
       }
       case 'Pod': {
-        const pod = this.withChosenPreStop(asked);
+        const pod = this.withChosenProbe(this.withChosenPreStop(asked));
         answer = await this.resources.createPod(pod, signal);
         this.created.pods.push(createdObject(pod, answer));
         this.appliedPods.set(`${namespace}/${name}`, pod);
@@ -226,7 +241,13 @@ export class KubePlatform implements Platform {
         const template = deployment.spec?.template;
         const sent: V1Deployment =
           deployment.spec && template
-            ? { ...deployment, spec: { ...deployment.spec, template: this.withChosenPreStop(template) } }
+            ? {
+                ...deployment,
+                spec: {
+                  ...deployment.spec,
+                  template: this.withChosenProbe(this.withChosenPreStop(template)),
+                },
+              }
             : deployment;
         answer = await this.resources.create(sent);
         this.created.deployments.push(createdObject(sent, answer));
@@ -256,6 +277,18 @@ export class KubePlatform implements Platform {
     if (!hasPreStop(pod)) return pod;
     this.preStop ??= choosePreStopAction(this.serverVersion ?? '', this.options.preStopAction);
     return withPreStopAction(pod, this.preStop.action);
+  }
+
+  /**
+   * The Pod (or Pod template) with a gRPC lab server's readiness probe in the form this server
+   * runs — the kubelet's grpc probe from 1.24, httpGet /healthz on the same port below — chosen
+   * once per platform and recorded (details(): `readinessProbe`), as the preStop form is. No gRPC
+   * lab server: unchanged, nothing chosen.
+   */
+  private withChosenProbe<T extends V1Pod | V1PodTemplateSpec>(pod: T): T {
+    if (!hasLabGrpcProbe(pod)) return pod;
+    this.readinessProbe ??= chooseReadinessProbe(this.serverVersion);
+    return withReadinessProbeForm(pod, this.readinessProbe);
   }
 
   private newHeartbeat(kind: 'Namespace' | 'Service', namespace: string, name: string): Heartbeat {

@@ -153,7 +153,13 @@ function slicePorts(service: V1Service, pods: V1Pod[]) {
         if (cp) port = effectivePort(pod, cp.containerPort);
       }
     }
-    return { name: sp.name, protocol: sp.protocol ?? 'TCP', port: port ?? Number(sp.targetPort ?? sp.port) };
+    return {
+      name: sp.name,
+      protocol: sp.protocol ?? 'TCP',
+      port: port ?? Number(sp.targetPort ?? sp.port),
+      // Mirrored from the Service port, as getEndpointPorts does (k8s.io/endpointslice utils.go).
+      ...(sp.appProtocol ? { appProtocol: sp.appProtocol } : {}),
+    };
   });
 }
 

@@ -34,7 +34,7 @@ export interface FacadeOptions {
   /**
    * The `gitVersion` /version reports (default v1.30.0-draincheck-embedded). Below v1.30 the
    * facade decodes a Pod or a Deployment's Pod template as such a server does: without the
-   * preStop `sleep` action (./server-version.ts).
+   * preStop `sleep` action, and below v1.24 without the `grpc` probe (./server-version.ts).
    */
   gitVersion?: string;
   /**

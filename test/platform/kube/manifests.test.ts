@@ -132,3 +132,27 @@ test('the by-hand client uses the ClusterIP read after apply, never the DNS name
   const long = manifests('--run-id', 'r1', '--work-ms', '20000');
   assert.doesNotMatch(long.stdout, /# note:/);
 });
+
+test('manifests --protocol h2c|grpc|ws: the objects run creates, valid against the models (appProtocol, the grpc probe); the by-hand client speaks the protocol', () => {
+  for (const protocol of ['h2c', 'grpc', 'ws'] as const) {
+    const out = manifests('--run-id', 'r1', '--protocol', protocol, '--on-sigterm', 'drain');
+    assert.equal(out.code, 0, out.stderr);
+    const objs = objects(out.stdout);
+    for (const o of objs) assert.deepEqual(modelErrors(o, modelFor(o)), [], `${protocol}: ${o.kind}`);
+    const plan = planRun(resolveScenario({ protocol, onSigterm: 'drain' }), { runId: 'r1' });
+    assert.deepEqual(objs[1], JSON.parse(JSON.stringify(plan.workload.service)), protocol);
+    assert.deepEqual(objs[2], JSON.parse(JSON.stringify(plan.workload.pod)), protocol);
+    const header = out.stdout.split('\n---\n')[0] ?? '';
+    assert.match(
+      header,
+      new RegExp(`^# client: .* client --service-url .* --protocol ${protocol}$`, 'm'),
+      header,
+    );
+    const note =
+      /^# note: +the readiness probe is the kubelet's grpc probe, on by default from Kubernetes 1\.24/m;
+    if (protocol === 'grpc') assert.match(header, note);
+    else assert.doesNotMatch(header, note);
+  }
+  // HTTP/1.1: the client line as before, no --protocol.
+  assert.doesNotMatch(manifests('--run-id', 'r1').stdout.split('\n---\n')[0] ?? '', /--protocol/);
+});

@@ -115,6 +115,26 @@ test('controller: no endpoint for a terminal Pod (Succeeded/Failed), a Pod witho
   );
 });
 
+test('controller: the Service port’s appProtocol is mirrored into the slice’s port (getEndpointPorts); none stays none', () => {
+  const store = new ObjectStore();
+  const base = service();
+  const svc = store.put('services', {
+    ...base,
+    spec: {
+      ...base.spec,
+      ports: [{ name: 'http', port: 80, targetPort: 'http', appProtocol: 'kubernetes.io/h2c' }],
+    },
+  });
+  const controller = new EndpointSliceController(store, 1);
+  controller.serviceCreated(svc);
+  store.put('pods', pod({}));
+  controller.sync();
+  assert.deepEqual(store.list<V1EndpointSlice>('endpointslices', 'ns').items[0]!.ports, [
+    { name: 'http', protocol: 'TCP', port: 8080, appProtocol: 'kubernetes.io/h2c' },
+  ]);
+  controller.dispose();
+});
+
 test('controller: a Service without a selector selects nothing', () => {
   const { store, controller, slice } = setup({ selector: {} });
   store.put('pods', pod({}));
