@@ -272,7 +272,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       });
       void ingress.died.then((how) =>
         failFast(
-          new DraincheckError('DC_INGRESS', `the ${scenario.ingress} ingress ended during the run: ${how}`),
+          new DraincheckError(
+            'DC_INGRESS',
+            `the ingress (${scenario.ingress === 'haproxy' ? 'HAProxy' : 'nginx'}) ${how} mid-run: what the client saw after it is the ingress's failure, not the Pod's`,
+          ),
         ),
       );
     }

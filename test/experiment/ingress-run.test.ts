@@ -5,6 +5,9 @@
 // dropped connection: the verdict says the cut is the Pod's and the status the ingress's, from the
 // proxy's log of its attempt to that Pod. Under `drain` it finishes, and the log names the Pod.
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { planRun } from '../../src/experiment/plan.js';
 import { runExperiment } from '../../src/experiment/protocol.js';
@@ -15,7 +18,7 @@ import { findHaproxy } from '../../src/platform/local/ingress-haproxy.js';
 import { findNginx } from '../../src/platform/local/l7-proxy.js';
 import { renderTextReport } from '../../src/report/text.js';
 import { resolveScenario, type ScenarioInput } from '../../src/workload/scenario.js';
-import { cli } from '../helpers/cli.js';
+import { cli, startCli } from '../helpers/cli.js';
 import { kubeFacadeTarget } from '../helpers/kube-target.js';
 import { localTarget } from '../helpers/local-target.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
@@ -143,3 +146,42 @@ test('--ingress where it cannot run: with --protocol h2c, in manifests, on a clu
     await session.close();
   }
 });
+
+test(
+  'run --ingress nginx, nginx killed mid-run: the run ends incomplete with DC_INGRESS (exit 3), the document saved, no process and no file of the proxy left',
+  { skip: findNginx() ? false : 'nginx is not installed (apt-get install nginx-light)' },
+  async (t) => {
+    // The ingress's files go under this TMPDIR, so the test finds its proxy (and only it).
+    const tmp = mkdtempSync(join(tmpdir(), 'draincheck-run-ingress-kill-'));
+    const out = join(tmp, 'out');
+    t.after(() => rmSync(tmp, { recursive: true, force: true }));
+    const run = startCli(
+      ['run', '--ingress', 'nginx', '--timing', 'fast', '--work-ms', '8000', '--out', out],
+      { env: { TMPDIR: tmp } },
+    );
+    t.after(() => run.kill());
+    // Acceptance proven: the work request went through the ingress and is in flight.
+    await run.waitForStderr('delete (+', 60_000);
+    const dir = readdirSync(tmp).find((d) => d.startsWith('draincheck-ingress-'));
+    assert.ok(dir, `the ingress's directory under ${tmp}`);
+    const master = Number(readFileSync(join(tmp, dir, 'nginx.pid'), 'utf8').trim());
+    assert.match(readFileSync(`/proc/${master}/cmdline`, 'utf8'), /nginx/, 'the pid is nginx');
+    process.kill(master, 'SIGTERM');
+    const code = await run.exitedWithin(60_000);
+    assert.equal(code, 3, run.stderr());
+    assert.match(run.stdout(), /the ingress \(nginx\) (exited|was killed)[^\n]* mid-run/);
+    const saved = readdirSync(out).filter((f) => f.endsWith('.json'));
+    assert.equal(saved.length, 1, readdirSync(out).join(', '));
+    const doc = JSON.parse(readFileSync(join(out, saved[0]!), 'utf8')) as RunDocument;
+    assertValidRunDocument(doc);
+    assert.equal(doc.complete, false);
+    assert.match(doc.incompleteReason ?? '', /DC_INGRESS|the ingress \(nginx\)/);
+    assert.equal(doc.ingress?.kind, 'nginx');
+    assert.deepEqual(
+      readdirSync(tmp).filter((d) => d.startsWith('draincheck-ingress-')),
+      [],
+      'its files removed',
+    );
+    assert.throws(() => process.kill(master, 0), 'its master is gone');
+  },
+);
