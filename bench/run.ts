@@ -6,6 +6,7 @@ import { benchMatrix } from './matrix.js';
 import { benchLoadMemory, benchLoadRecording, benchLoadThreadLag, benchLoadVsAutocannon } from './load.js';
 import { benchRolloutInherentWaits } from './rollout.js';
 import { benchRolloutMillion } from './rollout-million.js';
+import { benchIngressPath } from './ingress.js';
 import { benchGrpcVsClosedLoop, benchH2cVsH2load } from './protocols.js';
 import { benchProxy } from './runtime.js';
 import { benchDrainExitLag, benchServerThroughput } from './server.js';
@@ -22,6 +23,7 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   'load-thread-lag': () => benchLoadThreadLag(),
   'h2c-vs-h2load': () => benchH2cVsH2load(),
   'grpc-vs-closed-loop': () => benchGrpcVsClosedLoop(),
+  'ingress-path': () => benchIngressPath(),
   'rollout-inherent-waits': () => Promise.resolve(benchRolloutInherentWaits()),
   'rollout-million': () => benchRolloutMillion(),
 };

@@ -11,16 +11,29 @@ let errors = 0;
 let id = 0;
 let first = Infinity;
 let last = 0;
-const clients = Array.from({ length: Number(sessions) }, () => http2.connect(url!));
+const clients = Array.from({ length: Number(sessions) }, () => {
+  const session = http2.connect(url!);
+  // A session's error ends its streams with errors (counted below), not the process.
+  session.on('error', () => undefined);
+  return session;
+});
 const loop = (session: http2.ClientHttp2Session) =>
   new Promise<void>((resolve) => {
     const go = (): void => {
       if (performance.now() > end) return resolve();
       const started = performance.now();
       const req = session.request({ ':path': `/work?ms=0&id=h${id++}` });
-      req.on('response', () => undefined);
+      let ok = false;
+      req.on('response', (headers) => {
+        const status = Number(headers[':status']);
+        ok = status >= 200 && status < 300;
+      });
       req.resume();
       req.on('end', () => {
+        if (!ok) {
+          errors += 1;
+          return go();
+        }
         completed += 1;
         if (started < first) first = started;
         last = performance.now();

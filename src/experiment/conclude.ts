@@ -22,6 +22,7 @@ import {
 } from './events.js';
 import { atWords, exitWords, firstTerminatingWords, outcomeWords } from './run-view.js';
 import type { ServiceTarget } from '../workload/target.js';
+import { truncateText } from '../util/bounded-json.js';
 import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acceptance.js';
 import { identityOf, sliceRouteOf, type Identity } from './evidence/identity.js';
 import { adviceOf, refusedWhileRoutedAdvice } from './evidence/advice.js';
@@ -479,34 +480,45 @@ function verdictOf(
     }
     case 'http-error':
     case 'grpc-status': {
-      // Through an ingress, a 5xx is the proxy's answer for its upstream attempts: its log
-      // says whether the attempt to the Pod that accepted the request was cut there.
-      const through = ingressCut(ev.ingressLog, f.request.status, f.acceptance.uid ?? f.pod.uid);
-      if (through?.cut) {
-        const hidden =
-          f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides a cut request' : '';
-        return {
-          kind: 'accepted-request-cut',
-          evidence: [...ids, ev.ingressLog!.id],
-          reason: null,
-          explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} was cut at the Pod — ${through.words} — and the ingress answered the client ${outcomeText} at ${when(f.request.at)}: the cut is the Pod's, the ${f.request.status ?? '5xx'} the ingress's; ${fteText}; ${exitText}${hidden}.`,
-        };
+      // Through an ingress, a status without the app's body may be the proxy's own answer for its
+      // upstream attempts: only its log says which layer failed.
+      if (hasIngress(events) && f.request.bodyUid === null) {
+        const logId = ev.ingressLog ? [ev.ingressLog.id] : [];
+        const through = ingressCut(ev.ingressLog, f.request.status, f.acceptance.uid ?? f.pod.uid);
+        if (through?.reading === 'cut') {
+          const hidden =
+            f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides a cut request' : '';
+          return {
+            kind: 'accepted-request-cut',
+            evidence: [...ids, ...logId],
+            reason: null,
+            explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} was cut at the Pod — ${through.words}, every attempt to that Pod ended by it — and the ingress answered the client ${outcomeText} at ${when(f.request.at)}: the cut is the Pod's, the ${f.request.status ?? '5xx'} the ingress's; ${fteText}; ${exitText}${hidden}.`,
+          };
+        }
+        if (through?.reading === 'passed-on')
+          return {
+            kind: 'accepted-request-failed',
+            evidence: [...ids, ...logId],
+            reason: null,
+            explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}: the Pod answered ${f.request.status ?? '?'} itself and the ingress passed it on (${through.words}); ${exitText}.`,
+          };
+        if (through?.reading === 'timeout')
+          return inconclusive(
+            `the ingress gave up on the Pod that accepted the request after its read timeout and answered ${f.request.status ?? '?'} (${through.words}): the Pod had not answered by then; whether it would have is not shown`,
+            [...ids, ...logId],
+          );
+        if (through)
+          return inconclusive(
+            `the ingress answered ${f.request.status ?? '?'} (${through.words}), and its log does not show every attempt to the Pod that accepted the request ended by that Pod: which layer failed is not shown`,
+            [...ids, ...logId],
+          );
+        return inconclusive(
+          ev.ingressLog
+            ? `HTTP ${f.request.status ?? '?'} came through the ingress, whose log says it answered ${ev.ingressLog.data.status ?? '?'} for the work request: the two disagree, and which layer failed is not shown`
+            : `HTTP ${f.request.status ?? '?'} came through the ingress, whose logs have no line naming the work request (by its id query parameter): whether the Pod or the ingress answered it is not shown`,
+          [...ids, ...logId],
+        );
       }
-      if (through)
-        return inconclusive(
-          `the ingress answered ${f.request.status ?? '?'} (${through.words}), and no attempt to the Pod that accepted the request was cut there by its log: which layer failed is not shown`,
-          [...ids, ev.ingressLog!.id],
-        );
-      if (
-        ev.ingressLog === undefined &&
-        f.request.status !== null &&
-        f.request.status >= 500 &&
-        f.request.bodyUid === null &&
-        hasIngress(events)
-      )
-        return inconclusive(
-          `HTTP ${f.request.status} came through the ingress, whose logs have no line naming the work request (by its id query parameter): whether the Pod or the ingress failed is not shown`,
-        );
       return {
         kind: 'accepted-request-failed',
         evidence: ids,
@@ -542,36 +554,66 @@ function verdictOf(
   }
 }
 
-/** nginx's and HAProxy's causes of a failed upstream attempt that mean the upstream ended the exchange. */
-const CUT_CAUSES = new Set(['closed', 'reset', 'read-timeout']);
+/**
+ * nginx's and HAProxy's causes of a failed upstream attempt that mean the upstream ended the
+ * exchange (not `read-timeout`: there the ingress gave up, a 504 of its own).
+ */
+const CUT_CAUSES: ReadonlySet<string> = new Set(['closed', 'reset']);
+const ATTEMPTS_SHOWN = 16;
+
+/** How the ingress's log reads a status it answered for the work request. */
+export type IngressReading = 'cut' | 'timeout' | 'passed-on' | 'unattributed';
 
 /**
- * The ingress's word on a 5xx it answered (null: no ingress, or not a 5xx of its own): `cut`
- * when one of its attempts went to the Pod that accepted the request and failed there because
- * the Pod ended the exchange (closed, reset — error log, or HAProxy's termination state) — the
- * Pod's cut, translated to a status. Anything else (no attempt there, refused, no upstream) is
- * the ingress's own failure, or not shown.
+ * The ingress's word on a status it answered (null: no log line, or the log's status is not the
+ * client's). `cut`: it tried the Pod that accepted the request, and every attempt to that Pod
+ * failed because the Pod ended the exchange (closed, reset — nginx's error log, HAProxy's
+ * termination state): which attempt carried the accepted request the log cannot say, so every one
+ * must agree. `timeout`: its last attempt to that Pod ran out of the proxy's read timeout.
+ * `passed-on`: its last attempt was that Pod answering this status itself (not 502 or 504, which
+ * with no error line may be the proxy's own). Anything else —
+ * no attempt there, refused, no upstream — is `unattributed`: the ingress's own failure, or not
+ * shown.
  */
 export function ingressCut(
   log: EventOf<'proxy', 'ingress-request'> | undefined,
   status: number | null,
   podUid: string | null,
-): { cut: boolean; words: string } | null {
-  if (!log || status === null || status < 500 || log.data.status !== status) return null;
-  const attempts = (Array.isArray(log.data.attempts) ? log.data.attempts : [])
-    .slice(0, 16)
+): { reading: IngressReading; words: string } | null {
+  if (!log || status === null || log.data.status !== status) return null;
+  const all = Array.isArray(log.data.attempts) ? log.data.attempts : [];
+  const attempts = all
+    .slice(0, ATTEMPTS_SHOWN)
     .map((a: unknown) => (a && typeof a === 'object' ? (a as Record<string, unknown>) : {}));
-  const kind = typeof log.data.kind === 'string' ? log.data.kind.slice(0, 16) : 'the ingress';
+  const kind = typeof log.data.kind === 'string' ? truncateText(log.data.kind, 16) : 'the ingress';
   const said = attempts.map((a) => {
     const pod = typeof a.podUid === 'string' ? short(a.podUid) : 'no known Pod';
-    const cause = typeof a.cause === 'string' ? a.cause : 'no cause in its log';
+    const cause = typeof a.cause === 'string' ? truncateText(a.cause, 32) : 'no cause in its log';
     return `${pod}: ${typeof a.status === 'number' ? a.status : '-'}, ${cause}`;
   });
-  const cutHere = attempts.some(
-    (a) => podUid !== null && a.podUid === podUid && typeof a.cause === 'string' && CUT_CAUSES.has(a.cause),
-  );
-  const words = `${kind}'s log: ${attempts.length} upstream attempt${attempts.length === 1 ? '' : 's'} (${said.join('; ') || 'none'})`;
-  return { cut: cutHere, words };
+  const more = all.length > attempts.length ? `; ${all.length - attempts.length} more` : '';
+  const words = `${kind}'s log: ${all.length} upstream attempt${all.length === 1 ? '' : 's'} (${said.join('; ') || 'none'}${more})`;
+  const there = podUid === null ? [] : attempts.filter((a) => a.podUid === podUid);
+  const last = attempts.at(-1);
+  const reading: IngressReading =
+    there.length > 0 &&
+    all.length <= ATTEMPTS_SHOWN &&
+    there.every((a) => typeof a.cause === 'string' && CUT_CAUSES.has(a.cause))
+      ? 'cut'
+      : there.at(-1)?.cause === 'read-timeout'
+        ? 'timeout'
+        : last &&
+            podUid !== null &&
+            last.podUid === podUid &&
+            last.status === status &&
+            (last.cause ?? null) === null &&
+            // 502 and 504 with no error line may be the proxy's own answer whose line was not
+            // matched: not read as the Pod's.
+            status !== 502 &&
+            status !== 504
+          ? 'passed-on'
+          : 'unattributed';
+  return { reading, words };
 }
 
 function hasIngress(events: ReadEvent[]): boolean {

@@ -252,19 +252,23 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     // --ingress: the proxy in front of the Service's endpoints is the client's way in, from the
     // health check on (the path is ready when the proxy, synced, answers).
     if (scenario.ingress) {
-      ingress = await limited(
-        platform.ingress!(
-          {
-            kind: scenario.ingress,
-            namespace,
-            service: serviceName,
-            syncDelayMs: { ...INGRESS_SYNC_MS_DEFAULTS[scenario.ingress] },
-          },
-          observed,
-        ),
-        plan.limits.prepareMs,
-        'starting the ingress',
+      const starting = platform.ingress!(
+        {
+          kind: scenario.ingress,
+          namespace,
+          service: serviceName,
+          syncDelayMs: { ...INGRESS_SYNC_MS_DEFAULTS[scenario.ingress] },
+        },
+        observed,
       );
+      try {
+        ingress = await limited(starting, plan.limits.prepareMs, 'starting the ingress');
+      } catch (error) {
+        // Stopped waiting (a limit, Ctrl-C, a fatal error) while it started: once it has, it
+        // is stopped — no proxy process may outlive the run.
+        void starting.then((late) => late.stop(startedAt.getTime())).catch(() => undefined);
+        throw error;
+      }
       log.add('runner', 'ingress-started', {
         kind: ingress.kind,
         url: ingress.url.href,

@@ -163,17 +163,21 @@ function ingressRequestLine(d: {
   readonly attempts: readonly unknown[] | null;
   readonly kind: string | null;
 }): string {
-  const attempts = (d.attempts ?? []).slice(0, 16).map((a) => {
+  const all = d.attempts ?? [];
+  const attempts = all.slice(0, 16).map((a) => {
     const o = a && typeof a === 'object' ? (a as Record<string, unknown>) : {};
     const pod =
       typeof o.podUid === 'string'
         ? shortUid(o.podUid)
         : typeof o.addr === 'string'
-          ? o.addr.slice(0, 64)
+          ? truncateText(o.addr, 64)
           : '?';
-    return `${pod} ${typeof o.status === 'number' ? o.status : '-'}${typeof o.cause === 'string' ? ` ${o.cause}` : ''}`;
+    return `${pod} ${typeof o.status === 'number' ? o.status : '-'}${typeof o.cause === 'string' ? ` ${truncateText(o.cause, 32)}` : ''}`;
   });
-  return `${v(d.kind)} log: ${v(d.id)} answered ${v(d.status)}, ${attempts.length} upstream attempt${attempts.length === 1 ? '' : 's'}${attempts.length ? `: ${attempts.join(', ')}` : ''}`;
+  const more = all.length > attempts.length ? `, ${all.length - attempts.length} more` : '';
+  const kind = d.kind === null ? '?' : truncateText(d.kind, 16);
+  const id = d.id === null ? '?' : truncateText(d.id, 80);
+  return `${kind} log: ${id} answered ${v(d.status)}, ${all.length} upstream attempt${all.length === 1 ? '' : 's'}${attempts.length ? `: ${attempts.join(', ')}${more}` : ''}`;
 }
 
 function endpointLines(

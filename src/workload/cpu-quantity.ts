@@ -10,5 +10,6 @@ export function milliCpuOf(quantity: unknown): number | null {
   if (typeof quantity !== 'string' || quantity.length > 24) return null;
   const m = /^(\d{1,12})(?:\.(\d{1,9}))?([mun]?)$/.exec(quantity);
   if (!m) return null;
-  return Math.round(Number(`${m[1]}.${m[2] ?? '0'}`) * SCALE[m[3]!]!);
+  // Rounded up, as resource.Quantity's MilliValue does ("1u" is 1m, not 0).
+  return Math.ceil(Number(`${m[1]}.${m[2] ?? '0'}`) * SCALE[m[3]!]! - 1e-9);
 }

@@ -36,7 +36,7 @@ void test(
     assert.equal(on.result, 'match', `${on.sentence}\n${on.observed.join('\n')}`);
     assert.match(
       on.observed.join('\n'),
-      /nginx answered 502 at \+\d+ ms; its attempts: [0-9a-f]{8} 502 (closed|reset)/,
+      /nginx answered 502 at \+\d+ ms; nginx's log: \d+ upstream attempts? \([0-9a-f]{8}: 502, (closed|reset)/,
     );
     const { ingress: _none, ...without } = s.input;
     const off = await run(without);

@@ -13,6 +13,7 @@ import {
   type ReadEvent,
 } from '../events.js';
 import type { RequestOutcome } from '../../probe/client-events.js';
+import { ingressCut } from '../conclude.js';
 import { SERVER_CONTAINER, SIDECAR_CONTAINER } from '../../workload/manifests.js';
 
 export type CheckResult = 'match' | 'mismatch' | 'no-evidence';
@@ -674,20 +675,15 @@ export function ingressAnsweredForCut(status: number): Expectation {
             : 'no ingress in the path: the client met the Pod through the Service',
           evidence: [],
         };
-      const attempts = (log.data.attempts ?? [])
-        .slice(0, 16)
-        .map((a) => (a && typeof a === 'object' ? (a as Record<string, unknown>) : {}));
-      const said = attempts.map(
-        (a) =>
-          `${typeof a.podUid === 'string' ? short(a.podUid) : 'no known Pod'} ${typeof a.status === 'number' ? a.status : '-'} ${typeof a.cause === 'string' ? a.cause : 'no cause'}`,
-      );
-      const cutThere = attempts.some(
-        (a) => a.podUid === doc.acceptance.uid && (a.cause === 'closed' || a.cause === 'reset'),
-      );
-      const ok = log.data.status === status && cutThere;
+      // The run's own reading (conclude.ts ingressCut): every attempt to the Pod that accepted
+      // the request ended by that Pod — only with acceptance proven and its Pod known.
+      const accepted =
+        doc.acceptance.proven && typeof doc.acceptance.uid === 'string' ? doc.acceptance.uid : null;
+      const reading = ingressCut(log, log.data.status, accepted);
+      const ok = log.data.status === status && accepted !== null && reading?.reading === 'cut';
       return {
         result: ok ? 'match' : 'mismatch',
-        observed: `${log.data.kind ?? 'the ingress'} answered ${log.data.status ?? '?'} at ${ms(log.at)}; its attempts: ${said.join(', ') || 'none'}`,
+        observed: `${log.data.kind ?? 'the ingress'} answered ${log.data.status ?? '?'} at ${ms(log.at)}; ${reading?.words ?? 'no attempts read'}${accepted ? '' : '; acceptance not proven'}`,
         evidence: ids(log),
       };
     },

@@ -44,20 +44,19 @@ export interface CompareCapacity {
   serverPods: number;
   loadPods: number;
   cluster: ClusterCpu;
-  /** The limits exceed what the schedulable Nodes can give: the rollouts may compete for CPU. */
+  /** The limits exceed what the schedulable Nodes can give: the rollouts may compete for CPU (null: not shown). */
   oversubscribed: boolean | null;
 }
 
 export function compareCapacity(demand: CpuDemand, cluster: ClusterCpu): CompareCapacity {
-  // A partial list of Nodes is a lower bound of the cluster: oversubscribed only if it is complete.
+  // true only where it is shown: the demand (a lower bound — Pods still terminating add to it)
+  // exceeds the allocatable CPU of every schedulable Node (a complete list; a partial one is a
+  // lower bound of the cluster). Never false: allocatable is not free — other Pods' requests are
+  // not subtracted, nor is whether the Pods fit Node by Node — so room is not shown.
   const oversubscribed =
-    cluster.read !== 'read'
-      ? null
-      : demand.limitsMilliCpu > cluster.allocatableMilliCpu
-        ? cluster.complete
-          ? true
-          : null
-        : false;
+    cluster.read === 'read' && cluster.complete && demand.limitsMilliCpu > cluster.allocatableMilliCpu
+      ? true
+      : null;
   return { ...demand, cluster, oversubscribed };
 }
 
@@ -67,15 +66,15 @@ const cores = (milli: number) => `${Number((milli / 1000).toFixed(2))} CPU`;
 export function capacityWarning(c: CompareCapacity, policies: number): string | null {
   if (c.oversubscribed !== true || c.cluster.read !== 'read') return null;
   const nodes = `${c.cluster.schedulableNodes} schedulable node${c.cluster.schedulableNodes === 1 ? '' : 's'}`;
-  return `the ${policies} rollouts of --compare run at once: up to ${c.serverPods} server Pods and ${c.loadPods} load Pod${c.loadPods === 1 ? '' : 's'}, ${cores(c.limitsMilliCpu)} at their limits, on ${nodes} with ${cores(c.cluster.allocatableMilliCpu)} allocatable — they may compete for CPU and their differences be the sharing's, not the policies': --sequential rolls them one after another`;
+  return `the ${policies} rollouts of --compare run at once: at least ${c.serverPods} server Pods and ${c.loadPods} load Pod${c.loadPods === 1 ? '' : 's'}, ${cores(c.limitsMilliCpu)} at their limits, on ${nodes} with ${cores(c.cluster.allocatableMilliCpu)} allocatable — they may compete for CPU and their differences be the sharing's, not the policies': --sequential rolls them one after another`;
 }
 
 /** In words for the document's reader: what the check found, or why it could not. */
 export function capacityWords(c: CompareCapacity): string {
-  const demand = `${c.serverPods} server Pods and ${c.loadPods} load Pods at once, ${cores(c.limitsMilliCpu)} at their limits`;
+  const demand = `at least ${c.serverPods} server Pods (replicas + maxSurge; Pods still terminating add to them) and ${c.loadPods} load Pods at once, ${cores(c.limitsMilliCpu)} at their limits`;
   switch (c.cluster.read) {
     case 'read':
-      return `${demand}; the cluster's ${c.cluster.schedulableNodes} schedulable nodes: ${cores(c.cluster.allocatableMilliCpu)} allocatable${c.cluster.complete ? '' : ' (the first page of nodes only)'}${c.oversubscribed ? ' — more than it can give' : ''}`;
+      return `${demand}; the cluster's ${c.cluster.schedulableNodes} schedulable nodes: ${cores(c.cluster.allocatableMilliCpu)} allocatable${c.cluster.complete ? '' : ' (the first page of nodes only)'}${c.oversubscribed ? ' — more than it can give' : ' (allocatable, not free: other Pods are not subtracted)'}`;
     case 'forbidden':
       return `${demand}; the nodes' capacity was not read (listing nodes is forbidden to this identity: docs/REAL-CLUSTER.md)`;
     case 'failed':

@@ -203,7 +203,7 @@ const CompareCapacitySchema = z.object({
     .boolean()
     .nullable()
     .describe(
-      'the limits exceed the allocatable CPU: the rollouts may have competed for CPU; null: not known',
+      "true: the compared rollouts' CPU limits at their peak (a lower bound: replicas + maxSurge each, Pods still terminating not counted) exceed the allocatable CPU of every schedulable Linux Node — they may have competed for CPU; null: not shown (nodes not read or only a page of them, or the demand fits the sum — allocatable is not free, other Pods' requests are not subtracted)",
     ),
 });
 

@@ -15,12 +15,17 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 /**
  * Whether a Pod of draincheck's (no tolerations, no node selector) can be scheduled on the
- * Node: not cordoned (spec.unschedulable), Ready, and no taint that repels it — the scheduler's
+ * Node: a Linux Node, not cordoned (spec.unschedulable), Ready, and no taint that repels it — the scheduler's
  * TaintToleration filter refuses NoSchedule and NoExecute taints a Pod does not tolerate
  * (pkg/scheduler/framework/plugins/tainttoleration), as on a control-plane node.
  */
 export function schedulable(node: unknown): boolean {
   if (!isRecord(node)) return false;
+  // draincheck's image is a Linux one: a Windows Node (kubernetes.io/os, set by the kubelet) gives it nothing.
+  const metadata = isRecord(node.metadata) ? node.metadata : {};
+  const labels = isRecord(metadata.labels) ? metadata.labels : {};
+  const os = labels['kubernetes.io/os'];
+  if (typeof os === 'string' && os !== 'linux') return false;
   const spec = isRecord(node.spec) ? node.spec : {};
   if (spec.unschedulable === true) return false;
   const taints = Array.isArray(spec.taints) ? spec.taints : [];

@@ -380,14 +380,23 @@ export class LocalCluster {
       deregistrationDelayMs,
     });
     this.ingresses.set(key, proxy);
-    // The slice as it is now: the controller's first sync.
-    const slice = this.store
-      .list<V1EndpointSlice>('endpointslices', namespace)
-      .items.find((s) => s.metadata?.labels?.[SERVICE_NAME_LABEL] === service);
-    proxy.sliceChanged(slice);
-    await proxy.settled();
-    // Before it takes its first request: no worker of the empty first configuration left.
-    if (ingress instanceof NginxIngress) await ingress.oldWorkersGone();
+    try {
+      // Disposed while the proxy started: it must not outlive the cluster.
+      this.assertOpen();
+      // The slice as it is now: the controller's first sync.
+      const slice = this.store
+        .list<V1EndpointSlice>('endpointslices', namespace)
+        .items.find((s) => s.metadata?.labels?.[SERVICE_NAME_LABEL] === service);
+      proxy.sliceChanged(slice);
+      await proxy.settled();
+      // Before it takes its first request: no worker of the empty first configuration left.
+      if (ingress instanceof NginxIngress) await ingress.oldWorkersGone();
+      this.assertOpen();
+    } catch (error) {
+      // A start that did not finish leaves no process, file or entry behind.
+      await this.deleteIngress(namespace, service);
+      throw error;
+    }
     return ingress;
   }
 
@@ -411,6 +420,8 @@ export class LocalCluster {
     const proxy = this.proxies.get(`${namespace}/${name}`);
     this.proxies.delete(`${namespace}/${name}`);
     await proxy?.dispose();
+    // An ingress in front of it goes with it (a run that could not stop its own, on a shared cluster).
+    await this.deleteIngress(namespace, name);
     this.allocator?.release(service.spec?.clusterIP ?? '');
     await this.goneAddresses.rulesChanged();
   }

@@ -161,6 +161,11 @@ export class NginxIngress implements Dataplane {
     return ingress;
   }
 
+  /** Where its logs are (error.log, access.log): the bench joins them again, alone. */
+  get logDir(): string {
+    return this.dir;
+  }
+
   get url(): URL {
     return new URL(`http://${this.host}:${this.port}`);
   }
@@ -204,50 +209,65 @@ export class NginxIngress implements Dataplane {
   async evidence(originWallMs: number, watch?: ReadonlySet<string>): Promise<IngressEvidence> {
     // Its workers flush their logs as they exit.
     await this.proc.stop();
-    // Error lines first: each request's failed attempts, by the upstream they named.
-    const errors = new Map<string, ErrorEntry[]>();
-    for await (const line of boundedLines(join(this.dir, 'error.log'))) {
-      const e = parseErrorLine(line);
-      if (!e?.id) continue;
-      const list = errors.get(e.id) ?? [];
-      if (list.length < 16) list.push(e);
-      errors.set(e.id, list);
-      if (errors.size > NOT_PLAIN_MAX) break;
-    }
-    const tally = new EvidenceTally(originWallMs, watch);
-    for await (const line of boundedLines(join(this.dir, 'access.log'))) {
-      const a = parseAccessLine(line);
-      if (!a) {
-        if (line.trim()) tally.unparsed();
-        continue;
-      }
-      if (a.id === null) continue; // not one of the load's requests (its readiness GETs)
-      const failedHere = errors.get(a.id) ?? [];
-      const attempts = a.attempts.map((t, i) => {
-        const failed = t.status === null || t.status >= 500;
-        // The error line for this attempt: the one naming its address, else the i-th.
-        const explained = failed
-          ? (failedHere.find((e) => e.addr === t.addr) ??
-            (failedHere[i]?.addr === null ? failedHere[i] : undefined))
-          : undefined;
-        const cause: IngressCause | null = explained?.cause ?? null;
-        return { addr: t.addr, podUid: this.pods.get(t.addr) ?? null, status: t.status, cause };
-      });
-      // No upstream at all (503 with no endpoint, or no live upstreams): an attempt of its own.
-      if (attempts.length === 0 && a.status >= 500)
-        attempts.push({
-          addr: 'none',
-          podUid: null,
-          status: null,
-          cause: failedHere[0]?.cause ?? 'no-upstream',
-        });
-      tally.add({ id: a.id, status: a.status, endWallMs: a.endWallMs, requestMs: a.requestMs, attempts });
-    }
-    return tally.evidence;
+    return joinNginxLogs(this.dir, originWallMs, this.pods, watch);
   }
 
   async dispose(): Promise<void> {
     await this.proc.stop();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * nginx's logs in `dir` (error.log, access.log) joined per request into the run's evidence: each
+ * access-log entry's attempts, their Pods (`pods`: address → UID) and, for a failed one, the cause
+ * its error-log line gave. Bounded as boundedLines and EvidenceTally are. Exported for the bench
+ * (ingress-log-join) as well as NginxIngress.evidence.
+ */
+export async function joinNginxLogs(
+  dir: string,
+  originWallMs: number,
+  pods: ReadonlyMap<string, string | null>,
+  watch?: ReadonlySet<string>,
+): Promise<IngressEvidence> {
+  // Error lines first: each request's failed attempts, by the upstream they named.
+  const errors = new Map<string, ErrorEntry[]>();
+  for await (const line of boundedLines(join(dir, 'error.log'))) {
+    const e = parseErrorLine(line);
+    if (!e?.id) continue;
+    const list = errors.get(e.id) ?? [];
+    if (list.length < 16) list.push(e);
+    errors.set(e.id, list);
+    if (errors.size > NOT_PLAIN_MAX) break;
+  }
+  const tally = new EvidenceTally(originWallMs, watch);
+  for await (const line of boundedLines(join(dir, 'access.log'))) {
+    const a = parseAccessLine(line);
+    if (!a) {
+      if (line.trim()) tally.unparsed();
+      continue;
+    }
+    if (a.id === null) continue; // not one of the load's requests (its readiness GETs)
+    const failedHere = errors.get(a.id) ?? [];
+    const attempts = a.attempts.map((t, i) => {
+      const failed = t.status === null || t.status >= 500;
+      // The error line for this attempt: the one naming its address, else the i-th.
+      const explained = failed
+        ? (failedHere.find((e) => e.addr === t.addr) ??
+          (failedHere[i]?.addr === null ? failedHere[i] : undefined))
+        : undefined;
+      const cause: IngressCause | null = explained?.cause ?? null;
+      return { addr: t.addr, podUid: pods.get(t.addr) ?? null, status: t.status, cause };
+    });
+    // No upstream at all (503 with no endpoint, or no live upstreams): an attempt of its own.
+    if (attempts.length === 0 && a.status >= 500)
+      attempts.push({
+        addr: 'none',
+        podUid: null,
+        status: null,
+        cause: failedHere[0]?.cause ?? 'no-upstream',
+      });
+    tally.add({ id: a.id, status: a.status, endWallMs: a.endWallMs, requestMs: a.requestMs, attempts });
+  }
+  return tally.evidence;
 }

@@ -1,5 +1,6 @@
 // Short, plain labels for events, in Kubernetes' and the journal's own words. An event type
 // this file does not know is labelled with its type: new vocabulary must still be drawn.
+import { truncateText } from '../../util/bounded-json.js';
 import type { RunEvent } from '../../experiment/run-document.js';
 import { assertNever, containerStateOf, readEvent, type TypedEvent } from '../../experiment/events.js';
 import { outcomeBrief } from '../../experiment/run-view.js';
@@ -258,7 +259,7 @@ function describeProxy(e: Known<'proxy'>): MarkText {
       const attempts = Array.isArray(e.data.attempts) ? e.data.attempts.length : 0;
       const status = typeof e.data.status === 'number' ? e.data.status : null;
       return mark(
-        `${text(e.data.kind) ?? 'ingress'} answered ${status ?? '?'}${attempts > 1 ? ` after ${attempts} upstream attempts` : ''}`,
+        `${truncateText(text(e.data.kind) ?? 'ingress', 16)} answered ${status ?? '?'}${attempts > 1 ? ` after ${attempts} upstream attempts` : ''}`,
         status !== null && status < 500 ? 'neutral' : 'bad',
         status !== null && status < 500 ? 1 : 4,
       );
@@ -282,7 +283,7 @@ function describeRunner(e: Known<'runner'>): MarkText {
     case 'replacement-applied':
       return mark('second Pod applied', 'neutral', 3);
     case 'ingress-started':
-      return mark(`${text(e.data.kind) ?? 'ingress'} ingress started`, 'neutral', 2);
+      return mark(`${truncateText(text(e.data.kind) ?? 'ingress', 16)} ingress started`, 'neutral', 2);
     case 'replacement-ready':
       return mark('second Pod ready', 'good', 4);
     case 'replacement-timeout':

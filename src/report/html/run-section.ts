@@ -1,5 +1,6 @@
 // One run's section: verdict and the evidence it rests on (linked to the marks), the
 // platform and scenario it ran with, then its timeline and the timeline in words.
+import { truncateText } from '../../util/bounded-json.js';
 import type { RunDocument } from '../../experiment/run-document.js';
 import { factValue, platformFacts } from '../../experiment/platform-facts.js';
 import { scenarioSettingRows } from '../../workload/scenario.js';
@@ -23,11 +24,12 @@ function facts(doc: RunDocument): string {
   // --ingress: the proxy in the path, and what its logs said of the run's requests.
   if (doc.ingress) {
     const ev = doc.ingress.evidence;
+    const entries = ev ? Object.entries(ev.statuses) : [];
     const statuses = ev
-      ? Object.entries(ev.statuses)
+      ? entries
           .slice(0, 8)
-          .map(([status, n]) => `${n} × ${status}`)
-          .join(', ')
+          .map(([status, n]) => `${n} × ${truncateText(status, 8)}`)
+          .join(', ') + (entries.length > 8 ? `, ${entries.length - 8} more statuses` : '')
       : 'its logs could not be read';
     items.push([
       'ingress',

@@ -21,6 +21,9 @@ test('milliCpuOf: the CPU forms of resource.Quantity; anything else is null, nev
     ['250000u', 250],
     ['1500000000n', 1500],
     ['1.5', 1500],
+    // Rounded up, as resource.Quantity's MilliValue: a fraction of a millicore is a whole one.
+    ['1u', 1],
+    ['1500001u', 1501],
     ['2k', null],
     ['1e3', null],
     ['-1', null],
@@ -47,6 +50,13 @@ test('schedulable: cordoned, NotReady, or tainted NoSchedule/NoExecute nodes tak
   assert.equal(schedulable(node('2', {}, [])), false);
   assert.equal(schedulable(node('2', { taints: [{ key: 'k', effect: 'NoSchedule' }] })), false);
   assert.equal(schedulable(node('2', { taints: [{ key: 'k', effect: 'NoExecute' }] })), false);
+  // A Windows Node gives draincheck's Linux image nothing; a Linux one, or one without the label, does.
+  const labelled = (os: string) => ({
+    ...node('2'),
+    metadata: { name: 'n', labels: { 'kubernetes.io/os': os } },
+  });
+  assert.equal(schedulable(labelled('windows')), false);
+  assert.equal(schedulable(labelled('linux')), true);
   // PreferNoSchedule only scores: the Pod may still land there.
   assert.equal(schedulable(node('2', { taints: [{ key: 'k', effect: 'PreferNoSchedule' }] })), true);
   for (const hostile of [null, 'node', 42, [], { spec: 'x', status: { conditions: 'Ready' } }])
@@ -91,7 +101,7 @@ test('compareCapacity: oversubscribed only against a complete list; unread is no
   assert.equal(small.oversubscribed, true);
   assert.match(
     capacityWarning(small, 3) ?? '',
-    /^the 3 rollouts of --compare run at once: up to 12 server Pods and 3 load Pods, 7\.5 CPU at their limits, on 1 schedulable node with 2 CPU allocatable — .*--sequential/,
+    /^the 3 rollouts of --compare run at once: at least 12 server Pods and 3 load Pods, 7\.5 CPU at their limits, on 1 schedulable node with 2 CPU allocatable — .*--sequential/,
   );
   const big = compareCapacity(demand, {
     read: 'read',
@@ -99,7 +109,9 @@ test('compareCapacity: oversubscribed only against a complete list; unread is no
     allocatableMilliCpu: 12000,
     complete: true,
   });
-  assert.equal(big.oversubscribed, false);
+  // Room is never claimed: allocatable is not free.
+  assert.equal(big.oversubscribed, null);
+  assert.match(capacityWords(big), /allocatable, not free/);
   assert.equal(capacityWarning(big, 3), null);
   // The first page of a large cluster's nodes is a lower bound: more than it is not "too much".
   const page = compareCapacity(demand, {

@@ -340,7 +340,7 @@ test('rollout --platform kube --compare exit,drain: one Deployment, Service and 
   const code = await run.exitedWithin(150_000);
   assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
   const warning =
-    /draincheck: warning: the 2 rollouts of --compare run at once: up to 6 server Pods and 2 load Pods, 4 CPU at their limits, on 1 schedulable node with 2 CPU allocatable — they may compete for CPU[^\n]*--sequential/;
+    /draincheck: warning: the 2 rollouts of --compare run at once: at least 6 server Pods and 2 load Pods, 4 CPU at their limits, on 1 schedulable node with 2 CPU allocatable — they may compete for CPU[^\n]*--sequential/;
   assert.match(run.stderr(), warning);
   // Read before the first object was created.
   const nodesRead = facade.requests.findIndex((r) => r.method === 'GET' && r.path === '/api/v1/nodes');
