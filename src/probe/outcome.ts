@@ -78,6 +78,16 @@ export function classifyWork(
     // The reply is the completion body of GET /work in the proto's fields: the same checks.
     const read = readBody(result.body ?? '', 0);
     const kept = { body: read.kept, ...(read.note ? { bodyNote: read.note } : {}) };
+    // The user's own service: status OK with a reply is the finish; its reply is its own business,
+    // and its UID (if any) is where --uid-from says (a reply field, or initial metadata).
+    if (target && !target.lab)
+      return {
+        ...base,
+        outcome: 'completed',
+        ...kept,
+        bodyUid: uidIn(target.uidFrom, read.value, result.headers),
+        problem: null,
+      };
     const problem = read.unreadable
       ? `the reply cannot be read as a completion: ${read.unreadable}`
       : completionProblem(read.value, workId);

@@ -6,9 +6,12 @@ import {
   checkPlaceholders,
   labWork,
   parseExpectStatus,
+  parseGrpcMethod,
+  parseGrpcRequest,
   parseHeader,
   parseUidFrom,
   parseWork,
+  type GrpcWork,
   type TargetPlan,
 } from '../probe/work-template.js';
 
@@ -39,14 +42,54 @@ export interface TargetInput {
   uidFrom?: string;
   acceptedLog?: string;
   minEvidence?: string;
+  grpcMethod?: string;
+  /** The .proto file's path, already checked readable and made absolute (src/cli/target-flags.ts). */
+  grpcProto?: string;
+  grpcRequest?: string;
 }
+
+/**
+ * The target's settings for another protocol than HTTP/1.1, one row each (the shape of the
+ * scenario table, src/workload/scenario.ts): the flags of `run` (src/cli/target-flags.ts), their
+ * help, the run document's `scenario.target` field they fill, and the protocol they are for.
+ */
+export const targetProtocolSettings = {
+  grpcMethod: {
+    flag: '--grpc-method',
+    arg: '<package.Service/Method>',
+    protocol: 'grpc',
+    field: 'grpc.method',
+    help: "your gRPC service's unary method the work is, e.g. shop.v1.Orders/Place (--protocol grpc; needs --grpc-proto)",
+  },
+  grpcProto: {
+    flag: '--grpc-proto',
+    arg: '<file>',
+    protocol: 'grpc',
+    field: 'grpc.protoFile',
+    help: 'the .proto file that defines --grpc-method, loaded with @grpc/proto-loader (imports from its folder)',
+  },
+  grpcRequest: {
+    flag: '--grpc-request',
+    arg: '<json>',
+    protocol: 'grpc',
+    field: 'grpc.request',
+    help: 'the request message as JSON with {ms} (a number) and {id} (inside a string), e.g. \'{"ms":{ms},"id":"{id}"}\' (default {})',
+  },
+} as const;
+export type TargetProtocolSettingName = keyof typeof targetProtocolSettings;
 
 /** The described target, or null when no flag describes one (the lab server's contract). */
 export function resolveTarget(input: TargetInput): ServiceTarget | null {
   if (Object.values(input).every((v) => v === undefined)) return null;
+  const grpc = resolveGrpcWork(input);
+  if (grpc && input.work !== undefined)
+    throw new DraincheckError(
+      'DC_USAGE',
+      '--work describes an HTTP request: a gRPC service is described by --grpc-method, --grpc-proto and --grpc-request',
+    );
   if (input.body !== undefined && input.bodyFile !== undefined)
     throw new DraincheckError('DC_USAGE', '--body and --body-file cannot be used together');
-  const lab = input.work === undefined;
+  const lab = input.work === undefined && grpc === null;
   if (lab && (input.header || input.body !== undefined || input.bodyFile !== undefined))
     throw new DraincheckError('DC_USAGE', '--header, --body and --body-file need --work');
   const healthPath = input.healthPath ?? '/healthz';
@@ -63,14 +106,37 @@ export function resolveTarget(input: TargetInput): ServiceTarget | null {
   return {
     lab,
     healthPath,
-    work: input.work
-      ? { ...parseWork(input.work), headers: (input.header ?? []).map(parseHeader), body }
-      : labWork,
+    work: grpc
+      ? // The call as it goes on the wire: POST of the method's path (gRPC over HTTP/2).
+        { method: 'POST', path: grpc.method, headers: [], body: null }
+      : input.work
+        ? { ...parseWork(input.work), headers: (input.header ?? []).map(parseHeader), body }
+        : labWork,
     expectStatus: parseExpectStatus(input.expectStatus ?? '2xx'),
     uidFrom: input.uidFrom === undefined ? null : parseUidFrom(input.uidFrom),
     acceptedLog: input.acceptedLog === undefined ? null : checkAcceptedLog(input.acceptedLog),
     minEvidence: minEvidence as AcceptanceGrade | null,
     inFlightMs: IN_FLIGHT_MS,
+    ...(grpc ? { grpc } : {}),
+  };
+}
+
+/** --grpc-method, --grpc-proto, --grpc-request: all or none of the first two. */
+function resolveGrpcWork(input: TargetInput): GrpcWork | null {
+  const rows = targetProtocolSettings;
+  if (input.grpcMethod === undefined && input.grpcProto === undefined && input.grpcRequest === undefined)
+    return null;
+  if (input.grpcMethod === undefined || input.grpcProto === undefined)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `${rows.grpcMethod.flag} and ${rows.grpcProto.flag} go together: the method, and the .proto file that defines it`,
+    );
+  if (input.header || input.body !== undefined || input.bodyFile !== undefined)
+    throw new DraincheckError('DC_USAGE', '--header, --body and --body-file describe an HTTP request, not a gRPC call');
+  return {
+    method: parseGrpcMethod(input.grpcMethod),
+    protoFile: input.grpcProto,
+    request: parseGrpcRequest(input.grpcRequest ?? '{}'),
   };
 }
 
