@@ -121,5 +121,6 @@ function clientTarget(t: ServiceTarget): TargetPlan {
     work: t.work,
     expectStatus: t.expectStatus,
     uidFrom: t.uidFrom,
+    ...(t.grpc ? { grpc: t.grpc } : {}),
   };
 }

@@ -51,9 +51,15 @@ export const labTarget: TargetPlan = {
 const PLACEHOLDER = /\{([^{}]*)\}/g;
 const KNOWN = new Set(['ms', 'id']);
 
+/**
+ * A placeholder in JSON text: a name in braces. `{}` (an empty object) and `{"a":1}` are JSON,
+ * not placeholders, which the text templates' pattern would take them for.
+ */
+const JSON_PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
 /** Refuses a placeholder other than {ms} and {id}, naming the flag and the value. */
-export function checkPlaceholders(flag: string, text: string): void {
-  for (const m of text.matchAll(PLACEHOLDER)) {
+export function checkPlaceholders(flag: string, text: string, pattern = PLACEHOLDER): void {
+  for (const m of text.matchAll(pattern)) {
     if (!KNOWN.has(m[1]!))
       throw new DraincheckError(
         'DC_USAGE',
@@ -133,7 +139,7 @@ export function parseGrpcRequest(text: string): string {
       'DC_USAGE',
       `--grpc-request is longer than ${GRPC_REQUEST_MAX_CHARS} characters (${text.length})`,
     );
-  checkPlaceholders('--grpc-request', text);
+  checkPlaceholders('--grpc-request', text, JSON_PLACEHOLDER);
   const parsed = parseJsonBounded(renderJson(text, { ms: 0, id: 'work-0' }), {
     maxChars: GRPC_REQUEST_MAX_CHARS * 2,
     maxDepth: GRPC_REQUEST_MAX_DEPTH,
@@ -147,7 +153,7 @@ export function parseGrpcRequest(text: string): string {
 
 /** The JSON template with {ms} as a number and {id} escaped for a JSON string. */
 export function renderJson(template: string, values: { ms: number; id: string }): string {
-  return template.replace(PLACEHOLDER, (_, name: string) =>
+  return template.replace(JSON_PLACEHOLDER, (_, name: string) =>
     name === 'ms' ? String(values.ms) : JSON.stringify(values.id).slice(1, -1),
   );
 }
