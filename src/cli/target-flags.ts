@@ -39,30 +39,34 @@ export function addTargetFlags(command: Command): Command {
       c.addOption(new Option(`${row.flag} ${row.arg}`, row.help));
     return c;
   };
-  return withRows(command
-    .option('--health-path <path>', 'the path GET answers 2xx on once the server is ready (default /healthz)')
-    .option(
-      '--work <request>',
-      "the work request, 'METHOD /path' with {ms} and {id} placeholders, e.g. 'GET /slow?ms={ms}&id={id}' (default: the lab contract's GET /work)",
-    )
-    .option('--header <header>', "a header of the work request, 'Name: value' (repeatable)", collect)
-    .option('--body <text>', 'the work request body ({ms}, {id} filled in)')
-    .option('--body-file <file>', 'the work request body, read from a file')
-    .option(
-      '--expect-status <codes>',
-      'what status means the work request finished, e.g. 200,204 (default 2xx)',
-    )
-    .option('--uid-from <where>', 'where a response carries the Pod UID: header:NAME or json:PATH')
-    .option(
-      '--accepted-log <regex>',
-      'a server output line matching this ({id}: the work id) proves the server took the request',
-    )
-    .addOption(
-      new Option(
-        '--min-evidence <grade>',
-        'CI gate: acceptance evidence weaker than this makes the verdict inconclusive',
-      ).choices(acceptanceGrades),
-    ),
+  return withRows(
+    command
+      .option(
+        '--health-path <path>',
+        'the path GET answers 2xx on once the server is ready (default /healthz)',
+      )
+      .option(
+        '--work <request>',
+        "the work request, 'METHOD /path' with {ms} and {id} placeholders, e.g. 'GET /slow?ms={ms}&id={id}' (default: the lab contract's GET /work)",
+      )
+      .option('--header <header>', "a header of the work request, 'Name: value' (repeatable)", collect)
+      .option('--body <text>', 'the work request body ({ms}, {id} filled in)')
+      .option('--body-file <file>', 'the work request body, read from a file')
+      .option(
+        '--expect-status <codes>',
+        'what status means the work request finished, e.g. 200,204 (default 2xx)',
+      )
+      .option('--uid-from <where>', 'where a response carries the Pod UID: header:NAME or json:PATH')
+      .option(
+        '--accepted-log <regex>',
+        'a server output line matching this ({id}: the work id) proves the server took the request',
+      )
+      .addOption(
+        new Option(
+          '--min-evidence <grade>',
+          'CI gate: acceptance evidence weaker than this makes the verdict inconclusive',
+        ).choices(acceptanceGrades),
+      ),
   );
 }
 
@@ -103,7 +107,10 @@ function checkProtoFile(path: string): string {
     );
   }
   if (size > GRPC_PROTO_MAX_BYTES)
-    throw new DraincheckError('DC_USAGE', `${flag} ${quote(path)} is larger than ${GRPC_PROTO_MAX_BYTES} bytes`);
+    throw new DraincheckError(
+      'DC_USAGE',
+      `${flag} ${quote(path)} is larger than ${GRPC_PROTO_MAX_BYTES} bytes`,
+    );
   return resolve(path);
 }
 

@@ -55,12 +55,16 @@ export function grpcCallShape(work: GrpcWork): GrpcCallShape {
       oneofs: true,
     });
   } catch (error) {
-    throw new DraincheckError('DC_USAGE', `--grpc-proto ${quote(work.protoFile)} cannot be loaded: ${oneLine(error)}`);
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-proto ${quote(work.protoFile)} cannot be loaded: ${oneLine(error)}`,
+    );
   }
   const slash = work.method.lastIndexOf('/');
   const serviceName = work.method.slice(1, slash);
   const methodName = work.method.slice(slash + 1);
-  const service = definition[serviceName] as Record<string, protoLoader.MethodDefinition<object, object>> | undefined;
+  const service = definition[serviceName] as
+    Record<string, protoLoader.MethodDefinition<object, object>> | undefined;
   const services = Object.entries(definition)
     .filter(([, d]) => !('format' in d) && typeof d === 'object')
     .map(([name]) => name);
@@ -97,7 +101,10 @@ export function grpcCallShape(work: GrpcWork): GrpcCallShape {
   try {
     method.requestSerialize(sample);
   } catch (error) {
-    throw new DraincheckError('DC_USAGE', `--grpc-request does not make a ${requestType.name ?? 'request'}: ${oneLine(error)}`);
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-request does not make a ${requestType.name ?? 'request'}: ${oneLine(error)}`,
+    );
   }
   const shape: GrpcCallShape = {
     method: work.method,

@@ -120,7 +120,9 @@ export function parseUidFrom(text: string): UidFrom {
 
 /** `--grpc-method package.Service/Method` (a leading / allowed) → `/package.Service/Method`. */
 export function parseGrpcMethod(text: string): string {
-  const m = /^\/?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\/([A-Za-z_][A-Za-z0-9_]*)$/.exec(text.trim());
+  const m = /^\/?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\/([A-Za-z_][A-Za-z0-9_]*)$/.exec(
+    text.trim(),
+  );
   if (!m)
     throw new DraincheckError(
       'DC_USAGE',
@@ -145,9 +147,15 @@ export function parseGrpcRequest(text: string): string {
     maxDepth: GRPC_REQUEST_MAX_DEPTH,
   });
   if (!parsed.ok)
-    throw new DraincheckError('DC_USAGE', `--grpc-request is not JSON once {ms} and {id} are filled in (${parsed.reason}), got ${quote(text)}`);
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-request is not JSON once {ms} and {id} are filled in (${parsed.reason}), got ${quote(text)}`,
+    );
   if (!parsed.value || typeof parsed.value !== 'object' || Array.isArray(parsed.value))
-    throw new DraincheckError('DC_USAGE', `--grpc-request must be a JSON object (the request message), got ${quote(text)}`);
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-request must be a JSON object (the request message), got ${quote(text)}`,
+    );
   return text;
 }
 

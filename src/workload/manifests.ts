@@ -146,14 +146,14 @@ export function buildWorkload(
             // services use (the lab server answers HTTP/1.1 on the same port, so it keeps httpGet).
             { tcpSocket: { port: 'http' } }
           : {
-            httpGet: {
-              path: scenario.target?.healthPath ?? '/healthz',
-              // Behind a sidecar the probe goes through it, as a mesh rewrites the app's probes
-              // (Istio's pilot-agent): the Pod is Ready only while the proxy forwards.
-              port: scenario.sidecar ? podPort : 'http',
-              scheme: 'HTTP',
-            },
-          }),
+              httpGet: {
+                path: scenario.target?.healthPath ?? '/healthz',
+                // Behind a sidecar the probe goes through it, as a mesh rewrites the app's probes
+                // (Istio's pilot-agent): the Pod is Ready only while the proxy forwards.
+                port: scenario.sidecar ? podPort : 'http',
+                scheme: 'HTTP',
+              },
+            }),
       periodSeconds: scenarioDefaults.probePeriodSeconds,
       failureThreshold: options.readinessFailureThreshold ?? scenarioDefaults.probeFailureThreshold,
       successThreshold: 1,

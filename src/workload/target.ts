@@ -132,7 +132,10 @@ function resolveGrpcWork(input: TargetInput): GrpcWork | null {
       `${rows.grpcMethod.flag} and ${rows.grpcProto.flag} go together: the method, and the .proto file that defines it`,
     );
   if (input.header || input.body !== undefined || input.bodyFile !== undefined)
-    throw new DraincheckError('DC_USAGE', '--header, --body and --body-file describe an HTTP request, not a gRPC call');
+    throw new DraincheckError(
+      'DC_USAGE',
+      '--header, --body and --body-file describe an HTTP request, not a gRPC call',
+    );
   return {
     method: parseGrpcMethod(input.grpcMethod),
     protoFile: input.grpcProto,

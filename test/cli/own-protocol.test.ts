@@ -128,20 +128,18 @@ const marker = (what: string) =>
 
 test('h2c, --server-command, a server that drains with GOAWAY: the accepted stream finishes after the GOAWAY that names it — log evidence; a plain HTTP/2 client sees the same', async () => {
   const m = marker('h2goaway');
-  const { doc, stdout } = draincheck(
-    [
-      '--protocol',
-      'h2c',
-      '--server-command',
-      `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" goaway`,
-      ...H2_WORK,
-      ...ACCEPTED_LOG,
-      '--work-ms',
-      '1500',
-      '--grace-seconds',
-      '5',
-    ],
-  );
+  const { doc, stdout } = draincheck([
+    '--protocol',
+    'h2c',
+    '--server-command',
+    `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" goaway`,
+    ...H2_WORK,
+    ...ACCEPTED_LOG,
+    '--work-ms',
+    '1500',
+    '--grace-seconds',
+    '5',
+  ]);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.scenario.protocol, 'h2c');
   assert.equal(doc.scenario.target?.lab, false);
@@ -156,7 +154,8 @@ test('h2c, --server-command, a server that drains with GOAWAY: the accepted stre
   assert.ok(doc.events.some((e) => e.source === 'client' && e.type === 'service-ready'));
   assert.ok(
     doc.events.some(
-      (e) => e.source === 'kubelet' && e.type === 'probe' && /tcp probe succeeded/.test(String(e.data.message)),
+      (e) =>
+        e.source === 'kubelet' && e.type === 'probe' && /tcp probe succeeded/.test(String(e.data.message)),
     ),
     'the readiness probe was a TCP one',
   );
@@ -168,20 +167,18 @@ test('h2c, --server-command, a server that drains with GOAWAY: the accepted stre
 
 test('h2c, --server-command, a server that exits at SIGTERM: the connection goes under the accepted stream — session-lost, cut, log evidence; a plain HTTP/2 client sees it dropped', async () => {
   const m = marker('h2exit');
-  const { doc } = draincheck(
-    [
-      '--protocol',
-      'h2c',
-      '--server-command',
-      `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" exit`,
-      ...H2_WORK,
-      ...ACCEPTED_LOG,
-      '--work-ms',
-      '3000',
-      '--grace-seconds',
-      '5',
-    ],
-  );
+  const { doc } = draincheck([
+    '--protocol',
+    'h2c',
+    '--server-command',
+    `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" exit`,
+    ...H2_WORK,
+    ...ACCEPTED_LOG,
+    '--work-ms',
+    '3000',
+    '--grace-seconds',
+    '5',
+  ]);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.acceptance.grade, 'log');
   assert.equal(doc.request.outcome, 'session-lost');
@@ -195,23 +192,21 @@ test('h2c, --server-command, a server that exits at SIGTERM: the connection goes
 
 test('h2c without a log line to match: no socket grade over HTTP/2 — with --min-evidence log the verdict is inconclusive, never "cut"', () => {
   const m = marker('h2nolog');
-  const { doc } = draincheck(
-    [
-      '--protocol',
-      'h2c',
-      '--server-command',
-      `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" exit`,
-      ...H2_WORK,
-      '--accepted-log',
-      '^took {id}$',
-      '--min-evidence',
-      'log',
-      '--work-ms',
-      '3000',
-      '--grace-seconds',
-      '5',
-    ],
-  );
+  const { doc } = draincheck([
+    '--protocol',
+    'h2c',
+    '--server-command',
+    `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" exit`,
+    ...H2_WORK,
+    '--accepted-log',
+    '^took {id}$',
+    '--min-evidence',
+    'log',
+    '--work-ms',
+    '3000',
+    '--grace-seconds',
+    '5',
+  ]);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.notEqual(doc.acceptance.grade, 'log');
   assert.notEqual(doc.acceptance.grade, 'socket', 'an HTTP/2 server sends SETTINGS first: no socket grade');
@@ -241,9 +236,16 @@ test('h2c, -f: the Pod file runs the same server with its own tcpSocket probe; t
       '',
     ].join('\n'),
   );
-  const { doc } = draincheck(
-    ['-f', file, '--protocol', 'h2c', ...H2_WORK, ...ACCEPTED_LOG, '--work-ms', '1500'],
-  );
+  const { doc } = draincheck([
+    '-f',
+    file,
+    '--protocol',
+    'h2c',
+    ...H2_WORK,
+    ...ACCEPTED_LOG,
+    '--work-ms',
+    '1500',
+  ]);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.scenario.workloadSource?.from, file);
   assert.equal(doc.acceptance.grade, 'log');
@@ -254,20 +256,18 @@ test('h2c, -f: the Pod file runs the same server with its own tcpSocket probe; t
 
 test('grpc, --server-command, a grpc-js server that drains with tryShutdown: the accepted RPC finishes OK — log evidence; grpc-js sent straight sees the same', async () => {
   const m = marker('grpcdrain');
-  const { doc, stdout } = draincheck(
-    [
-      '--protocol',
-      'grpc',
-      '--server-command',
-      `${m}=1 "${process.execPath}" "${fixture('grpc-own-server.js')}" drain`,
-      ...GRPC_WORK,
-      ...ACCEPTED_LOG,
-      '--work-ms',
-      '1500',
-      '--grace-seconds',
-      '5',
-    ],
-  );
+  const { doc, stdout } = draincheck([
+    '--protocol',
+    'grpc',
+    '--server-command',
+    `${m}=1 "${process.execPath}" "${fixture('grpc-own-server.js')}" drain`,
+    ...GRPC_WORK,
+    ...ACCEPTED_LOG,
+    '--work-ms',
+    '1500',
+    '--grace-seconds',
+    '5',
+  ]);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.scenario.protocol, 'grpc');
   assert.deepEqual(doc.scenario.target?.grpc, {
@@ -293,20 +293,18 @@ test('grpc, --server-command, a grpc-js server that drains with tryShutdown: the
 
 test('grpc, --server-command, a grpc-js server that exits at SIGTERM: the RPC loses its connection — cut, log evidence; grpc-js sent straight sees it fail', async () => {
   const m = marker('grpcexit');
-  const { doc } = draincheck(
-    [
-      '--protocol',
-      'grpc',
-      '--server-command',
-      `${m}=1 "${process.execPath}" "${fixture('grpc-own-server.js')}" exit`,
-      ...GRPC_WORK,
-      ...ACCEPTED_LOG,
-      '--work-ms',
-      '3000',
-      '--grace-seconds',
-      '5',
-    ],
-  );
+  const { doc } = draincheck([
+    '--protocol',
+    'grpc',
+    '--server-command',
+    `${m}=1 "${process.execPath}" "${fixture('grpc-own-server.js')}" exit`,
+    ...GRPC_WORK,
+    ...ACCEPTED_LOG,
+    '--work-ms',
+    '3000',
+    '--grace-seconds',
+    '5',
+  ]);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.acceptance.grade, 'log');
   assert.equal(doc.request.outcome, 'rpc-connection-lost');

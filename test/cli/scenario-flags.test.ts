@@ -151,7 +151,11 @@ test('--protocol: a flag of run (default http1); h2c reaches the Pod as PROTOCOL
   });
   const ownContainer = buildWorkload(own, names).pod.spec!.containers[0]!;
   assert.deepEqual(ownContainer.readinessProbe?.tcpSocket, { port: 'http' });
-  assert.equal(ownContainer.env!.find((e) => e.name === 'PROTOCOL'), undefined, 'not the lab server');
+  assert.equal(
+    ownContainer.env!.find((e) => e.name === 'PROTOCOL'),
+    undefined,
+    'not the lab server',
+  );
   assert.equal(planRun(own, { runId: 'r1' }).client.protocol, 'h2c');
   assert.throws(
     () => resolveScenario({ protocol: 'h3' as 'h2c' }),
@@ -302,15 +306,23 @@ test("your own service's protocol rows (--grpc-method, --grpc-proto, --grpc-requ
     if (name === 'grpcMethod') assert.equal(got, '/shop.v1.Orders/Place');
     if (name === 'grpcRequest') assert.equal(got, values.grpcRequest);
     // The run document's schema carries the row's help as the field's description.
-    const schemaField = ScenarioSchema.shape.target.unwrap().unwrap().shape.grpc.unwrap().unwrap().shape[field];
+    const schemaField = ScenarioSchema.shape.target.unwrap().unwrap().shape.grpc.unwrap().unwrap().shape[
+      field
+    ];
     assert.equal(schemaField.description, row.help, row.field);
-    assert.ok(shipped.includes(JSON.stringify(row.help).slice(1, -1)), `schema/run.v1.schema.json: ${row.flag}`);
+    assert.ok(
+      shipped.includes(JSON.stringify(row.help).slice(1, -1)),
+      `schema/run.v1.schema.json: ${row.flag}`,
+    );
     assert.ok(readme.includes(`| \`${row.flag}`), `README: ${row.flag}`);
     assert.ok(yours.includes(`| \`${row.flag}`), `docs/YOUR-SERVICE.md: ${row.flag}`);
     assert.ok(runDocDocs.includes(`\`${field}\``), `docs/RUN-DOCUMENT.md: ${field}`);
   }
   // The scenario takes the rows with --protocol grpc only.
-  assert.equal(resolveScenario({ protocol: 'grpc', serverCommand: ['node', 's.js'], target }).target?.grpc?.method, '/shop.v1.Orders/Place');
+  assert.equal(
+    resolveScenario({ protocol: 'grpc', serverCommand: ['node', 's.js'], target }).target?.grpc?.method,
+    '/shop.v1.Orders/Place',
+  );
   assert.throws(
     () => resolveScenario({ protocol: 'h2c', serverCommand: ['node', 's.js'], target }),
     (e: unknown) => isDraincheckError(e) && /give --protocol grpc \(got h2c\)/.test(e.message),

@@ -123,16 +123,25 @@ test('--grpc-method, --grpc-proto, --grpc-request: the call as on the wire, the 
   });
   assert.deepEqual(t.work, { method: 'POST', path: '/shop.v1.Orders/Place', headers: [], body: null });
   // {ms} a number, {id} escaped for a JSON string: the filled-in text is the JSON it says.
-  assert.deepEqual(JSON.parse(renderJson(t.grpc!.request, { ms: 250, id: 'a"b\\c' })), {
+  assert.deepEqual(JSON.parse(renderJson(t.grpc.request, { ms: 250, id: 'a"b\\c' })), {
     order_id: 'a"b\\c',
     work_ms: 250,
   });
   assert.equal(resolveTarget({ grpcMethod: '/Orders/Place', grpcProto: '/x.proto' })!.grpc!.request, '{}');
   const bad = { grpcMethod: 'shop.v1.Orders/Place', grpcProto: '/x.proto' };
-  usage(() => resolveTarget({ grpcMethod: 'shop.v1.Orders/Place' }), /--grpc-method and --grpc-proto go together/);
-  usage(() => resolveTarget({ ...bad, grpcMethod: 'shop.v1.Orders' }), /--grpc-method must be package\.Service\/Method/);
+  usage(
+    () => resolveTarget({ grpcMethod: 'shop.v1.Orders/Place' }),
+    /--grpc-method and --grpc-proto go together/,
+  );
+  usage(
+    () => resolveTarget({ ...bad, grpcMethod: 'shop.v1.Orders' }),
+    /--grpc-method must be package\.Service\/Method/,
+  );
   usage(() => resolveTarget({ ...bad, grpcMethod: 'shop/v1/Orders/Place' }), /--grpc-method must be/);
-  usage(() => resolveTarget({ ...bad, grpcRequest: '{"a":' }), /^--grpc-request is not JSON once \{ms\} and \{id\} are filled in \(not-json\)/);
+  usage(
+    () => resolveTarget({ ...bad, grpcRequest: '{"a":' }),
+    /^--grpc-request is not JSON once \{ms\} and \{id\} are filled in \(not-json\)/,
+  );
   usage(() => resolveTarget({ ...bad, grpcRequest: '"x"' }), /^--grpc-request must be a JSON object/);
   usage(() => resolveTarget({ ...bad, grpcRequest: '{"a":"{when}"}' }), /unknown placeholder \{when\}/);
   usage(
