@@ -30,6 +30,9 @@ export interface TargetFlags {
   grpcMethod?: string;
   grpcProto?: string;
   grpcRequest?: string;
+  wsPath?: string;
+  wsMessage?: string;
+  wsDone?: string;
 }
 
 export function addTargetFlags(command: Command): Command {
@@ -89,6 +92,9 @@ export function targetFromFlags(flags: TargetFlags): ServiceTarget | null {
     grpcMethod: flags.grpcMethod,
     grpcProto: flags.grpcProto === undefined ? undefined : checkProtoFile(flags.grpcProto),
     grpcRequest: flags.grpcRequest,
+    wsPath: flags.wsPath,
+    wsMessage: flags.wsMessage,
+    wsDone: flags.wsDone,
   });
 }
 

@@ -140,7 +140,8 @@ export function conclude(input: ConcludeInput): Fields {
       reason: null,
       grade: graded.grade,
       evidence: graded.evidence,
-      words: gradeWords(graded.grade, graded.unansweredMs),
+      // Your own WebSocket service sends no draincheck `accepted` message: said with the grade.
+      words: `${gradeWords(graded.grade, graded.unansweredMs)}${target?.ws ? ' (a WebSocket service of your own sends no accepted message, so the log is the evidence)' : ''}`,
       ...(graded.unansweredMs !== null ? { unansweredMs: Math.round(graded.unansweredMs) } : {}),
     };
   } else {
@@ -435,8 +436,9 @@ function verdictOf(
     case 'ws-abnormal-closure':
     case 'ws-closed': {
       // Unacknowledged work is evidence only where the server's accepted message was seen on the
-      // socket: without it the client cannot say the socket carried accepted work at all.
-      if (!f.request.ws?.accepted)
+      // socket: without it the client cannot say the socket carried accepted work at all. Your own
+      // service sends none: its graded acceptance (the log line naming this work) stands for it.
+      if (!f.request.ws?.accepted && !ownService)
         return inconclusive(
           `the work's WebSocket ended (${f.request.outcome}${wsWords(f.request.ws)}) before the server's accepted message came on it, so no accepted work can be counted as cut`,
         );

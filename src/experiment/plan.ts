@@ -122,5 +122,6 @@ function clientTarget(t: ServiceTarget): TargetPlan {
     expectStatus: t.expectStatus,
     uidFrom: t.uidFrom,
     ...(t.grpc ? { grpc: t.grpc } : {}),
+    ...(t.ws ? { ws: t.ws } : {}),
   };
 }

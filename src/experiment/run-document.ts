@@ -170,6 +170,17 @@ export const ScenarioSchema = z.object({
         .describe(
           "--protocol grpc with your own service: the unary call the work is (method as /package.Service/Method, the .proto file's absolute path, the request's JSON template); absent: an HTTP request, or the lab's Work RPC",
         ),
+      ws: z
+        .object({
+          path: z.string().describe(targetProtocolSettings.wsPath.help),
+          message: z.string().describe(targetProtocolSettings.wsMessage.help),
+          done: z.string().nullable().describe(targetProtocolSettings.wsDone.help),
+        })
+        .nullable()
+        .optional()
+        .describe(
+          "--protocol ws with your own service: the socket's path, the work message's template and the pattern of the message that means done (null: any message); absent: an HTTP request, or the lab's work messages",
+        ),
     })
     .nullable()
     .optional()

@@ -22,7 +22,7 @@ import type { WsClose, WsExchangeOptions, WsExchangeResult } from './ws-exchange
 import { classifyWork } from './outcome.js';
 import { bodyLimits } from './body.js';
 import { parseJsonBounded } from '../util/bounded-json.js';
-import { labTarget, render, uidIn } from './work-template.js';
+import { idPattern, labTarget, render, uidIn } from './work-template.js';
 import type { ServerSocket } from './server-socket.js';
 
 export interface ClientDeps {
@@ -153,8 +153,9 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   emit('work-sent', {
     id: plan.workId,
     ms: plan.workMs,
-    // ws: the work is a message on a WebSocket opened with GET /ws (Upgrade), not GET /work.
-    path: plan.protocol === 'ws' ? '/ws' : path,
+    // ws: the work is a message on a WebSocket opened with GET /ws (Upgrade), not GET /work
+    // (your own service's: GET of --ws-path, which `path` is).
+    path: plan.protocol === 'ws' && !target.ws ? '/ws' : path,
     method: request.method,
     ...(plan.protocol ? { protocol: plan.protocol } : {}),
   });
@@ -192,7 +193,19 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
           )
       : wsExchange !== null
         ? (to: URL, options: WsExchangeOptions) =>
-            wsExchange(to, { ms: plan.workMs, id: plan.workId }, options)
+            wsExchange(
+              to,
+              { ms: plan.workMs, id: plan.workId },
+              options,
+              // Your own WebSocket service: its path, its message, its done (work-template.ts).
+              target.ws
+                ? {
+                    path: render(target.ws.path, values, true),
+                    message: render(target.ws.message, values, false),
+                    done: target.ws.done === null ? null : idPattern(target.ws.done, plan.workId),
+                  }
+                : undefined,
+            )
         : plan.protocol === 'h2c'
           ? h2Exchange
           : exchange;

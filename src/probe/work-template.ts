@@ -22,7 +22,25 @@ export interface TargetPlan {
    * POST of the method's path (gRPC over HTTP/2, PROTOCOL-HTTP2.md).
    */
   grpc?: GrpcWork | null;
+  /**
+   * --protocol ws with the user's own service: the socket's path, the work message and what
+   * message means done (absent or null: the lab's work messages, or an HTTP request).
+   */
+  ws?: WsWork | null;
 }
+
+/** A work message on the user's own WebSocket (`--ws-path`, `--ws-message`, `--ws-done`). */
+export interface WsWork {
+  /** The path the socket is opened on (the Upgrade GET). */
+  path: string;
+  /** The work message's text, {ms} and {id} filled in per run. */
+  message: string;
+  /** A regular expression (with {id}) a server message matches when the work is done; null: any message. */
+  done: string | null;
+}
+
+/** `--ws-message` text is held and sent whole: bounded. */
+export const WS_MESSAGE_MAX_CHARS = 16 * 1024;
 
 /** A unary RPC of the user's own service (`--grpc-method`, `--grpc-proto`, `--grpc-request`). */
 export interface GrpcWork {
@@ -164,6 +182,12 @@ export function renderJson(template: string, values: { ms: number; id: string })
   return template.replace(JSON_PLACEHOLDER, (_, name: string) =>
     name === 'ms' ? String(values.ms) : JSON.stringify(values.id).slice(1, -1),
   );
+}
+
+/** A pattern with {id} for one work id: {id} is the id, matched literally. */
+export function idPattern(pattern: string, workId: string): RegExp {
+  const escaped = workId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(pattern.replace(/\{id\}/g, escaped));
 }
 
 /** The template with {ms} and {id} filled in; `encode` for a URL path. */

@@ -15,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { after, test } from 'node:test';
 import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
+import WebSocket from 'ws';
 import type { RunDocument } from '../../src/experiment/run-document.js';
 import { renderTextReport } from '../../src/report/text.js';
 import { cli } from '../helpers/cli.js';
@@ -36,6 +37,16 @@ const GRPC_WORK = [
   '{"order_id":"{id}","work_ms":{ms},"items":["book"]}',
 ];
 const ACCEPTED_LOG = ['--accepted-log', '^accepted {id}$'];
+const WS_WORK = [
+  '--ws-path',
+  '/jobs',
+  '--ws-message',
+  '{"job":"{id}","ms":{ms}}',
+  '--ws-done',
+  '"finished":"{id}"',
+  '--health-path',
+  '/healthz',
+];
 
 function draincheck(args: string[], statuses = [0]): { doc: RunDocument; stdout: string } {
   const out = mkdtempSync(join(dir, 'out-'));
@@ -313,4 +324,77 @@ test('grpc, --server-command, a grpc-js server that exits at SIGTERM: the RPC lo
   assert.equal(doc.verdict.kind, 'accepted-request-cut', doc.verdict.explanation);
   assert.deepEqual(processesWithMarker(m), []);
   assert.equal(await grpcDirect('exit', 3000), 'dropped');
+});
+
+/** One job on a socket with the ws package's client. */
+function wsDirect(mode: 'drain' | 'exit', ms: number) {
+  return direct([fixture('ws-own-server.js'), mode], (port) => {
+    return new Promise((resolve) => {
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/jobs`);
+      let finished = false;
+      ws.on('open', () => ws.send(JSON.stringify({ job: 'direct', ms })));
+      ws.on('message', (data: Buffer) => {
+        if (data.toString('utf8').includes('"finished":"direct"')) finished = true;
+      });
+      ws.on('error', () => undefined);
+      ws.on('close', () => resolve(finished ? 'completed' : 'dropped'));
+    });
+  });
+}
+
+test('ws, --server-command, a ws server that finishes its jobs then closes 1001: finished, the acceptance words say the log is the evidence; a ws client sees the same', async () => {
+  const m = marker('wsdrain');
+  const { doc } = draincheck([
+    '--protocol',
+    'ws',
+    '--server-command',
+    `${m}=1 "${process.execPath}" "${fixture('ws-own-server.js')}" drain`,
+    ...WS_WORK,
+    ...ACCEPTED_LOG,
+    '--work-ms',
+    '1500',
+    '--grace-seconds',
+    '5',
+  ]);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.scenario.protocol, 'ws');
+  assert.deepEqual(doc.scenario.target?.ws, {
+    path: '/jobs',
+    message: '{"job":"{id}","ms":{ms}}',
+    done: '"finished":"{id}"',
+  });
+  assert.equal(doc.acceptance.grade, 'log');
+  assert.match(doc.acceptance.words ?? '', /sends no accepted message, so the log is the evidence/);
+  assert.equal(doc.request.outcome, 'completed');
+  assert.deepEqual(doc.request.body, { finished: doc.scenario.workId });
+  assert.equal(doc.request.ws?.path, '/jobs');
+  assert.equal(doc.request.ws?.accepted, null, 'no accepted message: not this contract');
+  assert.equal(doc.request.ws?.close?.code, 1001);
+  assert.equal(doc.request.ws?.close?.afterDone, true);
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.explanation);
+  assert.deepEqual(processesWithMarker(m), []);
+  assert.equal(await wsDirect('drain', 1500), 'completed');
+});
+
+test('ws, --server-command, a ws server that exits at SIGTERM: the socket ends without a close frame (1006) before done — cut, log evidence; a ws client sees it dropped', async () => {
+  const m = marker('wsexit');
+  const { doc } = draincheck([
+    '--protocol',
+    'ws',
+    '--server-command',
+    `${m}=1 "${process.execPath}" "${fixture('ws-own-server.js')}" exit`,
+    ...WS_WORK,
+    ...ACCEPTED_LOG,
+    '--work-ms',
+    '3000',
+    '--grace-seconds',
+    '5',
+  ]);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.acceptance.grade, 'log');
+  assert.equal(doc.request.outcome, 'ws-abnormal-closure');
+  assert.equal(doc.request.ws?.close?.closeFrame, false);
+  assert.equal(doc.verdict.kind, 'accepted-request-cut', doc.verdict.explanation);
+  assert.deepEqual(processesWithMarker(m), []);
+  assert.equal(await wsDirect('exit', 3000), 'dropped');
 });

@@ -47,7 +47,43 @@ for (const [args, pattern] of [
   ],
   [
     ['run', '--protocol', 'ws', '--server-command', 'node server.js', '--work', 'GET /slow'],
-    /^draincheck: --protocol ws works with draincheck's own lab server only, not with --server-command, -f, --from or --work/,
+    /^draincheck: --protocol ws with your own service needs --ws-path, --ws-message and --ws-done \(the work message your service takes\), not --work$/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node server.js'],
+    /^draincheck: --protocol ws works with draincheck's own lab server only, unless `draincheck run` describes your service with --ws-path/,
+  ],
+  [
+    ['run', '--server-command', 'node s.js', '--ws-path', '/jobs', '--ws-message', '{id}'],
+    /^draincheck: --ws-path, --ws-message and --ws-done describe a WebSocket service: give --protocol ws \(got http1\)$/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', '/jobs'],
+    /^draincheck: --ws-path and --ws-message go together/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', 'jobs', '--ws-message', 'x'],
+    /^draincheck: --ws-path must start with \/, got "jobs"$/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', '/j', '--ws-message', '{job}'],
+    /^draincheck: --ws-message: unknown placeholder \{job\}/,
+  ],
+  [
+    [
+      'run',
+      '--protocol',
+      'ws',
+      '--server-command',
+      'node s.js',
+      '--ws-path',
+      '/j',
+      '--ws-message',
+      'x',
+      '--ws-done',
+      '(',
+    ],
+    /^draincheck: --ws-done is not a regular expression: /,
   ],
   [
     ['run', '--server-command', 'node s.js', '--grpc-method', 'shop.v1.Orders/Place', '--grpc-proto', ORDERS],

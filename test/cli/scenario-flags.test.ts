@@ -20,7 +20,11 @@ import {
   scenarioSettings,
 } from '../../src/workload/scenario.js';
 import { sampleRuns } from '../helpers/sample-runs.js';
-import { resolveTarget, targetProtocolSettings } from '../../src/workload/target.js';
+import {
+  resolveTarget,
+  targetProtocolSettings,
+  type TargetProtocolSettingName,
+} from '../../src/workload/target.js';
 import { addTargetFlags, targetFromFlags } from '../../src/cli/target-flags.js';
 
 const rows = Object.entries(scenarioSettings);
@@ -274,57 +278,64 @@ test('--sidecar and --sidecar-on-sigterm: rows with their choices; the Pod as th
     );
 });
 
-test("your own service's protocol rows (--grpc-method, --grpc-proto, --grpc-request): flags of run with their help, the run document's target field, the README and docs/YOUR-SERVICE.md", () => {
+test("your own service's protocol rows (--grpc-*, --ws-*): flags of run with their help, the run document's target field, the README and docs/YOUR-SERVICE.md", () => {
   const command = addTargetFlags(new Command('run'));
   const shipped = readFileSync(new URL('../../../schema/run.v1.schema.json', import.meta.url), 'utf8');
   const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
   const yours = readFileSync(new URL('../../../docs/YOUR-SERVICE.md', import.meta.url), 'utf8');
   const runDocDocs = readFileSync(new URL('../../../docs/RUN-DOCUMENT.md', import.meta.url), 'utf8');
   const proto = new URL('../../../test/fixtures/protos/orders.proto', import.meta.url).pathname;
-  const values = {
-    grpcMethod: 'shop.v1.Orders/Place',
-    grpcProto: proto,
-    grpcRequest: '{"order_id":"{id}","work_ms":{ms}}',
+  // A value per row, and what the target's field holds then.
+  const values: Record<TargetProtocolSettingName, [string, string]> = {
+    grpcMethod: ['shop.v1.Orders/Place', '/shop.v1.Orders/Place'],
+    grpcProto: [proto, proto],
+    grpcRequest: ['{"order_id":"{id}","work_ms":{ms}}', '{"order_id":"{id}","work_ms":{ms}}'],
+    wsPath: ['/jobs', '/jobs'],
+    wsMessage: ['{"job":"{id}","ms":{ms}}', '{"job":"{id}","ms":{ms}}'],
+    wsDone: ['"finished":"{id}"', '"finished":"{id}"'],
   };
-  const parsed = addTargetFlags(new Command('run')).parse(
-    Object.entries(targetProtocolSettings).flatMap(([name, row]) => [
-      row.flag,
-      values[name as keyof typeof values],
-    ]),
-    { from: 'user' },
-  );
-  const target = targetFromFlags(parsed.opts());
-  for (const [name, row] of Object.entries(targetProtocolSettings)) {
-    const option = command.options.find((o) => o.long === row.flag);
-    assert.ok(option, row.flag);
-    assert.equal(option.flags, `${row.flag} ${row.arg}`);
-    assert.equal(option.description, row.help);
-    // From the command line into the target's field the row names.
-    const [group, field] = row.field.split('.') as ['grpc', 'method' | 'protoFile' | 'request'];
-    const got = target?.[group]?.[field];
-    assert.ok(typeof got === 'string' && got !== '', `${row.flag} → target.${row.field}`);
-    if (name === 'grpcMethod') assert.equal(got, '/shop.v1.Orders/Place');
-    if (name === 'grpcRequest') assert.equal(got, values.grpcRequest);
-    // The run document's schema carries the row's help as the field's description.
-    const schemaField = ScenarioSchema.shape.target.unwrap().unwrap().shape.grpc.unwrap().unwrap().shape[
-      field
-    ];
-    assert.equal(schemaField.description, row.help, row.field);
-    assert.ok(
-      shipped.includes(JSON.stringify(row.help).slice(1, -1)),
-      `schema/run.v1.schema.json: ${row.flag}`,
+  const rows = Object.entries(targetProtocolSettings) as Array<
+    [TargetProtocolSettingName, (typeof targetProtocolSettings)[TargetProtocolSettingName]]
+  >;
+  const targetShape = ScenarioSchema.shape.target.unwrap().unwrap().shape;
+  for (const protocol of ['grpc', 'ws'] as const) {
+    const mine = rows.filter(([, row]) => row.protocol === protocol);
+    assert.ok(mine.length > 0, protocol);
+    const parsed = addTargetFlags(new Command('run')).parse(
+      mine.flatMap(([name, row]) => [row.flag, values[name][0]]),
+      { from: 'user' },
     );
-    assert.ok(readme.includes(`| \`${row.flag}`), `README: ${row.flag}`);
-    assert.ok(yours.includes(`| \`${row.flag}`), `docs/YOUR-SERVICE.md: ${row.flag}`);
-    assert.ok(runDocDocs.includes(`\`${field}\``), `docs/RUN-DOCUMENT.md: ${field}`);
+    const target = targetFromFlags(parsed.opts());
+    for (const [name, row] of mine) {
+      const option = command.options.find((o) => o.long === row.flag);
+      assert.ok(option, row.flag);
+      assert.equal(option.flags, `${row.flag} ${row.arg}`);
+      assert.equal(option.description, row.help);
+      // From the command line into the target's field the row names.
+      const [group, field] = row.field.split('.') as [typeof protocol, string];
+      assert.equal(group, protocol, row.field);
+      const got = (target?.[group] as Record<string, unknown> | null | undefined)?.[field];
+      assert.equal(got, values[name][1], `${row.flag} → target.${row.field}`);
+      // The run document's schema carries the row's help as the field's description.
+      const groupShape = targetShape[group].unwrap().unwrap().shape as Record<
+        string,
+        { description?: string }
+      >;
+      assert.equal(groupShape[field]?.description, row.help, row.field);
+      assert.ok(
+        shipped.includes(JSON.stringify(row.help).slice(1, -1)),
+        `schema/run.v1.schema.json: ${row.flag}`,
+      );
+      assert.ok(readme.includes(`| \`${row.flag}`), `README: ${row.flag}`);
+      assert.ok(yours.includes(`| \`${row.flag}`), `docs/YOUR-SERVICE.md: ${row.flag}`);
+      assert.ok(runDocDocs.includes(`\`${field}\``), `docs/RUN-DOCUMENT.md: ${field}`);
+    }
+    // The scenario takes the rows with their protocol only.
+    assert.ok(resolveScenario({ protocol, serverCommand: ['node', 's.js'], target }).target?.[protocol]);
+    assert.throws(
+      () => resolveScenario({ protocol: 'h2c', serverCommand: ['node', 's.js'], target }),
+      (e: unknown) =>
+        isDraincheckError(e) && new RegExp(`give --protocol ${protocol} \\(got h2c\\)`).test(e.message),
+    );
   }
-  // The scenario takes the rows with --protocol grpc only.
-  assert.equal(
-    resolveScenario({ protocol: 'grpc', serverCommand: ['node', 's.js'], target }).target?.grpc?.method,
-    '/shop.v1.Orders/Place',
-  );
-  assert.throws(
-    () => resolveScenario({ protocol: 'h2c', serverCommand: ['node', 's.js'], target }),
-    (e: unknown) => isDraincheckError(e) && /give --protocol grpc \(got h2c\)/.test(e.message),
-  );
 });
