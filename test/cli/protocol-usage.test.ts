@@ -14,6 +14,12 @@ const protoDir = mkdtempSync(join(tmpdir(), 'draincheck-proto-'));
 after(() => rmSync(protoDir, { recursive: true, force: true }));
 const BROKEN = join(protoDir, 'broken.proto');
 writeFileSync(BROKEN, 'syntax = "proto3";\npackage shop.v1;\nmessage Broken {\n  string id = ;\n}\n');
+// A Pod file for --platform kube: the refusals come before any cluster is asked.
+const POD = join(protoDir, 'pod.yaml');
+writeFileSync(
+  POD,
+  'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: web\n    image: example.com/web:1\n    ports: [{containerPort: 8080}]\n',
+);
 const OWN_GRPC = ['run', '--protocol', 'grpc', '--server-command', 'node server.js'];
 
 for (const [args, pattern] of [
@@ -56,6 +62,26 @@ for (const [args, pattern] of [
   [
     ['run', '--server-command', 'node s.js', '--ws-path', '/jobs', '--ws-message', '{id}'],
     /^draincheck: --ws-path, --ws-message and --ws-done describe a WebSocket service: give --protocol ws \(got http1\)$/,
+  ],
+  [
+    ['run', '--platform', 'kube', '--protocol', 'ws', '-f', POD, '--ws-path', '/jobs', '--ws-message', 'x'],
+    /^draincheck: --ws-path with --platform kube is not built yet/,
+  ],
+  [
+    [
+      'run',
+      '--platform',
+      'kube',
+      '--protocol',
+      'grpc',
+      '-f',
+      POD,
+      '--grpc-method',
+      'shop.v1.Orders/Place',
+      '--grpc-proto',
+      ORDERS,
+    ],
+    /^draincheck: --grpc-method with --platform kube is not built yet/,
   ],
   [
     ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', '/jobs'],
