@@ -398,3 +398,49 @@ test('ws, --server-command, a ws server that exits at SIGTERM: the socket ends w
   assert.deepEqual(processesWithMarker(m), []);
   assert.equal(await wsDirect('exit', 3000), 'dropped');
 });
+
+test("grpc, -f: a grpc-js server without the health service, with its file's tcpSocket probe — the health step takes UNIMPLEMENTED as a gRPC answer; the drained RPC finishes", () => {
+  const m = marker('grpcfile');
+  const file = join(dir, 'grpc-pod.yaml');
+  writeFileSync(
+    file,
+    [
+      'apiVersion: v1',
+      'kind: Pod',
+      'metadata: {name: orders}',
+      'spec:',
+      '  terminationGracePeriodSeconds: 5',
+      '  containers:',
+      '  - name: orders',
+      '    image: example.com/orders:1',
+      `    command: ${JSON.stringify([process.execPath, fixture('grpc-own-server.js'), 'drain', 'no-health'])}`,
+      `    env: [{name: PORT, value: "9090"}, {name: ${m}, value: "1"}]`,
+      '    ports: [{name: grpc, containerPort: 9090}]',
+      '    readinessProbe: {tcpSocket: {port: grpc}, periodSeconds: 1}',
+      '',
+    ].join('\n'),
+  );
+  const { doc } = draincheck([
+    '-f',
+    file,
+    '--protocol',
+    'grpc',
+    ...GRPC_WORK,
+    ...ACCEPTED_LOG,
+    '--work-ms',
+    '1500',
+  ]);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  const ready = doc.events.find((e) => e.source === 'client' && e.type === 'service-ready');
+  const answered = doc.events.filter(
+    (e) =>
+      e.source === 'client' &&
+      e.type === 'healthz' &&
+      (e.data.error as { code?: string } | null)?.code === 'UNIMPLEMENTED',
+  );
+  assert.ok(ready && answered.length > 0 && answered[0]!.at <= ready.at, 'ready on an UNIMPLEMENTED answer');
+  assert.equal(doc.acceptance.grade, 'log');
+  assert.equal(doc.request.grpc?.codeName, 'OK');
+  assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.explanation);
+  assert.deepEqual(processesWithMarker(m), []);
+});
