@@ -319,13 +319,15 @@ function acceptanceGap(
   incompleteReason: string | null,
   target: ServiceTarget | null,
 ): string {
-  const health = `GET ${target?.healthPath ?? '/healthz'}`;
+  // Your own gRPC service is asked grpc.health.v1's Check (src/probe/own-health.ts).
+  const grpcHealth = target?.grpc ? 'grpc.health.v1.Health/Check' : null;
+  const health = grpcHealth ?? `GET ${target?.healthPath ?? '/healthz'}`;
   if (!firstOf(events, 'client', 'service-ready')) {
     // Say what actually happened: the Service was checked and never answered, or the run
     // ended before that (preparing failed, an observer's fatal error) — then nothing was sent.
     const checked = firstOf(events, 'client', 'service-ready-timeout') !== undefined;
     if (checked || incompleteReason === null)
-      return `the Service path never answered ${health} with ${target && !target.lab ? '2xx' : '200'}, so no work was sent`;
+      return `the Service path never answered ${health} with ${grpcHealth ? 'SERVING (or UNIMPLEMENTED)' : target && !target.lab ? '2xx' : '200'}, so no work was sent`;
     const reached = eventsOf(events, 'runner', 'phase').map((e) => e.data.name);
     const preparing = !reached.includes('service-ready');
     return `${preparing ? 'preparing the workload failed' : `the run ended before the Service path answered ${health}`}, so no work was sent: ${incompleteReason}`;

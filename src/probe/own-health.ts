@@ -27,12 +27,17 @@ export async function grpcHealthExchange(
     '',
     options.connectTimeoutMs + options.responseTimeoutMs,
   );
+  // grpc-js maps an HTTP status other than 200 to a gRPC code itself (404 → UNIMPLEMENTED,
+  // grpc-js/src/subchannel-call.ts mapHttpStatusCode, "Received HTTP status code N"): that is an
+  // HTTP/2 server that is not gRPC, not a gRPC server's answer.
+  const fromHttp =
+    r.kind !== 'serving' && 'details' in r && r.details.startsWith('Received HTTP status code');
   const answer =
     r.kind === 'serving'
       ? 'SERVING'
       : r.kind === 'not-serving'
         ? r.status
-        : r.kind === 'unimplemented'
+        : r.kind === 'unimplemented' && !fromHttp
           ? 'UNIMPLEMENTED'
           : null;
   return {
@@ -47,7 +52,7 @@ export async function grpcHealthExchange(
       r.kind === 'serving'
         ? null
         : {
-            code: answer ?? r.kind.toUpperCase(),
+            code: answer ?? (fromHttp ? 'NOT_GRPC' : r.kind.toUpperCase()),
             message: 'details' in r ? r.details : `Health/Check answered ${answer ?? 'nothing'}`,
           },
     timedOut: r.kind === 'deadline' ? 'response' : null,

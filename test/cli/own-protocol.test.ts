@@ -444,3 +444,24 @@ test("grpc, -f: a grpc-js server without the health service, with its file's tcp
   assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.explanation);
   assert.deepEqual(processesWithMarker(m), []);
 });
+
+test('grpc against a plain node:http2 server (no gRPC): grpc-js turns its 404 into UNIMPLEMENTED, which is not taken for a gRPC answer — no work sent, saved incomplete (exit 3), never a verdict on it', () => {
+  const m = marker('notgrpc');
+  const { doc } = draincheck(
+    [
+      '--protocol',
+      'grpc',
+      '--server-command',
+      `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" goaway`,
+      ...GRPC_WORK,
+      ...ACCEPTED_LOG,
+    ],
+    [3],
+  );
+  assert.equal(doc.complete, false);
+  assert.match(doc.incompleteReason ?? '', /never answered grpc\.health\.v1\.Health\/Check with SERVING/);
+  assert.equal(doc.verdict.kind, 'inconclusive');
+  assert.equal(doc.acceptance.grade, null);
+  assert.ok(!doc.events.some((e) => e.source === 'client' && e.type === 'work-sent'), 'no work was sent');
+  assert.deepEqual(processesWithMarker(m), []);
+});
