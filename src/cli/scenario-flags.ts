@@ -77,7 +77,7 @@ export function addScenarioFlags(
 export function protocolOption(): Option {
   return new Option(
     '--protocol <protocol>',
-    `what the lab server speaks and the work request is sent on: http1; h2c (one HTTP/2 stream, prior knowledge; the server's drain sends GOAWAY); grpc (one unary Work RPC with grpc-js; the server's drain answers NOT_SERVING and calls tryShutdown); ws (one work message on a WebSocket with the ws package's client, acceptance the server's accepted message; the server's drain acknowledges the accepted work, then closes each socket with 1001) (default ${scenarioDefaults.protocol})`,
+    `what the lab server speaks and the work request is sent on: http1; h2c (one HTTP/2 stream, prior knowledge; the server's drain sends GOAWAY); grpc (one unary Work RPC with grpc-js; the server's drain answers NOT_SERVING and calls tryShutdown); ws (one work message on a WebSocket with the ws package's client, acceptance the server's accepted message; the server's drain acknowledges the accepted work, then closes each socket with 1001); your own service (--server-command, -f): h2c with --work, grpc with --grpc-method, --grpc-proto and --grpc-request (default ${scenarioDefaults.protocol})`,
   ).choices(serverProtocols);
 }
 

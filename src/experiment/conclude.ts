@@ -141,7 +141,8 @@ export function conclude(input: ConcludeInput): Fields {
       reason: null,
       grade: graded.grade,
       evidence: graded.evidence,
-      words: gradeWords(graded.grade, graded.unansweredMs),
+      // Your own WebSocket service sends no draincheck `accepted` message: said with the grade.
+      words: `${gradeWords(graded.grade, graded.unansweredMs)}${target?.ws ? ' (a WebSocket service of your own sends no accepted message, so the log is the evidence)' : ''}`,
       ...(graded.unansweredMs !== null ? { unansweredMs: Math.round(graded.unansweredMs) } : {}),
     };
   } else {
@@ -320,13 +321,15 @@ function acceptanceGap(
   incompleteReason: string | null,
   target: ServiceTarget | null,
 ): string {
-  const health = `GET ${target?.healthPath ?? '/healthz'}`;
+  // Your own gRPC service is asked grpc.health.v1's Check (src/probe/own-health.ts).
+  const grpcHealth = target?.grpc ? 'grpc.health.v1.Health/Check' : null;
+  const health = grpcHealth ?? `GET ${target?.healthPath ?? '/healthz'}`;
   if (!firstOf(events, 'client', 'service-ready')) {
     // Say what actually happened: the Service was checked and never answered, or the run
     // ended before that (preparing failed, an observer's fatal error) — then nothing was sent.
     const checked = firstOf(events, 'client', 'service-ready-timeout') !== undefined;
     if (checked || incompleteReason === null)
-      return `the Service path never answered ${health} with ${target && !target.lab ? '2xx' : '200'}, so no work was sent`;
+      return `the Service path never answered ${health} with ${grpcHealth ? 'SERVING (or UNIMPLEMENTED)' : target && !target.lab ? '2xx' : '200'}, so no work was sent`;
     const reached = eventsOf(events, 'runner', 'phase').map((e) => e.data.name);
     const preparing = !reached.includes('service-ready');
     return `${preparing ? 'preparing the workload failed' : `the run ended before the Service path answered ${health}`}, so no work was sent: ${incompleteReason}`;
@@ -358,6 +361,8 @@ function verdictOf(
   target: ServiceTarget | null,
   ev: VerdictEvidence,
 ): Fields['verdict'] {
+  // Your own service keeps no draincheck journal: no GOAWAY of its is ever in the events.
+  const ownService = target !== null && !target.lab;
   const ids = [
     ...new Set(
       [ev.valid, ev.deleteRequested, ev.fte, ev.outcomeEvent, ev.terminatedEvent]
@@ -431,14 +436,15 @@ function verdictOf(
         kind: 'accepted-request-finished',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}${h2Words(f.request.h2)}${grpcWords(f.request.grpc, events)}${wsWords(f.request.ws)}; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; ${fteText}, yet the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${f.request.bodyUid !== null ? ' with its body from the same Pod' : ''}${h2Words(f.request.h2)}${grpcWords(f.request.grpc, events, ownService)}${wsWords(f.request.ws)}; ${exitText}.`,
       };
     case 'ws-going-away':
     case 'ws-abnormal-closure':
     case 'ws-closed': {
       // Unacknowledged work is evidence only where the server's accepted message was seen on the
-      // socket: without it the client cannot say the socket carried accepted work at all.
-      if (!f.request.ws?.accepted)
+      // socket: without it the client cannot say the socket carried accepted work at all. Your own
+      // service sends none: its graded acceptance (the log line naming this work) stands for it.
+      if (!f.request.ws?.accepted && !ownService)
         return inconclusive(
           `the work's WebSocket ended (${f.request.outcome}${wsWords(f.request.ws)}) before the server's accepted message came on it, so no accepted work can be counted as cut`,
         );
@@ -475,7 +481,7 @@ function verdictOf(
         kind: 'accepted-request-cut',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${h2Words(f.request.h2)}${grpcWords(f.request.grpc, events)}; ${fteText}; ${exitText}${hidden}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)}${h2Words(f.request.h2)}${grpcWords(f.request.grpc, events, ownService)}; ${fteText}; ${exitText}${hidden}.`,
       };
     }
     case 'http-error':
@@ -523,14 +529,14 @@ function verdictOf(
         kind: 'accepted-request-failed',
         evidence: ids,
         reason: null,
-        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)} on a healthy connection${grpcWords(f.request.grpc, events)}; ${exitText}.`,
+        explanation: `Deleted at ${when(f.deletion.at)}; the request accepted by ${uid}${graded} ended ${outcomeText} at ${when(f.request.at)} on a healthy connection${grpcWords(f.request.grpc, events, ownService)}; ${exitText}.`,
       };
     }
     case 'rpc-refused':
       // grpc-js never had a connection for the call, while the acceptance evidence says the
       // server took it: as with goaway-refused, one of them is wrong and the run cannot tell.
       return inconclusive(
-        `the Work RPC never left the client — ${f.request.grpc?.codeName ?? 'UNAVAILABLE'} made by grpc-js with no READY connection during the call${grpcWords(f.request.grpc, events)}, never processed — although acceptance was proven`,
+        `the Work RPC never left the client — ${f.request.grpc?.codeName ?? 'UNAVAILABLE'} made by grpc-js with no READY connection during the call${grpcWords(f.request.grpc, events, ownService)}, never processed — although acceptance was proven`,
       );
     case 'unexpected-response':
       return inconclusive(
@@ -658,7 +664,7 @@ type GrpcFactsDoc = z.infer<typeof GrpcFactsSchema>;
  * the server's journal line for this call's connection (its client port), where the ports
  * match; grpc-js does not show the frame to its user, only the channel leaving READY.
  */
-function grpcWords(grpc: GrpcFactsDoc | undefined, events: ReadEvent[]): string {
+function grpcWords(grpc: GrpcFactsDoc | undefined, events: ReadEvent[], ownService = false): string {
   if (!grpc) return '';
   const who = grpc.statusFromServer ? 'from the server' : 'made by grpc-js (no server trailers)';
   const status = `gRPC ${grpc.method.split('/').pop() ?? 'Work'} status ${grpc.codeName ?? 'none'} ${who}${grpc.details && grpc.code !== 0 ? ` "${grpc.details.slice(0, 120)}"` : ''}`;
@@ -675,6 +681,10 @@ function grpcWords(grpc: GrpcFactsDoc | undefined, events: ReadEvent[]): string 
   const port = grpc.connection?.localPort ?? null;
   const goaways = eventsOf(events, 'server', 'goaway-sent');
   const mine = port === null ? undefined : goaways.find((e) => e.data.remotePort === port);
+  // Your own server writes no journal, and grpc-js shows its client no GOAWAY: whether one came
+  // is not known, so no rule is said met or broken on it.
+  if (ownService)
+    return ` (${status}; ${headers}; ${left}; whether your server sent a GOAWAY is not observable: grpc-js does not show it to the client, and only draincheck's lab server journals it)`;
   const journal = mine
     ? `the journal's GOAWAY (${String(mine.data.via ?? 'tryShutdown')}) went to this connection (:${port})`
     : goaways.length > 0

@@ -121,5 +121,7 @@ function clientTarget(t: ServiceTarget): TargetPlan {
     work: t.work,
     expectStatus: t.expectStatus,
     uidFrom: t.uidFrom,
+    ...(t.grpc ? { grpc: t.grpc } : {}),
+    ...(t.ws ? { ws: t.ws } : {}),
   };
 }

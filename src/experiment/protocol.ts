@@ -311,8 +311,13 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       // From a client Pod's log: untrusted, so only a string, and bounded.
       const said = (ready?.data.diagnosis as { message?: unknown } | null | undefined)?.message;
       const diagnosis = typeof said === 'string' ? truncateText(said, 400) : undefined;
+      // Your own gRPC service is asked grpc.health.v1's Check (src/probe/own-health.ts).
+      const asked =
+        scenario.target && !scenario.target.lab && scenario.protocol === 'grpc'
+          ? 'grpc.health.v1.Health/Check with SERVING (or UNIMPLEMENTED)'
+          : `GET ${scenario.target?.healthPath ?? '/healthz'} with ${scenario.target && !scenario.target.lab ? '2xx' : '200'}`;
       throw new Incomplete(
-        `the Service path never answered GET ${scenario.target?.healthPath ?? '/healthz'} with ${scenario.target && !scenario.target.lab ? '2xx' : '200'} within ${plan.client.serviceReadyTimeoutMs} ms${diagnosis ? `: ${diagnosis}` : ''}`,
+        `the Service path never answered ${asked} within ${plan.client.serviceReadyTimeoutMs} ms${diagnosis ? `: ${diagnosis}` : ''}`,
       );
     }
     const readyUid = typeof ready.data.uid === 'string' ? ready.data.uid : null;

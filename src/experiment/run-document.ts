@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { requestOutcomes } from '../probe/client-events.js';
 import { scenarioIntegerFields } from '../workload/scenario.js';
-import { acceptanceGrades } from '../workload/target.js';
+import { acceptanceGrades, targetProtocolSettings } from '../workload/target.js';
 
 export const RUN_SCHEMA = 'draincheck.run/v1';
 
@@ -165,6 +165,28 @@ export const ScenarioSchema = z.object({
       acceptedLog: z.string().nullable(),
       minEvidence: z.enum(acceptanceGrades).nullable(),
       inFlightMs: z.number(),
+      grpc: z
+        .object({
+          method: z.string().describe(targetProtocolSettings.grpcMethod.help),
+          protoFile: z.string().describe(targetProtocolSettings.grpcProto.help),
+          request: z.string().describe(targetProtocolSettings.grpcRequest.help),
+        })
+        .nullable()
+        .optional()
+        .describe(
+          "--protocol grpc with your own service: the unary call the work is (method as /package.Service/Method, the .proto file's absolute path, the request's JSON template); absent: an HTTP request, or the lab's Work RPC",
+        ),
+      ws: z
+        .object({
+          path: z.string().describe(targetProtocolSettings.wsPath.help),
+          message: z.string().describe(targetProtocolSettings.wsMessage.help),
+          done: z.string().nullable().describe(targetProtocolSettings.wsDone.help),
+        })
+        .nullable()
+        .optional()
+        .describe(
+          "--protocol ws with your own service: the socket's path, the work message's template and the pattern of the message that means done (null: any message); absent: an HTTP request, or the lab's work messages",
+        ),
     })
     .nullable()
     .optional()

@@ -14,14 +14,15 @@ import {
   type ClientPlan,
 } from './client-events.js';
 import { abortableDelay } from '../util/abortable-delay.js';
-import { exchange } from './http-exchange.js';
+import { exchange, type ExchangeResult } from './http-exchange.js';
 import { h2Exchange } from './h2-exchange.js';
+import { grpcHealthExchange, grpcHealthReady } from './own-health.js';
 import type { GrpcExchangeOptions } from './grpc-exchange.js';
 import type { WsClose, WsExchangeOptions, WsExchangeResult } from './ws-exchange.js';
 import { classifyWork } from './outcome.js';
 import { bodyLimits } from './body.js';
 import { parseJsonBounded } from '../util/bounded-json.js';
-import { labTarget, render, uidIn } from './work-template.js';
+import { idPattern, labTarget, render, uidIn } from './work-template.js';
 import type { ServerSocket } from './server-socket.js';
 
 export interface ClientDeps {
@@ -64,10 +65,20 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   let attempts = 0;
   let last = '';
   let readyUid: string | null | undefined;
+  // The user's own service over HTTP/2 answers only HTTP/2 (a plain node:http2 server has no
+  // HTTP/1.1 on a cleartext port, unlike the lab server): its health path is asked as one stream;
+  // its gRPC server with grpc.health.v1's Check (./own-health.ts).
+  const ownProtocol = target.lab ? null : (plan.protocol ?? null);
+  const health = (to: URL) =>
+    ownProtocol === 'h2c'
+      ? h2Exchange(to, shortLimits)
+      : ownProtocol === 'grpc'
+        ? grpcHealthExchange(to, shortLimits)
+        : exchange(to, shortLimits);
   while (readyUid === undefined) {
     if (signal.aborted) return;
     attempts += 1;
-    const r = await exchange(url(target.healthPath), shortLimits);
+    const r: ExchangeResult & { grpcHealth?: string | null } = await health(url(target.healthPath));
     const body = r.body ? safeJson(r.body) : null;
     const uid = uidIn(target.lab ? null : target.uidFrom, body, r.headers);
     const summary = `${r.status ?? '-'} ${r.error?.code ?? ''}`;
@@ -75,8 +86,14 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
       emit('healthz', { attempt: attempts, status: r.status, uid, localPort: r.localPort, error: r.error });
       last = summary;
     }
-    // The lab contract answers 200; the user's own health path any 2xx.
-    const healthy = target.lab ? r.status === 200 : r.status !== null && r.status >= 200 && r.status < 300;
+    // The lab contract answers 200; the user's own health path any 2xx; its gRPC server SERVING
+    // (or UNIMPLEMENTED: a gRPC server without the health service answered).
+    const healthy =
+      r.grpcHealth !== undefined
+        ? grpcHealthReady(r.grpcHealth)
+        : target.lab
+          ? r.status === 200
+          : r.status !== null && r.status >= 200 && r.status < 300;
     if (healthy && r.responseComplete) {
       readyUid = uid;
       emit('service-ready', { uid, attempts, localPort: r.localPort });
@@ -136,8 +153,9 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   emit('work-sent', {
     id: plan.workId,
     ms: plan.workMs,
-    // ws: the work is a message on a WebSocket opened with GET /ws (Upgrade), not GET /work.
-    path: plan.protocol === 'ws' ? '/ws' : path,
+    // ws: the work is a message on a WebSocket opened with GET /ws (Upgrade), not GET /work
+    // (your own service's: GET of --ws-path, which `path` is).
+    path: plan.protocol === 'ws' && !target.ws ? '/ws' : path,
     method: request.method,
     ...(plan.protocol ? { protocol: plan.protocol } : {}),
   });
@@ -159,13 +177,35 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   const wsAcceptedSeen = new Promise<{ podUid: string | null; afterMs: number }>(
     (resolve) => (wsAccepted = resolve),
   );
+  // Your own gRPC service: the unary call --grpc-method names, its message from --grpc-request.
+  const ownCall =
+    grpcExchange !== null && target.grpc
+      ? (await import('./grpc-target.js')).grpcCallShape(target.grpc)
+      : undefined;
   const send =
     grpcExchange !== null
       ? (to: URL, options: GrpcExchangeOptions) =>
-          grpcExchange(to, { ms: plan.workMs, id: plan.workId }, options)
+          grpcExchange(
+            to,
+            { ms: plan.workMs, id: plan.workId },
+            options,
+            ownCall && { ...ownCall, message: ownCall.message(values) },
+          )
       : wsExchange !== null
         ? (to: URL, options: WsExchangeOptions) =>
-            wsExchange(to, { ms: plan.workMs, id: plan.workId }, options)
+            wsExchange(
+              to,
+              { ms: plan.workMs, id: plan.workId },
+              options,
+              // Your own WebSocket service: its path, its message, its done (work-template.ts).
+              target.ws
+                ? {
+                    path: render(target.ws.path, values, true),
+                    message: render(target.ws.message, values, false),
+                    done: target.ws.done === null ? null : idPattern(target.ws.done, plan.workId),
+                  }
+                : undefined,
+            )
         : plan.protocol === 'h2c'
           ? h2Exchange
           : exchange;
@@ -181,7 +221,7 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
     lookup: deps.lookup,
     request,
     onWritten: (bytes) => {
-      written = { localPort: workPort, bytes };
+      written = { localPort: workPort, bytes: bytes ?? 0 };
       emit('work-written', { id: plan.workId, localPort: workPort, bytes });
     },
     onConnect: (localPort) => {
@@ -260,8 +300,10 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
   await connectedOrDone;
   if (!target.lab) {
     // The user's own service has no /state: what the kernel shows of the server's end of
-    // this very connection is the evidence, where it can be read (embedded runtime).
-    if (deps.serverSocket) await watchServerSocket();
+    // this very connection is the evidence, where it can be read (embedded runtime). Over HTTP/1.1
+    // only: an HTTP/2 server (h2c, gRPC) sends its SETTINGS as soon as the connection is up (RFC
+    // 9113 §3.4), so its socket never shows "nothing sent" — no socket grade, not a wrong one.
+    if (deps.serverSocket && ownProtocol === null) await watchServerSocket();
     const result = await workResult;
     if (signal.aborted && result.error?.code === 'ABORT_ERR') return;
     emit('work-outcome', { id: plan.workId, ...classifyWork(result, plan.workId, target) });

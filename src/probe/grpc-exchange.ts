@@ -69,6 +69,23 @@ export interface GrpcExchangeOptions extends ExchangeOptions {
 }
 
 /**
+ * A unary call other than the lab's Work RPC (the user's own service, ./grpc-target.ts): its
+ * path, its codecs and its request message.
+ */
+export interface GrpcCall {
+  method: string;
+  serialize: (value: unknown) => Buffer;
+  deserialize: (bytes: Buffer) => Record<string, unknown>;
+  message: Record<string, unknown>;
+}
+
+/** How often, and how many times, channelz is read for the request message having been sent. */
+const SENT_POLL_MS = 5;
+const SENT_POLLS = 400;
+/** Initial metadata values kept as headers (for --uid-from header:NAME): each cut to this. */
+const METADATA_VALUE_KEEP_CHARS = 256;
+
+/**
  * One Work RPC to `url`'s host and port (`{ms, id}` from the work template's values). The
  * call's deadline is the connect and response limits together: grpc-js waits for a connection
  * within the call's own deadline.
@@ -77,11 +94,18 @@ export function grpcExchange(
   url: URL,
   work: { ms: number; id: string },
   options: GrpcExchangeOptions,
+  own?: GrpcCall,
 ): Promise<GrpcExchangeResult> {
   return new Promise((resolve) => {
     const contract = labContract();
-    const facts: GrpcFacts = {
+    const call: GrpcCall = own ?? {
       method: WORK_METHOD,
+      serialize: (value) => Buffer.from(contract.lab.Work!.requestSerialize(value)),
+      deserialize: (bytes) => contract.lab.Work!.responseDeserialize(bytes) as Record<string, unknown>,
+      message: work,
+    };
+    const facts: GrpcFacts = {
+      method: call.method,
       code: null,
       codeName: null,
       details: null,
@@ -135,9 +159,11 @@ export function grpcExchange(
           // (grpc-js/src/subchannel.ts, startConnectingInternal): read it on the next turn.
           setImmediate(() => {
             if (settled) return;
-            facts.connection = connectionOf(channel);
+            const c = connectionOf(channel);
+            facts.connection = c ? { localPort: c.localPort, remotePort: c.remotePort } : null;
             result.localPort = facts.connection?.localPort ?? null;
             options.onConnect?.(result.localPort ?? 0);
+            awaitSent(0);
           });
         }
       } else if (state === grpc.connectivityState.READY && facts.leftReadyAfterMs === null) {
@@ -145,6 +171,19 @@ export function grpcExchange(
       }
       options.onChannelState?.(name, since());
       state = next;
+    };
+    // The request message handed to the connection: grpc-js counts it in the transport's channelz
+    // data (messages_sent, grpc-js/src/transport.ts) — the moment the work is written, which your
+    // own service's graded acceptance waits on (the lab's has /state and the journal).
+    let sentSeen = false;
+    const awaitSent = (polls: number) => {
+      if (settled || sentSeen || !own || !options.onWritten) return;
+      if ((connectionOf(channel)?.messagesSent ?? 0) >= 1) {
+        sentSeen = true;
+        options.onWritten(null);
+        return;
+      }
+      if (polls < SENT_POLLS) setTimeout(() => awaitSent(polls + 1), SENT_POLL_MS);
     };
     const deadline = Date.now() + options.connectTimeoutMs + options.responseTimeoutMs;
     const watch = () => {
@@ -165,11 +204,11 @@ export function grpcExchange(
       setImmediate(() => client.close());
       resolve(result);
     };
-    const call = client.makeUnaryRequest<{ ms: number; id: string }, Record<string, unknown>>(
-      WORK_METHOD,
-      (value) => Buffer.from(contract.lab.Work!.requestSerialize(value)),
-      (bytes) => contract.lab.Work!.responseDeserialize(bytes) as Record<string, unknown>,
-      work,
+    const rpc = client.makeUnaryRequest<unknown, Record<string, unknown>>(
+      call.method,
+      call.serialize,
+      call.deserialize,
+      call.message,
       new grpc.Metadata(),
       { deadline },
       // A unary call's reply comes to this callback (grpc-js emits no 'data' for it), before 'status'.
@@ -179,16 +218,17 @@ export function grpcExchange(
     );
     const onAbort = () => {
       result.error ??= { code: 'ABORT_ERR', message: 'aborted by the runner' };
-      call.cancel();
+      rpc.cancel();
       finish();
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    call.on('metadata', (metadata: grpc.Metadata) => {
+    rpc.on('metadata', (metadata: grpc.Metadata) => {
       facts.headersAfterMs = since();
       facts.headerUid = uidIn(metadata);
+      result.headers = headersOf(metadata);
       options.onResponse?.(200);
     });
-    call.on('status', (status: grpc.StatusObject) => {
+    rpc.on('status', (status: grpc.StatusObject) => {
       // A status may land in the same turn as the channel's own change: read the state once more.
       const now = channel.getConnectivityState(false);
       if (now !== state) onState(now);
@@ -209,8 +249,16 @@ export function grpcExchange(
       finish();
     });
     // The call's 'error' is its non-OK status again: read at 'status'.
-    call.on('error', () => undefined);
+    rpc.on('error', () => undefined);
   });
+}
+
+/** Initial metadata's text values as headers (bounded by the channel's max_metadata_size, and cut). */
+function headersOf(metadata: grpc.Metadata): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(metadata.getMap()))
+    if (typeof value === 'string') out[key] = truncateText(value, METADATA_VALUE_KEEP_CHARS);
+  return out;
 }
 
 function uidIn(metadata: grpc.Metadata): string | null {
@@ -232,7 +280,9 @@ type Handler = (
  * The ports of the channel's READY connection, from grpc-js's channelz handlers (gRFC A14: the
  * same data a channelz client reads; called in-process, synchronously). Null when not found.
  */
-export function connectionOf(channel: grpc.ChannelInterface): GrpcFacts['connection'] {
+export function connectionOf(
+  channel: grpc.ChannelInterface,
+): (NonNullable<GrpcFacts['connection']> & { messagesSent?: number }) | null {
   const handlers = grpc.getChannelzHandlers() as unknown as Record<string, Handler>;
   const ask = (name: string, request: Record<string, unknown>): Record<string, unknown> | null => {
     let out: Record<string, unknown> | null = null;
@@ -250,12 +300,17 @@ export function connectionOf(channel: grpc.ChannelInterface): GrpcFacts['connect
     const socketRef = subchannel?.socket_ref?.[0];
     if (!socketRef) continue;
     const socket = ask('GetSocket', { socket_id: String(socketRef.socket_id) })?.socket as
-      | { local?: { tcpip_address?: { port?: number } }; remote?: { tcpip_address?: { port?: number } } }
+      | {
+          local?: { tcpip_address?: { port?: number } };
+          remote?: { tcpip_address?: { port?: number } };
+          data?: { messages_sent?: number | string };
+        }
       | undefined;
     if (!socket) continue;
     return {
       localPort: socket.local?.tcpip_address?.port ?? null,
       remotePort: socket.remote?.tcpip_address?.port ?? null,
+      messagesSent: Number(socket.data?.messages_sent ?? 0),
     };
   }
   return null;

@@ -198,11 +198,19 @@ export function h2Exchange(url: URL, options: H2ExchangeOptions): Promise<H2Exch
         return;
       }
       const body = request?.body;
-      stream.on('ready', () => {
+      const onReady = () => {
         h2.streamId = stream.id ?? null;
-        // The HEADERS are handed to the session (a body follows below): what was written so far.
-        if (body === null || body === undefined) options.onWritten?.(socket.bytesWritten);
-      });
+        // The HEADERS are handed to the session (a body follows below); nghttp2 writes them to the
+        // socket on the next turn of the loop: what was written by then.
+        if (body === null || body === undefined)
+          setImmediate(() => {
+            if (!settled) options.onWritten?.(socket.bytesWritten);
+          });
+      };
+      // On a session already connected the stream gets its id inside request() and emits no
+      // 'ready' (lib/internal/http2/core.js, requestOnConnect): `pending` tells which.
+      if (stream.pending) stream.once('ready', onReady);
+      else onReady();
       stream.on('response', (head) => {
         result.status = Number(head[':status']);
         result.headers = Object.fromEntries(Object.entries(head).filter(([name]) => !name.startsWith(':')));

@@ -16,8 +16,11 @@ export interface ExchangeOptions {
   signal?: AbortSignal;
   /** The request (default: GET, no body). */
   request?: { method: string; headers: Array<[string, string]>; body: string | null };
-  /** Called once the whole request has been handed to the kernel, with the bytes written. */
-  onWritten?: (bytes: number) => void;
+  /**
+   * Called once the whole request has been handed to the kernel, with the bytes written (null:
+   * not counted — gRPC, where grpc-js's channelz says the request message was sent).
+   */
+  onWritten?: (bytes: number | null) => void;
   /**
    * Name resolution, as http.request takes it (default: dns.lookup, getaddrinfo; the client
    * Pod uses ./resolve.ts).

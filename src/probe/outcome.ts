@@ -54,6 +54,16 @@ export function classifyWork(
     // The done message is the completion: this work's id, a Pod UID (the contract's `podUid`).
     const read = readBody(result.body ?? '', 0);
     const kept = { body: read.kept, ...(read.note ? { bodyNote: read.note } : {}) };
+    // Your own service: the message --ws-done matched is the finish; its UID (if any) where
+    // --uid-from json:PATH says.
+    if (target && !target.lab)
+      return {
+        ...base,
+        outcome: 'completed',
+        ...kept,
+        bodyUid: uidIn(target.uidFrom, read.value, null),
+        problem: null,
+      };
     const done = read.value as { podUid?: unknown } | null;
     const podUid = done && typeof done === 'object' && typeof done.podUid === 'string' ? done.podUid : null;
     if (podUid === null || podUid === '')
@@ -78,6 +88,16 @@ export function classifyWork(
     // The reply is the completion body of GET /work in the proto's fields: the same checks.
     const read = readBody(result.body ?? '', 0);
     const kept = { body: read.kept, ...(read.note ? { bodyNote: read.note } : {}) };
+    // The user's own service: status OK with a reply is the finish; its reply is its own business,
+    // and its UID (if any) is where --uid-from says (a reply field, or initial metadata).
+    if (target && !target.lab)
+      return {
+        ...base,
+        outcome: 'completed',
+        ...kept,
+        bodyUid: uidIn(target.uidFrom, read.value, result.headers),
+        problem: null,
+      };
     const problem = read.unreadable
       ? `the reply cannot be read as a completion: ${read.unreadable}`
       : completionProblem(read.value, workId);

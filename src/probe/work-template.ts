@@ -3,6 +3,7 @@
 // counts as finished and where its Pod UID is (if anywhere). Parsed once from the flags; the
 // client renders it per run. docs/YOUR-SERVICE.md says what each part is for.
 import { DraincheckError, quote } from '../errors.js';
+import { parseJsonBounded } from '../util/bounded-json.js';
 
 /** Where a response carries the Pod UID: a header, or a dot path into a JSON body. */
 export type UidFrom = { kind: 'header'; name: string } | { kind: 'json'; path: string[] };
@@ -15,7 +16,45 @@ export interface TargetPlan {
   /** e.g. `2xx`, `200,204`: what counts as the request finishing. */
   expectStatus: string;
   uidFrom: UidFrom | null;
+  /**
+   * --protocol grpc with the user's own service: the unary RPC the work is (absent or null: the
+   * lab's Work RPC, or an HTTP request). `work` then says the same call as it goes on the wire:
+   * POST of the method's path (gRPC over HTTP/2, PROTOCOL-HTTP2.md).
+   */
+  grpc?: GrpcWork | null;
+  /**
+   * --protocol ws with the user's own service: the socket's path, the work message and what
+   * message means done (absent or null: the lab's work messages, or an HTTP request).
+   */
+  ws?: WsWork | null;
 }
+
+/** A work message on the user's own WebSocket (`--ws-path`, `--ws-message`, `--ws-done`). */
+export interface WsWork {
+  /** The path the socket is opened on (the Upgrade GET). */
+  path: string;
+  /** The work message's text, {ms} and {id} filled in per run. */
+  message: string;
+  /** A regular expression (with {id}) a server message matches when the work is done; null: any message. */
+  done: string | null;
+}
+
+/** `--ws-message` text is held and sent whole: bounded. */
+export const WS_MESSAGE_MAX_CHARS = 16 * 1024;
+
+/** A unary RPC of the user's own service (`--grpc-method`, `--grpc-proto`, `--grpc-request`). */
+export interface GrpcWork {
+  /** `/package.Service/Method`, the call's :path. */
+  method: string;
+  /** The .proto file that defines it, as an absolute path (the client loads it). */
+  protoFile: string;
+  /** The request message as JSON text, {ms} (a number) and {id} (inside a string) filled in per run. */
+  request: string;
+}
+
+/** `--grpc-request` text is held and parsed whole: bounded. */
+export const GRPC_REQUEST_MAX_CHARS = 16 * 1024;
+const GRPC_REQUEST_MAX_DEPTH = 32;
 
 export const labWork = { method: 'GET', path: '/work?ms={ms}&id={id}', headers: [], body: null };
 
@@ -30,9 +69,15 @@ export const labTarget: TargetPlan = {
 const PLACEHOLDER = /\{([^{}]*)\}/g;
 const KNOWN = new Set(['ms', 'id']);
 
+/**
+ * A placeholder in JSON text: a name in braces. `{}` (an empty object) and `{"a":1}` are JSON,
+ * not placeholders, which the text templates' pattern would take them for.
+ */
+const JSON_PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
 /** Refuses a placeholder other than {ms} and {id}, naming the flag and the value. */
-export function checkPlaceholders(flag: string, text: string): void {
-  for (const m of text.matchAll(PLACEHOLDER)) {
+export function checkPlaceholders(flag: string, text: string, pattern = PLACEHOLDER): void {
+  for (const m of text.matchAll(pattern)) {
     if (!KNOWN.has(m[1]!))
       throw new DraincheckError(
         'DC_USAGE',
@@ -89,6 +134,60 @@ export function parseUidFrom(text: string): UidFrom {
     'DC_USAGE',
     `--uid-from must be header:NAME or json:PATH (e.g. json:pod.uid), got ${quote(text)}`,
   );
+}
+
+/** `--grpc-method package.Service/Method` (a leading / allowed) → `/package.Service/Method`. */
+export function parseGrpcMethod(text: string): string {
+  const m = /^\/?((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)\/([A-Za-z_][A-Za-z0-9_]*)$/.exec(
+    text.trim(),
+  );
+  if (!m)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-method must be package.Service/Method, e.g. shop.v1.Orders/Place, got ${quote(text)}`,
+    );
+  return `/${m[1]!}/${m[2]!}`;
+}
+
+/**
+ * `--grpc-request '{"ms":{ms},"id":"{id}"}'`: JSON with the work's placeholders — {ms} where a
+ * number goes, {id} inside a string. Checked now with sample values: bounded, and a JSON object.
+ */
+export function parseGrpcRequest(text: string): string {
+  if (text.length > GRPC_REQUEST_MAX_CHARS)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-request is longer than ${GRPC_REQUEST_MAX_CHARS} characters (${text.length})`,
+    );
+  checkPlaceholders('--grpc-request', text, JSON_PLACEHOLDER);
+  const parsed = parseJsonBounded(renderJson(text, { ms: 0, id: 'work-0' }), {
+    maxChars: GRPC_REQUEST_MAX_CHARS * 2,
+    maxDepth: GRPC_REQUEST_MAX_DEPTH,
+  });
+  if (!parsed.ok)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-request is not JSON once {ms} and {id} are filled in (${parsed.reason}), got ${quote(text)}`,
+    );
+  if (!parsed.value || typeof parsed.value !== 'object' || Array.isArray(parsed.value))
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-request must be a JSON object (the request message), got ${quote(text)}`,
+    );
+  return text;
+}
+
+/** The JSON template with {ms} as a number and {id} escaped for a JSON string. */
+export function renderJson(template: string, values: { ms: number; id: string }): string {
+  return template.replace(JSON_PLACEHOLDER, (_, name: string) =>
+    name === 'ms' ? String(values.ms) : JSON.stringify(values.id).slice(1, -1),
+  );
+}
+
+/** A pattern with {id} for one work id: {id} is the id, matched literally. */
+export function idPattern(pattern: string, workId: string): RegExp {
+  const escaped = workId.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(pattern.replace(/\{id\}/g, escaped));
 }
 
 /** The template with {ms} and {id} filled in; `encode` for a URL path. */

@@ -76,6 +76,17 @@ export interface WsExchangeResult extends ExchangeResult {
   closed: Promise<WsClose | null>;
 }
 
+/**
+ * A work message on the user's own WebSocket service (issue 26.5): its path, its text (filled
+ * in), and what message of the server's means done (null: its first message). Such a server sends
+ * no `accepted` message: the acceptance evidence is its log.
+ */
+export interface OwnWsWork {
+  path: string;
+  message: string;
+  done: RegExp | null;
+}
+
 export interface WsExchangeOptions extends ExchangeOptions {
   /** The server's `accepted` message came for the work. */
   onAccepted?: (podUid: string | null, afterMs: number) => void;
@@ -92,9 +103,10 @@ export function wsExchange(
   url: URL,
   work: { ms: number; id: string },
   options: WsExchangeOptions,
+  own?: OwnWsWork,
 ): Promise<WsExchangeResult> {
   const facts: WsFacts = {
-    path: WS_PATH,
+    path: own?.path ?? WS_PATH,
     accepted: null,
     doneAfterMs: null,
     close: null,
@@ -150,7 +162,7 @@ export function wsExchange(
       resolveClosed(close);
     };
 
-    const target = new URL(WS_PATH, url);
+    const target = new URL(facts.path, url);
     target.protocol = 'ws:';
     const ws = new WebSocket(target, {
       // The connection is made here, so its connect, lookup and local port are seen as with
@@ -261,7 +273,7 @@ export function wsExchange(
         setTimeout(() => ws.terminate(), 1000).unref();
       }, options.responseTimeoutMs);
       sentAt = performance.now();
-      const text = JSON.stringify({ type: 'work', id: work.id, ms: work.ms });
+      const text = own?.message ?? JSON.stringify({ type: 'work', id: work.id, ms: work.ms });
       ws.send(text, (error) => {
         if (!error) options.onWritten?.(Buffer.byteLength(text));
       });
@@ -273,8 +285,32 @@ export function wsExchange(
           ? Buffer.concat(data)
           : Buffer.from(data);
       result.bytesReceived += bytes.length;
-      const message = isBinary ? null : parseWsMessage(bytes.toString('utf8'));
       const since = () => Math.round(performance.now() - sentAt);
+      if (own) {
+        // Your own service's message: the one --ws-done matches (or the first) is the work's end;
+        // the others are counted as not the contract's, and bounded as a lab server's are.
+        const text = isBinary ? null : bytes.toString('utf8');
+        if (text !== null && facts.doneAfterMs === null && (own.done === null || own.done.test(text))) {
+          facts.doneAfterMs = since();
+          result.responseComplete = true;
+          result.body = truncateText(text, 16 * 1024);
+          settle();
+          return;
+        }
+        facts.invalidMessages += 1;
+        if (facts.invalidMessages > WS_INVALID_MESSAGES_MAX && !closeByClient) {
+          facts.protocolError ??= {
+            code: WS_INVALID_MESSAGES,
+            message: `more than ${WS_INVALID_MESSAGES_MAX} messages from the server before the done message`,
+          };
+          result.error ??= facts.protocolError;
+          closeByClient = true;
+          ws.close(1008, 'invalid messages');
+          setTimeout(() => ws.terminate(), 1000).unref();
+        }
+        return;
+      }
+      const message = isBinary ? null : parseWsMessage(bytes.toString('utf8'));
       if (message === null || !['accepted', 'done', 'error'].includes(message.type)) {
         facts.invalidMessages += 1;
         if (facts.invalidMessages > WS_INVALID_MESSAGES_MAX && !closeByClient) {

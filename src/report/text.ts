@@ -29,7 +29,10 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
             ? `sent the work message ${v(e.data.id)} (${v(e.data.ms)} ms) on a WebSocket to ${v(e.data.path)}`
             : `sent ${e.data.method ?? 'GET'} ${v(e.data.path)}`;
         case 'work-written':
-          return `request written whole (${v(e.data.bytes)} bytes)`;
+          // gRPC: grpc-js's channelz says the request message was sent, not how many bytes.
+          return e.data.bytes === null
+            ? 'request message sent (grpc-js channelz; its bytes not counted)'
+            : `request written whole (${v(e.data.bytes)} bytes)`;
         case 'server-socket':
           return e.data.accepted === true
             ? `kernel: the server's end (${v(e.data.local)}) had read all ${v(e.data.bytesReceived)} bytes and sent none`

@@ -140,15 +140,20 @@ export function buildWorkload(
       // port must be a number (the API takes no port name for grpc).
       ...(scenario.protocol === 'grpc'
         ? { grpc: { port: containerPort, service: '' } }
-        : {
-            httpGet: {
-              path: scenario.target?.healthPath ?? '/healthz',
-              // Behind a sidecar the probe goes through it, as a mesh rewrites the app's probes
-              // (Istio's pilot-agent): the Pod is Ready only while the proxy forwards.
-              port: scenario.sidecar ? podPort : 'http',
-              scheme: 'HTTP',
-            },
-          }),
+        : scenario.protocol === 'h2c' && scenario.target && !scenario.target.lab && !scenario.onSigterm
+          ? // Your own h2c server (--server-command): the kubelet's httpGet probe speaks only
+            // HTTP/1.1, which a cleartext node:http2 server does not answer — a TCP probe, as such
+            // services use (the lab server answers HTTP/1.1 on the same port, so it keeps httpGet).
+            { tcpSocket: { port: 'http' } }
+          : {
+              httpGet: {
+                path: scenario.target?.healthPath ?? '/healthz',
+                // Behind a sidecar the probe goes through it, as a mesh rewrites the app's probes
+                // (Istio's pilot-agent): the Pod is Ready only while the proxy forwards.
+                port: scenario.sidecar ? podPort : 'http',
+                scheme: 'HTTP',
+              },
+            }),
       periodSeconds: scenarioDefaults.probePeriodSeconds,
       failureThreshold: options.readinessFailureThreshold ?? scenarioDefaults.probeFailureThreshold,
       successThreshold: 1,

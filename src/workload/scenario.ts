@@ -356,12 +356,21 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
     scenarioSettingRows.map(([name, s]) => [s.field, v[name] ?? defaults[name]]),
   ) as Record<ScenarioField, number>;
   const protocol = v.protocol ?? defaults.protocol;
-  // HTTP/2 is the lab server's for now: the user's own service (--work, -f, --from) and another
-  // server (--server-command) are sent HTTP/1.1 (issue 26 adds them).
-  if (protocol !== 'http1' && (onSigterm === null || (target && !target.lab)))
+  // The user's own service (--work with --server-command, -f or --from) over another protocol is
+  // described by the target (src/workload/target.ts): h2c sends --work as one HTTP/2 stream, grpc
+  // one unary RPC of --grpc-method. Another server without a description would be asked the lab
+  // contract (/state over HTTP/1.1), which it does not speak. ws sends --ws-message on --ws-path.
+  const labServer = onSigterm !== null && (!target || target.lab);
+  if (protocol !== 'http1' && !labServer) checkOwnServiceProtocol(protocol, target ?? null);
+  if (protocol !== 'ws' && target?.ws)
     throw new DraincheckError(
       'DC_USAGE',
-      `--protocol ${protocol} works with draincheck's own lab server only, not with --server-command, -f, --from or --work`,
+      `--ws-path, --ws-message and --ws-done describe a WebSocket service: give --protocol ws (got ${protocol})`,
+    );
+  if (protocol !== 'grpc' && target?.grpc)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-method, --grpc-proto and --grpc-request describe a gRPC service: give --protocol grpc (got ${protocol})`,
     );
   // A setting only one protocol's server honours (the gRPC connection age): refused elsewhere.
   for (const [, s] of scenarioSettingRows)
@@ -400,6 +409,29 @@ export function resolveScenario(input: ScenarioInput, defaults = scenarioDefault
     ...(sidecar ? { sidecar } : {}),
     ...(ingress ? { ingress } : {}),
   };
+}
+
+/**
+ * The protocols the user's own service can be sent its work on, and what each needs: h2c --work
+ * (the request, one HTTP/2 stream), grpc --grpc-method and --grpc-proto (one unary RPC), ws
+ * --ws-path and --ws-message (one work message on a socket).
+ */
+function checkOwnServiceProtocol(protocol: ServerProtocol, target: ServiceTarget | null): void {
+  const needs =
+    protocol === 'grpc'
+      ? '--grpc-method, --grpc-proto and --grpc-request (the unary RPC your service takes)'
+      : protocol === 'ws'
+        ? '--ws-path, --ws-message and --ws-done (the work message your service takes)'
+        : "--work (the request your service takes, e.g. 'GET /slow?ms={ms}&id={id}')";
+  if (!target || target.lab)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--protocol ${protocol} works with draincheck's own lab server only, unless \`draincheck run\` describes your service with ${needs}: another server is asked the lab contract`,
+    );
+  if (protocol === 'grpc' && !target.grpc)
+    throw new DraincheckError('DC_USAGE', `--protocol grpc with your own service needs ${needs}, not --work`);
+  if (protocol === 'ws' && !target.ws)
+    throw new DraincheckError('DC_USAGE', `--protocol ws with your own service needs ${needs}, not --work`);
 }
 
 /** --sidecar and --sidecar-on-sigterm, checked against what the proxy sidecar can front. */

@@ -1,8 +1,26 @@
 // --protocol where it is not taken yet: one DC_USAGE line and exit 2, nothing started (the
 // real CLI as a process, its whole output read).
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { runCli } from '../helpers/lab-process.js';
+
+const ORDERS = fileURLToPath(new URL('../../../test/fixtures/protos/orders.proto', import.meta.url));
+// A .proto that does not parse: protobufjs names the file and the line, in one line.
+const protoDir = mkdtempSync(join(tmpdir(), 'draincheck-proto-'));
+after(() => rmSync(protoDir, { recursive: true, force: true }));
+const BROKEN = join(protoDir, 'broken.proto');
+writeFileSync(BROKEN, 'syntax = "proto3";\npackage shop.v1;\nmessage Broken {\n  string id = ;\n}\n');
+// A Pod file for --platform kube: the refusals come before any cluster is asked.
+const POD = join(protoDir, 'pod.yaml');
+writeFileSync(
+  POD,
+  'apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  containers:\n  - name: web\n    image: example.com/web:1\n    ports: [{containerPort: 8080}]\n',
+);
+const OWN_GRPC = ['run', '--protocol', 'grpc', '--server-command', 'node server.js'];
 
 for (const [args, pattern] of [
   [
@@ -23,7 +41,155 @@ for (const [args, pattern] of [
   ],
   [
     ['run', '--protocol', 'grpc', '--server-command', 'node server.js'],
-    /^draincheck: --protocol grpc works with draincheck's own lab server only/,
+    /^draincheck: --protocol grpc works with draincheck's own lab server only, unless `draincheck run` describes your service with --grpc-method, --grpc-proto and --grpc-request/,
+  ],
+  [
+    ['run', '--protocol', 'h2c', '--server-command', 'node server.js'],
+    /^draincheck: --protocol h2c works with draincheck's own lab server only, unless `draincheck run` describes your service with --work/,
+  ],
+  [
+    ['run', '--protocol', 'grpc', '--server-command', 'node server.js', '--work', 'GET /slow'],
+    /^draincheck: --protocol grpc with your own service needs --grpc-method, --grpc-proto and --grpc-request \(the unary RPC your service takes\), not --work$/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node server.js', '--work', 'GET /slow'],
+    /^draincheck: --protocol ws with your own service needs --ws-path, --ws-message and --ws-done \(the work message your service takes\), not --work$/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node server.js'],
+    /^draincheck: --protocol ws works with draincheck's own lab server only, unless `draincheck run` describes your service with --ws-path/,
+  ],
+  [
+    ['run', '--server-command', 'node s.js', '--ws-path', '/jobs', '--ws-message', '{id}'],
+    /^draincheck: --ws-path, --ws-message and --ws-done describe a WebSocket service: give --protocol ws \(got http1\)$/,
+  ],
+  [
+    ['run', '--platform', 'kube', '--protocol', 'ws', '-f', POD, '--ws-path', '/jobs', '--ws-message', 'x'],
+    /^draincheck: --ws-path with --platform kube is not built yet/,
+  ],
+  [
+    [
+      'run',
+      '--platform',
+      'kube',
+      '--protocol',
+      'grpc',
+      '-f',
+      POD,
+      '--grpc-method',
+      'shop.v1.Orders/Place',
+      '--grpc-proto',
+      ORDERS,
+    ],
+    /^draincheck: --grpc-method with --platform kube is not built yet/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', '/jobs'],
+    /^draincheck: --ws-path and --ws-message go together/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', 'jobs', '--ws-message', 'x'],
+    /^draincheck: --ws-path must start with \/, got "jobs"$/,
+  ],
+  [
+    ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', '/j', '--ws-message', '{job}'],
+    /^draincheck: --ws-message: unknown placeholder \{job\}/,
+  ],
+  [
+    [
+      'run',
+      '--protocol',
+      'ws',
+      '--server-command',
+      'node s.js',
+      '--ws-path',
+      '/j',
+      '--ws-message',
+      'x',
+      '--ws-done',
+      '(',
+    ],
+    /^draincheck: --ws-done is not a regular expression: /,
+  ],
+  [
+    ['run', '--server-command', 'node s.js', '--grpc-method', 'shop.v1.Orders/Place', '--grpc-proto', ORDERS],
+    /^draincheck: --grpc-method, --grpc-proto and --grpc-request describe a gRPC service: give --protocol grpc \(got http1\)$/,
+  ],
+  [
+    [...OWN_GRPC, '--grpc-method', 'shop.v1.Orders/Cancel', '--grpc-proto', ORDERS],
+    /^draincheck: --grpc-method shop\.v1\.Orders\/Cancel: shop\.v1\.Orders has no method Cancel \(methods: Place, Watch\)$/,
+  ],
+  [
+    [...OWN_GRPC, '--grpc-method', 'shop.v2.Orders/Place', '--grpc-proto', ORDERS],
+    /^draincheck: --grpc-method shop\.v2\.Orders\/Place: no service shop\.v2\.Orders in /,
+  ],
+  [
+    [...OWN_GRPC, '--grpc-method', 'shop.v1.Orders/Watch', '--grpc-proto', ORDERS],
+    /^draincheck: --grpc-method shop\.v1\.Orders\/Watch is a streaming method: the work is one unary call$/,
+  ],
+  [
+    [...OWN_GRPC, '--grpc-method', 'Place', '--grpc-proto', ORDERS],
+    /^draincheck: --grpc-method must be package\.Service\/Method, e\.g\. shop\.v1\.Orders\/Place, got "Place"$/,
+  ],
+  [
+    [
+      ...OWN_GRPC,
+      '--grpc-method',
+      'shop.v1.Orders/Place',
+      '--grpc-proto',
+      ORDERS,
+      '--grpc-request',
+      '{"order_id":"{id}",',
+    ],
+    /^draincheck: --grpc-request is not JSON once \{ms\} and \{id\} are filled in \(not-json\)/,
+  ],
+  [
+    [
+      ...OWN_GRPC,
+      '--grpc-method',
+      'shop.v1.Orders/Place',
+      '--grpc-proto',
+      ORDERS,
+      '--grpc-request',
+      '{"orderId":"{id}"}',
+    ],
+    /^draincheck: --grpc-request: "orderId" is not a field of PlaceRequest \(fields: order_id, work_ms, items\)$/,
+  ],
+  [
+    [
+      ...OWN_GRPC,
+      '--grpc-method',
+      'shop.v1.Orders/Place',
+      '--grpc-proto',
+      ORDERS,
+      '--grpc-request',
+      '[{ms}]',
+    ],
+    /^draincheck: --grpc-request must be a JSON object \(the request message\), got "\[\{ms\}\]"$/,
+  ],
+  [
+    [
+      ...OWN_GRPC,
+      '--grpc-method',
+      'shop.v1.Orders/Place',
+      '--grpc-proto',
+      ORDERS,
+      '--grpc-request',
+      '{"order_id":"{order}"}',
+    ],
+    /^draincheck: --grpc-request: unknown placeholder \{order\}/,
+  ],
+  [
+    [...OWN_GRPC, '--grpc-method', 'shop.v1.Orders/Place', '--grpc-proto', '/nonexistent/orders.proto'],
+    /^draincheck: --grpc-proto "\/nonexistent\/orders\.proto" cannot be read: ENOENT$/,
+  ],
+  [
+    [...OWN_GRPC, '--grpc-method', 'shop.v1.Orders/Place', '--grpc-proto', BROKEN],
+    /^draincheck: --grpc-proto ".*broken\.proto" cannot be loaded: /,
+  ],
+  [
+    [...OWN_GRPC, '--grpc-method', 'shop.v1.Orders/Place'],
+    /^draincheck: --grpc-method and --grpc-proto go together/,
   ],
   [
     ['rollout', '--protocol', 'ws', '--new-connections'],

@@ -20,6 +20,12 @@ import {
   scenarioSettings,
 } from '../../src/workload/scenario.js';
 import { sampleRuns } from '../helpers/sample-runs.js';
+import {
+  resolveTarget,
+  targetProtocolSettings,
+  type TargetProtocolSettingName,
+} from '../../src/workload/target.js';
+import { addTargetFlags, targetFromFlags } from '../../src/cli/target-flags.js';
 
 const rows = Object.entries(scenarioSettings);
 
@@ -134,8 +140,27 @@ test('--protocol: a flag of run (default http1); h2c reaches the Pod as PROTOCOL
   assert.throws(
     () => resolveScenario({ protocol: 'h2c', serverCommand: ['/bin/sh', '-c', 'exec node s.js'] }),
     (e: unknown) =>
-      isDraincheckError(e) && e.code === 'DC_USAGE' && /--protocol h2c works with/.test(e.message),
+      isDraincheckError(e) &&
+      e.code === 'DC_USAGE' &&
+      /--protocol h2c works with draincheck's own lab server only, unless `draincheck run` describes your service with --work/.test(
+        e.message,
+      ),
   );
+  // With --work it is your own service over HTTP/2: its own server, probed over TCP (a cleartext
+  // node:http2 server answers no HTTP/1.1), the work one HTTP/2 stream.
+  const own = resolveScenario({
+    protocol: 'h2c',
+    serverCommand: ['/bin/sh', '-c', 'exec node s.js'],
+    target: resolveTarget({ work: 'GET /slow?ms={ms}&id={id}' }),
+  });
+  const ownContainer = buildWorkload(own, names).pod.spec!.containers[0]!;
+  assert.deepEqual(ownContainer.readinessProbe?.tcpSocket, { port: 'http' });
+  assert.equal(
+    ownContainer.env!.find((e) => e.name === 'PROTOCOL'),
+    undefined,
+    'not the lab server',
+  );
+  assert.equal(planRun(own, { runId: 'r1' }).client.protocol, 'h2c');
   assert.throws(
     () => resolveScenario({ protocol: 'h3' as 'h2c' }),
     (e: unknown) =>
@@ -251,4 +276,66 @@ test('--sidecar and --sidecar-on-sigterm: rows with their choices; the Pod as th
       (e: unknown) => isDraincheckError(e) && e.code === 'DC_USAGE' && pattern.test(e.message),
       JSON.stringify(input),
     );
+});
+
+test("your own service's protocol rows (--grpc-*, --ws-*): flags of run with their help, the run document's target field, the README and docs/YOUR-SERVICE.md", () => {
+  const command = addTargetFlags(new Command('run'));
+  const shipped = readFileSync(new URL('../../../schema/run.v1.schema.json', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const yours = readFileSync(new URL('../../../docs/YOUR-SERVICE.md', import.meta.url), 'utf8');
+  const runDocDocs = readFileSync(new URL('../../../docs/RUN-DOCUMENT.md', import.meta.url), 'utf8');
+  const proto = new URL('../../../test/fixtures/protos/orders.proto', import.meta.url).pathname;
+  // A value per row, and what the target's field holds then.
+  const values: Record<TargetProtocolSettingName, [string, string]> = {
+    grpcMethod: ['shop.v1.Orders/Place', '/shop.v1.Orders/Place'],
+    grpcProto: [proto, proto],
+    grpcRequest: ['{"order_id":"{id}","work_ms":{ms}}', '{"order_id":"{id}","work_ms":{ms}}'],
+    wsPath: ['/jobs', '/jobs'],
+    wsMessage: ['{"job":"{id}","ms":{ms}}', '{"job":"{id}","ms":{ms}}'],
+    wsDone: ['"finished":"{id}"', '"finished":"{id}"'],
+  };
+  const rows = Object.entries(targetProtocolSettings) as Array<
+    [TargetProtocolSettingName, (typeof targetProtocolSettings)[TargetProtocolSettingName]]
+  >;
+  const targetShape = ScenarioSchema.shape.target.unwrap().unwrap().shape;
+  for (const protocol of ['grpc', 'ws'] as const) {
+    const mine = rows.filter(([, row]) => row.protocol === protocol);
+    assert.ok(mine.length > 0, protocol);
+    const parsed = addTargetFlags(new Command('run')).parse(
+      mine.flatMap(([name, row]) => [row.flag, values[name][0]]),
+      { from: 'user' },
+    );
+    const target = targetFromFlags(parsed.opts());
+    for (const [name, row] of mine) {
+      const option = command.options.find((o) => o.long === row.flag);
+      assert.ok(option, row.flag);
+      assert.equal(option.flags, `${row.flag} ${row.arg}`);
+      assert.equal(option.description, row.help);
+      // From the command line into the target's field the row names.
+      const [group, field] = row.field.split('.') as [typeof protocol, string];
+      assert.equal(group, protocol, row.field);
+      const got = (target?.[group] as Record<string, unknown> | null | undefined)?.[field];
+      assert.equal(got, values[name][1], `${row.flag} → target.${row.field}`);
+      // The run document's schema carries the row's help as the field's description.
+      const groupShape = targetShape[group].unwrap().unwrap().shape as Record<
+        string,
+        { description?: string }
+      >;
+      assert.equal(groupShape[field]?.description, row.help, row.field);
+      assert.ok(
+        shipped.includes(JSON.stringify(row.help).slice(1, -1)),
+        `schema/run.v1.schema.json: ${row.flag}`,
+      );
+      assert.ok(readme.includes(`| \`${row.flag}`), `README: ${row.flag}`);
+      assert.ok(yours.includes(`| \`${row.flag}`), `docs/YOUR-SERVICE.md: ${row.flag}`);
+      assert.ok(runDocDocs.includes(`\`${field}\``), `docs/RUN-DOCUMENT.md: ${field}`);
+    }
+    // The scenario takes the rows with their protocol only.
+    assert.ok(resolveScenario({ protocol, serverCommand: ['node', 's.js'], target }).target?.[protocol]);
+    assert.throws(
+      () => resolveScenario({ protocol: 'h2c', serverCommand: ['node', 's.js'], target }),
+      (e: unknown) =>
+        isDraincheckError(e) && new RegExp(`give --protocol ${protocol} \\(got h2c\\)`).test(e.message),
+    );
+  }
 });

@@ -4,7 +4,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isDraincheckError } from '../../src/errors.js';
 import { parseSs } from '../../src/probe/server-socket.js';
-import { parseUidFrom, render, statusExpected, uidIn } from '../../src/probe/work-template.js';
+import {
+  GRPC_REQUEST_MAX_CHARS,
+  parseUidFrom,
+  render,
+  renderJson,
+  statusExpected,
+  uidIn,
+} from '../../src/probe/work-template.js';
 import { acceptedLogPattern, resolveTarget } from '../../src/workload/target.js';
 
 const usage = (fn: () => unknown, pattern: RegExp) =>
@@ -100,4 +107,51 @@ test('--port and --health-path reach the Pod: its containerPort, PORT and readin
   assert.equal(container.ports?.[0]?.containerPort, 9090);
   assert.equal(container.env?.find((e) => e.name === 'PORT')?.value, '9090');
   assert.equal(container.readinessProbe?.httpGet?.path, '/health');
+});
+
+test('--grpc-method, --grpc-proto, --grpc-request: the call as on the wire, the JSON filled in per run, one-line refusals', () => {
+  const t = resolveTarget({
+    grpcMethod: 'shop.v1.Orders/Place',
+    grpcProto: '/srv/orders.proto',
+    grpcRequest: '{"order_id":"{id}","work_ms":{ms}}',
+  })!;
+  assert.equal(t.lab, false);
+  assert.deepEqual(t.grpc, {
+    method: '/shop.v1.Orders/Place',
+    protoFile: '/srv/orders.proto',
+    request: '{"order_id":"{id}","work_ms":{ms}}',
+  });
+  assert.deepEqual(t.work, { method: 'POST', path: '/shop.v1.Orders/Place', headers: [], body: null });
+  // {ms} a number, {id} escaped for a JSON string: the filled-in text is the JSON it says.
+  assert.deepEqual(JSON.parse(renderJson(t.grpc.request, { ms: 250, id: 'a"b\\c' })), {
+    order_id: 'a"b\\c',
+    work_ms: 250,
+  });
+  assert.equal(resolveTarget({ grpcMethod: '/Orders/Place', grpcProto: '/x.proto' })!.grpc!.request, '{}');
+  const bad = { grpcMethod: 'shop.v1.Orders/Place', grpcProto: '/x.proto' };
+  usage(
+    () => resolveTarget({ grpcMethod: 'shop.v1.Orders/Place' }),
+    /--grpc-method and --grpc-proto go together/,
+  );
+  usage(
+    () => resolveTarget({ ...bad, grpcMethod: 'shop.v1.Orders' }),
+    /--grpc-method must be package\.Service\/Method/,
+  );
+  usage(() => resolveTarget({ ...bad, grpcMethod: 'shop/v1/Orders/Place' }), /--grpc-method must be/);
+  usage(
+    () => resolveTarget({ ...bad, grpcRequest: '{"a":' }),
+    /^--grpc-request is not JSON once \{ms\} and \{id\} are filled in \(not-json\)/,
+  );
+  usage(() => resolveTarget({ ...bad, grpcRequest: '"x"' }), /^--grpc-request must be a JSON object/);
+  usage(() => resolveTarget({ ...bad, grpcRequest: '{"a":"{when}"}' }), /unknown placeholder \{when\}/);
+  usage(
+    () => resolveTarget({ ...bad, grpcRequest: `{"a":"${'x'.repeat(GRPC_REQUEST_MAX_CHARS)}"}` }),
+    /^--grpc-request is longer than 16384 characters/,
+  );
+  usage(
+    () => resolveTarget({ ...bad, grpcRequest: `${'{"a":'.repeat(40)}1${'}'.repeat(40)}` }),
+    /\(too-deep\)/,
+  );
+  usage(() => resolveTarget({ ...bad, work: 'GET /x' }), /--work describes an HTTP request/);
+  usage(() => resolveTarget({ ...bad, header: ['A: b'] }), /describe an HTTP request, not a gRPC call/);
 });

@@ -52,6 +52,9 @@ export function gradedAcceptance(
   return { grade: 'in-flight', via: 'in-flight', at: deleteAt, evidence: [written.id], unansweredMs };
 }
 
+/** The protocols that run on HTTP/2, whose server speaks first. */
+const http2Protocols = new Set(['h2c', 'grpc']);
+
 /** Why none of the graded kinds is there, for the inconclusive reason. */
 export function gradedGap(
   events: ReadEvent[],
@@ -70,12 +73,15 @@ export function gradedGap(
     target.acceptedLog === null
       ? 'no --accepted-log was given'
       : 'no server line matched --accepted-log before the deletion',
-    firstOf(events, 'runner', 'run-started')?.data.platform === 'kube'
-      ? // The client Pod has a network namespace of its own: the server Pod's sockets are not in it.
-        "the server's socket is read only on the embedded runtime (a client Pod cannot see another Pod's sockets)"
-      : firstOf(events, 'client', 'server-socket') === undefined
-        ? "the server's socket could not be read"
-        : "the server's socket never showed the whole request read with nothing sent",
+    http2Protocols.has(String(firstOf(events, 'client', 'work-sent')?.data.protocol ?? 'http1'))
+      ? // RFC 9113 §3.4: the server's connection preface (SETTINGS) is its first bytes, sent at once.
+        "the server's socket is no grade over HTTP/2 (h2c, gRPC): the server sends its SETTINGS as soon as the connection is up, so its socket never shows nothing sent"
+      : firstOf(events, 'runner', 'run-started')?.data.platform === 'kube'
+        ? // The client Pod has a network namespace of its own: the server Pod's sockets are not in it.
+          "the server's socket is read only on the embedded runtime (a client Pod cannot see another Pod's sockets)"
+        : firstOf(events, 'client', 'server-socket') === undefined
+          ? "the server's socket could not be read"
+          : "the server's socket never showed the whole request read with nothing sent",
     routedEndpoint === null
       ? 'the work connection has no recorded route, so in-flight does not count'
       : `the request was not written and unanswered for ${target.inFlightMs} ms before the deletion`,

@@ -70,7 +70,10 @@ function describeClient(e: Known<'client'>): MarkText {
     case 'work-connected':
       return mark(`connected :${text(e.data.localPort) ?? '?'}`, 'neutral', 1);
     case 'work-written':
-      return mark(`request written (${text(e.data.bytes) ?? '?'} B)`, 'neutral', 1);
+      // gRPC: grpc-js's channelz says the request message was sent, not its bytes.
+      return e.data.bytes === null
+        ? mark('request message sent', 'neutral', 1)
+        : mark(`request written (${text(e.data.bytes) ?? '?'} B)`, 'neutral', 1);
     case 'server-socket':
       return e.data.accepted
         ? mark('server read it, sent nothing (kernel)', 'good', 4)
