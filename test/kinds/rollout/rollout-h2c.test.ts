@@ -146,5 +146,5 @@ test('rollout --protocol h2c refuses what is not built, one line each (exit 2)',
   }
   const bad = cli(['load', '--service-url', 'http://127.0.0.1:9', '--protocol', 'h3'], { timeoutMs: 30_000 });
   assert.equal(bad.status, 2);
-  assert.match(bad.stderr, /--protocol must be http1, h2c or grpc, got "h3"/);
+  assert.match(bad.stderr, /--protocol must be http1, h2c, grpc or ws, got "h3"/);
 });
