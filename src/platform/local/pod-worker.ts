@@ -828,7 +828,12 @@ export class PodWorker {
       // the node (kuberuntime_manager.go killPodWithSyncResult: containers, then
       // StopPodSandbox) — before the terminated status is written, not at the object's removal.
       // The sandbox goes once every container has stopped: a native sidecar outlives the app.
-      const hook = Promise.all([this.hookRun, this.sidecarsExited()]);
+      // Without sidecars, as soon as the hook's run settles (no extra turn: the address is off
+      // by the time the exit's event has been handled, as the gone-address tests wait for).
+      const hook =
+        this.sidecars.length > 0
+          ? Promise.all([this.hookRun, this.sidecarsExited()])
+          : (this.hookRun ?? Promise.resolve());
       void hook.then(
         () => this.addressGone(),
         () => this.addressGone(),
