@@ -137,20 +137,44 @@ function grpcDirect(mode: 'drain' | 'exit', ms: number) {
 const marker = (what: string) =>
   `DRAINCHECK_OWNPROTO_${process.pid}_${what}_${Math.random().toString(36).slice(2, 8)}`;
 
-test('h2c, --server-command, a server that drains with GOAWAY: the accepted stream finishes after the GOAWAY that names it — log evidence; a plain HTTP/2 client sees the same', async () => {
-  const m = marker('h2goaway');
-  const { doc, stdout } = draincheck([
+/**
+ * `run --protocol P --server-command` on one of the fixture servers, started with a marker in its
+ * environment (so its processes can be found afterwards), with the protocol's work flags, the
+ * run's work ms and a 5 s grace; `evidence` is the acceptance flags (the accepted log by default).
+ */
+function ownServer(o: {
+  marker: string;
+  protocol: 'h2c' | 'grpc' | 'ws';
+  server: string;
+  mode: string;
+  work: readonly string[];
+  workMs: number;
+  evidence?: readonly string[];
+}): { doc: RunDocument; stdout: string } {
+  return draincheck([
     '--protocol',
-    'h2c',
+    o.protocol,
     '--server-command',
-    `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" goaway`,
-    ...H2_WORK,
-    ...ACCEPTED_LOG,
+    `${o.marker}=1 "${process.execPath}" "${fixture(o.server)}" ${o.mode}`,
+    ...o.work,
+    ...(o.evidence ?? ACCEPTED_LOG),
     '--work-ms',
-    '1500',
+    String(o.workMs),
     '--grace-seconds',
     '5',
   ]);
+}
+
+test('h2c, --server-command, a server that drains with GOAWAY: the accepted stream finishes after the GOAWAY that names it — log evidence; a plain HTTP/2 client sees the same', async () => {
+  const m = marker('h2goaway');
+  const { doc, stdout } = ownServer({
+    marker: m,
+    protocol: 'h2c',
+    server: 'h2-own-server.js',
+    mode: 'goaway',
+    work: H2_WORK,
+    workMs: 1500,
+  });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.scenario.protocol, 'h2c');
   assert.equal(doc.scenario.target?.lab, false);
@@ -178,18 +202,14 @@ test('h2c, --server-command, a server that drains with GOAWAY: the accepted stre
 
 test('h2c, --server-command, a server that exits at SIGTERM: the connection goes under the accepted stream — session-lost, cut, log evidence; a plain HTTP/2 client sees it dropped', async () => {
   const m = marker('h2exit');
-  const { doc } = draincheck([
-    '--protocol',
-    'h2c',
-    '--server-command',
-    `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" exit`,
-    ...H2_WORK,
-    ...ACCEPTED_LOG,
-    '--work-ms',
-    '3000',
-    '--grace-seconds',
-    '5',
-  ]);
+  const { doc } = ownServer({
+    marker: m,
+    protocol: 'h2c',
+    server: 'h2-own-server.js',
+    mode: 'exit',
+    work: H2_WORK,
+    workMs: 3000,
+  });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.acceptance.grade, 'log');
   assert.equal(doc.request.outcome, 'session-lost');
@@ -203,21 +223,15 @@ test('h2c, --server-command, a server that exits at SIGTERM: the connection goes
 
 test('h2c without a log line to match: no socket grade over HTTP/2 — with --min-evidence log the verdict is inconclusive, never "cut"', () => {
   const m = marker('h2nolog');
-  const { doc } = draincheck([
-    '--protocol',
-    'h2c',
-    '--server-command',
-    `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" exit`,
-    ...H2_WORK,
-    '--accepted-log',
-    '^took {id}$',
-    '--min-evidence',
-    'log',
-    '--work-ms',
-    '3000',
-    '--grace-seconds',
-    '5',
-  ]);
+  const { doc } = ownServer({
+    marker: m,
+    protocol: 'h2c',
+    server: 'h2-own-server.js',
+    mode: 'exit',
+    work: H2_WORK,
+    workMs: 3000,
+    evidence: ['--accepted-log', '^took {id}$', '--min-evidence', 'log'],
+  });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.notEqual(doc.acceptance.grade, 'log');
   assert.notEqual(doc.acceptance.grade, 'socket', 'an HTTP/2 server sends SETTINGS first: no socket grade');
@@ -267,18 +281,14 @@ test('h2c, -f: the Pod file runs the same server with its own tcpSocket probe; t
 
 test('grpc, --server-command, a grpc-js server that drains with tryShutdown: the accepted RPC finishes OK — log evidence; grpc-js sent straight sees the same', async () => {
   const m = marker('grpcdrain');
-  const { doc, stdout } = draincheck([
-    '--protocol',
-    'grpc',
-    '--server-command',
-    `${m}=1 "${process.execPath}" "${fixture('grpc-own-server.js')}" drain`,
-    ...GRPC_WORK,
-    ...ACCEPTED_LOG,
-    '--work-ms',
-    '1500',
-    '--grace-seconds',
-    '5',
-  ]);
+  const { doc, stdout } = ownServer({
+    marker: m,
+    protocol: 'grpc',
+    server: 'grpc-own-server.js',
+    mode: 'drain',
+    work: GRPC_WORK,
+    workMs: 1500,
+  });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.scenario.protocol, 'grpc');
   assert.deepEqual(doc.scenario.target?.grpc, {
@@ -304,18 +314,14 @@ test('grpc, --server-command, a grpc-js server that drains with tryShutdown: the
 
 test('grpc, --server-command, a grpc-js server that exits at SIGTERM: the RPC loses its connection — cut, log evidence; grpc-js sent straight sees it fail', async () => {
   const m = marker('grpcexit');
-  const { doc } = draincheck([
-    '--protocol',
-    'grpc',
-    '--server-command',
-    `${m}=1 "${process.execPath}" "${fixture('grpc-own-server.js')}" exit`,
-    ...GRPC_WORK,
-    ...ACCEPTED_LOG,
-    '--work-ms',
-    '3000',
-    '--grace-seconds',
-    '5',
-  ]);
+  const { doc } = ownServer({
+    marker: m,
+    protocol: 'grpc',
+    server: 'grpc-own-server.js',
+    mode: 'exit',
+    work: GRPC_WORK,
+    workMs: 3000,
+  });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.acceptance.grade, 'log');
   assert.equal(doc.request.outcome, 'rpc-connection-lost');
@@ -344,18 +350,14 @@ function wsDirect(mode: 'drain' | 'exit', ms: number) {
 
 test('ws, --server-command, a ws server that finishes its jobs then closes 1001: finished, the acceptance words say the log is the evidence; a ws client sees the same', async () => {
   const m = marker('wsdrain');
-  const { doc } = draincheck([
-    '--protocol',
-    'ws',
-    '--server-command',
-    `${m}=1 "${process.execPath}" "${fixture('ws-own-server.js')}" drain`,
-    ...WS_WORK,
-    ...ACCEPTED_LOG,
-    '--work-ms',
-    '1500',
-    '--grace-seconds',
-    '5',
-  ]);
+  const { doc } = ownServer({
+    marker: m,
+    protocol: 'ws',
+    server: 'ws-own-server.js',
+    mode: 'drain',
+    work: WS_WORK,
+    workMs: 1500,
+  });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.scenario.protocol, 'ws');
   assert.deepEqual(doc.scenario.target?.ws, {
@@ -378,18 +380,14 @@ test('ws, --server-command, a ws server that finishes its jobs then closes 1001:
 
 test('ws, --server-command, a ws server that exits at SIGTERM: the socket ends without a close frame (1006) before done — cut, log evidence; a ws client sees it dropped', async () => {
   const m = marker('wsexit');
-  const { doc } = draincheck([
-    '--protocol',
-    'ws',
-    '--server-command',
-    `${m}=1 "${process.execPath}" "${fixture('ws-own-server.js')}" exit`,
-    ...WS_WORK,
-    ...ACCEPTED_LOG,
-    '--work-ms',
-    '3000',
-    '--grace-seconds',
-    '5',
-  ]);
+  const { doc } = ownServer({
+    marker: m,
+    protocol: 'ws',
+    server: 'ws-own-server.js',
+    mode: 'exit',
+    work: WS_WORK,
+    workMs: 3000,
+  });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.acceptance.grade, 'log');
   assert.equal(doc.request.outcome, 'ws-abnormal-closure');

@@ -9,7 +9,7 @@
 // appProtocol.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import type { KubernetesObject, V1Deployment, V1Pod, V1Service } from '@kubernetes/client-node';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
@@ -24,6 +24,53 @@ const created = <T extends KubernetesObject>(facade: KubeFacade, kind: string): 
   facade.requests
     .filter((r) => r.method === 'POST' && r.status === 201 && (r.body as KubernetesObject).kind === kind)
     .map((r) => r.body as T);
+
+/**
+ * A small rollout on the facade (2 replicas, drain, 20/s, 1 s windows) with `extra` flags: it
+ * exits 0 and its document, read from stdout, is valid and complete.
+ */
+async function kubeRollout(
+  t: TestContext,
+  kubeconfig: string,
+  out: string,
+  extra: string[],
+): Promise<RolloutDocument> {
+  const run = startCli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    kubeconfig,
+    '--out',
+    out,
+    '--format',
+    'json',
+    '--on-sigterm',
+    'drain',
+    '--replicas',
+    '2',
+    '--rate',
+    '20',
+    '--work-ms',
+    '50..200',
+    '--before-ms',
+    '1000',
+    '--after-ms',
+    '1000',
+    '--grace-seconds',
+    '5',
+    '--progress-deadline-seconds',
+    '60',
+    ...extra,
+  ]);
+  t.after(() => run.kill());
+  const code = await run.exitedWithin(180_000);
+  assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
+  const doc = JSON.parse(run.stdout()) as RolloutDocument;
+  assertValidRolloutDocument(doc);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  return doc;
+}
 
 async function readRecords(dir: string, doc: RolloutDocument): Promise<LoadRecord[]> {
   const records: LoadRecord[] = [];
@@ -43,47 +90,16 @@ const expectations = {
 for (const protocol of ['grpc', 'ws', 'h2c'] as const) {
   test(`rollout --platform kube --protocol ${protocol}: the load Pod speaks ${protocol} to the Deployment's lab servers, every request joined with a Pod UID`, async (t) => {
     const { facade, kubeconfig, out } = await facadeCluster(t);
-    const run = startCli([
-      'rollout',
-      '--platform',
-      'kube',
-      '--kubeconfig',
-      kubeconfig,
-      '--out',
-      out,
-      '--format',
-      'json',
+    const doc = await kubeRollout(t, kubeconfig, out, [
       '--protocol',
       protocol,
-      '--on-sigterm',
-      'drain',
-      '--replicas',
-      '2',
       '--max-surge',
       '1',
       '--max-unavailable',
       '0',
-      '--rate',
-      '20',
       '--connections',
       '3',
-      '--work-ms',
-      '50..200',
-      '--before-ms',
-      '1000',
-      '--after-ms',
-      '1000',
-      '--grace-seconds',
-      '5',
-      '--progress-deadline-seconds',
-      '60',
     ]);
-    t.after(() => run.kill());
-    const code = await run.exitedWithin(180_000);
-    assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
-    const doc = JSON.parse(run.stdout()) as RolloutDocument;
-    assertValidRolloutDocument(doc);
-    assert.equal(doc.complete, true, doc.incompleteReason ?? '');
     assert.equal(doc.verdict.kind, 'rolled', doc.verdict.explanation);
     assert.equal(doc.platform.name, 'kube');
     assert.equal(doc.load.protocol, protocol);
@@ -161,41 +177,7 @@ for (const protocol of ['grpc', 'ws', 'h2c'] as const) {
 test('rollout --platform kube --protocol grpc on a v1.23 server: the Deployment’s lab servers get httpGet /healthz on the gRPC port, Ready by it; the choice in the document', async (t) => {
   // The facade as a v1.23 API server: a probe whose only handler is grpc is refused with a 422.
   const { facade, kubeconfig, out } = await facadeCluster(t, { facade: { gitVersion: 'v1.23.17' } });
-  const run = startCli([
-    'rollout',
-    '--platform',
-    'kube',
-    '--kubeconfig',
-    kubeconfig,
-    '--out',
-    out,
-    '--format',
-    'json',
-    '--protocol',
-    'grpc',
-    '--on-sigterm',
-    'drain',
-    '--replicas',
-    '2',
-    '--rate',
-    '20',
-    '--work-ms',
-    '50..200',
-    '--before-ms',
-    '1000',
-    '--after-ms',
-    '1000',
-    '--grace-seconds',
-    '5',
-    '--progress-deadline-seconds',
-    '60',
-  ]);
-  t.after(() => run.kill());
-  const code = await run.exitedWithin(180_000);
-  assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
-  const doc = JSON.parse(run.stdout()) as RolloutDocument;
-  assertValidRolloutDocument(doc);
-  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  const doc = await kubeRollout(t, kubeconfig, out, ['--protocol', 'grpc']);
   assert.equal(doc.load.protocol, 'grpc');
   assert.ok(
     facade.requests.every((r) => r.status !== 422),
@@ -223,45 +205,14 @@ test('rollout --platform kube --protocol grpc on a v1.23 server: the Deployment�
 
 test('rollout --platform kube --protocol ws --load-pods 2: each load Pod speaks ws over its share of the sockets, both Pods’ records joined', async (t) => {
   const { facade, kubeconfig, out } = await facadeCluster(t);
-  const run = startCli([
-    'rollout',
-    '--platform',
-    'kube',
-    '--kubeconfig',
-    kubeconfig,
-    '--out',
-    out,
-    '--format',
-    'json',
+  const doc = await kubeRollout(t, kubeconfig, out, [
     '--protocol',
     'ws',
     '--load-pods',
     '2',
     '--connections',
     '4',
-    '--on-sigterm',
-    'drain',
-    '--replicas',
-    '2',
-    '--rate',
-    '20',
-    '--work-ms',
-    '50..200',
-    '--before-ms',
-    '1000',
-    '--after-ms',
-    '1000',
-    '--grace-seconds',
-    '5',
-    '--progress-deadline-seconds',
-    '60',
   ]);
-  t.after(() => run.kill());
-  const code = await run.exitedWithin(180_000);
-  assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
-  const doc = JSON.parse(run.stdout()) as RolloutDocument;
-  assertValidRolloutDocument(doc);
-  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.load.protocol, 'ws');
   const loadPods = created<V1Pod>(facade, 'Pod');
   assert.equal(loadPods.length, 2);
