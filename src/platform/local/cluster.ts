@@ -389,8 +389,6 @@ export class LocalCluster {
         .items.find((s) => s.metadata?.labels?.[SERVICE_NAME_LABEL] === service);
       proxy.sliceChanged(slice);
       await proxy.settled();
-      // Before it takes its first request: no worker of the empty first configuration left.
-      if (ingress instanceof NginxIngress) await ingress.oldWorkersGone();
       this.assertOpen();
     } catch (error) {
       // A start that did not finish leaves no process, file or entry behind.

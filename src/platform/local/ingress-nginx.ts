@@ -119,6 +119,8 @@ export function nginxConfig(
 export class NginxIngress implements Dataplane {
   readonly mode = 'nginx' as const;
   private generation = 0;
+  /** Endpoints of the configuration served now (generation 0 has none: `return 503`). */
+  private targetCount = 0;
   /** Every address it was given, with its Pod: the logs name addresses. */
   private readonly pods = new Map<string, string | null>();
   /** Resolves with how nginx ended when it ended before stop() asked it to (never otherwise). */
@@ -175,8 +177,8 @@ export class NginxIngress implements Dataplane {
    * children cannot be read, at once). After a reload an old worker keeps accepting on the shared
    * listening socket until it handles its master's shutdown message — a few ms, in which a new
    * connection may still meet the old configuration (seen: the first request after the first sync
-   * answered by generation 0's `return 503`). Waited for at the first sync only, before the
-   * ingress is put in service; later reloads keep nginx's own overlap (that is what a reload does).
+   * answered by generation 0's `return 503`). Waited for when a configuration without endpoints
+   * is replaced (apply); other reloads keep nginx's own overlap (that is what a reload does).
    */
   async oldWorkersGone(deadlineMs = 2000): Promise<void> {
     const start = performance.now();
@@ -203,6 +205,12 @@ export class NginxIngress implements Dataplane {
         ? 'nginx is not running'
         : `nginx did not take generation ${generation} within ${RELOAD_MS} ms (${this.proc.stderr()})`,
     );
+    // From no endpoint to some: the worker of the endpoint-less generation (its `return 503`)
+    // must not take a request once the new one is served. It carries no upstream request, so
+    // it exits at once; waited for here, where the mechanism is, not by each caller.
+    const hadNone = this.targetCount === 0;
+    this.targetCount = targets.length;
+    if (hadNone && targets.length > 0) await this.oldWorkersGone();
   }
 
   /** The logs read back, joined per request; times on the runner's clock from `originWallMs`. */
