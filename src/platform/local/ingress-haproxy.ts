@@ -35,7 +35,7 @@ import type { IngressEvidence } from '../types.js';
 import { freePort } from './addresses.js';
 import { HAPROXY_LOG_TAG, haproxyAttempts, parseHaproxyLine } from './ingress-haproxy-log.js';
 import {
-  boundedLines,
+  boundedLineBatches,
   EvidenceTally,
   GENERATION_PATH,
   ProxyProcess,
@@ -312,19 +312,20 @@ export class HaproxyIngress implements Dataplane {
     // A soft stop: the workers finish their requests, each logged as it ends.
     await this.proc.stop();
     const tally = new EvidenceTally(originWallMs, watch);
-    for await (const line of boundedLines(join(this.dir, 'access.log'))) {
-      // HAProxy writes its own notices to the same log ("Proxy ingress stopped …" as a worker
-      // ends): not requests. A line with the format's tag that does not parse is counted.
-      if (!line.startsWith(HAPROXY_LOG_TAG)) continue;
-      const e = parseHaproxyLine(line);
-      if (!e) {
-        tally.unparsed();
-        continue;
+    for await (const batch of boundedLineBatches(join(this.dir, 'access.log')))
+      for (const line of batch) {
+        // HAProxy writes its own notices to the same log ("Proxy ingress stopped …" as a worker
+        // ends): not requests. A line with the format's tag that does not parse is counted.
+        if (!line.startsWith(HAPROXY_LOG_TAG)) continue;
+        const e = parseHaproxyLine(line);
+        if (!e) {
+          tally.unparsed();
+          continue;
+        }
+        if (e.id === null) continue; // not one of the load's requests (its readiness GETs)
+        const attempts = haproxyAttempts(e).map((a) => ({ ...a, podUid: this.pods.get(a.addr) ?? null }));
+        tally.add({ id: e.id, status: e.status, endWallMs: e.endWallMs, requestMs: e.requestMs, attempts });
       }
-      if (e.id === null) continue; // not one of the load's requests (its readiness GETs)
-      const attempts = haproxyAttempts(e).map((a) => ({ ...a, podUid: this.pods.get(a.addr) ?? null }));
-      tally.add({ id: e.id, status: e.status, endWallMs: e.endWallMs, requestMs: e.requestMs, attempts });
-    }
     return tally.evidence;
   }
 

@@ -1,6 +1,6 @@
 // nginx's own evidence of each request it proxied, read back from its logs (untrusted: the
-// request line is the client's, and a log may be cut): the access log in the JSON format the
-// ingress writes (ingress-nginx.ts `ACCESS_LOG_FORMAT`: `$upstream_addr`, `$upstream_status`
+// request line is the client's, and a log may be cut): the access log in the tab-separated format
+// the ingress writes (ingress-nginx.ts `ACCESS_LOG_FORMAT`: `$upstream_addr`, `$upstream_status`
 // and the upstream times, one entry per attempt, comma-separated — nginx's "If several servers
 // were contacted during request processing, their addresses are separated by commas",
 // ngx_http_upstream_module), and the error log, whose lines say why an attempt failed
@@ -16,6 +16,30 @@ const ATTEMPTS_MAX = 16;
 /** Work ids are the load's (`<prefix><seq>`): the lab contract's pattern. */
 const ID_RE = WORK_ID_PATTERN;
 
+/**
+ * The access log's fields, in order, after a tag naming the format. Tab-separated with nginx's
+ * default escaping: `"`, `\` and every byte below 32 or above 126 are written `\xXX`
+ * (ngx_http_log_module, `escape=default`), so a tab inside a value cannot happen and splitting
+ * on tabs is exact. A value nginx does not have is written `-`. Not JSON: the join is the part
+ * of a run that grows with its requests, and JSON.parse alone cost more than the whole budget
+ * (issue 25: ≤ 2 µs per request, `npm run bench` ingress-path).
+ */
+export const ACCESS_LOG_TAG = 'dc1';
+export const ACCESS_LOG_FIELDS = [
+  'msec',
+  'arg_id',
+  'status',
+  'request_time',
+  'upstream_addr',
+  'upstream_status',
+  'upstream_connect_time',
+  'upstream_header_time',
+  'upstream_response_time',
+] as const;
+/** nginx's log_format text for the fields above. */
+export const ACCESS_LOG_FORMAT = [ACCESS_LOG_TAG, ...ACCESS_LOG_FIELDS.map((f) => `$${f}`)].join('\t');
+const FIELD_COUNT = ACCESS_LOG_FIELDS.length + 1;
+
 export interface AccessEntry {
   id: string | null;
   /** The status nginx answered the client with. */
@@ -27,34 +51,54 @@ export interface AccessEntry {
   attempts: Array<{ addr: string; status: number | null; connectMs: number | null }>;
 }
 
-const num = (s: string | undefined): number | null => {
-  if (s === undefined || !/^\d{1,12}(\.\d{1,6})?$/.test(s.trim())) return null;
-  return Number(s.trim());
-};
+/**
+ * A time or status as nginx writes it (`0.250`, `502`): at most 12 digits, then at most 6 after a
+ * point; anything else (`-`, `1e5`, ` 1`, `0x10`) is null. A loop, not a regular expression: this
+ * runs up to 9 times per request.
+ */
+function num(s: string | undefined): number | null {
+  if (s === undefined) return null;
+  const n = s.length;
+  if (n === 0 || n > 19) return null;
+  let whole = 0;
+  let frac = -1;
+  for (let i = 0; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46 /* . */) {
+      if (frac >= 0 || whole === 0) return null;
+      frac = 0;
+    } else if (c >= 48 && c <= 57) {
+      if (frac >= 0) frac += 1;
+      else whole += 1;
+    } else return null;
+  }
+  if (whole > 12 || frac === 0 || frac > 6) return null;
+  return Number(s);
+}
 
-/** `a, b : c` → ['a', 'b', 'c'] (nginx separates internal redirects with ' : '). */
-const split = (s: unknown): string[] =>
-  typeof s === 'string' && s !== '' && s !== '-' ? s.split(/\s*[,:]\s+/).slice(0, ATTEMPTS_MAX) : [];
+/** `a, b : c` → ['a', 'b', 'c'] (nginx separates internal redirects with ' : '); `-`: none. */
+function split(s: string | undefined): string[] {
+  if (s === undefined || s === '' || s === '-') return [];
+  // One attempt (nearly every request): no regular expression.
+  if (!s.includes(', ') && !s.includes(' : ')) return [s];
+  return s.split(/\s*[,:]\s+/).slice(0, ATTEMPTS_MAX);
+}
 
 /** One access-log line, or null when it is not one (cut, garbled, not the ingress's format). */
 export function parseAccessLine(line: string): AccessEntry | null {
-  if (line.length > INGRESS_LINE_MAX_CHARS || !line.startsWith('{')) return null;
-  let v: unknown;
-  try {
-    v = JSON.parse(line);
-  } catch {
-    return null;
-  }
-  if (!v || typeof v !== 'object') return null;
-  const o = v as Record<string, unknown>;
-  const status = num(typeof o.status === 'string' ? o.status : undefined);
-  const msec = num(typeof o.msec === 'string' ? o.msec : undefined);
-  const requestTime = num(typeof o.request_time === 'string' ? o.request_time : undefined);
+  if (line.length > INGRESS_LINE_MAX_CHARS || !line.startsWith(ACCESS_LOG_TAG + '\t')) return null;
+  const f = line.split('\t', FIELD_COUNT + 1);
+  if (f.length !== FIELD_COUNT) return null;
+  const [, msecText, idText, statusText, requestTimeText, addrText, statusesText, connectsText] = f;
+  const status = num(statusText);
+  const msec = num(msecText);
+  const requestTime = num(requestTimeText);
   if (status === null || msec === null || requestTime === null || status < 100 || status > 999) return null;
-  const id = typeof o.id === 'string' && ID_RE.test(o.id) ? o.id : null;
-  const addrs = split(o.upstream_addr);
-  const statuses = split(o.upstream_status);
-  const connects = split(o.upstream_connect_time);
+  // `-`: no id argument (the ingress's own readiness GETs), not the load's.
+  const id = idText !== undefined && idText !== '-' && ID_RE.test(idText) ? idText : null;
+  const addrs = split(addrText);
+  const statuses = split(statusesText);
+  const connects = split(connectsText);
   const attempts = addrs.map((addr, i) => {
     const s = num(statuses[i]);
     const c = num(connects[i]);

@@ -21,9 +21,9 @@ import { join } from 'node:path';
 import { DraincheckError } from '../../errors.js';
 import type { IngressCause, IngressEvidence } from '../types.js';
 import { freePort } from './addresses.js';
-import { parseAccessLine, parseErrorLine, type ErrorEntry } from './ingress-log.js';
+import { ACCESS_LOG_FORMAT, parseAccessLine, parseErrorLine, type ErrorEntry } from './ingress-log.js';
 import {
-  boundedLines,
+  boundedLineBatches,
   EvidenceTally,
   GENERATION_PATH,
   NOT_PLAIN_MAX,
@@ -35,14 +35,6 @@ import type { Dataplane, Target } from './service-proxy.js';
 
 /** How long a reload may take to be in effect before the sync counts as failed. */
 const RELOAD_MS = 5_000;
-
-/** The access log's format: JSON, escaped by nginx (`escape=json`). */
-const ACCESS_LOG_FORMAT = [
-  '{"msec":"$msec","id":"$arg_id","status":"$status","request_time":"$request_time",',
-  '"upstream_addr":"$upstream_addr","upstream_status":"$upstream_status",',
-  '"upstream_connect_time":"$upstream_connect_time","upstream_header_time":"$upstream_header_time",',
-  '"upstream_response_time":"$upstream_response_time"}',
-].join('');
 
 export interface NginxOptions {
   /** proxy_next_upstream … non_idempotent. */
@@ -93,7 +85,7 @@ export function nginxConfig(
     `error_log ${join(dir, 'error.log')} error;`,
     'events { worker_connections 4096; }',
     'http {',
-    `  log_format draincheck escape=json '${ACCESS_LOG_FORMAT}';`,
+    `  log_format draincheck '${ACCESS_LOG_FORMAT}';`,
     `  access_log ${join(dir, 'access.log')} draincheck;`,
     '  keepalive_timeout 75s;',
     '  keepalive_requests 1000;',
@@ -229,7 +221,7 @@ export class NginxIngress implements Dataplane {
 /**
  * nginx's logs in `dir` (error.log, access.log) joined per request into the run's evidence: each
  * access-log entry's attempts, their Pods (`pods`: address → UID) and, for a failed one, the cause
- * its error-log line gave. Bounded as boundedLines and EvidenceTally are. Exported for the bench
+ * its error-log line gave. Bounded as boundedLineBatches and EvidenceTally are. Exported for the bench
  * (ingress-log-join) as well as NginxIngress.evidence.
  */
 export async function joinNginxLogs(
@@ -240,42 +232,44 @@ export async function joinNginxLogs(
 ): Promise<IngressEvidence> {
   // Error lines first: each request's failed attempts, by the upstream they named.
   const errors = new Map<string, ErrorEntry[]>();
-  for await (const line of boundedLines(join(dir, 'error.log'))) {
-    const e = parseErrorLine(line);
-    if (!e?.id) continue;
-    const list = errors.get(e.id) ?? [];
-    if (list.length < 16) list.push(e);
-    errors.set(e.id, list);
-    if (errors.size > NOT_PLAIN_MAX) break;
-  }
-  const tally = new EvidenceTally(originWallMs, watch);
-  for await (const line of boundedLines(join(dir, 'access.log'))) {
-    const a = parseAccessLine(line);
-    if (!a) {
-      if (line.trim()) tally.unparsed();
-      continue;
+  errorLines: for await (const batch of boundedLineBatches(join(dir, 'error.log')))
+    for (const line of batch) {
+      const e = parseErrorLine(line);
+      if (!e?.id) continue;
+      const list = errors.get(e.id) ?? [];
+      if (list.length < 16) list.push(e);
+      errors.set(e.id, list);
+      if (errors.size > NOT_PLAIN_MAX) break errorLines;
     }
-    if (a.id === null) continue; // not one of the load's requests (its readiness GETs)
-    const failedHere = errors.get(a.id) ?? [];
-    const attempts = a.attempts.map((t, i) => {
-      const failed = t.status === null || t.status >= 500;
-      // The error line for this attempt: the one naming its address, else the i-th.
-      const explained = failed
-        ? (failedHere.find((e) => e.addr === t.addr) ??
-          (failedHere[i]?.addr === null ? failedHere[i] : undefined))
-        : undefined;
-      const cause: IngressCause | null = explained?.cause ?? null;
-      return { addr: t.addr, podUid: pods.get(t.addr) ?? null, status: t.status, cause };
-    });
-    // No upstream at all (503 with no endpoint, or no live upstreams): an attempt of its own.
-    if (attempts.length === 0 && a.status >= 500)
-      attempts.push({
-        addr: 'none',
-        podUid: null,
-        status: null,
-        cause: failedHere[0]?.cause ?? 'no-upstream',
+  const tally = new EvidenceTally(originWallMs, watch);
+  for await (const batch of boundedLineBatches(join(dir, 'access.log')))
+    for (const line of batch) {
+      const a = parseAccessLine(line);
+      if (!a) {
+        if (line.trim()) tally.unparsed();
+        continue;
+      }
+      if (a.id === null) continue; // not one of the load's requests (its readiness GETs)
+      const failedHere = errors.get(a.id) ?? [];
+      const attempts = a.attempts.map((t, i) => {
+        const failed = t.status === null || t.status >= 500;
+        // The error line for this attempt: the one naming its address, else the i-th.
+        const explained = failed
+          ? (failedHere.find((e) => e.addr === t.addr) ??
+            (failedHere[i]?.addr === null ? failedHere[i] : undefined))
+          : undefined;
+        const cause: IngressCause | null = explained?.cause ?? null;
+        return { addr: t.addr, podUid: pods.get(t.addr) ?? null, status: t.status, cause };
       });
-    tally.add({ id: a.id, status: a.status, endWallMs: a.endWallMs, requestMs: a.requestMs, attempts });
-  }
+      // No upstream at all (503 with no endpoint, or no live upstreams): an attempt of its own.
+      if (attempts.length === 0 && a.status >= 500)
+        attempts.push({
+          addr: 'none',
+          podUid: null,
+          status: null,
+          cause: failedHere[0]?.cause ?? 'no-upstream',
+        });
+      tally.add({ id: a.id, status: a.status, endWallMs: a.endWallMs, requestMs: a.requestMs, attempts });
+    }
   return tally.evidence;
 }

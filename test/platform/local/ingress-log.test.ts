@@ -1,15 +1,21 @@
 // nginx's logs as the ingress writes them (src/platform/local/ingress-log.ts): the access log's
-// JSON line per request with one entry per upstream attempt, and the error-log lines that say
+// tab-separated line per request with one entry per upstream attempt, and the error-log lines that say
 // why an attempt failed, in the words of nginx's source (ngx_http_upstream.c,
 // ngx_event_connect.c). Lines that are not the format, cut or hostile: null, never a throw.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseAccessLine, parseErrorLine } from '../../../src/platform/local/ingress-log.js';
+import {
+  ACCESS_LOG_FIELDS,
+  ACCESS_LOG_TAG,
+  parseAccessLine,
+  parseErrorLine,
+} from '../../../src/platform/local/ingress-log.js';
 
-const access = (o: Record<string, string>) =>
-  JSON.stringify({
+// A line as nginx writes it: the values in the format's order (ACCESS_LOG_FIELDS), tab-separated.
+const access = (o: Record<string, string>) => {
+  const v: Record<string, string> = {
     msec: '1764916123.456',
-    id: 'exit-12',
+    arg_id: 'exit-12',
     status: '200',
     request_time: '0.250',
     upstream_addr: '127.0.0.3:8080',
@@ -18,7 +24,9 @@ const access = (o: Record<string, string>) =>
     upstream_header_time: '0.249',
     upstream_response_time: '0.249',
     ...o,
-  });
+  };
+  return [ACCESS_LOG_TAG, ...ACCESS_LOG_FIELDS.map((f) => v[f])].join('\t');
+};
 
 test('an access line: the request, its status, and each upstream attempt in order', () => {
   assert.deepEqual(parseAccessLine(access({})), {
@@ -41,7 +49,7 @@ test('an access line: the request, its status, and each upstream attempt in orde
     { addr: '127.0.0.3:8080', status: 200, connectMs: 1 },
   ]);
   // No endpoint at all: the 503 with no upstream.
-  const none = parseAccessLine(access({ status: '503', upstream_addr: '', upstream_status: '' }));
+  const none = parseAccessLine(access({ status: '503', upstream_addr: '-', upstream_status: '-' }));
   assert.deepEqual(none?.attempts, []);
   assert.equal(none?.status, 503);
 });
@@ -50,14 +58,22 @@ test('access lines that are not the format: null; a hostile id is no id', () => 
   for (const line of [
     '',
     'GET / 200',
-    '{"msec":"x","status":"200","request_time":"0"}',
+    '{"msec":"1764916123.456","status":"200","request_time":"0"}',
+    access({ msec: 'x' }),
     access({ status: '20' }),
+    access({ status: '2e2' }),
+    access({ request_time: '.5' }),
+    access({ request_time: '0.' }),
+    access({ msec: '1234567890123.4' }),
     access({ status: '200' }).slice(0, 40),
-    '{'.repeat(9000),
+    access({}) + '\textra',
+    'dc1\t'.repeat(3000),
   ])
     assert.equal(parseAccessLine(line), null, line.slice(0, 60));
-  assert.equal(parseAccessLine(access({ id: '\u001b[31mred' }))?.id, null);
-  assert.equal(parseAccessLine(access({ id: '' }))?.id, null);
+  assert.equal(parseAccessLine(access({ arg_id: '\\x1B[31mred' }))?.id, null);
+  assert.equal(parseAccessLine(access({ arg_id: '' }))?.id, null);
+  // No id argument: nginx writes `-`, which is not one of the load's ids.
+  assert.equal(parseAccessLine(access({ arg_id: '-' }))?.id, null);
   // More attempts than nginx makes are cut.
   const many = Array.from({ length: 40 }, (_, i) => `127.0.0.${i}:1`).join(', ');
   assert.equal(parseAccessLine(access({ upstream_addr: many }))?.attempts.length, 16);
