@@ -164,7 +164,7 @@ export class KubeFacade {
       const answer =
         refusedByVersion(this.options.gitVersion, request) ??
         (request.method === 'GET' && request.path === '/api/v1/nodes'
-          ? nodeList(this.options.nodes ?? [thisMachine()])
+          ? nodeList(this.options.nodes ?? [thisMachine()], request.query)
           : await route(
               this.cluster,
               request,
@@ -240,10 +240,26 @@ export function thisMachine(): unknown {
   };
 }
 
-function nodeList(items: unknown[]): { kind: 'json'; status: number; body: unknown } {
+/**
+ * A NodeList page as the API server pages it: at most `limit` items (a positive integer; none or
+ * 0: all), `metadata.continue` set when more remain, and `continue` (the facade's own token: the
+ * offset) starting the next page (apimachinery's ListOptions).
+ */
+function nodeList(items: unknown[], query: URLSearchParams): { kind: 'json'; status: number; body: unknown } {
+  const limit = Number(query.get('limit') ?? 0);
+  const from = Number(query.get('continue') ?? 0);
+  const start = Number.isInteger(from) && from > 0 ? from : 0;
+  const end = Number.isInteger(limit) && limit > 0 ? start + limit : items.length;
+  const page = items.slice(start, end);
+  const more = end < items.length;
   return {
     kind: 'json',
     status: 200,
-    body: { kind: 'NodeList', apiVersion: 'v1', metadata: { resourceVersion: '1' }, items },
+    body: {
+      kind: 'NodeList',
+      apiVersion: 'v1',
+      metadata: { resourceVersion: '1', ...(more ? { continue: String(end) } : {}) },
+      items: page,
+    },
   };
 }
