@@ -168,7 +168,11 @@ test('draincheck client: a bad method, definitions that are not JSON or too long
       env,
       /^draincheck: --grpc-request: "order" is not a field of PlaceRequest/,
     ],
-    [args, { [GRPC_DESCRIPTOR_ENV]: '{"nested":' }, /^draincheck: the gRPC definitions .* are not protobufjs JSON \(not-json\)$/],
+    [
+      args,
+      { [GRPC_DESCRIPTOR_ENV]: '{"nested":' },
+      /^draincheck: the gRPC definitions .* are not protobufjs JSON \(not-json\)$/,
+    ],
     [
       args,
       { [GRPC_DESCRIPTOR_ENV]: ' '.repeat(GRPC_DESCRIPTOR_MAX_BYTES + 1) },
