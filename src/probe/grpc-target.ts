@@ -171,7 +171,10 @@ export function grpcDescriptor(protoFile: string): string {
     root.resolveAll();
     text = JSON.stringify(root.toJSON());
   } catch (error) {
-    throw new DraincheckError('DC_USAGE', `--grpc-proto ${quote(protoFile)} cannot be loaded: ${oneLine(error)}`);
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-proto ${quote(protoFile)} cannot be loaded: ${oneLine(error)}`,
+    );
   }
   const bytes = Buffer.byteLength(text);
   if (bytes > GRPC_DESCRIPTOR_MAX_BYTES)
@@ -196,7 +199,7 @@ function fromDescriptor(text: string): protoLoader.PackageDefinition {
   if (!parsed.value || typeof parsed.value !== 'object' || Array.isArray(parsed.value))
     throw bad('are not protobufjs JSON (not an object)');
   try {
-    return protoLoader.fromJSON(parsed.value as protobuf.INamespace, loaderOptions);
+    return protoLoader.fromJSON(parsed.value, loaderOptions);
   } catch (error) {
     throw bad(`cannot be loaded: ${oneLine(error)}`);
   }
