@@ -12,9 +12,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { after, test, type TestContext } from 'node:test';
+import protobuf from 'protobufjs';
 import { planRun } from '../../src/experiment/plan.js';
 import { clientArgs, clientEnv } from '../../src/platform/kube/client-pod.js';
-import { grpcDescriptor, GRPC_DESCRIPTOR_MAX_BYTES } from '../../src/probe/grpc-target.js';
+import { grpcCallShape, grpcDescriptor, GRPC_DESCRIPTOR_MAX_BYTES } from '../../src/probe/grpc-target.js';
 import { GRPC_DESCRIPTOR_ENV } from '../../src/probe/work-template.js';
 import { resolveScenario } from '../../src/workload/scenario.js';
 import { resolveTarget, type TargetInput } from '../../src/workload/target.js';
@@ -225,6 +226,31 @@ test('grpcDescriptor: imports from the file’s folder travel with it (the embed
   const json = JSON.parse(grpcDescriptor(main)) as { nested: Record<string, unknown> };
   const text = JSON.stringify(json);
   for (const name of ['PayRequest', 'Money', 'Timestamp']) assert.match(text, new RegExp(`"${name}"`));
+  // What the Pod does with it: the call checked and its message made, the imported types included,
+  // with no file to read (the path is the runner's).
+  const shape = grpcCallShape({
+    method: '/shop.pay.Payments/Pay',
+    protoFile: join(dir, 'not-in-the-pod.proto'),
+    request: '{"id":"{id}","amount":{"cents":{ms}},"at":{"seconds":{ms}}}',
+    descriptor: text,
+  });
+  assert.equal(shape.requestType, 'PayRequest');
+  // The message round-trips through the imported types' codecs (the reply type differs; the
+  // request's own decoder is protobufjs's, from the same definitions).
+  const bytes = shape.serialize(shape.message({ ms: 1500, id: 'work-7' }));
+  const root = protobuf.Root.fromJSON(JSON.parse(text) as protobuf.INamespace);
+  const decoded = root.lookupType('shop.pay.PayRequest').decode(bytes).toJSON();
+  assert.deepEqual(decoded, { id: 'work-7', amount: { cents: '1500' }, at: { seconds: '1500' } });
+  assert.throws(
+    () =>
+      grpcCallShape({
+        method: '/shop.pay.Payments/Pay',
+        protoFile: 'pay.proto',
+        request: '{"cost":1}',
+        descriptor: text,
+      }),
+    /--grpc-request: "cost" is not a field of PayRequest \(fields: id, amount, at\)/,
+  );
   // A file within --grpc-proto's own bound (1 MiB) whose definitions are not within the Pod's.
   const big = join(sub, 'big.proto');
   const fields = Array.from({ length: 4000 }, (_, i) => `  string field_number_${i} = ${i + 1};`);
