@@ -16,6 +16,7 @@ import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { RunDocument } from '../../src/experiment/run-document.js';
 import { GRPC_DESCRIPTOR_ENV } from '../../src/probe/work-template.js';
 import { facadeCluster } from '../helpers/kube-rollout.js';
+import type { LocalCluster } from '../../src/platform/local/cluster.js';
 import type { KubeFacade } from '../helpers/kube-facade/facade.js';
 import { runCli } from '../helpers/lab-process.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
@@ -56,8 +57,13 @@ function podFile(name: string, server: string, port: number, probe: string): str
   return file;
 }
 
-async function runOwn(t: TestContext, args: string[]): Promise<{ doc: RunDocument; facade: KubeFacade }> {
-  const { facade, kubeconfig, out } = await facadeCluster(t);
+async function runOwn(
+  t: TestContext,
+  args: string[],
+  setup?: (cluster: LocalCluster) => Promise<void>,
+): Promise<{ doc: RunDocument; facade: KubeFacade }> {
+  const { cluster, facade, kubeconfig, out } = await facadeCluster(t);
+  await setup?.(cluster);
   const r = await runCli(
     t,
     [
@@ -107,12 +113,20 @@ async function runOwn(t: TestContext, args: string[]): Promise<{ doc: RunDocumen
     assert.ok(uid, `DELETE ${d.path} without a UID precondition`);
     assert.equal(uid, createdUids.get(`${kind}/${m[2]}`), `DELETE ${d.path}: not the created object's UID`);
   }
+  // The run's own namespace (not with --from: the Deployment's, only used) and its Pods.
   const namespaces = created<KubernetesObject>(facade, 'Namespace').map((n) => n.metadata?.name);
-  assert.equal(namespaces.length, 1);
-  assert.ok(
-    deletes.some((d) => d.path === `/api/v1/namespaces/${namespaces[0]}`),
-    'the run’s namespace was not deleted',
-  );
+  assert.equal(namespaces.length, setup ? 0 : 1);
+  for (const name of namespaces)
+    assert.ok(
+      deletes.some((d) => d.path === `/api/v1/namespaces/${name}`),
+      'the run’s namespace was not deleted',
+    );
+  if (setup)
+    for (const pod of created<V1Pod>(facade, 'Pod'))
+      assert.ok(
+        deletes.some((d) => d.path.endsWith(`/pods/${pod.metadata?.name}`)),
+        `Pod ${pod.metadata?.name} was not deleted`,
+      );
   return { doc, facade };
 }
 
@@ -208,4 +222,66 @@ test('run --platform kube -f FILE --protocol ws --ws-path …: the client Pod ge
   assert.deepEqual(doc.scenario.target?.ws, { path: '/jobs', message, done });
   // The drain closed the socket with 1001 after the work's done message: seen by the client Pod.
   assert.equal(doc.request.ws?.close?.code, 1001, JSON.stringify(doc.request.ws));
+});
+
+test('run --platform kube --from deployment/orders --protocol grpc: the copy keeps the template’s own grpc probe as written; the client Pod gets the call and the definitions', async (t) => {
+  const port = 19573;
+  const probe = { grpc: { port }, periodSeconds: 1 };
+  const { doc, facade } = await runOwn(
+    t,
+    [
+      '--from',
+      'deployment/orders',
+      '-n',
+      'prod',
+      '--protocol',
+      'grpc',
+      '--grpc-method',
+      'shop.v1.Orders/Place',
+      '--grpc-proto',
+      ordersProto,
+      '--grpc-request',
+      GRPC_REQUEST,
+    ],
+    async (cluster) => {
+      cluster.createNamespace({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } });
+      // The user's Deployment, only read by the run (no replicas: its template is what counts).
+      cluster.createDeployment({
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'orders', namespace: 'prod', labels: { app: 'orders' } },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { app: 'orders' } },
+          template: {
+            metadata: { labels: { app: 'orders' } },
+            spec: {
+              terminationGracePeriodSeconds: 5,
+              containers: [
+                {
+                  name: 'orders',
+                  image: 'example.com/orders:1',
+                  command: [process.execPath, fixture('grpc-own-server.js'), 'drain'],
+                  env: [{ name: 'PORT', value: String(port) }],
+                  ports: [{ name: 'grpc', containerPort: port }],
+                  readinessProbe: probe,
+                },
+              ],
+            },
+          },
+        },
+      });
+    },
+  );
+  assert.equal(doc.pod.namespace, 'prod');
+  assert.deepEqual(podNamed(facade, false).readinessProbe, probe);
+  const client = podNamed(facade, true);
+  const args = client.args ?? [];
+  assert.equal(args[args.indexOf('--grpc-method') + 1], 'shop.v1.Orders/Place', args.join(' '));
+  assert.deepEqual(
+    (client.env ?? []).map((e) => e.name),
+    [GRPC_DESCRIPTOR_ENV],
+  );
+  assert.equal(doc.scenario.target?.grpc?.protoFile, ordersProto);
+  assert.equal(doc.request.grpc?.codeName, 'OK', JSON.stringify(doc.request.grpc));
 });
