@@ -60,10 +60,10 @@ function podFile(name: string, server: string, port: number, probe: string): str
 async function runOwn(
   t: TestContext,
   args: string[],
-  setup?: (cluster: LocalCluster) => Promise<void>,
+  setup?: (cluster: LocalCluster) => void,
 ): Promise<{ doc: RunDocument; facade: KubeFacade }> {
   const { cluster, facade, kubeconfig, out } = await facadeCluster(t);
-  await setup?.(cluster);
+  setup?.(cluster);
   const r = await runCli(
     t,
     [
@@ -243,7 +243,7 @@ test('run --platform kube --from deployment/orders --protocol grpc: the copy kee
       '--grpc-request',
       GRPC_REQUEST,
     ],
-    async (cluster) => {
+    (cluster) => {
       cluster.createNamespace({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'prod' } });
       // The user's Deployment, only read by the run (no replicas: its template is what counts).
       cluster.createDeployment({
