@@ -3,6 +3,7 @@
 // observed until the request's fate, the exit code and the endpoint's removal are known.
 // Every phase has a limit; a run that cannot finish still yields a document, marked
 // incomplete with the reason, and the workload is always cleaned up.
+import type { ServiceTarget } from '../workload/target.js';
 import { version } from '../version.js';
 import { DraincheckError, isDraincheckError } from '../errors.js';
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
@@ -492,7 +493,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
       serverCommand: scenario.serverCommand,
       workId: plan.workId,
       containerPort: scenario.containerPort,
-      ...(scenario.target ? { target: { ...scenario.target } } : {}),
+      ...(scenario.target ? { target: recordedTarget(scenario.target) } : {}),
       ...(scenario.sidecar ? { sidecar: { ...scenario.sidecar } } : {}),
       ...(scenario.ingress ? { ingress: scenario.ingress } : {}),
       ...(scenario.filePod
@@ -551,4 +552,14 @@ async function withLimit<T>(
     clearTimeout(timer);
     if (onAbort) signal.removeEventListener('abort', onAbort);
   }
+}
+
+/**
+ * The target as the run document records it: a gRPC work's .proto by its path, as on the
+ * embedded runtime — the definitions the client Pod got (up to 96 KiB) are that file's.
+ */
+function recordedTarget(target: ServiceTarget) {
+  if (!target.grpc) return { ...target };
+  const { descriptor: _descriptor, ...grpc } = target.grpc;
+  return { ...target, grpc };
 }

@@ -4,10 +4,39 @@
 // JSON template per run. Loaded only for such a run (it pulls in protobufjs). A file that does
 // not parse, a method that is not there or not unary, a request field the message lacks: one
 // DC_USAGE line each, before anything starts.
-import { dirname } from 'node:path';
+// On a cluster the client Pod cannot read the runner's file: the runner loads it (imports from
+// its folder, as here) and hands the Pod its definitions as protobufjs JSON (grpcDescriptor);
+// both sides then check the call with the same code (grpcCallShape on the descriptor).
+import { accessSync, constants } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
 import protoLoader from '@grpc/proto-loader';
+import protobuf from 'protobufjs';
 import { DraincheckError, quote } from '../errors.js';
-import { renderJson, type GrpcWork } from './work-template.js';
+import { parseJsonBounded } from '../util/bounded-json.js';
+import { GRPC_DESCRIPTOR_ENV, renderJson, type GrpcWork } from './work-template.js';
+
+/**
+ * The descriptor's bound: the client Pod gets it in one environment variable, and Linux's
+ * execve takes at most MAX_ARG_STRLEN (32 pages, 128 KiB) per variable
+ * (include/uapi/linux/binfmts.h) — runc execs the container's process with it.
+ */
+export const GRPC_DESCRIPTOR_MAX_BYTES = 96 * 1024;
+/** protobufjs JSON nests a level per package part and message: far below this. */
+const GRPC_DESCRIPTOR_MAX_DEPTH = 64;
+
+/**
+ * How the definitions are read: the field names as the .proto writes them (what --grpc-request's
+ * keys are checked against; protobufjs's fromObject reads those and drops any other key
+ * silently), enums by name, 64-bit integers as strings (a JSON number cannot hold them), absent
+ * fields left out.
+ */
+const loaderOptions = {
+  keepCase: true,
+  enums: String,
+  longs: String,
+  defaults: false,
+  oneofs: true,
+} satisfies protoLoader.Options;
 
 /** What a unary call of the user's method needs: its path and its message codecs. */
 export interface GrpcCallShape {
@@ -43,18 +72,12 @@ export function grpcCallShape(work: GrpcWork): GrpcCallShape {
   if (cached) return cached;
   let definition: protoLoader.PackageDefinition;
   try {
-    definition = protoLoader.loadSync(work.protoFile, {
-      includeDirs: [dirname(work.protoFile)],
-      // The field names as the .proto writes them (what --grpc-request's keys are checked
-      // against; protobufjs's fromObject reads those and drops any other key silently), enums by
-      // name, 64-bit integers as strings (a JSON number cannot hold them), absent fields left out.
-      keepCase: true,
-      enums: String,
-      longs: String,
-      defaults: false,
-      oneofs: true,
-    });
+    definition =
+      work.descriptor === undefined
+        ? protoLoader.loadSync(work.protoFile, { includeDirs: [dirname(work.protoFile)], ...loaderOptions })
+        : fromDescriptor(work.descriptor);
   } catch (error) {
+    if (error instanceof DraincheckError) throw error;
     throw new DraincheckError(
       'DC_USAGE',
       `--grpc-proto ${quote(work.protoFile)} cannot be loaded: ${oneLine(error)}`,
@@ -115,4 +138,69 @@ export function grpcCallShape(work: GrpcWork): GrpcCallShape {
   };
   cache.set(key, shape);
   return shape;
+}
+
+/**
+ * --platform kube: the .proto file's definitions, its imports included, as protobufjs JSON
+ * text — what the client Pod loads (its environment, src/platform/kube/client-pod.ts). Read as
+ * @grpc/proto-loader's loadSync reads it (util.js loadProtosWithOptionsSync: a Root whose
+ * imports resolve in the include folders first, google/protobuf's well-known types from
+ * protobufjs's bundle), so the embedded runtime's rule holds on a cluster too: imports from
+ * the file's folder. Bounded (GRPC_DESCRIPTOR_MAX_BYTES): one DC_USAGE line beyond.
+ */
+export function grpcDescriptor(protoFile: string): string {
+  const includeDirs = [dirname(protoFile)];
+  const root = new protobuf.Root();
+  const resolvePath = root.resolvePath.bind(root);
+  root.resolvePath = (origin, target) => {
+    if (isAbsolute(target)) return target;
+    for (const directory of includeDirs) {
+      const full = join(directory, target);
+      try {
+        accessSync(full, constants.R_OK);
+        return full;
+      } catch {
+        continue;
+      }
+    }
+    return resolvePath(origin, target);
+  };
+  let text: string;
+  try {
+    root.loadSync(protoFile, { keepCase: true });
+    root.resolveAll();
+    text = JSON.stringify(root.toJSON());
+  } catch (error) {
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-proto ${quote(protoFile)} cannot be loaded: ${oneLine(error)}`,
+    );
+  }
+  const bytes = Buffer.byteLength(text);
+  if (bytes > GRPC_DESCRIPTOR_MAX_BYTES)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-proto ${quote(protoFile)} with --platform kube: its definitions (imports included) take ${bytes} bytes, more than ${GRPC_DESCRIPTOR_MAX_BYTES} (the client Pod gets them in one environment variable)`,
+    );
+  return text;
+}
+
+/** The definitions a runner handed over (untrusted in a Pod: bounded, then loaded as proto-loader's fromJSON does). */
+function fromDescriptor(text: string): protoLoader.PackageDefinition {
+  const bad = (why: string) =>
+    new DraincheckError('DC_USAGE', `the gRPC definitions (${GRPC_DESCRIPTOR_ENV}) ${why}`);
+  if (Buffer.byteLength(text) > GRPC_DESCRIPTOR_MAX_BYTES)
+    throw bad(`are longer than ${GRPC_DESCRIPTOR_MAX_BYTES} bytes`);
+  const parsed = parseJsonBounded(text, {
+    maxChars: GRPC_DESCRIPTOR_MAX_BYTES,
+    maxDepth: GRPC_DESCRIPTOR_MAX_DEPTH,
+  });
+  if (!parsed.ok) throw bad(`are not protobufjs JSON (${parsed.reason})`);
+  if (!parsed.value || typeof parsed.value !== 'object' || Array.isArray(parsed.value))
+    throw bad('are not protobufjs JSON (not an object)');
+  try {
+    return protoLoader.fromJSON(parsed.value, loaderOptions);
+  } catch (error) {
+    throw bad(`cannot be loaded: ${oneLine(error)}`);
+  }
 }

@@ -50,7 +50,19 @@ export interface GrpcWork {
   protoFile: string;
   /** The request message as JSON text, {ms} (a number) and {id} (inside a string) filled in per run. */
   request: string;
+  /**
+   * --platform kube: the file's definitions (its imports included) as protobufjs JSON, what the
+   * client Pod loads instead of a file it cannot read (./grpc-target.ts grpcDescriptor); absent:
+   * loaded from protoFile. Never recorded in the run document (the file's path is).
+   */
+  descriptor?: string;
 }
+
+/**
+ * The environment variable a client Pod gets GrpcWork.descriptor in (`draincheck client`): an
+ * argument would do as well, but this keeps the Pod's args readable.
+ */
+export const GRPC_DESCRIPTOR_ENV = 'DRAINCHECK_GRPC_DESCRIPTOR';
 
 /** `--grpc-request` text is held and parsed whole: bounded. */
 export const GRPC_REQUEST_MAX_CHARS = 16 * 1024;

@@ -14,6 +14,23 @@ const protoDir = mkdtempSync(join(tmpdir(), 'draincheck-proto-'));
 after(() => rmSync(protoDir, { recursive: true, force: true }));
 const BROKEN = join(protoDir, 'broken.proto');
 writeFileSync(BROKEN, 'syntax = "proto3";\npackage shop.v1;\nmessage Broken {\n  string id = ;\n}\n');
+// Within --grpc-proto's own bound (1 MiB), beyond the client Pod's (96 KiB of definitions).
+const BIG = join(protoDir, 'big.proto');
+writeFileSync(
+  BIG,
+  [
+    'syntax = "proto3";',
+    'package big;',
+    'message Big {',
+    ...Array.from({ length: 4000 }, (_, i) => `  string field_number_${i} = ${i + 1};`),
+    '}',
+    'service Work { rpc Do(Big) returns (Big); }',
+    '',
+  ].join('\n'),
+);
+// An import that is not in the file's folder (imports come from there, on a cluster as here).
+const IMPORTS_MISSING = join(protoDir, 'missing-import.proto');
+writeFileSync(IMPORTS_MISSING, 'syntax = "proto3";\npackage shop.v1;\nimport "money.proto";\n');
 // A Pod file for --platform kube: the refusals come before any cluster is asked.
 const POD = join(protoDir, 'pod.yaml');
 writeFileSync(
@@ -64,8 +81,53 @@ for (const [args, pattern] of [
     /^draincheck: --ws-path, --ws-message and --ws-done describe a WebSocket service: give --protocol ws \(got http1\)$/,
   ],
   [
-    ['run', '--platform', 'kube', '--protocol', 'ws', '-f', POD, '--ws-path', '/jobs', '--ws-message', 'x'],
-    /^draincheck: --ws-path with --platform kube is not built yet/,
+    [
+      'run',
+      '--platform',
+      'kube',
+      '--protocol',
+      'ws',
+      '-f',
+      POD,
+      '--ws-path',
+      '/jobs',
+      '--ws-message',
+      '{job}',
+    ],
+    /^draincheck: --ws-message: unknown placeholder \{job\}/,
+  ],
+  [
+    [
+      'run',
+      '--platform',
+      'kube',
+      '--protocol',
+      'grpc',
+      '-f',
+      POD,
+      '--grpc-method',
+      'shop.v1.Orders/Cancel',
+      '--grpc-proto',
+      ORDERS,
+    ],
+    /^draincheck: --grpc-method shop\.v1\.Orders\/Cancel: shop\.v1\.Orders has no method Cancel \(methods: Place, Watch\)$/,
+  ],
+  [
+    // Within --grpc-proto's 1 MiB, but its definitions are more than a client Pod's environment takes.
+    [
+      'run',
+      '--platform',
+      'kube',
+      '--protocol',
+      'grpc',
+      '-f',
+      POD,
+      '--grpc-method',
+      'big.Work/Do',
+      '--grpc-proto',
+      BIG,
+    ],
+    /^draincheck: --grpc-proto ".*big\.proto" with --platform kube: its definitions \(imports included\) take \d+ bytes, more than 98304 \(the client Pod gets them in one environment variable\)$/,
   ],
   [
     [
@@ -79,9 +141,9 @@ for (const [args, pattern] of [
       '--grpc-method',
       'shop.v1.Orders/Place',
       '--grpc-proto',
-      ORDERS,
+      IMPORTS_MISSING,
     ],
-    /^draincheck: --grpc-method with --platform kube is not built yet/,
+    /^draincheck: --grpc-proto ".*missing-import\.proto" cannot be loaded: .*money\.proto/,
   ],
   [
     ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', '/jobs'],

@@ -12,6 +12,7 @@ import { renderHtmlReport } from '../../src/report/html/index.js';
 import { buildWorkload } from '../../src/workload/manifests.js';
 import { planRun } from '../../src/experiment/plan.js';
 import { clientArgs } from '../../src/platform/kube/client-pod.js';
+import { clientCommand } from '../../src/cli/commands/client.js';
 import {
   resolveScenario,
   scenarioChoiceSettings,
@@ -337,5 +338,34 @@ test("your own service's protocol rows (--grpc-*, --ws-*): flags of run with the
       (e: unknown) =>
         isDraincheckError(e) && new RegExp(`give --protocol ${protocol} \\(got h2c\\)`).test(e.message),
     );
+  }
+});
+
+test("your own service's protocol rows reach the client Pod: draincheck client takes each row's flag, and clientArgs gives it the runner's value", () => {
+  const client = clientCommand();
+  const proto = new URL('../../../test/fixtures/protos/orders.proto', import.meta.url).pathname;
+  const inputs = {
+    grpc: { grpcMethod: 'shop.v1.Orders/Place', grpcProto: proto, grpcRequest: '{"order_id":"{id}"}' },
+    ws: { wsPath: '/jobs', wsMessage: '{"job":"{id}"}', wsDone: '"finished":"{id}"' },
+  } as const;
+  for (const protocol of ['grpc', 'ws'] as const) {
+    const target = resolveTarget(inputs[protocol])!;
+    const plan = planRun(resolveScenario({ protocol, serverCommand: ['node', 's.js'], target }), {
+      runId: 'r1',
+    });
+    const args = clientArgs(plan.client, 'http://work.ns.svc:80');
+    for (const [name, row] of Object.entries(targetProtocolSettings)) {
+      assert.ok(
+        client.options.some((o) => o.flags === `${row.flag} ${row.arg}`),
+        `draincheck client ${row.flag}`,
+      );
+      if (row.protocol !== protocol) {
+        assert.ok(!args.includes(row.flag), `${protocol}: ${row.flag} sent`);
+        continue;
+      }
+      const given = (inputs[protocol] as Record<string, string>)[name];
+      // The method travels as the user wrote it (without the leading slash of its :path).
+      assert.equal(args[args.indexOf(row.flag) + 1], given, `${protocol}: ${row.flag}`);
+    }
   }
 });

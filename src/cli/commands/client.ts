@@ -9,7 +9,13 @@ import { clientDefaults } from '../../probe/client-defaults.js';
 import { createNameLookup, readSystemResolverFiles } from '../../probe/resolve.js';
 import { WORK_ID_PATTERN, WORK_MS_MAX } from '../../server/work-params.js';
 import { integerSchema, TIMER_MAX_MS } from '../../util/integer.js';
-import { checkPlaceholders, parseExpectStatus, type TargetPlan } from '../../probe/work-template.js';
+import {
+  checkPlaceholders,
+  GRPC_DESCRIPTOR_ENV,
+  parseExpectStatus,
+  type TargetPlan,
+} from '../../probe/work-template.js';
+import { resolveTarget, targetProtocolSettings } from '../../workload/target.js';
 import { firstIssue } from '../zod-issue.js';
 
 /** A time limit or pause in ms: at least 1, at most what a Node timer can wait. */
@@ -34,7 +40,64 @@ const flagsSchema = z.object({
   protocol: z
     .enum(['h2c', 'grpc', 'ws'], { error: '--protocol must be h2c, grpc or ws (HTTP/1.1 needs no flag)' })
     .optional(),
+  // Your own WebSocket or gRPC service: `run`'s rows (src/workload/target.ts), checked below by
+  // the runner's own code.
+  wsPath: z.string().optional(),
+  wsMessage: z.string().optional(),
+  wsDone: z.string().optional(),
+  grpcMethod: z.string().optional(),
+  grpcProto: z.string().optional(),
+  grpcRequest: z.string().optional(),
+  grpcDescriptor: z.string().optional(),
 });
+
+/** The client's own help for a row of `run`'s where the Pod reads it differently. */
+const clientRowHelp: Partial<Record<keyof typeof targetProtocolSettings, string>> = {
+  grpcProto: `the .proto file that defines --grpc-method; with --grpc-descriptor (in a client Pod: $${GRPC_DESCRIPTOR_ENV}) only its name, the definitions being the runner's`,
+};
+
+/**
+ * --ws-* and --grpc-* on top of --target (the HTTP part: health path, UID, status): resolved and
+ * checked as `draincheck run` resolves them (resolveTarget, grpcCallShape), one DC_USAGE line for
+ * what does not fit — the arguments are a Pod's, written by a runner, but checked all the same.
+ */
+export async function ownProtocolTarget(
+  flags: z.infer<typeof flagsSchema>,
+  http: TargetPlan | undefined,
+): Promise<TargetPlan | undefined> {
+  const own = resolveTarget({
+    wsPath: flags.wsPath,
+    wsMessage: flags.wsMessage,
+    wsDone: flags.wsDone,
+    grpcMethod: flags.grpcMethod,
+    grpcProto: flags.grpcProto,
+    grpcRequest: flags.grpcRequest,
+  });
+  if (flags.grpcDescriptor !== undefined && !own?.grpc)
+    throw new DraincheckError('DC_USAGE', '--grpc-descriptor needs --grpc-method and --grpc-proto');
+  if (!own) return http;
+  const protocol = own.grpc ? 'grpc' : 'ws';
+  if (flags.protocol !== protocol)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `${own.grpc ? '--grpc-*' : '--ws-*'} describe a ${own.grpc ? 'gRPC' : 'WebSocket'} service: give --protocol ${protocol}`,
+    );
+  const base: TargetPlan = http ?? {
+    lab: own.lab,
+    healthPath: own.healthPath,
+    work: own.work,
+    expectStatus: own.expectStatus,
+    uidFrom: own.uidFrom,
+  };
+  if (own.ws) return { ...base, lab: false, work: own.work, ws: own.ws };
+  const grpc = {
+    ...own.grpc!,
+    ...(flags.grpcDescriptor === undefined ? {} : { descriptor: flags.grpcDescriptor }),
+  };
+  // The method in the definitions, the request a message of it: before anything is sent.
+  (await import('../../probe/grpc-target.js')).grpcCallShape(grpc);
+  return { ...base, lab: false, work: own.work, grpc };
+}
 
 /** `--target`: the runner's own TargetPlan as JSON; a Pod argument, bounded all the same. */
 const TARGET_MAX_CHARS = 64 * 1024;
@@ -84,7 +147,7 @@ export function parseTargetFlag(text: string): TargetPlan {
 }
 
 export function clientCommand(): Command {
-  return new Command('client')
+  const command = new Command('client')
     .summary('run the client side of the protocol against a Service URL (used in the client Pod)')
     .description(
       'Check GET /healthz through the Service until 200, send GET /work on a fresh connection, prove acceptance with GET /state (active == 1, same UID), then wait for the work request to end. Prints one JSON observation per line.',
@@ -142,12 +205,40 @@ export function clientCommand(): Command {
     .option(
       '--target <json>',
       "the service checked, as the runner describes it (draincheck run's --work, --health-path ...); default: the lab contract",
+    );
+  for (const [name, row] of Object.entries(targetProtocolSettings))
+    command.addOption(
+      new Option(
+        `${row.flag} ${row.arg}`,
+        clientRowHelp[name as keyof typeof targetProtocolSettings] ?? row.help,
+      ),
+    );
+  return command
+    .addOption(
+      new Option(
+        '--grpc-descriptor <json>',
+        "--grpc-proto's definitions (its imports included) as protobufjs JSON, as the runner loaded them",
+      ).env(GRPC_DESCRIPTOR_ENV),
     )
     .action(async (flags: Record<string, string>) => {
       const parsed = flagsSchema.safeParse(flags);
       if (!parsed.success) throw new DraincheckError('DC_USAGE', firstIssue(parsed.error));
-      const { target, ...rest } = parsed.data;
-      const plan = { ...rest, ...(target === undefined ? {} : { target: parseTargetFlag(target) }) };
+      const {
+        target,
+        wsPath: _wsPath,
+        wsMessage: _wsMessage,
+        wsDone: _wsDone,
+        grpcMethod: _grpcMethod,
+        grpcProto: _grpcProto,
+        grpcRequest: _grpcRequest,
+        grpcDescriptor: _grpcDescriptor,
+        ...rest
+      } = parsed.data;
+      const targetPlan = await ownProtocolTarget(
+        parsed.data,
+        target === undefined ? undefined : parseTargetFlag(target),
+      );
+      const plan = { ...rest, ...(targetPlan === undefined ? {} : { target: targetPlan }) };
       const controller = new AbortController();
       process.once('SIGTERM', () => controller.abort());
       process.once('SIGINT', () => controller.abort());

@@ -86,7 +86,9 @@ export function labCommand(): Command {
     .action(async (flags: LabFlags) => {
       const format = chosenFormat(flags);
       if (flags.matrix === true || flags.scenarios !== undefined) {
-        // The matrix's scenarios are HTTP/1.1 ones; its protocol scenarios are issue 26's step 4.
+        // Each matrix scenario names its own protocol (h2-goaway, grpc-drain, ws-drain ... set it in
+        // their input, src/experiment/matrix/scenarios.ts): one --protocol for the whole matrix would
+        // override the very rule a scenario shows, so it is refused — pick scenarios with --scenarios.
         refuseProtocol(flags.protocol, '`draincheck lab --matrix`');
         await runMatrixLab(flags, format);
         return;

@@ -97,7 +97,9 @@ export function runCommand(): Command {
         "image) under draincheck's name, labels and restricted security context; --from deployment/NAME",
         'only reads that Deployment (-n NS) and runs a copy of its pod template in its namespace (or',
         '--run-namespace), refused if a Deployment, ReplicaSet or Service selector there would select',
-        "the copy or the template asks for the node's access. The client Pod sends the --work request.",
+        "the copy or the template asks for the node's access. The client Pod sends the --work request,",
+        "or the --grpc-* call (the .proto read here, its definitions in the Pod's environment, <= 96 KiB)",
+        'or the --ws-* message.',
         "Identity without a UID: route = the Pod was the Service's only routable endpoint in the",
         'EndpointSlice watch when the connection opened (weaker than uid). Acceptance: counter, log,',
         "in-flight; socket is embedded-only (a client Pod cannot see the server Pod's sockets).",
@@ -121,21 +123,15 @@ export function runCommand(): Command {
         ...(flags.name ? { name: flags.name } : {}),
       });
       if (filePod) scenario.filePod = filePod;
-      // The client Pod's --target carries an HTTP request only (src/cli/commands/client.ts).
-      if (scenario.target?.ws && flags.platform === 'kube')
-        throw new DraincheckError(
-          'DC_USAGE',
-          '--ws-path with --platform kube is not built yet: the client Pod is not given your WebSocket work message (the embedded runtime runs it)',
-        );
       // --grpc-method in --grpc-proto, and --grpc-request as its message: checked before anything
-      // starts (one DC_USAGE line); protobufjs is loaded only for such a run.
+      // starts (one DC_USAGE line); protobufjs is loaded only for such a run. On a cluster the
+      // client Pod cannot read the file: it gets the file's definitions (imports included) as
+      // protobufjs JSON, checked here by the very code the Pod runs (src/probe/grpc-target.ts).
       if (scenario.target?.grpc) {
+        const grpcTarget = await import('../../probe/grpc-target.js');
         if (flags.platform === 'kube')
-          throw new DraincheckError(
-            'DC_USAGE',
-            '--grpc-method with --platform kube is not built yet: the client Pod cannot read --grpc-proto (the embedded runtime runs it)',
-          );
-        (await import('../../probe/grpc-target.js')).grpcCallShape(scenario.target.grpc);
+          scenario.target.grpc.descriptor = grpcTarget.grpcDescriptor(scenario.target.grpc.protoFile);
+        grpcTarget.grpcCallShape(scenario.target.grpc);
       }
       const outDir = flags.out ?? defaultResultsDir();
       // Before anything starts: a run must never be lost to an unusable --out.

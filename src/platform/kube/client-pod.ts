@@ -8,6 +8,8 @@ import { clientEventTypes, type ClientEvent, type ClientPlan } from '../../probe
 import { DraincheckError } from '../../errors.js';
 import { managedLabels } from '../../workload/labels.js';
 import { containerResources, restrictedSecurityContext } from '../../workload/manifests.js';
+import { targetProtocolSettings } from '../../workload/target.js';
+import { GRPC_DESCRIPTOR_ENV } from '../../probe/work-template.js';
 import { ClockMap } from './clock-map.js';
 import { terminatedState } from './pod-status.js';
 
@@ -52,8 +54,38 @@ export function clientArgs(
     if (value !== undefined) args.push(flag, String(value));
   }
   // The user's own service (draincheck run --work ...): the client sends what the runner was told.
-  if (plan.target) args.push('--target', JSON.stringify(plan.target));
+  // Its WebSocket or gRPC work goes as the flags `run` took (the same rows, src/workload/target.ts),
+  // checked again by the client with the runner's code; the .proto's definitions go in the
+  // environment (clientEnv), the file's path only names it.
+  if (plan.target) {
+    const { grpc, ws, ...http } = plan.target;
+    args.push('--target', JSON.stringify(http));
+    const rows = targetProtocolSettings;
+    if (ws) {
+      args.push(rows.wsPath.flag, ws.path, rows.wsMessage.flag, ws.message);
+      if (ws.done !== null) args.push(rows.wsDone.flag, ws.done);
+    }
+    if (grpc)
+      args.push(
+        rows.grpcMethod.flag,
+        grpc.method.slice(1),
+        rows.grpcProto.flag,
+        grpc.protoFile,
+        rows.grpcRequest.flag,
+        grpc.request,
+      );
+  }
   return args;
+}
+
+/**
+ * The client's environment: the user's .proto definitions (protobufjs JSON, bounded at 96 KiB by
+ * the runner, src/probe/grpc-target.ts) — an environment variable, not a ConfigMap: no object
+ * more to create and delete, no RBAC verb more, and within what execve takes per variable.
+ */
+export function clientEnv(plan: Partial<Pick<ClientPlan, 'target'>>): Array<{ name: string; value: string }> {
+  const descriptor = plan.target?.grpc?.descriptor;
+  return descriptor === undefined ? [] : [{ name: GRPC_DESCRIPTOR_ENV, value: descriptor }];
 }
 
 export function buildClientPod(spec: ClientPodSpec): V1Pod {
@@ -74,6 +106,7 @@ export function buildClientPod(spec: ClientPodSpec): V1Pod {
           image: spec.image,
           imagePullPolicy: 'IfNotPresent',
           args: clientArgs(spec.plan, spec.serviceUrl),
+          ...(clientEnv(spec.plan).length ? { env: clientEnv(spec.plan) } : {}),
           resources: containerResources,
           securityContext: restrictedSecurityContext,
         },
