@@ -82,14 +82,15 @@ export function protocolOption(): Option {
 }
 
 /**
- * A command that takes --protocol only to refuse what it cannot do yet: one DC_USAGE line
- * naming what does take it.
+ * `lab --matrix` takes --protocol only to refuse it: each matrix scenario names its own protocol
+ * (the rule it shows depends on it), so one for the whole matrix would override them. One
+ * DC_USAGE line saying so and what to run instead.
  */
 export function refuseProtocol(protocol: string | undefined, what: string): void {
   if (protocol === undefined || protocol === 'http1') return;
   throw new DraincheckError(
     'DC_USAGE',
-    `${what} does not take --protocol ${protocol} yet (issue 26): \`draincheck run --protocol ${protocol}\` and \`draincheck lab --protocol ${protocol}\` do`,
+    `${what} does not take --protocol ${protocol}: each scenario speaks its own protocol (docs/SCENARIOS.md names each one's; pick them with --scenarios); \`draincheck run --protocol ${protocol}\` and \`draincheck lab --protocol ${protocol}\` run one protocol`,
   );
 }
 

@@ -54,7 +54,7 @@ for (const [args, pattern] of [
   ],
   [
     ['lab', '--matrix', '--protocol', 'grpc'],
-    /^draincheck: `draincheck lab --matrix` does not take --protocol grpc yet/,
+    /^draincheck: `draincheck lab --matrix` does not take --protocol grpc: each scenario speaks its own protocol/,
   ],
   [
     ['run', '--protocol', 'grpc', '--server-command', 'node server.js'],
@@ -267,7 +267,7 @@ for (const [args, pattern] of [
   ],
   [
     ['lab', '--matrix', '--protocol', 'ws'],
-    /^draincheck: `draincheck lab --matrix` does not take --protocol ws yet/,
+    /^draincheck: `draincheck lab --matrix` does not take --protocol ws: each scenario speaks its own protocol/,
   ],
   [
     ['server', '--protocol', 'ws', '--drain-idle-ms', '100'],
