@@ -165,6 +165,7 @@ export function rolloutCommand(): Command {
       const { compare } = settings;
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
+      checkIngressUrl(settings, flags.platform);
       if (settings.ingress !== 'none' && flags.platform === 'kube')
         throw new DraincheckError(
           'DC_USAGE',
@@ -377,6 +378,39 @@ function comparedInput(policy: ComparePolicy, preStopSeconds: number): ScenarioI
 }
 
 const rolloutFileName = (doc: RolloutDocument): string => `rollout-${doc.runId}-${doc.scenario.name}.json`;
+
+/**
+ * --ingress-url is the user's own ingress on a cluster: the load Pods reach it, the run's Ingress
+ * object programs it. Refused in one line where it cannot mean what it says: without a cluster
+ * (nothing there reads an Ingress object), beside draincheck's own proxy (two ingresses in one
+ * path), for a protocol other than HTTP/1.1 (the Host header is sent by the HTTP/1.1 load only;
+ * an ingress passes h2c, gRPC and WebSocket upgrades by annotations of its own controller, which
+ * draincheck does not know), and --ingress-class without it.
+ */
+function checkIngressUrl(settings: RolloutSettings, platform: string | undefined): void {
+  const url = settings.ingressUrl;
+  if (settings.ingressClass !== null && url === null)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--ingress-class ${settings.ingressClass} names the IngressClass of --ingress-url's Ingress: give --ingress-url too`,
+    );
+  if (url === null) return;
+  if (platform !== 'kube')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--ingress-url ${url} is your ingress on a cluster: give --platform kube (on the embedded runtime, --ingress nginx or --ingress haproxy runs one)`,
+    );
+  if (settings.ingress !== 'none')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--ingress-url and --ingress ${settings.ingress} both put an ingress in the path: give one`,
+    );
+  if (settings.protocol !== 'http1')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--protocol ${settings.protocol} with --ingress-url is not built: the load sends the run's Host header over HTTP/1.1 only, and how your ingress passes ${settings.protocol === 'ws' ? 'WebSocket upgrades' : 'HTTP/2'} is its controller's own annotation`,
+    );
+}
 
 /**
  * --load-pods N > 1 is a cluster's: the local platform's load is one generator in a worker
