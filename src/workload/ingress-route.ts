@@ -73,7 +73,9 @@ export function buildIngressRoute(
         {
           host,
           http: {
-            paths: [{ path: '/', pathType: 'Prefix', backend: { service: { name, port: { number: port } } } }],
+            paths: [
+              { path: '/', pathType: 'Prefix', backend: { service: { name, port: { number: port } } } },
+            ],
           },
         },
       ],
@@ -81,4 +83,3 @@ export function buildIngressRoute(
   };
   return { ingress, host };
 }
-

@@ -19,19 +19,23 @@ export interface Backend {
 
 export interface HostRouter {
   url: string;
-  /** Every request served: its Host, its path, what the router answered. */
-  seen: Array<{ host: string; path: string; status: number }>;
+  /** Every request served: its Host, its path, what the router answered, its client connection (1, 2…). */
+  seen: Array<{ host: string; path: string; status: number; socket: number }>;
   stop(): Promise<void>;
 }
 
 export async function startHostRouter(backendOf: (host: string) => Backend | null): Promise<HostRouter> {
   const agent = new http.Agent({ keepAlive: true });
   const seen: HostRouter['seen'] = [];
+  const sockets = new WeakMap<object, number>();
+  let socketCount = 0;
   const server = http.createServer((req, res) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '').toLowerCase();
     const path = req.url ?? '/';
     const backend = backendOf(host);
-    if (seen.length < 100_000) seen.push({ host, path, status: backend ? 0 : 404 });
+    let socket = sockets.get(req.socket);
+    if (socket === undefined) sockets.set(req.socket, (socket = ++socketCount));
+    if (seen.length < 100_000) seen.push({ host, path, status: backend ? 0 : 404, socket });
     const entry = seen[seen.length - 1];
     if (!backend) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('default backend - 404\n');
@@ -48,7 +52,8 @@ export async function startHostRouter(backendOf: (host: string) => Backend | nul
     // The upstream failed before a response: the gateway's own 502, with no Pod's UID in it.
     upstream.on('error', () => {
       if (entry) entry.status = 502;
-      if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/html' }).end('<html>502 Bad Gateway</html>\n');
+      if (!res.headersSent)
+        res.writeHead(502, { 'content-type': 'text/html' }).end('<html>502 Bad Gateway</html>\n');
       else res.destroy();
     });
     req.pipe(upstream);

@@ -63,7 +63,10 @@ export const loadCommandSettings = {
     schema: z.string().transform((text, ctx): string => {
       const t = text.trim().toLowerCase();
       // A host (RFC 9110 §7.2: uri-host [":" port]) as names are written: DNS labels, a port.
-      if (t.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:\d{1,5})?$/.test(t))
+      if (
+        t.length <= 253 &&
+        /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:\d{1,5})?$/.test(t)
+      )
         return t;
       ctx.addIssue({
         code: 'custom',
@@ -217,8 +220,13 @@ async function serviceReady(
   let last = 'no answer';
   while (!signal.aborted && performance.now() < deadline) {
     const left = Math.max(1, Math.ceil(deadline - performance.now()));
-    last = await getHealthz(target, Math.min(READY_ATTEMPT_MS, left), signal, hostHeader ?? undefined);
-    if (last === 'ready') return last;
+    const attemptMs = Math.min(READY_ATTEMPT_MS, left);
+    const answer = await getHealthz(target, attemptMs, signal, hostHeader ?? undefined);
+    if (answer === 'ready') return answer;
+    // An attempt the wait's own end cut short says nothing of the Service (or the ingress): the
+    // answer before it (a 404 from an ingress's default backend) is the one to report.
+    if (attemptMs === READY_ATTEMPT_MS || last === 'no answer' || !answer.startsWith('no whole answer'))
+      last = answer;
     await abortableDelay(Math.min(100, Math.max(0, deadline - performance.now())), signal);
   }
   return last;

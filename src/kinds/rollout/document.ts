@@ -498,8 +498,14 @@ export const RolloutDocumentSchema = z.object({
         ),
       route: z
         .object({
-          url: z.string().max(2000).describe('--ingress-url: your ingress controller, as the load Pods reached it'),
-          host: z.string().max(253).describe('the Host the run’s Ingress routed to its Service, sent on every request'),
+          url: z
+            .string()
+            .max(2000)
+            .describe('--ingress-url: your ingress controller, as the load Pods reached it'),
+          host: z
+            .string()
+            .max(253)
+            .describe('the Host the run’s Ingress routed to its Service, sent on every request'),
           ingressClass: z
             .string()
             .max(253)
@@ -524,17 +530,23 @@ export const RolloutDocumentSchema = z.object({
         .object({
           byIngress: z
             .record(z.string().max(3), z.number())
-            .describe('502/503/504 with no Pod’s UID in the answer, by status: the ingress answered, no Pod named it'),
+            .describe(
+              '502/503/504 with no Pod’s UID in the answer, by status: the ingress answered, no Pod named it',
+            ),
           byPod: z.number().describe('5xx with a Pod’s UID in the answer: that Pod answered'),
           acceptedByPod: z
             .number()
             .describe(
               'of the ingress’s answers, those a Pod’s journal shows it had accepted (that Pod cut or failed the work under the ingress)',
             ),
-          unchecked: z.number().describe('of the ingress’s answers, those beyond the join’s bound, not looked up'),
+          unchecked: z
+            .number()
+            .describe('of the ingress’s answers, those beyond the join’s bound, not looked up'),
         })
         .optional()
-        .describe('--ingress-url: who answered each 5xx, read from the answer (every lab response carries its Pod’s UID)'),
+        .describe(
+          '--ingress-url: who answered each 5xx, read from the answer (every lab response carries its Pod’s UID)',
+        ),
       model: z
         .string()
         .max(2000)

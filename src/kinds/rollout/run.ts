@@ -435,7 +435,11 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
         );
       const route = buildIngressRoute(run.service, run.plan.runId, run.plan.load.ingressClass ?? null);
       await run.platform.apply([route.ingress], run.signal);
-      run.ingressRoute = { url: ingressUrl, host: route.host, ingressClass: run.plan.load.ingressClass ?? null };
+      run.ingressRoute = {
+        url: ingressUrl,
+        host: route.host,
+        ingressClass: run.plan.load.ingressClass ?? null,
+      };
     }
     return 'available';
   },
@@ -738,7 +742,11 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
       // A record missing is a hole in a local port's history (an older Pod taken for the port's
       // last one): none dropped here, and every record the load source sent received.
       // Through an ingress, the load's local ports and connections are the proxy's, not a Pod's.
-      portHistory: run.ingressModel === null && run.ingressRoute === null && droppedLive === 0 && (load?.whole() ?? true),
+      portHistory:
+        run.ingressModel === null &&
+        run.ingressRoute === null &&
+        droppedLive === 0 &&
+        (load?.whole() ?? true),
       viaProxy: run.ingressModel !== null || run.ingressRoute !== null,
       ingressUrl: run.ingressRoute !== null,
     }).catch((error: unknown) => {
@@ -915,7 +923,11 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           pinning: joined.pinning,
           protocol: plan.load.protocol,
           ...(ingress !== null && ingress.kind === 'url'
-            ? { ingress: 'url' as const, ingressAnswers: ingress.answered ?? null, ingressUrl: ingress.route?.url ?? '' }
+            ? {
+                ingress: 'url' as const,
+                ingressAnswers: ingress.answered ?? null,
+                ingressUrl: ingress.route?.url ?? '',
+              }
             : {}),
           ...(ingress !== null && ingress.kind !== 'url'
             ? {

@@ -122,7 +122,6 @@ const ingressUrlSchema = z.string().transform((text, ctx): string => {
   return z.NEVER;
 });
 
-
 /** `--max-surge 1` / `--max-surge 25%`: Kubernetes' IntOrString. */
 function intOrPercentSchema(flag: string) {
   return z.string().transform((text, ctx): number | string => {
@@ -359,11 +358,13 @@ export const rolloutSettings = {
     arg: '<name>',
     help: "--ingress-url: the Ingress's spec.ingressClassName, the IngressClass your controller serves (e.g. nginx)",
     default: null,
-    defaultNote: "none: the cluster's default IngressClass (the one annotated ingressclass.kubernetes.io/is-default-class)",
+    defaultNote:
+      "none: the cluster's default IngressClass (the one annotated ingressclass.kubernetes.io/is-default-class)",
     schema: z.string().transform((text, ctx): string => {
       const t = text.trim();
       // An IngressClass's name is a DNS-1123 subdomain (apimachinery's IsDNS1123Subdomain).
-      if (t.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(t)) return t;
+      if (t.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(t))
+        return t;
       ctx.addIssue({
         code: 'custom',
         message: `--ingress-class must be an IngressClass name (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'), got ${quote(text)}`,
@@ -373,7 +374,11 @@ export const rolloutSettings = {
     text: (v) => v ?? '',
     sample: 'nginx',
     badSample: 'Nginx_Class',
-    document: { section: 'load', schema: z.string().max(253).nullable().optional(), value: (v: string | null) => v },
+    document: {
+      section: 'load',
+      schema: z.string().max(253).nullable().optional(),
+      value: (v: string | null) => v,
+    },
     // Said with the URL (its fact names the class).
     fact: (v: string | null | undefined, load) =>
       typeof v === 'string' && typeof load.ingressUrl === 'string' ? `IngressClass ${v}` : '',

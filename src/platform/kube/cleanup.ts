@@ -198,12 +198,9 @@ export async function removeCreated(
       );
     for (const ingress of created.ingresses ?? [])
       await attempt(`ingress ${ingress.name}`, () =>
-        resources
-          .delete('Ingress', ns, ingress.name, { uid: ingress.uid })
-          .catch((error: unknown) => {
-            if (!isDraincheckError(error) || !['DC_NOT_FOUND', 'DC_CONFLICT'].includes(error.code))
-              throw error;
-          }),
+        resources.delete('Ingress', ns, ingress.name, { uid: ingress.uid }).catch((error: unknown) => {
+          if (!isDraincheckError(error) || !['DC_NOT_FOUND', 'DC_CONFLICT'].includes(error.code)) throw error;
+        }),
       );
     for (const pod of created.pods)
       await attempt(`pod ${pod.name}`, () =>

@@ -419,9 +419,9 @@ export class KubePlatform implements Platform {
             ? this.created.deployments
             : kind === 'Ingress'
               ? this.created.ingresses
-            : kind === 'Namespace' && this.created.ownNamespace
-              ? [this.created.ownNamespace]
-              : [];
+              : kind === 'Namespace' && this.created.ownNamespace
+                ? [this.created.ownNamespace]
+                : [];
     return list.find((o) => o.name === name)?.uid;
   }
 

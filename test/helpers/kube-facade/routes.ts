@@ -330,7 +330,7 @@ let ingressUids = 0;
 
 export function ingressStore(cluster: LocalCluster): Map<string, Map<string, V1Ingress>> {
   let store = ingressStores.get(cluster);
-  if (!store) ingressStores.set(cluster, (store = new Map()));
+  if (!store) ingressStores.set(cluster, (store = new Map<string, Map<string, V1Ingress>>()));
   return store;
 }
 
@@ -355,13 +355,19 @@ function ingressRoute(
     const items = [...inNs.values()]
       .filter((i) => wanted.every(([k, v]) => i.metadata?.labels?.[k] === v))
       .map(({ kind: _k, apiVersion: _a, ...rest }) => rest);
-    return json(200, { kind: 'IngressList', apiVersion: 'networking.k8s.io/v1', metadata: { resourceVersion: '1' }, items });
+    return json(200, {
+      kind: 'IngressList',
+      apiVersion: 'networking.k8s.io/v1',
+      metadata: { resourceVersion: '1' },
+      items,
+    });
   }
   if (name === undefined && req.method === 'POST') {
     if (!exists) return notFound('namespaces', namespace);
     const body = req.body as V1Ingress;
     const asked = body.metadata?.name ?? '';
-    if (inNs.has(asked)) return status(409, 'AlreadyExists', `ingresses.networking.k8s.io "${asked}" already exists`);
+    if (inNs.has(asked))
+      return status(409, 'AlreadyExists', `ingresses.networking.k8s.io "${asked}" already exists`);
     const invalid = ingressInvalid(body);
     if (invalid) return status(422, 'Invalid', `Ingress.networking.k8s.io "${asked}" is invalid: ${invalid}`);
     ingressUids += 1;
@@ -399,7 +405,10 @@ function ingressInvalid(ingress: V1Ingress): string | null {
   const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
   for (const rule of ingress.spec?.rules ?? []) {
     const host = rule.host ?? '';
-    if (host !== '' && (host.length > 253 || !subdomain.test(host) || host.split('.').some((l) => l.length > 63)))
+    if (
+      host !== '' &&
+      (host.length > 253 || !subdomain.test(host) || host.split('.').some((l) => l.length > 63))
+    )
       return `spec.rules[0].host: Invalid value: "${host}": a lowercase RFC 1123 subdomain`;
     for (const path of rule.http?.paths ?? []) {
       if (!['Exact', 'Prefix', 'ImplementationSpecific'].includes(path.pathType))

@@ -98,7 +98,11 @@ test('rollout --platform kube --ingress-url: one Ingress to the Service, the loa
         host,
         http: {
           paths: [
-            { path: '/', pathType: 'Prefix', backend: { service: { name: 'work-drain', port: { number: 80 } } } },
+            {
+              path: '/',
+              pathType: 'Prefix',
+              backend: { service: { name: 'work-drain', port: { number: 80 } } },
+            },
           ],
         },
       },
@@ -143,7 +147,9 @@ test('rollout --platform kube --ingress-url: one Ingress to the Service, the loa
 
   // Deleted at the end, by the UID the API gave it; nothing of it left.
   const deletes = facade.requests.filter(
-    (r) => r.method === 'DELETE' && r.path === `/apis/networking.k8s.io/v1/namespaces/${NAMESPACE}/ingresses/work-drain`,
+    (r) =>
+      r.method === 'DELETE' &&
+      r.path === `/apis/networking.k8s.io/v1/namespaces/${NAMESPACE}/ingresses/work-drain`,
   );
   assert.equal(deletes.length, 1);
   assert.equal(deletes[0]!.status, 200);
@@ -182,13 +188,34 @@ test('rollout --platform kube --ingress-url, Ctrl-C mid-run: the Ingress is dele
 test('--ingress-url and --ingress-class refused where they cannot mean what they say: one line, exit 2', () => {
   const url = 'http://ingress-nginx-controller.ingress-nginx.svc.cluster.local';
   const cases: Array<[string[], RegExp]> = [
-    [['--ingress-url', url], /^draincheck: --ingress-url http:\/\/ingress-nginx-controller\.ingress-nginx\.svc\.cluster\.local is your ingress on a cluster: give --platform kube/],
-    [['--ingress-url', url, '--platform', 'kube', '--ingress', 'nginx'], /^draincheck: --ingress-url and --ingress nginx both put an ingress in the path: give one/],
-    [['--ingress-url', url, '--platform', 'kube', '--protocol', 'h2c'], /^draincheck: --protocol h2c with --ingress-url is not built/],
-    [['--ingress-url', url, '--platform', 'kube', '--protocol', 'ws'], /^draincheck: --protocol ws with --ingress-url is not built/],
-    [['--ingress-class', 'nginx', '--platform', 'kube'], /^draincheck: --ingress-class nginx names the IngressClass of --ingress-url's Ingress: give --ingress-url too/],
-    [['--ingress-url', 'https://ingress.example', '--platform', 'kube'], /^draincheck: --ingress-url must be an http:\/\/ URL/],
-    [['--ingress-url', `${url}/shop`, '--platform', 'kube'], /^draincheck: --ingress-url must be an http:\/\/ URL of your ingress controller with no path/],
+    [
+      ['--ingress-url', url],
+      /^draincheck: --ingress-url http:\/\/ingress-nginx-controller\.ingress-nginx\.svc\.cluster\.local is your ingress on a cluster: give --platform kube/,
+    ],
+    [
+      ['--ingress-url', url, '--platform', 'kube', '--ingress', 'nginx'],
+      /^draincheck: --ingress-url and --ingress nginx both put an ingress in the path: give one/,
+    ],
+    [
+      ['--ingress-url', url, '--platform', 'kube', '--protocol', 'h2c'],
+      /^draincheck: --protocol h2c with --ingress-url is not built/,
+    ],
+    [
+      ['--ingress-url', url, '--platform', 'kube', '--protocol', 'ws'],
+      /^draincheck: --protocol ws with --ingress-url is not built/,
+    ],
+    [
+      ['--ingress-class', 'nginx', '--platform', 'kube'],
+      /^draincheck: --ingress-class nginx names the IngressClass of --ingress-url's Ingress: give --ingress-url too/,
+    ],
+    [
+      ['--ingress-url', 'https://ingress.example', '--platform', 'kube'],
+      /^draincheck: --ingress-url must be an http:\/\/ URL/,
+    ],
+    [
+      ['--ingress-url', `${url}/shop`, '--platform', 'kube'],
+      /^draincheck: --ingress-url must be an http:\/\/ URL of your ingress controller with no path/,
+    ],
   ];
   for (const [args, message] of cases) {
     const r = cli(['rollout', ...args]);
