@@ -5,6 +5,7 @@
 // the Service's port, and `spec.ingressClassName` when --ingress-class names the class (else the
 // cluster's default IngressClass takes it, as the API's admission sets it). The load Pods send
 // every request to the controller's URL with that Host header (src/probe/load/http1-pool.ts).
+import { isIP } from 'node:net';
 import type { V1Ingress, V1Service } from '@kubernetes/client-node';
 
 /**
@@ -35,8 +36,8 @@ export function isIngressHost(host: string): boolean {
   return (
     host.length <= 253 &&
     labels.every((l) => l.length <= 63 && DNS1123_LABEL.test(l)) &&
-    // An IP address is refused as a host: a last label of digits only is the shape of one.
-    !/^\d+$/.test(labels[labels.length - 1] ?? '')
+    // An IP address is refused as a host (the API's validation.IsValidIP).
+    isIP(host) === 0
   );
 }
 

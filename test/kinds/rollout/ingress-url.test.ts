@@ -15,6 +15,7 @@ import { answeredBy, IngressAnswerTally } from '../../../src/kinds/rollout/ingre
 import { startLoad } from '../../../src/probe/load/generator.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import type { ResolvedScenario } from '../../../src/workload/scenario.js';
+import { buildIngressRoute, ingressHost, isIngressHost } from '../../../src/workload/ingress-route.js';
 
 /** What the gateway answers, by the request's sequence number (the id's digits). */
 function answer(seq: number): { status: number; type: string; body: string } {
@@ -138,3 +139,39 @@ test('--ingress-url: a 502/503 with no Pod UID is the ingress’s answer, with a
 });
 
 const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
+
+test('--ingress-url: the run’s host passes the API’s host validation (a DNS-1123 subdomain, labels ≤ 63, ≤ 253, no IP) at the longest names', () => {
+  // The longest Deployment name (63) and a run id: still a valid host, under 253.
+  const longest = `work-${'a'.repeat(58)}`;
+  assert.equal(longest.length, 63);
+  const host = ingressHost(longest, '0123abcd');
+  assert.equal(host, `${longest}.0123abcd.draincheck.invalid`);
+  assert.ok(isIngressHost(host) && host.length <= 253);
+  // What the API refuses, refused here.
+  for (const bad of [
+    'Work.r1.draincheck.invalid',
+    `${'a'.repeat(64)}.invalid`,
+    'work_1.invalid',
+    '-work.invalid',
+    '10.0.0.1',
+    `${'a.'.repeat(127)}aa`,
+  ])
+    assert.equal(isIngressHost(bad), false, bad);
+  assert.throws(() => ingressHost('Work', 'r1'), /not a DNS-1123 subdomain/);
+  // The Ingress: the Service's name, labels and first port; the class only when given.
+  const service = {
+    metadata: { name: 'work-drain', namespace: 'lab', labels: { 'draincheck.dev/run': 'r1' } },
+    spec: { ports: [{ port: 8080 }] },
+  };
+  const { ingress } = buildIngressRoute(service, 'r1', null);
+  assert.equal(ingress.spec?.ingressClassName, undefined);
+  assert.deepEqual(ingress.metadata, {
+    name: 'work-drain',
+    namespace: 'lab',
+    labels: { 'draincheck.dev/run': 'r1' },
+  });
+  assert.deepEqual(ingress.spec?.rules?.[0]?.http?.paths[0]?.backend, {
+    service: { name: 'work-drain', port: { number: 8080 } },
+  });
+  assert.equal(buildIngressRoute(service, 'r1', 'nginx').ingress.spec?.ingressClassName, 'nginx');
+});
