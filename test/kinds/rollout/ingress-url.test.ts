@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { explainFailures } from '../../../src/kinds/rollout/explain.js';
 import { ingressUrlSection, ingressWords } from '../../../src/kinds/rollout/ingress-evidence.js';
+import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
+import { propagationNote } from '../../../src/kinds/rollout/render/text.js';
 import { answeredBy, IngressAnswerTally } from '../../../src/kinds/rollout/ingress-url.js';
 import { startLoad } from '../../../src/probe/load/generator.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
@@ -174,4 +176,31 @@ test('--ingress-url: the run’s host passes the API’s host validation (a DNS-
     service: { name: 'work-drain', port: { number: 8080 } },
   });
   assert.equal(buildIngressRoute(service, 'r1', 'nginx').ingress.spec?.ingressClassName, 'nginx');
+});
+
+test('--ingress-url with --compare drain+prestop: the measured sleep is said to be a lower bound (the Service sampled, not the ingress)', () => {
+  const doc = {
+    scenario: { name: 'drain-prestop', preStopSleepSeconds: 3 },
+    platform: { name: 'kube', details: [] },
+    load: {},
+    propagation: {
+      samplesMs: [900, 1400, 1100],
+      preStopSeconds: 3,
+      sampledBy: 'load-pod',
+      sampleIntervalMs: 10,
+      through: 'service',
+    },
+  } as unknown as RolloutDocument;
+  assert.doesNotMatch(propagationNote(doc) ?? '', /lower bound/);
+  const viaIngress = {
+    ...doc,
+    ingress: ingressUrlSection(
+      { url: 'http://ingress.example', host: 'h.r1.draincheck.invalid', ingressClass: null },
+      null,
+    ),
+  } as RolloutDocument;
+  assert.match(
+    propagationNote(viaIngress) ?? '',
+    /preStop sleep 3 s, from the propagation time measured on this platform through the Service only — your ingress's own sync is not measured, so the sleep is a lower bound/,
+  );
 });
