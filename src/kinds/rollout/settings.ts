@@ -273,10 +273,13 @@ export const rolloutSettings = {
     sample: 'haproxy',
     badSample: 'traefik',
     document: { section: 'load', schema: z.enum(ingressKinds).optional(), value: (v: IngressKind) => v },
-    fact: (v: IngressKind | undefined) =>
+    fact: (v: IngressKind | undefined, load) =>
       v === 'nginx' || v === 'haproxy'
         ? `through ${v === 'nginx' ? 'an nginx' : 'a HAProxy'} ingress to the endpoints`
-        : 'straight to the Service',
+        : // --ingress-url says the path itself (through your ingress).
+          typeof load.ingressUrl === 'string'
+          ? ''
+          : 'straight to the Service',
   }),
   ingressSyncMs: setting<SyncDelay, string | undefined, 'load'>({
     flag: '--ingress-sync-ms',
@@ -350,7 +353,7 @@ export const rolloutSettings = {
     },
     fact: (v: string | null | undefined, load) =>
       typeof v === 'string'
-        ? `through your ingress at ${v}${typeof load.ingressClass === 'string' ? ` (IngressClass ${load.ingressClass})` : ' (the cluster’s default IngressClass)'}`
+        ? `through your ingress at ${v}${typeof load.ingressClass === 'string' ? '' : ' (the cluster’s default IngressClass)'}`
         : '',
   }),
   ingressClass: setting<string | null, string | null | undefined, 'load'>({
@@ -379,7 +382,7 @@ export const rolloutSettings = {
       schema: z.string().max(253).nullable().optional(),
       value: (v: string | null) => v,
     },
-    // Said with the URL (its fact names the class).
+    // Said only with the URL (without one it means nothing).
     fact: (v: string | null | undefined, load) =>
       typeof v === 'string' && typeof load.ingressUrl === 'string' ? `IngressClass ${v}` : '',
   }),

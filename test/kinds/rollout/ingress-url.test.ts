@@ -13,6 +13,7 @@ import { explainFailures } from '../../../src/kinds/rollout/explain.js';
 import { ingressUrlSection, ingressWords } from '../../../src/kinds/rollout/ingress-evidence.js';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import { propagationNote } from '../../../src/kinds/rollout/render/text.js';
+import { rolloutFacts } from '../../../src/kinds/rollout/settings.js';
 import { answeredBy, IngressAnswerTally } from '../../../src/kinds/rollout/ingress-url.js';
 import { startLoad } from '../../../src/probe/load/generator.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
@@ -203,4 +204,17 @@ test('--ingress-url with --compare drain+prestop: the measured sleep is said to 
     propagationNote(viaIngress) ?? '',
     /preStop sleep 3 s, from the propagation time measured on this platform through the Service only — your ingress's own sync is not measured, so the sleep is a lower bound/,
   );
+});
+
+test('--ingress-url in the report’s facts: through your ingress (with its class), never “straight to the Service”', () => {
+  const facts = (load: Record<string, unknown>) =>
+    rolloutFacts({ load: { ingress: 'none', ...load }, deployment: {} }).map((f) => f.text);
+  assert.deepEqual(facts({}), ['straight to the Service']);
+  assert.deepEqual(facts({ ingressUrl: 'http://ingress.example', ingressClass: null }), [
+    'through your ingress at http://ingress.example (the cluster’s default IngressClass)',
+  ]);
+  assert.deepEqual(facts({ ingressUrl: 'http://ingress.example', ingressClass: 'nginx' }), [
+    'through your ingress at http://ingress.example',
+    'IngressClass nginx',
+  ]);
 });
