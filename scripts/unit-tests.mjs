@@ -45,6 +45,7 @@ export const unitTests = [
   'test/kinds/rollout/join.test.ts',
   'test/platform/local/pod-range.test.ts',
   'test/kinds/rollout/explain.test.ts',
+  'test/kinds/rollout/ingress-url.test.ts',
   'test/kinds/rollout/phases.test.ts',
   'test/kinds/rollout/conclude.test.ts',
   'test/kinds/rollout/tally-connection.test.ts',

@@ -30,7 +30,15 @@ export interface PlatformEvent {
  * The kinds a platform may support, in Kubernetes' own words (`kind`). Which of them one
  * platform applies, deletes and watches is its `kinds`; any other is a DC_USAGE error.
  */
-export type ObjectKind = 'Namespace' | 'Service' | 'Pod' | 'EndpointSlice' | 'Event' | 'Deployment';
+export type ObjectKind =
+  | 'Namespace'
+  | 'Service'
+  | 'Pod'
+  | 'EndpointSlice'
+  | 'Event'
+  | 'Deployment'
+  /** networking.k8s.io/v1: the route to the Service through the user's ingress (--ingress-url), a cluster's only. */
+  | 'Ingress';
 
 /** One object, by kind, namespace and name; `uid` makes a delete conditional on it. */
 export interface ObjectRef {
@@ -100,6 +108,13 @@ export interface LoadJob extends LoadSettingValues {
    * scheduler can (a topology spread over kubernetes.io/hostname, ScheduleAnyway).
    */
   spreadOverNodes?: boolean;
+  /**
+   * `rollout --ingress-url`: the load goes to the user's ingress controller at `url` with every
+   * request's Host header `host` (the run's Ingress rule routes it to `service`), not to the
+   * Service's ClusterIP. `readyWaitMs`: how long its GET /healthz may take to answer 200 through
+   * the ingress (a controller programs a new Ingress seconds after it is created).
+   */
+  via?: { url: string; host: string; readyWaitMs: number };
 }
 
 /** What a load Pod's output says, line by line, as it arrives; `readAtMs` is the runner's clock. */

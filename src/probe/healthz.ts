@@ -5,11 +5,18 @@
 import http from 'node:http';
 
 /** 'ready' (200, whole body), `HTTP <status>`, or what went wrong (an error code, 'timed out'). */
-export function getHealthz(target: URL, limitMs: number, signal: AbortSignal): Promise<string> {
+export function getHealthz(
+  target: URL,
+  limitMs: number,
+  signal: AbortSignal,
+  /** Sent as the Host header (an ingress routing by host); default the URL's. */
+  host?: string,
+): Promise<string> {
   return new Promise<string>((resolve) => {
     if (signal.aborted) return resolve('interrupted');
     let answer = 'no answer';
-    const req = http.get(new URL('/healthz', target), { agent: false }, (res) => {
+    const options = { agent: false, ...(host !== undefined ? { headers: { host } } : {}) };
+    const req = http.get(new URL('/healthz', target), options, (res) => {
       res.resume();
       res.on('end', () => finish(res.statusCode === 200 ? 'ready' : `HTTP ${res.statusCode ?? 0}`));
       res.on('error', (e) => finish(e.message));

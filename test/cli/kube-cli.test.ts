@@ -140,6 +140,15 @@ test('draincheck cleanup: labeled namespaces, or labeled Pods and Services in --
     )
     .on('DELETE', /^\/apis\/apps\/v1\/namespaces\/team\/deployments\/[^/]+$/, (_r, res) =>
       sendJson(res, 200, { metadata: {} }),
+    )
+    .on(
+      'GET',
+      '/apis/networking.k8s.io/v1/namespaces/team/ingresses',
+      (_r, res) => sendJson(res, 200, list('IngressList', ['work-a1'])),
+      isList,
+    )
+    .on('DELETE', /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/team\/ingresses\/[^/]+$/, (_r, res) =>
+      sendJson(res, 200, { metadata: {} }),
     );
   await server.start();
   t.after(() => server.stop());
@@ -157,7 +166,7 @@ test('draincheck cleanup: labeled namespaces, or labeled Pods and Services in --
   const inNs = await cli(t, cliPath, ['cleanup', '--kubeconfig', kubeconfig, '-n', 'team', '--run', 'a1']);
   assert.equal(
     inNs.stdout,
-    'deleted deployment/team/work-a1\ndeleted pod/team/work-a1\ndeleted pod/team/work-a1-client\ndeleted service/team/work-a1\n',
+    'deleted deployment/team/work-a1\ndeleted ingress/team/work-a1\ndeleted pod/team/work-a1\ndeleted pod/team/work-a1-client\ndeleted service/team/work-a1\n',
   );
   const podList = server.requests.find((r) => r.path === '/api/v1/namespaces/team/pods');
   assert.equal(podList?.query.get('labelSelector'), `${managed},draincheck.dev/run=a1`);

@@ -52,6 +52,7 @@ const companions: Record<string, string[]> = {
   '--retry-attempts': ['--retry', 'safe'],
   '--retry-backoff-ms': ['--retry', 'safe'],
   '--ingress-sync-ms': ['--ingress', 'nginx'],
+  '--ingress-class': ['--ingress-url', 'http://ingress-nginx-controller.ingress-nginx.svc.cluster.local'],
 };
 
 /** A whole document with these `deployment` and `load` fields (the rest as a run writes it). */

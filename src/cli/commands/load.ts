@@ -54,6 +54,32 @@ export const loadCommandSettings = {
     document: null,
     fact: null,
   }),
+  hostHeader: setting<string | null, null, 'none'>({
+    flag: '--host-header',
+    arg: '<host>',
+    help: 'send every request (the /healthz wait too) with this Host header instead of the URL’s: --service-url is then an ingress controller that routes by host (HTTP/1.1 only; `rollout --ingress-url` sets it)',
+    default: null,
+    defaultNote: "the URL's host",
+    schema: z.string().transform((text, ctx): string => {
+      const t = text.trim().toLowerCase();
+      // A host (RFC 9110 §7.2: uri-host [":" port]) as names are written: DNS labels, a port.
+      if (
+        t.length <= 253 &&
+        /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*(:\d{1,5})?$/.test(t)
+      )
+        return t;
+      ctx.addIssue({
+        code: 'custom',
+        message: `--host-header must be a host name (letters, digits, '-' and '.', an optional :port), got ${JSON.stringify(text.slice(0, 100))}`,
+      });
+      return z.NEVER;
+    }),
+    text: (v) => v ?? '',
+    sample: 'work.r1.draincheck.invalid',
+    badSample: 'a b',
+    document: null,
+    fact: null,
+  }),
   maxSeconds: setting<number, null, 'none'>({
     flag: '--max-seconds',
     arg: '<s>',
@@ -106,23 +132,32 @@ export function loadCommand(): Command {
       const parsed = serviceUrlSchema.safeParse(flags.serviceUrl);
       if (!parsed.success) throw new DraincheckError('DC_USAGE', firstIssue(parsed.error));
       const serviceUrl = parsed.data;
-      const { idPrefix, serviceReadyTimeoutMs, maxSeconds, stopWaitMs } = readSettings(
+      const { idPrefix, serviceReadyTimeoutMs, maxSeconds, stopWaitMs, hostHeader } = readSettings(
         loadCommandSettings,
         flags,
       );
       // h2c: its own default connections, and the HTTP/1.1 pool's settings refused (DC_USAGE).
       const settings = forProtocol(readLoadFlags(flags), flags);
+      if (hostHeader !== null && settings.protocol !== 'http1')
+        throw new DraincheckError(
+          'DC_USAGE',
+          `--host-header is sent by the HTTP/1.1 load only, not with --protocol ${settings.protocol}`,
+        );
       const target = new URL(serviceUrl);
 
       const stopping = new AbortController();
       process.once('SIGTERM', () => stopping.abort());
       process.once('SIGINT', () => stopping.abort());
-      const last = await serviceReady(target, serviceReadyTimeoutMs, stopping.signal);
+      const last = await serviceReady(target, serviceReadyTimeoutMs, stopping.signal, hostHeader);
       if (last !== 'ready') {
         if (stopping.signal.aborted) return;
+        // Through an ingress the route is the ingress's until it answers: a 404 is its default
+        // backend (no rule for the host yet), not the Service's.
         throw new DraincheckError(
           'DC_SERVICE_UNREACHABLE',
-          `GET /healthz through the Service at ${target.origin} never answered 200 within ${serviceReadyTimeoutMs} ms (last: ${last})`,
+          hostHeader !== null
+            ? `the ingress at ${target.origin} never routed host ${hostHeader} to the Service: GET /healthz with that Host header never answered 200 within ${serviceReadyTimeoutMs} ms (last: ${last})`
+            : `GET /healthz through the Service at ${target.origin} never answered 200 within ${serviceReadyTimeoutMs} ms (last: ${last})`,
         );
       }
       await loadTransport(settings.protocol);
@@ -132,6 +167,7 @@ export function loadCommand(): Command {
       let records = 0;
       const load = startLoad({
         target,
+        ...(hostHeader !== null ? { hostHeader } : {}),
         ...settings,
         count: Math.ceil(settings.rate * maxSeconds),
         originMs,
@@ -174,13 +210,23 @@ export function loadCommand(): Command {
 }
 
 /** GET /healthz until 200, each attempt and the whole wait bounded: 'ready', or the last answer seen. */
-async function serviceReady(target: URL, limitMs: number, signal: AbortSignal): Promise<string> {
+async function serviceReady(
+  target: URL,
+  limitMs: number,
+  signal: AbortSignal,
+  hostHeader: string | null,
+): Promise<string> {
   const deadline = performance.now() + limitMs;
   let last = 'no answer';
   while (!signal.aborted && performance.now() < deadline) {
     const left = Math.max(1, Math.ceil(deadline - performance.now()));
-    last = await getHealthz(target, Math.min(READY_ATTEMPT_MS, left), signal);
-    if (last === 'ready') return last;
+    const attemptMs = Math.min(READY_ATTEMPT_MS, left);
+    const answer = await getHealthz(target, attemptMs, signal, hostHeader ?? undefined);
+    if (answer === 'ready') return answer;
+    // An attempt the wait's own end cut short says nothing of the Service (or the ingress): the
+    // answer before it (a 404 from an ingress's default backend) is the one to report.
+    if (attemptMs === READY_ATTEMPT_MS || last === 'no answer' || !answer.startsWith('no whole answer'))
+      last = answer;
     await abortableDelay(Math.min(100, Math.max(0, deadline - performance.now())), signal);
   }
   return last;

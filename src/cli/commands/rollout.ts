@@ -126,8 +126,13 @@ export function rolloutCommand(): Command {
         '`propagation` of 3 draining lab servers, each Pod deleted in turn, sampled by a load Pod `propagation-load`',
         '(a new connection every 10 ms; which Pod answered and when, put on this machine’s clock late by at most the',
         'fastest log delivery, so the sleep errs long); then its objects are deleted by UID.',
-        'Permissions: deploy/rbac-*.yaml (deployments create/list/watch/patch, delete with -n); see',
-        'docs/REAL-CLUSTER.md.',
+        '--ingress-url URL (--ingress-class NAME): the load through your own ingress controller: one',
+        'networking.k8s.io/v1 Ingress routes the host <name>.<runId>.draincheck.invalid to the Service, the load',
+        'Pod sends every request to URL with that Host (its /healthz wait: up to 120 s while the controller',
+        'programs it), and the Ingress is deleted by UID at the end. Its log is not read: a 502/503/504 without',
+        'a Pod UID is the ingress’s answer, its Pod unknown unless a Pod’s journal shows it accepted the id.',
+        'Permissions: deploy/rbac-*.yaml (deployments create/list/watch/patch, delete with -n; ingresses',
+        'create, delete and list with -n); see docs/REAL-CLUSTER.md.',
         '',
         'Examples:',
         '  draincheck rollout --on-sigterm exit',
@@ -136,6 +141,8 @@ export function rolloutCommand(): Command {
         '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100',
         '  draincheck rollout --platform kube --compare exit,drain,drain+prestop --rate 100',
         '  draincheck rollout --platform kube --on-sigterm drain --rate 3000 --load-pods 6',
+        '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100 \\',
+        '    --ingress-url http://ingress-nginx-controller.ingress-nginx.svc.cluster.local --ingress-class nginx',
       ].join('\n'),
     )
     .action(async (flags: RolloutFlags) => {
@@ -165,6 +172,7 @@ export function rolloutCommand(): Command {
       const { compare } = settings;
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
+      checkIngressUrl(settings, flags.platform);
       if (settings.ingress !== 'none' && flags.platform === 'kube')
         throw new DraincheckError(
           'DC_USAGE',
@@ -377,6 +385,39 @@ function comparedInput(policy: ComparePolicy, preStopSeconds: number): ScenarioI
 }
 
 const rolloutFileName = (doc: RolloutDocument): string => `rollout-${doc.runId}-${doc.scenario.name}.json`;
+
+/**
+ * --ingress-url is the user's own ingress on a cluster: the load Pods reach it, the run's Ingress
+ * object programs it. Refused in one line where it cannot mean what it says: without a cluster
+ * (nothing there reads an Ingress object), beside draincheck's own proxy (two ingresses in one
+ * path), for a protocol other than HTTP/1.1 (the Host header is sent by the HTTP/1.1 load only;
+ * an ingress passes h2c, gRPC and WebSocket upgrades by annotations of its own controller, which
+ * draincheck does not know), and --ingress-class without it.
+ */
+function checkIngressUrl(settings: RolloutSettings, platform: string | undefined): void {
+  const url = settings.ingressUrl;
+  if (settings.ingressClass !== null && url === null)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--ingress-class ${settings.ingressClass} names the IngressClass of --ingress-url's Ingress: give --ingress-url too`,
+    );
+  if (url === null) return;
+  if (platform !== 'kube')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--ingress-url ${url} is your ingress on a cluster: give --platform kube (on the embedded runtime, --ingress nginx or --ingress haproxy runs one)`,
+    );
+  if (settings.ingress !== 'none')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--ingress-url and --ingress ${settings.ingress} both put an ingress in the path: give one`,
+    );
+  if (settings.protocol !== 'http1')
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--protocol ${settings.protocol} with --ingress-url is not built: the load sends the run's Host header over HTTP/1.1 only, and how your ingress passes ${settings.protocol === 'ws' ? 'WebSocket upgrades' : 'HTTP/2'} is its controller's own annotation`,
+    );
+}
 
 /**
  * --load-pods N > 1 is a cluster's: the local platform's load is one generator in a worker

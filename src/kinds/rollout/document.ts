@@ -491,7 +491,62 @@ export const RolloutDocumentSchema = z.object({
     ),
   ingress: z
     .object({
-      kind: z.enum(ingressProxies).describe('the proxy: Debian’s nginx or Debian’s HAProxy'),
+      kind: z
+        .enum([...ingressProxies, 'url'])
+        .describe(
+          'the proxy: Debian’s nginx or Debian’s HAProxy (the embedded runtime’s), or url: your own ingress controller on the cluster (--ingress-url)',
+        ),
+      route: z
+        .object({
+          url: z
+            .string()
+            .max(2000)
+            .describe('--ingress-url: your ingress controller, as the load Pods reached it'),
+          host: z
+            .string()
+            .max(253)
+            .describe('the Host the run’s Ingress routed to its Service, sent on every request'),
+          ingressClass: z
+            .string()
+            .max(253)
+            .nullable()
+            .describe('the Ingress’s spec.ingressClassName (null: the cluster’s default IngressClass)'),
+        })
+        .optional()
+        .describe('--ingress-url: the route through your ingress (absent for draincheck’s own proxy)'),
+      proxyLog: z
+        .literal('not-read')
+        .optional()
+        .describe(
+          'not-read (--ingress-url): your ingress’s own log is not draincheck’s to read, so no proxy evidence — which Pod a failed request went to is unknown unless a Pod’s journal shows it accepted the request id; absent: the proxy’s logs were read (see requests)',
+        ),
+      syncMeasured: z
+        .literal(false)
+        .optional()
+        .describe(
+          'false (--ingress-url): the propagation measured for drain+prestop’s preStop sleep sampled the Service, not your ingress: its own sync is not in it, so that sleep is a lower bound',
+        ),
+      answered: z
+        .object({
+          byIngress: z
+            .record(z.string().max(3), z.number())
+            .describe(
+              '502/503/504 with no Pod’s UID in the answer, by status: the ingress answered, no Pod named it',
+            ),
+          byPod: z.number().describe('5xx with a Pod’s UID in the answer: that Pod answered'),
+          acceptedByPod: z
+            .number()
+            .describe(
+              'of the ingress’s answers, those a Pod’s journal shows it had accepted (that Pod cut or failed the work under the ingress)',
+            ),
+          unchecked: z
+            .number()
+            .describe('of the ingress’s answers, those beyond the join’s bound, not looked up'),
+        })
+        .optional()
+        .describe(
+          '--ingress-url: who answered each 5xx, read from the answer (every lab response carries its Pod’s UID)',
+        ),
       model: z
         .string()
         .max(2000)
@@ -499,7 +554,9 @@ export const RolloutDocumentSchema = z.object({
       requests: z
         .number()
         .nullable()
-        .describe("the load's requests in its access log (null: its logs could not be read)"),
+        .describe(
+          "the load's requests in its access log (null: its logs could not be read, or --ingress-url: not read at all)",
+        ),
       statuses: z
         .record(z.string().max(3), z.number())
         .describe('what the proxy answered the client, by status'),
@@ -556,7 +613,7 @@ export const RolloutDocumentSchema = z.object({
     })
     .optional()
     .describe(
-      '--ingress nginx|haproxy: the proxy’s own evidence, from its logs (nginx: access and error logs; HAProxy: its access log)',
+      '--ingress nginx|haproxy: the proxy’s own evidence, from its logs (nginx: access and error logs; HAProxy: its access log); --ingress-url: your ingress, what the client saw of it (no log)',
     ),
   compare: z
     .object({

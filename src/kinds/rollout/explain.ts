@@ -3,6 +3,7 @@
 // cause the evidence does not show. Requests never sent are the load's own limit, said apart
 // from the server's failures with the reading of why (src/probe/load/not-sent.ts); a run whose
 // load fell behind says so first, since its counts are then not the Service's result.
+import type { IngressAnswers } from './ingress-url.js';
 import type { RetryPolicy } from '../../probe/load/retry.js';
 import type { RetrySummary } from './join/retry-tally.js';
 import type { NotSentReading } from '../../probe/load/not-sent.js';
@@ -139,8 +140,14 @@ export function retrySentence(r: (RetrySummary & { policy: RetryPolicy }) | null
 export interface ExplainContext {
   /** Why requests were not sent (null: all were sent, or not read). */
   notSent?: NotSentReading | null;
-  /** The load went through an ingress proxy (--ingress), this one: its 5xx are the proxy's answers. */
-  ingress?: 'nginx' | 'haproxy';
+  /**
+   * The load went through an ingress proxy (--ingress), this one: its 5xx are the proxy's answers;
+   * url: the user's own ingress (--ingress-url), whose log is not read.
+   */
+  ingress?: 'nginx' | 'haproxy' | 'url';
+  /** --ingress-url: who answered each 5xx, from the answer (../ingress-url.ts), and the ingress's URL. */
+  ingressAnswers?: IngressAnswers | null;
+  ingressUrl?: string;
   /** Failures whose Pod is their connection's evidence (a reused connection's last answer). */
   podFromConnection?: Partial<Record<FailureClass, number>>;
   /** Protocol errors by what was wrong (llhttp's code). */
@@ -370,6 +377,12 @@ export function explainFailures(
           : [];
       // Behind an ingress a 5xx is the proxy's answer (its upstream attempts failed): which Pod
       // and why is the proxy's evidence, said with it — not a Pod that answered 5xx.
+      // Through the user's ingress there is no proxy log: who answered is read from the answer.
+      if (cls === 'http-5xx' && context.ingress === 'url') return ingressUrl5xxWords(n, context);
+      if (cls === 'accepted-cut' && context.ingress === 'url')
+        return `${n} ${cls} — the ingress closed the client's connection before the response ended (an upstream that ended mid-response, or the ingress itself; its log is not read: only the Pods' journals say which Pod had accepted the work)`;
+      if (cls === 'reused-connection-closed' && context.ingress === 'url')
+        return `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (its idle timeout or a reload, presumably: its log is not read)`;
       if (cls === 'http-5xx' && context.ingress)
         return `${n} ${cls} — the ingress answered 5xx (its logs name each failed upstream attempt's Pod and cause, below)`;
       // The load's connections are to the ingress: refused or cut, it is the ingress that did it.
@@ -410,4 +423,25 @@ function idleRaceWords(race: ExplainContext['idleRace'] | null): string {
   if (client === 0 || client >= close)
     return `${lead}: the idle race — the server closes a keep-alive connection once idle ${close} ms (keepAliveTimeout ${race.serverKeepAliveTimeoutMs} ms; node:http closes 1 s after it) as the client reuses it, the client's own idle timeout (${clientWords}) not below that; the rule: the client's (or a proxy's) idle timeout shorter than the server's (--idle-timeout-ms below --keep-alive-timeout-ms)`;
   return `${lead}, though the client's idle timeout (${clientWords}) is below the server's close (${close} ms): not the idle race between them (the cause is not observed)`;
+}
+
+/**
+ * A 5xx through the user's ingress, by who answered it: a 502/503/504 without a Pod's UID is the
+ * ingress's answer, never a Pod's http-error; with no proxy log, its Pod is unknown unless a
+ * Pod's journal shows it accepted the request id.
+ */
+function ingressUrl5xxWords(n: number, context: ExplainContext): string {
+  const a = context.ingressAnswers;
+  const url = context.ingressUrl ?? 'its URL';
+  if (!a) return `${n} http-5xx — through your ingress at ${url} (who answered each is not known)`;
+  const byIngress = Object.values(a.byIngress).reduce((x, k) => x + k, 0);
+  const parts: string[] = [];
+  if (byIngress > 0)
+    parts.push(
+      `${byIngress} answered by the ingress at ${url}, no Pod named it (no Pod UID in the answer; its log is not read, so which Pod each went to is unknown${a.acceptedByPod > 0 ? ` — for ${a.acceptedByPod} of them a Pod's journal shows it accepted the request id` : " — no Pod's journal shows one accepted"})`,
+    );
+  if (a.byPod > 0) parts.push(`${a.byPod} answered by a Pod (its UID in the answer)`);
+  const other = n - byIngress - a.byPod;
+  if (other > 0) parts.push(`${other} other 5xx with no Pod UID`);
+  return `${n} http-5xx — ${parts.join('; ')}`;
 }

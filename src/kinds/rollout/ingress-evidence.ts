@@ -8,6 +8,7 @@
 import type { IngressCause, IngressEvidence, IngressProxy } from '../../platform/types.js';
 import type { PodPhase } from './document.js';
 import type { LifecycleLookup } from './join/lifecycle.js';
+import { answersCount, type IngressAnswers } from './ingress-url.js';
 
 const SAMPLES_MAX = 200;
 
@@ -19,8 +20,13 @@ export interface IngressAttemptGroup {
 }
 
 export interface IngressSection {
-  kind: IngressProxy;
+  kind: IngressProxy | 'url';
   model: string;
+  /** --ingress-url: the route through the user's ingress, and what is and is not known of it. */
+  route?: { url: string; host: string; ingressClass: string | null };
+  proxyLog?: 'not-read';
+  syncMeasured?: false;
+  answered?: IngressAnswers;
   /** null: its logs could not be read (the run ended before the ingress stopped cleanly). */
   requests: number | null;
   statuses: Record<string, number>;
@@ -101,8 +107,37 @@ export function ingressSection(
   };
 }
 
+/**
+ * The document's `ingress` for --ingress-url: the user's ingress, what the client saw of it (the
+ * 5xx by who answered them), and said outright what is not known — its log is not read, and the
+ * propagation measured for drain+prestop did not go through it.
+ */
+export function ingressUrlSection(
+  route: { url: string; host: string; ingressClass: string | null },
+  answers: IngressAnswers | null,
+): IngressSection {
+  const answered = answers ?? { byIngress: {}, byPod: 0, acceptedByPod: 0, unchecked: 0 };
+  return {
+    kind: 'url',
+    model: `your ingress controller at ${route.url}, ${route.ingressClass === null ? "the cluster's default IngressClass" : `IngressClass ${route.ingressClass}`}, routing host ${route.host} to the Service (the run's Ingress)`,
+    route,
+    proxyLog: 'not-read',
+    syncMeasured: false,
+    answered,
+    requests: null,
+    statuses: answered.byIngress,
+    retried: 0,
+    attemptFailures: {},
+    failedAttempts: [],
+    samples: [],
+    unlisted: 0,
+    unparsed: 0,
+  };
+}
+
 /** The section in words: one line of what the proxy did, then its failed attempts by Pod. */
 export function ingressWords(s: IngressSection): string[] {
+  if (s.kind === 'url') return ingressUrlWords(s);
   const name = s.kind === 'haproxy' ? 'HAProxy' : 'nginx';
   if (s.requests === null) return [`ingress (${name}): its logs could not be read`];
   const statuses = Object.entries(s.statuses)
@@ -141,4 +176,21 @@ export function executedTwice(
   for (const r of evidence.notPlain) pods.set(r.id, new Set(r.attempts.map((a) => a.podUid ?? a.addr)).size);
   for (const c of contested) if ((pods.get(c.id) ?? 0) >= 2) out[c.post ? 'POST' : 'GET'] += 1;
   return out;
+}
+
+/** --ingress-url in words: the route, who answered the 5xx, and what the evidence cannot say. */
+function ingressUrlWords(s: IngressSection): string[] {
+  const a = s.answered ?? { byIngress: {}, byPod: 0, acceptedByPod: 0, unchecked: 0 };
+  const url = s.route?.url ?? 'its URL';
+  const byIngress = answersCount(a.byIngress);
+  const statuses = Object.entries(a.byIngress)
+    .sort((x, y) => y[1] - x[1])
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  return [
+    `ingress (yours, --ingress-url): ${s.model}`,
+    `  5xx answered by the ingress at ${url}, no Pod named it (no Pod UID in the answer): ${byIngress}${statuses ? ` (${statuses})` : ''}; of them a Pod's journal shows ${a.acceptedByPod} accepted${a.unchecked > 0 ? ` (${a.unchecked} not looked up)` : ''}; 5xx a Pod answered: ${a.byPod}`,
+    "  its own log is not read (no proxy evidence): which Pod a failed request went to is unknown unless a Pod's journal shows it accepted the request id",
+    "  the propagation draincheck measures (drain+prestop's preStop sleep) samples the Service, not your ingress: its own sync is not measured, so that sleep is a lower bound",
+  ];
 }

@@ -11,7 +11,7 @@
 // logs are read through the shared observers (src/experiment/observers.ts), so a 403, a 401,
 // an image that cannot be pulled or a Pod that failed ends the run at once with its code.
 import { NODE_KEEP_ALIVE_BUFFER_MS } from '../../server/config.js';
-import { executedTwice, ingressSection } from './ingress-evidence.js';
+import { executedTwice, ingressSection, ingressUrlSection } from './ingress-evidence.js';
 import http from 'node:http';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -45,6 +45,7 @@ import { RUN_LABEL, SCENARIO_LABEL, SERVICE_NAME_LABEL } from '../../workload/la
 import type { ManifestOptions } from '../../workload/manifests.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
+import { buildIngressRoute } from '../../workload/ingress-route.js';
 import { ROLLOUT_SCHEMA, type LoadPodDocument, type RolloutDocument } from './document.js';
 import { readNotSent } from '../../probe/load/not-sent.js';
 import { concludeRollout, ingressAttemptsReading } from './explain.js';
@@ -90,6 +91,16 @@ export interface RolloutInput {
 
 /** The longest the Service may take to answer /healthz 200 once the Deployment is available. */
 const SERVICE_READY_MS = 15_000;
+/**
+ * --ingress-url: how long the load Pod's GET /healthz may take to answer 200 through the user's
+ * ingress. The Ingress was created seconds before, and a controller answers from its default
+ * backend (404) until it has programmed the new host: ingress-nginx syncs at most every 3.3 s
+ * (--sync-rate-limit 0.3) and a new server block needs an nginx reload, which takes seconds to
+ * tens of seconds with many Ingresses; its admission webhook and informer add their own delay. Two
+ * minutes covers those with room, and still fits in the load Pod's start limit (load-source.ts,
+ * 300 s) beside an image pull.
+ */
+const INGRESS_READY_WAIT_MS = 120_000;
 /** How long the journals may lag the client's last completion before the join goes ahead. */
 const JOURNAL_CATCH_UP_MS = 3_000;
 /** How long the load's end (the requests in flight finishing and reported) is waited for. */
@@ -169,6 +180,8 @@ class RolloutRun {
   ingressEvidence: IngressEvidence | null = null;
   ingressModel: string | null = null;
   ingressKind: IngressProxy = 'nginx';
+  /** --ingress-url: the user's ingress and the run's host on it, once its Ingress was created. */
+  ingressRoute: { url: string; host: string; ingressClass: string | null } | null = null;
   writer: RecordWriter | undefined;
   load: LoadSource | undefined;
   triggeredAtMs: number | null = null;
@@ -411,6 +424,23 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
       V1Service,
     ];
     run.target = new URL(`http://${svc.spec?.clusterIP ?? ''}:${svc.spec?.ports?.[0]?.port ?? 80}`);
+    // --ingress-url: the route through the user's ingress, created now so its controller programs
+    // it while the Deployment becomes available (the load's /healthz wait goes through it).
+    const ingressUrl = run.plan.load.ingressUrl;
+    if (ingressUrl !== null && ingressUrl !== undefined) {
+      if (!run.platform.kinds.includes('Ingress'))
+        throw new DraincheckError(
+          'DC_USAGE',
+          '--ingress-url is your ingress on a cluster (--platform kube): this platform has no Ingress objects',
+        );
+      const route = buildIngressRoute(run.service, run.plan.runId, run.plan.load.ingressClass ?? null);
+      await run.platform.apply([route.ingress], run.signal);
+      run.ingressRoute = {
+        url: ingressUrl,
+        host: route.host,
+        ingressClass: run.plan.load.ingressClass ?? null,
+      };
+    }
     return 'available';
   },
 
@@ -517,6 +547,15 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
               ...loadSettingValues(share),
               idPrefix: share.idPrefix,
               maxSeconds,
+              ...(run.ingressRoute
+                ? {
+                    via: {
+                      url: run.ingressRoute.url,
+                      host: run.ingressRoute.host,
+                      readyWaitMs: INGRESS_READY_WAIT_MS,
+                    },
+                  }
+                : {}),
               ...(pods > 1 ? { spreadOverNodes: true } : {}),
             },
             share,
@@ -703,8 +742,13 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
       // A record missing is a hole in a local port's history (an older Pod taken for the port's
       // last one): none dropped here, and every record the load source sent received.
       // Through an ingress, the load's local ports and connections are the proxy's, not a Pod's.
-      portHistory: run.ingressModel === null && droppedLive === 0 && (load?.whole() ?? true),
-      viaProxy: run.ingressModel !== null,
+      portHistory:
+        run.ingressModel === null &&
+        run.ingressRoute === null &&
+        droppedLive === 0 &&
+        (load?.whole() ?? true),
+      viaProxy: run.ingressModel !== null || run.ingressRoute !== null,
+      ingressUrl: run.ingressRoute !== null,
     }).catch((error: unknown) => {
       throw resultWriteError(joiningPath, error);
     });
@@ -775,7 +819,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   // between the server's keep-alive timeout and the client's (issue 25.2). Behind an ingress
   // the client's connections are the proxy's, with timeouts of its own: not read this way.
   const idleRace =
-    run.ingressModel === null
+    run.ingressModel === null && run.ingressRoute === null
       ? {
           before: windows.before?.failures['reused-connection-closed'] ?? 0,
           serverKeepAliveTimeoutMs: plan.scenario.keepAliveTimeoutMs ?? 5_000,
@@ -832,7 +876,9 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           ...ingressSection(run.ingressKind, run.ingressModel, run.ingressEvidence, run.lifecycles),
           executedTwice: executedTwice(run.ingressEvidence, joinCounts.contestedIds),
         }
-      : null;
+      : run.ingressRoute !== null
+        ? ingressUrlSection(run.ingressRoute, joined.ingressAnswers)
+        : null;
   return {
     schema: ROLLOUT_SCHEMA,
     runId: plan.runId,
@@ -876,7 +922,14 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
           idleRace,
           pinning: joined.pinning,
           protocol: plan.load.protocol,
-          ...(ingress !== null
+          ...(ingress !== null && ingress.kind === 'url'
+            ? {
+                ingress: 'url' as const,
+                ingressAnswers: ingress.answered ?? null,
+                ingressUrl: ingress.route?.url ?? '',
+              }
+            : {}),
+          ...(ingress !== null && ingress.kind !== 'url'
             ? {
                 ingress: run.ingressKind,
                 ingressAttempts:

@@ -87,6 +87,40 @@ function syncDelaySchema(flag: string) {
   });
 }
 export type ComparePolicy = (typeof comparePolicies)[number];
+/** The longest --ingress-url. */
+export const INGRESS_URL_MAX_CHARS = 2000;
+
+/**
+ * `--ingress-url`: an http:// origin (a path of `/` at most: the Ingress routes `/` on the run's
+ * own host), no credentials, no query. https is refused: the load's HTTP/1.1 client speaks
+ * cleartext, and an ingress's TLS would need its certificate for the run's host.
+ */
+const ingressUrlSchema = z.string().transform((text, ctx): string => {
+  const t = text.trim();
+  let url: URL | null = null;
+  try {
+    url = new URL(t);
+  } catch {
+    url = null;
+  }
+  if (
+    url &&
+    t.length <= INGRESS_URL_MAX_CHARS &&
+    url.protocol === 'http:' &&
+    url.hostname !== '' &&
+    url.username === '' &&
+    url.password === '' &&
+    url.search === '' &&
+    url.hash === '' &&
+    url.pathname === '/'
+  )
+    return url.origin;
+  ctx.addIssue({
+    code: 'custom',
+    message: `--ingress-url must be an http:// URL of your ingress controller with no path, query or credentials (e.g. http://ingress-nginx-controller.ingress-nginx.svc.cluster.local), got ${quote(text)}`,
+  });
+  return z.NEVER;
+});
 
 /** `--max-surge 1` / `--max-surge 25%`: Kubernetes' IntOrString. */
 function intOrPercentSchema(flag: string) {
@@ -239,10 +273,13 @@ export const rolloutSettings = {
     sample: 'haproxy',
     badSample: 'traefik',
     document: { section: 'load', schema: z.enum(ingressKinds).optional(), value: (v: IngressKind) => v },
-    fact: (v: IngressKind | undefined) =>
+    fact: (v: IngressKind | undefined, load) =>
       v === 'nginx' || v === 'haproxy'
         ? `through ${v === 'nginx' ? 'an nginx' : 'a HAProxy'} ingress to the endpoints`
-        : 'straight to the Service',
+        : // --ingress-url says the path itself (through your ingress).
+          typeof load.ingressUrl === 'string'
+          ? ''
+          : 'straight to the Service',
   }),
   ingressSyncMs: setting<SyncDelay, string | undefined, 'load'>({
     flag: '--ingress-sync-ms',
@@ -299,6 +336,56 @@ export const rolloutSettings = {
     fact: (v: number | undefined) =>
       v === undefined || v === 0 ? '' : `load balancer deregistration ${v} ms`,
   }),
+  ingressUrl: setting<string | null, string | null | undefined, 'load'>({
+    flag: '--ingress-url',
+    arg: '<url>',
+    help: "on a cluster (--platform kube), send the load through your own ingress controller: its http:// URL as the load Pods reach it (e.g. http://ingress-nginx-controller.ingress-nginx.svc.cluster.local); draincheck creates a networking.k8s.io/v1 Ingress in its namespace routing a host of the run's own to the Service and sends every request there with that Host header (HTTP/1.1 only). The evidence is what the client saw and the Pods' journals: your ingress's own log is not read, so a 502/503/504 without a Pod's UID is the ingress's answer, its Pod unknown",
+    default: null,
+    defaultNote: 'none: the load goes to the Service',
+    schema: ingressUrlSchema,
+    text: (v) => v ?? '',
+    sample: 'http://ingress-nginx-controller.ingress-nginx.svc.cluster.local',
+    badSample: 'https://ingress.example',
+    document: {
+      section: 'load',
+      schema: z.string().max(INGRESS_URL_MAX_CHARS).nullable().optional(),
+      value: (v: string | null) => v,
+    },
+    fact: (v: string | null | undefined, load) =>
+      typeof v === 'string'
+        ? `through your ingress at ${v}${typeof load.ingressClass === 'string' ? '' : ' (the cluster’s default IngressClass)'}`
+        : '',
+  }),
+  ingressClass: setting<string | null, string | null | undefined, 'load'>({
+    flag: '--ingress-class',
+    arg: '<name>',
+    help: "--ingress-url: the Ingress's spec.ingressClassName, the IngressClass your controller serves (e.g. nginx)",
+    default: null,
+    defaultNote:
+      "none: the cluster's default IngressClass (the one annotated ingressclass.kubernetes.io/is-default-class)",
+    schema: z.string().transform((text, ctx): string => {
+      const t = text.trim();
+      // An IngressClass's name is a DNS-1123 subdomain (apimachinery's IsDNS1123Subdomain).
+      if (t.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(t))
+        return t;
+      ctx.addIssue({
+        code: 'custom',
+        message: `--ingress-class must be an IngressClass name (a DNS-1123 subdomain: lower-case letters, digits, '-' and '.'), got ${quote(text)}`,
+      });
+      return z.NEVER;
+    }),
+    text: (v) => v ?? '',
+    sample: 'nginx',
+    badSample: 'Nginx_Class',
+    document: {
+      section: 'load',
+      schema: z.string().max(253).nullable().optional(),
+      value: (v: string | null) => v,
+    },
+    // Said only with the URL (without one it means nothing).
+    fact: (v: string | null | undefined, load) =>
+      typeof v === 'string' && typeof load.ingressUrl === 'string' ? `IngressClass ${v}` : '',
+  }),
   sequential: setting<boolean, null, 'none'>({
     flag: '--sequential',
     arg: '',
@@ -354,6 +441,8 @@ export function loadPlan(s: RolloutSettings) {
     ingressSyncMs: s.ingressSyncMs,
     lbDeregistrationMs: s.lbDeregistrationMs,
     ingressRetryNonIdempotent: s.ingressRetryNonIdempotent,
+    ingressUrl: s.ingressUrl,
+    ingressClass: s.ingressClass,
   };
 }
 export type LoadPlan = ReturnType<typeof loadPlan>;

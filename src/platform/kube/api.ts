@@ -7,6 +7,7 @@ import {
   createConfiguration,
   DiscoveryV1Api,
   Log,
+  NetworkingV1Api,
   ServerConfiguration,
   VersionApi,
   Watch,
@@ -18,6 +19,8 @@ export interface KubeApi {
   core: CoreV1Api;
   apps: AppsV1Api;
   discovery: DiscoveryV1Api;
+  /** Ingresses (--ingress-url). */
+  networking: NetworkingV1Api;
   version: VersionApi;
   /** Streaming: no time limit (a watch or a followed log lives as long as the run). */
   watch: Watch;
@@ -50,6 +53,7 @@ export function createKubeApi(kubeConfig: KubeConfig, options: KubeApiOptions = 
     core: new CoreV1Api(configuration),
     apps: new AppsV1Api(configuration),
     discovery: new DiscoveryV1Api(configuration),
+    networking: new NetworkingV1Api(configuration),
     version: new VersionApi(configuration),
     watch: new Watch(kubeConfig),
     log: new Log(kubeConfig),

@@ -1,6 +1,6 @@
 // `draincheck cleanup`: removes what interrupted runs left behind, found by label only —
 // namespaces draincheck created (`app.kubernetes.io/managed-by=draincheck`), or, inside a
-// namespace the user named, the labeled Deployments, Pods and Services. Nothing unlabeled is touched, and
+// namespace the user named, the labeled Deployments, Ingresses, Pods and Services. Nothing unlabeled is touched, and
 // a run whose heartbeat is fresh (in progress, maybe someone else's) is left alone.
 import { shellCommand } from '../../util/shell-quote.js';
 import { DraincheckError, isDraincheckError } from '../../errors.js';
@@ -24,7 +24,7 @@ export interface CleanupOptions {
 }
 
 export interface CleanupResult {
-  /** `namespace/<name>`, `deployment/<ns>/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`. */
+  /** `namespace/<name>`, `deployment/<ns>/<name>`, `ingress/<ns>/<name>`, `pod/<ns>/<name>`, `service/<ns>/<name>`. */
   removed: string[];
   /** What was left alone and why: `namespace/<name> (…)`. */
   kept: string[];
@@ -99,10 +99,13 @@ export async function cleanupLeftovers(
   // A rollout's Deployment (`draincheck rollout -n`): removed first, or its controller would
   // replace the Pods removed below.
   const deployments = await resources.list('Deployment', ns, { labelSelector });
+  // `rollout --ingress-url`'s route through the user's ingress, removed before its Service.
+  const ingresses = await resources.list('Ingress', ns, { labelSelector });
   // A run's objects go together: the heartbeat is on its Service, the Pods follow it.
-  const runs = new Map<string, Array<{ kind: 'deployment' | 'pod' | 'service'; meta: Meta }>>();
+  const runs = new Map<string, Array<{ kind: 'deployment' | 'ingress' | 'pod' | 'service'; meta: Meta }>>();
   for (const [kind, items] of [
     ['deployment', deployments.items],
+    ['ingress', ingresses.items],
     ['pod', pods.items],
     ['service', services.items],
   ] as const) {
@@ -112,7 +115,7 @@ export async function cleanupLeftovers(
       runs.set(run, [...(runs.get(run) ?? []), { kind, meta }]);
     }
   }
-  const order = { deployment: 0, pod: 1, service: 2 };
+  const order = { deployment: 0, ingress: 1, pod: 2, service: 3 };
   for (const objects of runs.values()) {
     const reason = keepReason(
       objects.map((o) => o.meta),
@@ -128,6 +131,11 @@ export async function cleanupLeftovers(
         if (kind === 'deployment')
           await resources.delete('Deployment', ns, name, { uid: meta.uid }).catch((error: unknown) => {
             // Gone already, or another object took its name: not the run's to delete.
+            if (!isDraincheckError(error) || !['DC_NOT_FOUND', 'DC_CONFLICT'].includes(error.code))
+              throw error;
+          });
+        else if (kind === 'ingress')
+          await resources.delete('Ingress', ns, name, { uid: meta.uid }).catch((error: unknown) => {
             if (!isDraincheckError(error) || !['DC_NOT_FOUND', 'DC_CONFLICT'].includes(error.code))
               throw error;
           });
@@ -156,6 +164,8 @@ export interface CreatedObjects {
   services: CreatedObject[];
   /** Deleted first (background propagation: the garbage collector removes their Pods). */
   deployments?: CreatedObject[];
+  /** `rollout --ingress-url`'s Ingresses: deleted before their Services, so no rule names a gone backend. */
+  ingresses?: CreatedObject[];
 }
 
 /** A run's own cleanup: every deletion is tried; the failures are reported together. */
@@ -185,6 +195,12 @@ export async function removeCreated(
             if (!isDraincheckError(error) || !['DC_NOT_FOUND', 'DC_CONFLICT'].includes(error.code))
               throw error;
           }),
+      );
+    for (const ingress of created.ingresses ?? [])
+      await attempt(`ingress ${ingress.name}`, () =>
+        resources.delete('Ingress', ns, ingress.name, { uid: ingress.uid }).catch((error: unknown) => {
+          if (!isDraincheckError(error) || !['DC_NOT_FOUND', 'DC_CONFLICT'].includes(error.code)) throw error;
+        }),
       );
     for (const pod of created.pods)
       await attempt(`pod ${pod.name}`, () =>

@@ -86,4 +86,17 @@ export const kubeKinds: Partial<Record<ObjectKind, KubeKind>> = {
     create: (api, namespace, body) => api.apps.createNamespacedDeployment({ namespace, body }),
     delete: (api, namespace, name, body) => api.apps.deleteNamespacedDeployment({ namespace, name, body }),
   },
+  // `rollout --ingress-url`: the run's route through the user's ingress controller. Listed only
+  // by `draincheck cleanup -n` (labelled leftovers); never watched — the load's answers through
+  // it are the evidence, not the object's status.
+  Ingress: {
+    resource: 'ingresses',
+    group: 'networking.k8s.io',
+    apiVersion: 'networking.k8s.io/v1',
+    namespaced: true,
+    path: (namespace) => `/apis/networking.k8s.io/v1/namespaces/${namespace}/ingresses`,
+    list: (api, namespace, s) => api.networking.listNamespacedIngress({ namespace, ...s }),
+    create: (api, namespace, body) => api.networking.createNamespacedIngress({ namespace, body }),
+    delete: (api, namespace, name, body) => api.networking.deleteNamespacedIngress({ namespace, name, body }),
+  },
 };

@@ -41,7 +41,11 @@ export const loadMaxSeconds = (job: LoadJob): number =>
  * load's whole life — start, readiness wait, --max-seconds, the in-flight wait — fits in it.
  */
 export const loadActiveDeadlineSeconds = (job: LoadJob): number =>
-  LOAD_START_SECONDS + LOAD_READY_WAIT_SECONDS + loadMaxSeconds(job) + LOAD_GRACE_SECONDS;
+  LOAD_START_SECONDS + readyWaitSeconds(job) + loadMaxSeconds(job) + LOAD_GRACE_SECONDS;
+
+/** The load's wait for GET /healthz 200: the Service's default, or the ingress's own (job.via). */
+const readyWaitSeconds = (job: LoadJob): number =>
+  job.via ? Math.ceil(job.via.readyWaitMs / 1000) : LOAD_READY_WAIT_SECONDS;
 
 /**
  * `draincheck load`'s arguments for a job (src/cli/commands/load.ts): the load's settings from
@@ -58,6 +62,11 @@ export function loadArgs(job: LoadJob, serviceUrl: string): string[] {
     job.idPrefix,
     '--max-seconds',
     String(loadMaxSeconds(job)),
+    // Through the user's ingress (--ingress-url): the run's host on every request, and the
+    // ingress's own readiness wait (its controller programs the new Ingress first).
+    ...(job.via
+      ? ['--host-header', job.via.host, '--service-ready-timeout-ms', String(job.via.readyWaitMs)]
+      : []),
   ];
 }
 

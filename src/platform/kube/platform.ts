@@ -106,11 +106,15 @@ export class KubePlatform implements Platform {
   /** The Services as the API created them (they carry the ClusterIP). */
   private readonly services = new Map<string, V1Service>();
   /** Filled from the API's answers only: a 409 on create leaves the other object alone. */
-  private readonly created: Omit<CreatedObjects, 'namespace'> & { deployments: CreatedObject[] } = {
+  private readonly created: Omit<CreatedObjects, 'namespace'> & {
+    deployments: CreatedObject[];
+    ingresses: CreatedObject[];
+  } = {
     ownNamespace: null,
     pods: [],
     services: [],
     deployments: [],
+    ingresses: [],
   };
   private readonly internal = new AbortController();
   /** The first Pod applied: the one whose Events `events()` follows. */
@@ -253,6 +257,13 @@ export class KubePlatform implements Platform {
         this.created.deployments.push(createdObject(sent, answer));
         break;
       }
+      case 'Ingress': {
+        // The run's route through the user's ingress (--ingress-url): recorded once created (201),
+        // deleted by its UID at the end (cleanup.ts), or with the run's own namespace.
+        answer = await this.resources.create(asked);
+        this.created.ingresses.push(createdObject(asked, answer));
+        break;
+      }
       default:
         throw new DraincheckError(
           'DC_USAGE',
@@ -349,7 +360,8 @@ export class KubePlatform implements Platform {
     const service = this.services.get(`${job.namespace}/${job.service}`);
     if (!service) throw new Error('runLoad() before apply() of its Service');
     const combined = this.signal(signal);
-    const pod = buildLoadPod(job, this.runId, inClusterServiceUrl(service, 'cluster-ip'));
+    // Through the user's ingress (job.via), or straight to the Service's ClusterIP.
+    const pod = buildLoadPod(job, this.runId, job.via?.url ?? inClusterServiceUrl(service, 'cluster-ip'));
     let created: CreatedObject | undefined;
     const creating = this.resources.createPod(pod, combined).then((answer) => {
       created = createdObject(pod, answer);
@@ -405,9 +417,11 @@ export class KubePlatform implements Platform {
           ? this.created.services
           : kind === 'Deployment'
             ? this.created.deployments
-            : kind === 'Namespace' && this.created.ownNamespace
-              ? [this.created.ownNamespace]
-              : [];
+            : kind === 'Ingress'
+              ? this.created.ingresses
+              : kind === 'Namespace' && this.created.ownNamespace
+                ? [this.created.ownNamespace]
+                : [];
     return list.find((o) => o.name === name)?.uid;
   }
 

@@ -32,8 +32,11 @@ export interface LocalPlatformOptions extends LocalClusterOptions {
   cluster?: LocalCluster;
 }
 
-/** The store's collection of each kind the embedded runtime serves. */
-const collections: Record<ObjectKind, Kind> = {
+/**
+ * The store's collection of each kind the embedded runtime serves (not Ingress: the embedded
+ * runtime's ingress is a proxy process of its own, --ingress nginx|haproxy).
+ */
+const collections: Partial<Record<ObjectKind, Kind>> = {
   Namespace: 'namespaces',
   Service: 'services',
   Pod: 'pods',
@@ -41,6 +44,12 @@ const collections: Record<ObjectKind, Kind> = {
   Event: 'events',
   Deployment: 'deployments',
 };
+
+function collectionOf(kind: ObjectKind): Kind {
+  const collection = collections[kind];
+  if (!collection) throw unsupported(kind, 'serve');
+  return collection;
+}
 
 export class LocalPlatform implements Platform {
   readonly kinds: readonly ObjectKind[] = Object.keys(collections) as ObjectKind[];
@@ -130,7 +139,7 @@ export class LocalPlatform implements Platform {
     if (!current)
       throw new DraincheckError(
         'DC_NOT_FOUND',
-        `${collections[ref.kind]} "${ref.name}" not found in ${namespace}`,
+        `${collectionOf(ref.kind)} "${ref.name}" not found in ${namespace}`,
       );
     // DeleteOptions.preconditions.uid, worded as the API server words it.
     if (ref.uid !== undefined && current.metadata?.uid !== ref.uid)
@@ -154,7 +163,7 @@ export class LocalPlatform implements Platform {
 
   private read(kind: ObjectKind, namespace: string, name: string): KubernetesObject | undefined {
     const scope = kind === 'Namespace' ? undefined : namespace;
-    return this.cluster.list(collections[kind], scope, { fieldSelector: `metadata.name=${name}` }).items[0];
+    return this.cluster.list(collectionOf(kind), scope, { fieldSelector: `metadata.name=${name}` }).items[0];
   }
 
   watch<T extends KubernetesObject>(
@@ -165,7 +174,7 @@ export class LocalPlatform implements Platform {
   ): AsyncIterable<WatchEvent<T>> {
     const fieldSelector = fieldSelectorOf(selector);
     return this.cluster.watch<T>(
-      collections[kind],
+      collectionOf(kind),
       kind === 'Namespace' ? undefined : namespace,
       {
         ...(selector.labelSelector ? { labelSelector: selector.labelSelector } : {}),

@@ -79,6 +79,8 @@ export interface LoadOptions {
   postShare?: number;
   /** HTTP/1.1 (default) or h2c: HTTP/2 with prior knowledge, a stream per request on `connections` sessions. */
   protocol?: LoadProtocol;
+  /** HTTP/1.1: every request's Host header, instead of the target's (an ingress that routes by host). */
+  hostHeader?: string;
 }
 
 export { poolSchedulings, type PoolScheduling } from './settings.js';
@@ -185,6 +187,8 @@ export function startLoad(options: LoadOptions): LoadRun {
       'DC_USAGE',
       `--new-connections is HTTP/1.1’s: with --protocol ${protocol} the requests are ${protocol === 'ws' ? 'messages' : 'streams'} on --connections long-lived ${protocol === 'grpc' ? 'channels' : protocol === 'ws' ? 'sockets' : 'sessions'}`,
     );
+  if (protocol !== 'http1' && options.hostHeader !== undefined)
+    throw new DraincheckError('DC_USAGE', `--host-header is HTTP/1.1's: not with --protocol ${protocol}`);
   const total = options.count ?? Math.ceil(((options.durationMs ?? 0) * rate) / 1000);
   const maxQueued = options.maxQueued ?? Math.max(1_000, Math.ceil(rate * 10));
   const random = options.random ?? Math.random;
@@ -229,6 +233,7 @@ export function startLoad(options: LoadOptions): LoadRun {
     url: options.target,
     host: options.target.hostname.replace(/^\[|\]$/g, ''),
     port: Number(options.target.port || 80),
+    ...(options.hostHeader !== undefined ? { hostHeader: options.hostHeader } : {}),
     bindLocalPort: options.bindLocalPort !== false,
     connectTimeoutMs,
     responseTimeoutMs,

@@ -68,9 +68,10 @@ export class Http1Pool implements LoadTransport {
     this.pooled = options.connections !== 'new';
     this.limit = this.pooled ? (options.connections as number) : options.maxInFlight;
     this.lifo = options.pool === 'lifo';
-    const host = target.url.host;
-    // The request head as node:http wrote it (Host with the port unless 80); a new connection
-    // per request asks the server to close it.
+    // The request head as node:http wrote it (Host with the port unless 80) — or the Host an
+    // ingress routes by (`draincheck load --host-header`), the connections still to the URL's
+    // address, kept alive as to any server; a new connection per request asks the server to close it.
+    const host = target.hostHeader ?? target.url.host;
     const connection = this.pooled ? 'keep-alive' : 'close';
     this.requestTail = ` HTTP/1.1\r\nHost: ${host}\r\nConnection: ${connection}\r\n\r\n`;
     // A POST with an empty body says so (RFC 9110 §8.6: a user agent SHOULD send Content-Length

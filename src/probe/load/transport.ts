@@ -82,6 +82,8 @@ export interface TransportTarget {
   url: URL;
   host: string;
   port: number;
+  /** HTTP/1.1: the Host header every request carries instead of the URL's (an ingress routes by it). */
+  hostHeader?: string;
   bindLocalPort: boolean;
   connectTimeoutMs: number;
   responseTimeoutMs: number;

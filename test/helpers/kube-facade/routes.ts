@@ -1,7 +1,14 @@
 // REST paths → LocalCluster calls, with the API server's answers: 201 on create, a List
 // with its resourceVersion (items without kind/apiVersion, as the API sends them), watch
 // lines `{type, object}`, Status bodies for 404/409, and the log as lines.
-import type { KubernetesObject, V1Deployment, V1Namespace, V1Pod, V1Service } from '@kubernetes/client-node';
+import type {
+  KubernetesObject,
+  V1Deployment,
+  V1Ingress,
+  V1Namespace,
+  V1Pod,
+  V1Service,
+} from '@kubernetes/client-node';
 import { isDraincheckError } from '../../../src/errors.js';
 import type { LocalCluster } from '../../../src/platform/local/cluster.js';
 import type { Kind } from '../../../src/platform/local/store.js';
@@ -60,6 +67,8 @@ export async function route(
   deleted: DeletedNamespaces = new Set(),
   gitVersion = EMBEDDED_VERSION,
 ): Promise<Answer> {
+  const ingresses = INGRESS_PATH.exec(req.path);
+  if (ingresses) return ingressRoute(cluster, req, ingresses[1]!, ingresses[2], deleted);
   if (req.path === '/version') {
     const [, major = '1', minor = '30'] = /^v(\d+)\.(\d+)/.exec(gitVersion) ?? [];
     return json(200, { major, minor, gitVersion, platform: 'linux/amd64' });
@@ -212,6 +221,7 @@ async function namespaceItem(
   for (const svc of cluster.list<V1Service>('services', namespace).items) {
     await cluster.deleteService(namespace, svc.metadata?.name ?? '');
   }
+  ingressStore(cluster).delete(namespace);
   deleted.add(namespace);
   return json(200, { ...ns, status: { phase: 'Terminating' } });
 }
@@ -304,4 +314,109 @@ function preconditionFailed(body: unknown, object: KubernetesObject): Answer | n
 
 async function* mapLines<T>(source: AsyncIterable<T>, toLine: (item: T) => string): AsyncIterable<string> {
   for await (const item of source) yield toLine(item);
+}
+
+const INGRESS_PATH = /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/([^/]+)\/ingresses(?:\/([^/]+))?$/;
+
+/**
+ * networking.k8s.io/v1 Ingresses, which LocalCluster does not keep: stored here per cluster and
+ * namespace (create with a UID, list with a label selector, get, delete with a UID
+ * precondition), validated as the API server validates the fields draincheck sends (a DNS-1123
+ * subdomain host, a pathType, a backend Service by name and port). Nothing programs them: a
+ * test's host router (../host-router.ts) reads them as an ingress controller would.
+ */
+const ingressStores = new WeakMap<LocalCluster, Map<string, Map<string, V1Ingress>>>();
+let ingressUids = 0;
+
+export function ingressStore(cluster: LocalCluster): Map<string, Map<string, V1Ingress>> {
+  let store = ingressStores.get(cluster);
+  if (!store) ingressStores.set(cluster, (store = new Map<string, Map<string, V1Ingress>>()));
+  return store;
+}
+
+function ingressRoute(
+  cluster: LocalCluster,
+  req: FacadeRequest,
+  namespace: string,
+  name: string | undefined,
+  deleted: DeletedNamespaces,
+): Answer {
+  const exists =
+    cluster.list('namespaces', undefined, { fieldSelector: `metadata.name=${namespace}` }).items.length > 0 &&
+    !deleted.has(namespace);
+  const store = ingressStore(cluster);
+  const inNs = store.get(namespace) ?? new Map<string, V1Ingress>();
+  if (name === undefined && req.method === 'GET') {
+    const selector = req.query.get('labelSelector') ?? '';
+    const wanted = selector
+      .split(',')
+      .filter((x) => x !== '')
+      .map((x) => x.split('=') as [string, string]);
+    const items = [...inNs.values()]
+      .filter((i) => wanted.every(([k, v]) => i.metadata?.labels?.[k] === v))
+      .map(({ kind: _k, apiVersion: _a, ...rest }) => rest);
+    return json(200, {
+      kind: 'IngressList',
+      apiVersion: 'networking.k8s.io/v1',
+      metadata: { resourceVersion: '1' },
+      items,
+    });
+  }
+  if (name === undefined && req.method === 'POST') {
+    if (!exists) return notFound('namespaces', namespace);
+    const body = req.body as V1Ingress;
+    const asked = body.metadata?.name ?? '';
+    if (inNs.has(asked))
+      return status(409, 'AlreadyExists', `ingresses.networking.k8s.io "${asked}" already exists`);
+    const invalid = ingressInvalid(body);
+    if (invalid) return status(422, 'Invalid', `Ingress.networking.k8s.io "${asked}" is invalid: ${invalid}`);
+    ingressUids += 1;
+    const created: V1Ingress = {
+      ...body,
+      apiVersion: 'networking.k8s.io/v1',
+      kind: 'Ingress',
+      metadata: {
+        ...body.metadata,
+        namespace,
+        uid: `ingress-uid-${ingressUids}`,
+        resourceVersion: String(ingressUids),
+        creationTimestamp: new Date(),
+      },
+      status: { loadBalancer: {} },
+    };
+    inNs.set(asked, created);
+    store.set(namespace, inNs);
+    return json(201, created);
+  }
+  const found = name === undefined ? undefined : inNs.get(name);
+  if (!found) return notFound('ingresses.networking.k8s.io', name ?? '');
+  if (req.method === 'GET') return json(200, found);
+  if (req.method === 'DELETE') {
+    const conflict = preconditionFailed(req.body, found);
+    if (conflict) return conflict;
+    inNs.delete(name!);
+    return json(200, found);
+  }
+  return status(405, 'MethodNotAllowed', `${req.method} ${req.path}`);
+}
+
+/** What the API's validation (pkg/apis/networking/validation) would refuse of the fields draincheck sends. */
+function ingressInvalid(ingress: V1Ingress): string | null {
+  const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+  for (const rule of ingress.spec?.rules ?? []) {
+    const host = rule.host ?? '';
+    if (
+      host !== '' &&
+      (host.length > 253 || !subdomain.test(host) || host.split('.').some((l) => l.length > 63))
+    )
+      return `spec.rules[0].host: Invalid value: "${host}": a lowercase RFC 1123 subdomain`;
+    for (const path of rule.http?.paths ?? []) {
+      if (!['Exact', 'Prefix', 'ImplementationSpecific'].includes(path.pathType))
+        return 'spec.rules[0].http.paths[0].pathType: Required value: pathType must be specified';
+      const svc = path.backend.service;
+      if (!svc?.name || (svc.port?.number === undefined && svc.port?.name === undefined))
+        return 'spec.rules[0].http.paths[0].backend: Invalid value: a service name and port';
+    }
+  }
+  return null;
 }

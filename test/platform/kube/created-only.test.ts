@@ -109,6 +109,14 @@ test('every DELETE names the UID: the experiment’s Pod deletion, the own names
           items: [],
         }),
       );
+      s.on('GET', /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/[^/]+\/ingresses$/, (_r, res) =>
+        sendJson(res, 200, {
+          kind: 'IngressList',
+          apiVersion: 'networking.k8s.io/v1',
+          metadata: { resourceVersion: '9' },
+          items: [],
+        }),
+      );
     },
     { namespace: undefined, keep: false },
   );

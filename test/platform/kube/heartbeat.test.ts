@@ -205,21 +205,35 @@ test('cleanup --namespace: a run’s Pods stay while its Service’s heartbeat i
     s.on('DELETE', /^\/apis\/apps\/v1\/namespaces\/lab\/deployments\/[^/]+$/, (_r, res) =>
       sendJson(res, 200, {}),
     );
+    // A rollout's Ingress (`--ingress-url`) goes with its run too, before its Service.
+    s.on('GET', '/apis/networking.k8s.io/v1/namespaces/lab/ingresses', (_r, res) =>
+      sendJson(res, 200, list('IngressList', [object('work-a', 'a'), object('work-b', 'b')])),
+    );
+    s.on('DELETE', /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/lab\/ingresses\/[^/]+$/, (_r, res) =>
+      sendJson(res, 200, {}),
+    );
     s.on('DELETE', /^\/api\/v1\/namespaces\/lab\/pods\/[^/]+$/, (_r, res) => sendJson(res, 200, {}));
   });
   const r = await cleanupLeftovers(platform.resources, { namespace: 'lab', now: () => T0 });
-  assert.deepEqual(r.removed, ['deployment/lab/work-b', 'pod/lab/work-b', 'service/lab/work-b']);
-  assert.equal(r.kept.length, 4);
+  assert.deepEqual(r.removed, [
+    'deployment/lab/work-b',
+    'ingress/lab/work-b',
+    'pod/lab/work-b',
+    'service/lab/work-b',
+  ]);
+  assert.equal(r.kept.length, 5);
   const deletes = server.requests.filter((q) => q.method === 'DELETE');
   assert.deepEqual(
     deletes.map((q) => q.path),
     [
       '/apis/apps/v1/namespaces/lab/deployments/work-b',
+      '/apis/networking.k8s.io/v1/namespaces/lab/ingresses/work-b',
       '/api/v1/namespaces/lab/pods/work-b',
       '/api/v1/namespaces/lab/services/work-b',
     ],
   );
   assert.deepEqual(JSON.parse(deletes[0]!.body), { preconditions: { uid: 'uid-work-b' } });
+  assert.deepEqual(JSON.parse(deletes[1]!.body), { preconditions: { uid: 'uid-work-b' } });
 });
 
 test('cleanup --older-than with a bad duration is one line and exit 2', () => {

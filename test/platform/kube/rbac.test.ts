@@ -26,6 +26,7 @@ import {
   serveNamespaceList,
 } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
+import { ingressBackends, startHostRouter } from '../../helpers/host-router.js';
 import { namespaceObject } from '../../../src/platform/kube/names.js';
 import { modelErrors, modelFor } from '../../helpers/k8s-models.js';
 import {
@@ -104,8 +105,12 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
   const cluster = new LocalCluster({ timing: fastTiming });
   if (namespace) cluster.createNamespace({ metadata: { name: namespace } });
   const facade = await startKubeFacade(cluster);
+  // Through an ingress of the test's (--ingress-url): the run's Ingress object is created and
+  // deleted as on a cluster with the user's ingress controller.
+  const router = await startHostRouter(ingressBackends(cluster));
   const out = mkdtempSync(join(tmpdir(), 'draincheck-rbac-rollout-'));
   t.after(async () => {
+    await router.stop();
     await facade.stop();
     await cluster.dispose();
     rmSync(out, { recursive: true, force: true });
@@ -135,6 +140,8 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
         ingressSyncMs: 0,
         lbDeregistrationMs: 0,
         ingressRetryNonIdempotent: false,
+        ingressUrl: router.url,
+        ingressClass: 'nginx',
       },
       manifest: session.planOptions.manifest ?? {},
       ...(namespace ? { namespace } : {}),
@@ -144,6 +151,7 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
   });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.ok(doc.totals.requests > 0);
+  assert.equal(doc.ingress?.kind, 'url');
   return facade.requests.map((r) => ({
     method: r.method,
     path: r.path,
@@ -222,7 +230,7 @@ test('deploy/: no ServiceAccount, nothing bound in `default`, no wildcard, no Cl
   assert.equal(binding.roleRef.kind, 'Role');
 });
 
-test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, and guards namespaces, Pods, Services and Deployments', () => {
+test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, and guards namespaces, Pods, Services, Deployments and Ingresses', () => {
   const policy = find(files.policy, 'ValidatingAdmissionPolicy')[0]?.spec as {
     failurePolicy: string;
     matchConstraints: { resourceRules: Array<{ operations: string[]; resources: string[] }> };
@@ -248,6 +256,13 @@ test('deploy/admission-policy.yaml binds the identity rbac-cluster.yaml grants, 
     apiVersions: ['v1'],
     operations: ['CREATE', 'UPDATE', 'DELETE'],
     resources: ['deployments'],
+  });
+  // `rollout --ingress-url`'s Ingress, under the same rule.
+  assert.deepEqual(policy.matchConstraints.resourceRules[2], {
+    apiGroups: ['networking.k8s.io'],
+    apiVersions: ['v1'],
+    operations: ['CREATE', 'UPDATE', 'DELETE'],
+    resources: ['ingresses'],
   });
   const label = "labels['app.kubernetes.io/managed-by'] == 'draincheck'";
   const [created, before, inside] = policy.validations.map((v) => v.expression.replace(/\s+/g, ' '));
@@ -328,6 +343,18 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
         );
         s.on(
           'GET',
+          /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/[^/]+\/ingresses$/,
+          (_r, res) =>
+            sendJson(res, 200, {
+              kind: 'IngressList',
+              apiVersion: 'networking.k8s.io/v1',
+              metadata: { resourceVersion: '900' },
+              items: [],
+            }),
+          isList,
+        );
+        s.on(
+          'GET',
           /^\/api\/v1\/namespaces\/[^/]+\/services$/,
           (_r, res) =>
             sendJson(res, 200, {
@@ -385,7 +412,8 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
             r.path === '/version' ||
             r.path.startsWith(`/api/v1/namespaces/${runNamespace}/`) ||
             r.path.startsWith(`/apis/discovery.k8s.io/v1/namespaces/${runNamespace}/`) ||
-            r.path.startsWith(`/apis/apps/v1/namespaces/${runNamespace}/`),
+            r.path.startsWith(`/apis/apps/v1/namespaces/${runNamespace}/`) ||
+            r.path.startsWith(`/apis/networking.k8s.io/v1/namespaces/${runNamespace}/`),
         ),
         'every request stays inside the namespace',
       );
@@ -406,6 +434,8 @@ for (const [mode, { rules, namespace: runNamespace }] of Object.entries(modes)) 
       'watch apps/deployments',
       'patch apps/deployments',
       ...(own ? [] : ['delete apps/deployments']),
+      'create networking.k8s.io/ingresses',
+      ...(own ? [] : ['delete networking.k8s.io/ingresses', 'list networking.k8s.io/ingresses']),
     ]) {
       assert.ok(
         denied(requests, []).some((d) => d.startsWith(needed)),

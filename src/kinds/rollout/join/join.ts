@@ -23,6 +23,7 @@ import { lifecycleLookup } from './lifecycle.js';
 import { RolloutTally } from './tally.js';
 import { RetryTally, type RetrySummary } from './retry-tally.js';
 import { PinningTally, type PinningSection } from './pinning.js';
+import { IngressAnswerTally, type IngressAnswers } from '../ingress-url.js';
 
 export interface JoinInput {
   /** The records as the load wrote them, the spooled journal lines, the final record file. */
@@ -58,6 +59,11 @@ export interface JoinInput {
    * answer says nothing of where its next request went.
    */
   viaProxy?: boolean;
+  /**
+   * --ingress-url: the load went through the user's ingress, whose log is not read: its 5xx are
+   * told from the Pods' by the Pod UID in the answer (../ingress-url.ts).
+   */
+  ingressUrl?: boolean;
   /** When the Deployment was complete (ms on the run's clock; null: never): the pinning's "after". */
   completeAtMs?: number | null;
 }
@@ -81,6 +87,8 @@ export interface JoinOutput {
   retries: RetrySummary;
   /** Connection pinning (./pinning.ts); null: no load ran. */
   pinning: PinningSection | null;
+  /** --ingress-url: the 5xx by who answered them (null: not through the user's ingress). */
+  ingressAnswers: IngressAnswers | null;
   written: number;
   dropped: number;
   joinCounts: WindowedJoinCounts;
@@ -99,6 +107,7 @@ export function emptyJoin(): Omit<JoinOutput, 'ranIn'> {
     failureSamples: {},
     retries: new RetryTally().summary(),
     pinning: null,
+    ingressAnswers: null,
     written: 0,
     dropped: 0,
     joinCounts: newJoinCounts(),
@@ -113,13 +122,19 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
     { gzip: input.gzip },
   );
   const remote = input.remote;
+  const answers = input.ingressUrl === true ? new IngressAnswerTally() : null;
   // In batches (a chunk of the files at a time): per-record promises were most of the join's
   // garbage, and its peak memory (bench rollout-million).
   const records = async function* (): AsyncGenerator<LoadRecord[]> {
     for await (const items of readRecordFileBatches(input.rawPath)) {
       const batch: LoadRecord[] = [];
       for (const item of items)
-        if (item.kind === 'record') batch.push(remote ? onRunClock(item.record, remote) : item.record);
+        if (item.kind === 'record') {
+          const r = remote ? onRunClock(item.record, remote) : item.record;
+          // Who answered, from the answer itself: before the join fills a Pod from a journal.
+          answers?.raw(r);
+          batch.push(r);
+        }
       if (batch.length > 0) yield batch;
     }
   };
@@ -158,6 +173,7 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
         // Neither an answer nor the journal named the Pod: the rules' evidence may.
         const pod = fated.podUid === null ? input.routed.get(fated.id) : undefined;
         const counted = tally.add(pod === undefined ? fated : { ...fated, podUid: pod });
+        answers?.joined(counted);
         pinning?.add(counted);
         out.write(counted);
       }
@@ -179,6 +195,7 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
     failureSamples: tally.samples.summary(),
     retries: tally.retries.summary(),
     pinning: pinning?.summary() ?? null,
+    ingressAnswers: answers?.summary() ?? null,
     ...counts,
     joinCounts,
   };

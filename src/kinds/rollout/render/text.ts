@@ -75,7 +75,11 @@ export function propagationNote(d: RolloutDocument): string | null {
       ? ` through the load balancer, the slowest layer: the ingress's sync and its ${lb} ms late deregistration (--lb-deregistration-ms) included`
       : m.through === 'ingress'
         ? ' through the ingress, its sync included'
-        : '';
+        : // --ingress-url: the samples went through the Service only; the user's ingress's own
+          // sync (its controller's endpoint updates) is not in them.
+          d.ingress?.kind === 'url'
+          ? " through the Service only — your ingress's own sync is not measured, so the sleep is a lower bound"
+          : '';
   return `drain+prestop: preStop sleep ${m.preStopSeconds} s, from the propagation time measured on this platform${path} (DELETE → no new connection routed to the Pod: ${samples} over ${m.samplesMs.length} deletions; the largest rounded up to whole seconds, plus 1 s${via})${tailNote(d, m.preStopSeconds)}`;
 }
 
