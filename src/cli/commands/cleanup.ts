@@ -32,7 +32,7 @@ export function cleanupCommand(): Command {
   const command = new Command('cleanup')
     .summary('remove what interrupted runs left on the cluster (found by label)')
     .description(
-      'With --platform kube (the default): delete the namespaces draincheck created (label app.kubernetes.io/managed-by=draincheck); with --namespace, delete the labeled Deployments, Pods and Services inside that namespace instead (the namespace itself stays). Nothing without the label is touched. Runs in progress — their heartbeat annotation draincheck.dev/heartbeat renewed within the last 2 minutes — are kept unless --force. With --platform local: delete what killed embedded runtimes left in this host’s kernel (nftables tables, Pod links, blackhole routes), or say there is nothing.',
+      'With --platform kube (the default): delete the namespaces draincheck created (label app.kubernetes.io/managed-by=draincheck); with --namespace, delete the labeled Deployments, Ingresses, Pods and Services inside that namespace instead (the namespace itself stays). Nothing without the label is touched. Runs in progress — their heartbeat annotation draincheck.dev/heartbeat renewed within the last 2 minutes — are kept unless --force. With --platform local: delete what killed embedded runtimes left in this host’s kernel (nftables tables, Pod links, blackhole routes), or say there is nothing.',
     );
   command.addOption(
     new Option(

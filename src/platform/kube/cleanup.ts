@@ -100,7 +100,15 @@ export async function cleanupLeftovers(
   // replace the Pods removed below.
   const deployments = await resources.list('Deployment', ns, { labelSelector });
   // `rollout --ingress-url`'s route through the user's ingress, removed before its Service.
-  const ingresses = await resources.list('Ingress', ns, { labelSelector });
+  // An identity bound by a Role from before --ingress-url may not list them: the rest is still
+  // cleaned, and what could not be looked at is said (never taken for "none").
+  const ingresses = await resources.list('Ingress', ns, { labelSelector }).catch((error: unknown) => {
+    if (!isDraincheckError(error) || error.code !== 'DC_KUBE_FORBIDDEN') throw error;
+    kept.push(
+      `ingress/${ns}/* (not listed: this identity may not list ingresses — re-apply deploy/rbac-namespaced.yaml; only rollout --ingress-url creates them)`,
+    );
+    return { items: [] };
+  });
   // A run's objects go together: the heartbeat is on its Service, the Pods follow it.
   const runs = new Map<string, Array<{ kind: 'deployment' | 'ingress' | 'pod' | 'service'; meta: Meta }>>();
   for (const [kind, items] of [

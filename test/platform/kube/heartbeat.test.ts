@@ -166,7 +166,8 @@ test('cleanup --older-than: only runs created at least that long ago', async (t)
   );
 });
 
-test('cleanup --namespace: a run’s Pods stay while its Service’s heartbeat is fresh', async (t) => {
+/** `cleanup -n lab` over two runs' objects; `ingressesForbidden`: a Role from before --ingress-url. */
+async function namespaceCleanup(t: Parameters<typeof fakeKube>[0], ingressesForbidden = false) {
   const object = (name: string, run: string, beat?: number) => ({
     metadata: {
       name,
@@ -207,7 +208,16 @@ test('cleanup --namespace: a run’s Pods stay while its Service’s heartbeat i
     );
     // A rollout's Ingress (`--ingress-url`) goes with its run too, before its Service.
     s.on('GET', '/apis/networking.k8s.io/v1/namespaces/lab/ingresses', (_r, res) =>
-      sendJson(res, 200, list('IngressList', [object('work-a', 'a'), object('work-b', 'b')])),
+      ingressesForbidden
+        ? sendJson(res, 403, {
+            kind: 'Status',
+            apiVersion: 'v1',
+            status: 'Failure',
+            reason: 'Forbidden',
+            code: 403,
+            message: 'ingresses.networking.k8s.io is forbidden: User "u" cannot list resource "ingresses"',
+          })
+        : sendJson(res, 200, list('IngressList', [object('work-a', 'a'), object('work-b', 'b')])),
     );
     s.on('DELETE', /^\/apis\/networking\.k8s\.io\/v1\/namespaces\/lab\/ingresses\/[^/]+$/, (_r, res) =>
       sendJson(res, 200, {}),
@@ -215,6 +225,11 @@ test('cleanup --namespace: a run’s Pods stay while its Service’s heartbeat i
     s.on('DELETE', /^\/api\/v1\/namespaces\/lab\/pods\/[^/]+$/, (_r, res) => sendJson(res, 200, {}));
   });
   const r = await cleanupLeftovers(platform.resources, { namespace: 'lab', now: () => T0 });
+  return { r, deletes: server.requests.filter((q) => q.method === 'DELETE') };
+}
+
+test('cleanup --namespace: a run’s Pods stay while its Service’s heartbeat is fresh', async (t) => {
+  const { r, deletes } = await namespaceCleanup(t);
   assert.deepEqual(r.removed, [
     'deployment/lab/work-b',
     'ingress/lab/work-b',
@@ -222,7 +237,6 @@ test('cleanup --namespace: a run’s Pods stay while its Service’s heartbeat i
     'service/lab/work-b',
   ]);
   assert.equal(r.kept.length, 5);
-  const deletes = server.requests.filter((q) => q.method === 'DELETE');
   assert.deepEqual(
     deletes.map((q) => q.path),
     [
@@ -234,6 +248,18 @@ test('cleanup --namespace: a run’s Pods stay while its Service’s heartbeat i
   );
   assert.deepEqual(JSON.parse(deletes[0]!.body), { preconditions: { uid: 'uid-work-b' } });
   assert.deepEqual(JSON.parse(deletes[1]!.body), { preconditions: { uid: 'uid-work-b' } });
+});
+
+test('cleanup --namespace under a Role that may not list ingresses: the rest is cleaned, the ingresses said unlisted', async (t) => {
+  const { r, deletes } = await namespaceCleanup(t, true);
+  assert.deepEqual(r.removed, ['deployment/lab/work-b', 'pod/lab/work-b', 'service/lab/work-b']);
+  assert.ok(
+    r.kept.includes(
+      'ingress/lab/* (not listed: this identity may not list ingresses — re-apply deploy/rbac-namespaced.yaml; only rollout --ingress-url creates them)',
+    ),
+    r.kept.join('\n'),
+  );
+  assert.ok(!deletes.some((q) => q.path.includes('/ingresses/')));
 });
 
 test('cleanup --older-than with a bad duration is one line and exit 2', () => {
