@@ -18,11 +18,32 @@ import { GRPC_DESCRIPTOR_ENV, renderJson, type GrpcWork } from './work-template.
 /**
  * The descriptor's bound: the client Pod gets it in one environment variable, and Linux's
  * execve takes at most MAX_ARG_STRLEN (32 pages, 128 KiB) per variable
- * (include/uapi/linux/binfmts.h) — runc execs the container's process with it.
+ * (include/uapi/linux/binfmts.h) — the container runtime execs the container's process with it.
  */
 export const GRPC_DESCRIPTOR_MAX_BYTES = 96 * 1024;
 /** protobufjs JSON nests a level per package part and message: far below this. */
 const GRPC_DESCRIPTOR_MAX_DEPTH = 64;
+/**
+ * Namespaces (package parts, messages with nested types) a descriptor may hold. protobufjs
+ * resolves a relative type name by searching every namespace and caches each miss in each
+ * (Namespace.lookup): cost and memory grow as namespaces × references, so a crafted 96 KiB
+ * descriptor of 2,250 empty namespaces and 1,080 unresolvable fields took 1.7 s of CPU and
+ * 120 MB — near the client Pod's memory limit. Real .proto files of this size have tens.
+ */
+export const GRPC_DESCRIPTOR_MAX_NAMESPACES = 400;
+
+/** How many objects with a `nested` map a protobufjs JSON tree holds (bounded depth: checked before). */
+function namespaceCount(value: unknown, depth = 0): number {
+  if (!value || typeof value !== 'object' || depth > GRPC_DESCRIPTOR_MAX_DEPTH) return 0;
+  const nested = (value as { nested?: unknown }).nested;
+  if (!nested || typeof nested !== 'object') return 0;
+  let n = 1;
+  for (const child of Object.values(nested)) {
+    n += namespaceCount(child, depth + 1);
+    if (n > GRPC_DESCRIPTOR_MAX_NAMESPACES) return n;
+  }
+  return n;
+}
 
 /**
  * How the definitions are read: the field names as the .proto writes them (what --grpc-request's
@@ -149,6 +170,9 @@ export function grpcCallShape(work: GrpcWork): GrpcCallShape {
  * the file's folder. Bounded (GRPC_DESCRIPTOR_MAX_BYTES): one DC_USAGE line beyond.
  */
 export function grpcDescriptor(protoFile: string): string {
+  // google/protobuf/descriptor.proto (and api, type, source_context) resolve from protobufjs's
+  // bundle only because importing @grpc/proto-loader registers them (its addCommonProtos): keep
+  // that import even where this module would not need it otherwise.
   const includeDirs = [dirname(protoFile)];
   const root = new protobuf.Root();
   const resolvePath = root.resolvePath.bind(root);
@@ -176,6 +200,12 @@ export function grpcDescriptor(protoFile: string): string {
       `--grpc-proto ${quote(protoFile)} cannot be loaded: ${oneLine(error)}`,
     );
   }
+  const namespaces = namespaceCount(JSON.parse(text) as unknown);
+  if (namespaces > GRPC_DESCRIPTOR_MAX_NAMESPACES)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--grpc-proto ${quote(protoFile)} with --platform kube: its definitions (imports included) hold more than ${GRPC_DESCRIPTOR_MAX_NAMESPACES} namespaces (packages and messages with nested types), the most the client Pod loads`,
+    );
   const bytes = Buffer.byteLength(text);
   if (bytes > GRPC_DESCRIPTOR_MAX_BYTES)
     throw new DraincheckError(
@@ -198,6 +228,8 @@ function fromDescriptor(text: string): protoLoader.PackageDefinition {
   if (!parsed.ok) throw bad(`are not protobufjs JSON (${parsed.reason})`);
   if (!parsed.value || typeof parsed.value !== 'object' || Array.isArray(parsed.value))
     throw bad('are not protobufjs JSON (not an object)');
+  if (namespaceCount(parsed.value) > GRPC_DESCRIPTOR_MAX_NAMESPACES)
+    throw bad(`hold more than ${GRPC_DESCRIPTOR_MAX_NAMESPACES} namespaces`);
   try {
     return protoLoader.fromJSON(parsed.value, loaderOptions);
   } catch (error) {

@@ -15,7 +15,12 @@ import { after, test, type TestContext } from 'node:test';
 import protobuf from 'protobufjs';
 import { planRun } from '../../src/experiment/plan.js';
 import { clientArgs, clientEnv } from '../../src/platform/kube/client-pod.js';
-import { grpcCallShape, grpcDescriptor, GRPC_DESCRIPTOR_MAX_BYTES } from '../../src/probe/grpc-target.js';
+import {
+  grpcCallShape,
+  grpcDescriptor,
+  GRPC_DESCRIPTOR_MAX_BYTES,
+  GRPC_DESCRIPTOR_MAX_NAMESPACES,
+} from '../../src/probe/grpc-target.js';
 import { GRPC_DESCRIPTOR_ENV } from '../../src/probe/work-template.js';
 import { resolveScenario } from '../../src/workload/scenario.js';
 import { resolveTarget, type TargetInput } from '../../src/workload/target.js';
@@ -179,6 +184,23 @@ test('draincheck client: a bad method, definitions that are not JSON or too long
       { [GRPC_DESCRIPTOR_ENV]: ' '.repeat(GRPC_DESCRIPTOR_MAX_BYTES + 1) },
       new RegExp(`^draincheck: the gRPC definitions .* are longer than ${GRPC_DESCRIPTOR_MAX_BYTES} bytes$`),
     ],
+    // Many namespaces: protobufjs's lookups grow as namespaces × references (a crafted 96 KiB
+    // descriptor took 1.7 s and 120 MB): refused before loading.
+    [
+      args,
+      {
+        [GRPC_DESCRIPTOR_ENV]: JSON.stringify({
+          nested: Object.fromEntries(
+            Array.from({ length: GRPC_DESCRIPTOR_MAX_NAMESPACES + 1 }, (_, i) => [`n${i}`, { nested: {} }]),
+          ),
+        }),
+      },
+      new RegExp(
+        `^draincheck: the gRPC definitions .* hold more than ${GRPC_DESCRIPTOR_MAX_NAMESPACES} namespaces$`,
+      ),
+    ],
+    // JSON, but not a protobufjs tree.
+    [args, { [GRPC_DESCRIPTOR_ENV]: '{"nested":{"a":null}}' }, /^draincheck: /],
     [
       withFlag('--protocol', 'h2c'),
       env,
@@ -250,6 +272,21 @@ test('grpcDescriptor: imports from the file’s folder travel with it (the embed
         descriptor: text,
       }),
     /--grpc-request: "cost" is not a field of PayRequest \(fields: id, amount, at\)/,
+  );
+  // A file whose definitions hold more namespaces than the Pod loads: refused on the runner.
+  const wide = join(sub, 'wide.proto');
+  const packages = Array.from(
+    { length: GRPC_DESCRIPTOR_MAX_NAMESPACES },
+    (_, i) => `message M${i} { message N { string s = 1; } }`,
+  );
+  writeFileSync(wide, ['syntax = "proto3";', 'package wide;', ...packages, ''].join('\n'));
+  assert.throws(
+    () => grpcDescriptor(wide),
+    (e: unknown) =>
+      e instanceof Error &&
+      new RegExp(
+        `with --platform kube: its definitions .* hold more than ${GRPC_DESCRIPTOR_MAX_NAMESPACES} namespaces`,
+      ).test(e.message),
   );
   // A file within --grpc-proto's own bound (1 MiB) whose definitions are not within the Pod's.
   const big = join(sub, 'big.proto');

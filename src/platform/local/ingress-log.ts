@@ -20,9 +20,10 @@ const ID_RE = WORK_ID_PATTERN;
  * The access log's fields, in order, after a tag naming the format. Tab-separated with nginx's
  * default escaping: `"`, `\` and every byte below 32 or above 126 are written `\xXX`
  * (ngx_http_log_module, `escape=default`), so a tab inside a value cannot happen and splitting
- * on tabs is exact. A value nginx does not have is written `-`. Not JSON: the join is the part
- * of a run that grows with its requests, and JSON.parse alone cost more than the whole budget
- * (issue 25: ≤ 2 µs per request, `npm run bench` ingress-path).
+ * on tabs is exact. A variable nginx does not have is written `-`, an empty one (`?id=`) as
+ * nothing: both are none. Not JSON: the join is the part of a run that grows with its requests,
+ * and JSON.parse alone cost more than the whole budget (issue 25: ≤ 2 µs per request,
+ * `npm run bench` ingress-path).
  */
 export const ACCESS_LOG_TAG = 'dc1';
 export const ACCESS_LOG_FIELDS = [
