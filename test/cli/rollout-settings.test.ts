@@ -13,6 +13,7 @@ import { isDraincheckError } from '../../src/errors.js';
 import { RolloutDocumentSchema, type RolloutDocument } from '../../src/kinds/rollout/document.js';
 import { renderRolloutHtml } from '../../src/kinds/rollout/render/html.js';
 import { planRollout } from '../../src/kinds/rollout/plan.js';
+import { chooseLoadPods } from '../../src/kinds/rollout/load-pods.js';
 import {
   deploymentPlan,
   loadDocumentFields,
@@ -29,6 +30,9 @@ import { plainStyle } from '../../src/report/style.js';
 import { WORK_MS_MAX } from '../../src/server/work-params.js';
 import { readSettings, settingHelp, type SettingRow } from '../../src/util/setting-rows.js';
 import { resolveScenario } from '../../src/workload/scenario.js';
+
+/** The plan's `load` on a cluster: `--load-pods` resolved (auto from --rate, or as given). */
+const kubeLoadPlan = (s: RolloutSettings) => loadPlan(s, chooseLoadPods(s.loadPods, s, 'kube'));
 
 const rows = Object.entries(rolloutSettings) as Array<[keyof RolloutSettings, SettingRow<unknown>]>;
 const loadRowNames = Object.keys(loadSettings(WORK_MS_MAX));
@@ -116,13 +120,16 @@ test('every row reaches the plan, the document, the load Pod’s command line an
     const plan = planRollout(resolveScenario({ name: 'drain' }), {
       runId: 'r1',
       deployment: deploymentPlan(settings),
-      load: loadPlan(settings),
+      load: kubeLoadPlan(settings),
     });
     const section = row.document?.section;
     // Off, a companion's setting is not said at all.
     if (companions[row.flag] && row.fact && section) {
       const off = readRolloutSettings(rolloutOptions(sampleArgs(row)));
-      const offDoc = documentWith({ name: 'w', ...deploymentPlan(off) }, loadDocumentFields(loadPlan(off)));
+      const offDoc = documentWith(
+        { name: 'w', ...deploymentPlan(off) },
+        loadDocumentFields(kubeLoadPlan(off)),
+      );
       assert.ok(
         !rolloutFacts(offDoc).some((f) => f.name === name),
         `${row.flag} said without ${companions[row.flag]![0]}`,
@@ -136,7 +143,7 @@ test('every row reaches the plan, the document, the load Pod’s command line an
       const fields = section === 'load' ? loadDocumentFields(plan.load) : { name: 'w', ...plan.deployment };
       const doc = documentWith(
         { name: 'w', ...deploymentPlan(settings) },
-        loadDocumentFields(loadPlan(settings)),
+        loadDocumentFields(kubeLoadPlan(settings)),
       );
       assert.deepEqual((doc[section] as Record<string, unknown>)[name], row.document!.value(value));
       assert.deepEqual((fields as Record<string, unknown>)[name], row.document!.value(value));
@@ -183,7 +190,7 @@ test('the load’s alternative switch (--new-connections) reaches the plan and t
       name: 'l',
       image: 'i',
       idPrefix: 'p',
-      ...loadSettingValues(loadPlan(settings)),
+      ...loadSettingValues(kubeLoadPlan(settings)),
     },
     'http://10.0.0.1:80',
   );
@@ -210,7 +217,7 @@ test('`draincheck load` and `draincheck rollout` share the load’s rows: the sa
     }
   }
   // Not given: the load command's values are the rows' defaults, the rollout's too.
-  assert.deepEqual(readLoadFlags({}), loadSettingValues(loadPlan(readRolloutSettings({}))));
+  assert.deepEqual(readLoadFlags({}), loadSettingValues(kubeLoadPlan(readRolloutSettings({}))));
 });
 
 test('a bad value is the row’s one line, DC_USAGE, under the flag’s name', () => {
