@@ -14,17 +14,19 @@ export const LOAD_PODS_MAX = 20;
 
 /**
  * CPU per request of the whole load generator (`draincheck load`'s engine: schedule, HTTP/1.1
- * client, aggregate, one record per request written), in µs, on one core of the 2-core machine
- * draincheck is developed on (shared, so a figure on the slow side), at 1,000 req/s for 8 s
- * against the lab server on 127.0.0.1, work 0 ms. Re-derive with
- * `npm run build && node dist/bench/run.js load-split` ("CPU per request, keep-alive pool" and
- * "…, a new connection per request"; the bench prints the capacity below too).
- * Measured 2026-12-06: pool 199 µs, new connection per request 343 µs (medians of 3 runs each;
- * single runs 190–215 and 330–390).
+ * client, aggregate, one record per request written), in µs, on one core of the shared 2-core
+ * machine draincheck is developed on, at 1,000 req/s against the lab server on 127.0.0.1, work
+ * 0 ms. Re-derive with `npm run build && node dist/bench/run.js load-split` (its "CPU per
+ * request, keep-alive pool" and "…, a new connection per request"; it prints the capacity per
+ * 500m load Pod these give, beside the one in use).
+ * Measured 2026-12-06 (load-split, medians of 3 runs each, twice): pool 205 and 204 µs, a new
+ * connection per request 375 and 361 µs. At saturation a generator batches its wake-ups and
+ * costs less per request (load-split's 1-vs-N rounds: ~95–125 µs), so this figure errs on the
+ * side of more Pods.
  * Other protocols (h2c, grpc, ws) were not measured: `auto` uses the keep-alive pool's figure
- * for them, and says so in the document (`loadPodsChoice.measuredFor`).
+ * for them (the document's `loadPodsChoice.measuredFor` says `pool`).
  */
-export const LOAD_CPU_US_PER_REQUEST = { pool: 199, new: 343 } as const;
+export const LOAD_CPU_US_PER_REQUEST = { pool: 204, new: 361 } as const;
 
 /**
  * The share of its CPU limit a load Pod is planned to use. Schedule lag grows well before 100 %:
@@ -32,8 +34,8 @@ export const LOAD_CPU_US_PER_REQUEST = { pool: 199, new: 343 } as const;
  * its quota (50 ms at 500m; the kernel's Documentation/scheduler/sched-bwc.rst), so a generator
  * whose use is near the limit on average spends bursts — a GC pause, a batch of responses — in
  * throttled periods and sends their requests up to 50 ms late, then catches up in a burst that
- * spends the next quota. `load-split` measures one 500m generator's schedule lag at 60 % and
- * 90 % of its measured capacity to show where it grows.
+ * spends the next quota; Node's garbage collector adds pauses of its own. `load-split` runs one
+ * 500m generator at the rate planned per Pod and at 90 % of its capacity, and prints both lags.
  */
 export const LOAD_POD_HEADROOM = 0.6;
 
