@@ -13,7 +13,7 @@ import { isDraincheckError } from '../../src/errors.js';
 import { RolloutDocumentSchema, type RolloutDocument } from '../../src/kinds/rollout/document.js';
 import { renderRolloutHtml } from '../../src/kinds/rollout/render/html.js';
 import { planRollout } from '../../src/kinds/rollout/plan.js';
-import { chooseLoadPods } from '../../src/kinds/rollout/load-pods.js';
+import { chooseLoadPods, LOAD_POD_CAPACITY } from '../../src/kinds/rollout/load-pods.js';
 import {
   deploymentPlan,
   loadDocumentFields,
@@ -272,4 +272,49 @@ test("--ingress-sync-ms not given: each proxy's controller's own delay (nginx 0.
     min: 0,
     max: 3333,
   });
+});
+
+test('--load-pods auto (the row’s default): resolved by the platform and --rate into the plan; the document keeps the number and how it was chosen; the report says both', () => {
+  const rate = 2 * LOAD_POD_CAPACITY.pool + 1;
+  const settings = readRolloutSettings(rolloutOptions(['--load-pods', 'auto', '--rate', String(rate)]));
+  assert.equal(settings.loadPods, 'auto');
+  const kube = kubeLoadPlan(settings);
+  assert.equal(kube.loadPods, 3);
+  const fields = loadDocumentFields(kube);
+  assert.equal(fields.loadPods, 3);
+  assert.deepEqual(fields.loadPodsChoice, {
+    by: 'auto',
+    rate,
+    perPodRate: LOAD_POD_CAPACITY.pool,
+    measuredFor: 'pool',
+    needed: 3,
+  });
+  const doc = documentWith({ name: 'w', ...deploymentPlan(settings) }, fields);
+  const said = `the load split over 3 load Pods (auto: ${rate}/s at ~${LOAD_POD_CAPACITY.pool}/s per Pod)`;
+  assert.ok(renderRolloutText([doc], plainStyle).includes(said), said);
+  const html = renderRolloutHtml([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
+  assert.ok(html.includes(`<dt>loadPods</dt><dd>${said}</dd>`), said);
+  // Given: recorded as given, said as before.
+  const given = loadDocumentFields(kubeLoadPlan(readRolloutSettings(rolloutOptions(['--load-pods', '3']))));
+  assert.deepEqual(given.loadPodsChoice, { by: 'given' });
+  // The local platform: one generator, nothing chosen, nothing recorded beyond the number.
+  const local = loadDocumentFields(loadPlan(settings, chooseLoadPods(settings.loadPods, settings, 'local')));
+  assert.equal(local.loadPods, 1);
+  assert.equal('loadPodsChoice' in local, false);
+  const localDoc = documentWith({ name: 'w', ...deploymentPlan(settings) }, local);
+  assert.ok(renderRolloutText([localDoc], plainStyle).includes('one load generator'));
+  // Documents from before the fields still read: without loadPodsChoice the number alone is
+  // said; without either, nothing of load Pods.
+  const { loadPodsChoice: _c, ...older } = fields;
+  const old = renderRolloutText(
+    [documentWith({ name: 'w', ...deploymentPlan(settings) }, older)],
+    plainStyle,
+  );
+  assert.ok(old.includes('the load split over 3 load Pods') && !old.includes('auto:'), old);
+  const { loadPods: _n, ...oldest } = older;
+  const oldestText = renderRolloutText(
+    [documentWith({ name: 'w', ...deploymentPlan(settings) }, oldest)],
+    plainStyle,
+  );
+  assert.ok(!/load Pods|load generator/.test(oldestText), oldestText);
 });
