@@ -122,7 +122,9 @@ export function rolloutCommand(): Command {
         'runs N of them, spread over the nodes (a topology spread, ScheduleAnyway), each with its share of --rate and',
         '--connections and its own id prefix; each Pod’s records are put on this machine’s clock by its own offset and',
         'joined as one run; a load Pod that ends before the runner stops it, or whose records do not all arrive, is',
-        'named in the document and the run is saved incomplete (exit 3).',
+        'named in the document and the run is saved incomplete (exit 3). --load-pods auto (the default) runs as many',
+        'as --rate needs at the measured capacity of one 500m load Pod (src/kinds/rollout/load-pods.ts; re-measured',
+        'by `npm run bench -- load-split`): one at 100/s, three at 3000/s; the document’s load.loadPodsChoice says so.',
         'drain+prestop’s preStop sleep (--compare, no --prestop-sleep-seconds) is measured there first: a Deployment',
         '`propagation` of 3 draining lab servers, each Pod deleted in turn, sampled by a load Pod `propagation-load`',
         '(a new connection every 10 ms; which Pod answered and when, put on this machine’s clock late by at most the',
@@ -136,6 +138,7 @@ export function rolloutCommand(): Command {
         '  draincheck rollout --protocol h2c --on-sigterm drain --drain-delay-ms 1000 --rate 50',
         '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100',
         '  draincheck rollout --platform kube --compare exit,drain,drain+prestop --rate 100',
+        '  draincheck rollout --platform kube --on-sigterm drain --rate 3000      # auto: 3 load Pods',
         '  draincheck rollout --platform kube --on-sigterm drain --rate 3000 --load-pods 6',
       ].join('\n'),
     )
