@@ -389,7 +389,7 @@ test('the capacity follows the limit of the load Pod draincheck builds: its CPU 
   assert.equal(limit, LOAD_POD_CPU_CORES * 1000, 'the capacity assumes the load Pod’s own limit');
   for (const kind of ['pool', 'new'] as const) {
     const cap = LOAD_POD_CAPACITY[kind];
-    const exact = ((limit! / 1000) * 1e6 * LOAD_POD_HEADROOM) / LOAD_CPU_US_PER_REQUEST[kind];
+    const exact = ((limit / 1000) * 1e6 * LOAD_POD_HEADROOM) / LOAD_CPU_US_PER_REQUEST[kind];
     // Rounded down to a hundred: never more than the measurement gives, within 100 of it.
     assert.ok(cap <= exact && cap > exact - 100, `${kind}: ${cap} for ${exact}`);
   }
