@@ -97,7 +97,7 @@ export interface LoadPodsInput {
 /**
  * The number of load Pods, and how it was chosen. Local: 1 for `auto` (a given N > 1 is refused
  * by the CLI before this). Kube: N as given, or ceil(rate / capacity) within 1..LOAD_PODS_MAX,
- * the capacity of a new connection per request when --connections new.
+ * the capacity of a new connection per request with --new-connections.
  */
 export function chooseLoadPods(
   setting: LoadPodsSetting,
