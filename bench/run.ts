@@ -4,6 +4,7 @@ import { printTable, writeResult, type BenchResult } from './lib/report.js';
 import { benchLab } from './lab.js';
 import { benchMatrix } from './matrix.js';
 import { benchLoadMemory, benchLoadRecording, benchLoadThreadLag, benchLoadVsAutocannon } from './load.js';
+import { benchLoadSplit } from './load-split.js';
 import { benchRolloutInherentWaits } from './rollout.js';
 import { benchRolloutMillion } from './rollout-million.js';
 import { benchIngressPath } from './ingress.js';
@@ -21,6 +22,7 @@ const benches: Record<string, () => Promise<BenchResult>> = {
   'load-recording': () => benchLoadRecording(),
   'load-memory': () => benchLoadMemory(),
   'load-thread-lag': () => benchLoadThreadLag(),
+  'load-split': () => benchLoadSplit(),
   'h2c-vs-h2load': () => benchH2cVsH2load(),
   'grpc-vs-closed-loop': () => benchGrpcVsClosedLoop(),
   'ingress-path': () => benchIngressPath(),

@@ -1,14 +1,15 @@
 // draincheck's load generator in a process of its own (as autocannon runs in bench/lib/load.ts),
 // recording every request the way a run will: aggregate + NDJSON file (gzip). Prints one JSON
-// line: completed requests, the time span, CPU, and resident memory sampled once a second.
-//   node load-child.js <url> <rate> <count> <connections> <records-file> [maxQueued] [protocol]
+// line: completed requests, the time span, CPU, resident memory sampled once a second, and the
+// generator's own schedule lag and event-loop delay.
+//   node load-child.js <url> <rate> <count> <connections|new> <records-file> [maxQueued] [protocol] [idPrefix]
 import { statSync } from 'node:fs';
 import { LoadAggregate } from '../../src/probe/load/aggregate.js';
 import { loadOrigin, loadTransport, startLoad } from '../../src/probe/load/generator.js';
 import type { LoadProtocol } from '../../src/probe/load/transport.js';
 import { RECORD_FILE_KIND, RecordWriter } from '../../src/probe/load/record-file.js';
 
-const [url, rate, count, connections, file, maxQueued, protocolArg] = process.argv.slice(2);
+const [url, rate, count, connections, file, maxQueued, protocolArg, idPrefix] = process.argv.slice(2);
 const protocol = (protocolArg || 'http1') as LoadProtocol;
 await loadTransport(protocol);
 const origin = loadOrigin();
@@ -37,11 +38,12 @@ const run = startLoad({
   target: new URL(url!),
   rate: Number(rate),
   count: Number(count),
-  connections: Number(connections),
+  connections: connections === 'new' ? 'new' : Number(connections),
   workMs: { kind: 'fixed', ms: 0 },
   originMs: origin.originMs,
   ...(maxQueued ? { maxQueued: Number(maxQueued) } : {}),
   ...(protocol !== 'http1' ? { protocol } : {}),
+  ...(idPrefix ? { idPrefix } : {}),
   onRecord: (record) => {
     aggregate.add(record);
     writer.write(record);
@@ -69,5 +71,7 @@ process.stdout.write(
     written,
     fileBytes: statSync(file!).size,
     latency: summary.latency,
+    scheduleLag: result.scheduleLag,
+    eventLoopDelay: result.eventLoopDelay,
   }),
 );

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import type { RunDocument } from '../../src/experiment/run-document.js';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { LOAD_POD_CAPACITY } from '../../src/kinds/rollout/load-pods.js';
 import { cli, startCli } from '../helpers/cli.js';
 import { cliPath } from '../helpers/lab-process.js';
 import { processesWithEnv } from '../helpers/procs.js';
@@ -60,7 +61,8 @@ for (const [args, pattern] of [
     ['rollout', '--platform', 'kube', '--load-pods', '20', '--rate', '0.00000001'],
     /--rate "0.00000001" cannot be split over 20 load Pods: a share would be 0\/s/,
   ],
-  [['rollout', '--load-pods', '21'], /--load-pods must be an integer from 1 to 20, got "21"/],
+  [['rollout', '--load-pods', '21'], /--load-pods must be auto or an integer from 1 to 20, got "21"/],
+  [['rollout', '--load-pods', 'many'], /--load-pods must be auto or an integer from 1 to 20, got "many"/],
   [['report'], /missing required argument 'paths'/],
   [['run', '--server-command', ''], /--server-command must not be empty/],
   [['report', '/nonexistent/run.json'], /cannot read \/nonexistent\/run.json: ENOENT/],
@@ -94,6 +96,92 @@ test('rollout --load-pods: a Pod’s share of the pool that cannot carry its sha
     /^draincheck: warning: --connections 308 split over 3 load Pods gives a Pod 102 connections for its 100\/s × a mean work of 1025 ms: that needs about 103 in use at once \(Little's law\); give --connections 309 or more$/m,
   );
   assert.match(r.stderr, /--kubeconfig "\/nonexistent\/config" does not exist/);
+});
+
+test('rollout --load-pods auto (the default) on the local platform: one generator, not a word about load Pods', () => {
+  for (const extra of [[], ['--load-pods', 'auto']]) {
+    // A rate 50 load Pods would carry: locally still one generator, accepted; the bad --out is
+    // the first (and only) thing said.
+    const r = cli([
+      'rollout',
+      '--platform',
+      'local',
+      '--rate',
+      String(50 * LOAD_POD_CAPACITY.pool),
+      ...extra,
+      '--out',
+      '/dev/null/x',
+    ]);
+    assert.equal(r.status, 2, r.stderr);
+    oneLine(r.stderr);
+    assert.match(r.stderr, /--out/);
+    assert.doesNotMatch(r.stderr, /load Pod|--load-pods/);
+  }
+});
+
+test('rollout --platform kube --load-pods auto: the pool split over the Pods auto chose is checked per Pod (Little’s law); too high a rate for 20 Pods is warned', () => {
+  // auto: 3003/s needs 3 load Pods (at ~1400/s each); 301 connections carry 3003/s × 100 ms in
+  // total (300.3) but split 101 + 100 + 100, a Pod with 100 cannot carry its 1001/s (100.1).
+  const pods = Math.ceil(3003 / LOAD_POD_CAPACITY.pool);
+  assert.equal(pods, 3, 'the capacity this test was written for');
+  const split = cli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    '/nonexistent/config',
+    '--rate',
+    '3003',
+    '--work-ms',
+    '100',
+    '--connections',
+    '301',
+  ]);
+  assert.match(
+    split.stderr,
+    /^draincheck: warning: --connections 301 split over 3 load Pods gives a Pod 100 connections for its 1001\/s × a mean work of 100 ms: that needs about 101 in use at once \(Little's law\); give --connections 303 or more$/m,
+  );
+  assert.doesNotMatch(split.stderr, /needs about \d+ load Pods/);
+  assert.match(split.stderr, /--kubeconfig "\/nonexistent\/config" does not exist/);
+  const rate = 30 * LOAD_POD_CAPACITY.pool;
+  const capped = cli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    '/nonexistent/config',
+    '--rate',
+    String(rate),
+    '--work-ms',
+    '0',
+    '--connections',
+    '1000',
+  ]);
+  assert.match(
+    capped.stderr,
+    new RegExp(
+      `^draincheck: warning: --rate ${rate} needs about 30 load Pods at ~${LOAD_POD_CAPACITY.pool}/s each \\(the measured capacity of one 500m load Pod\\); --load-pods auto stops at 20: the load may fall behind its schedule$`,
+      'm',
+    ),
+  );
+  // A given number too small for the rate: said, with the way out.
+  const given = cli([
+    'rollout',
+    '--platform',
+    'kube',
+    '--kubeconfig',
+    '/nonexistent/config',
+    '--rate',
+    '3003',
+    '--work-ms',
+    '0',
+    '--load-pods',
+    '1',
+  ]);
+  assert.match(
+    given.stderr,
+    /^draincheck: warning: --load-pods 1 sends about \d+\/s on time at ~\d+\/s per load Pod \(measured\); --rate 3003 needs about 3: give --load-pods auto or 3$/m,
+  );
 });
 
 test('--service-proxy nftables where it cannot work (no nft on the PATH): exit 2, one line saying why', () => {

@@ -13,6 +13,7 @@ import { isDraincheckError } from '../../src/errors.js';
 import { RolloutDocumentSchema, type RolloutDocument } from '../../src/kinds/rollout/document.js';
 import { renderRolloutHtml } from '../../src/kinds/rollout/render/html.js';
 import { planRollout } from '../../src/kinds/rollout/plan.js';
+import { chooseLoadPods, LOAD_POD_CAPACITY } from '../../src/kinds/rollout/load-pods.js';
 import {
   deploymentPlan,
   loadDocumentFields,
@@ -29,6 +30,9 @@ import { plainStyle } from '../../src/report/style.js';
 import { WORK_MS_MAX } from '../../src/server/work-params.js';
 import { readSettings, settingHelp, type SettingRow } from '../../src/util/setting-rows.js';
 import { resolveScenario } from '../../src/workload/scenario.js';
+
+/** The plan's `load` on a cluster: `--load-pods` resolved (auto from --rate, or as given). */
+const kubeLoadPlan = (s: RolloutSettings) => loadPlan(s, chooseLoadPods(s.loadPods, s, 'kube'));
 
 const rows = Object.entries(rolloutSettings) as Array<[keyof RolloutSettings, SettingRow<unknown>]>;
 const loadRowNames = Object.keys(loadSettings(WORK_MS_MAX));
@@ -117,13 +121,16 @@ test('every row reaches the plan, the document, the load Pod’s command line an
     const plan = planRollout(resolveScenario({ name: 'drain' }), {
       runId: 'r1',
       deployment: deploymentPlan(settings),
-      load: loadPlan(settings),
+      load: kubeLoadPlan(settings),
     });
     const section = row.document?.section;
     // Off, a companion's setting is not said at all.
     if (companions[row.flag] && row.fact && section) {
       const off = readRolloutSettings(rolloutOptions(sampleArgs(row)));
-      const offDoc = documentWith({ name: 'w', ...deploymentPlan(off) }, loadDocumentFields(loadPlan(off)));
+      const offDoc = documentWith(
+        { name: 'w', ...deploymentPlan(off) },
+        loadDocumentFields(kubeLoadPlan(off)),
+      );
       assert.ok(
         !rolloutFacts(offDoc).some((f) => f.name === name),
         `${row.flag} said without ${companions[row.flag]![0]}`,
@@ -137,7 +144,7 @@ test('every row reaches the plan, the document, the load Pod’s command line an
       const fields = section === 'load' ? loadDocumentFields(plan.load) : { name: 'w', ...plan.deployment };
       const doc = documentWith(
         { name: 'w', ...deploymentPlan(settings) },
-        loadDocumentFields(loadPlan(settings)),
+        loadDocumentFields(kubeLoadPlan(settings)),
       );
       assert.deepEqual((doc[section] as Record<string, unknown>)[name], row.document!.value(value));
       assert.deepEqual((fields as Record<string, unknown>)[name], row.document!.value(value));
@@ -184,7 +191,7 @@ test('the load’s alternative switch (--new-connections) reaches the plan and t
       name: 'l',
       image: 'i',
       idPrefix: 'p',
-      ...loadSettingValues(loadPlan(settings)),
+      ...loadSettingValues(kubeLoadPlan(settings)),
     },
     'http://10.0.0.1:80',
   );
@@ -211,7 +218,7 @@ test('`draincheck load` and `draincheck rollout` share the load’s rows: the sa
     }
   }
   // Not given: the load command's values are the rows' defaults, the rollout's too.
-  assert.deepEqual(readLoadFlags({}), loadSettingValues(loadPlan(readRolloutSettings({}))));
+  assert.deepEqual(readLoadFlags({}), loadSettingValues(kubeLoadPlan(readRolloutSettings({}))));
 });
 
 test('a bad value is the row’s one line, DC_USAGE, under the flag’s name', () => {
@@ -266,4 +273,49 @@ test("--ingress-sync-ms not given: each proxy's controller's own delay (nginx 0.
     min: 0,
     max: 3333,
   });
+});
+
+test('--load-pods auto (the row’s default): resolved by the platform and --rate into the plan; the document keeps the number and how it was chosen; the report says both', () => {
+  const rate = 2 * LOAD_POD_CAPACITY.pool + 1;
+  const settings = readRolloutSettings(rolloutOptions(['--load-pods', 'auto', '--rate', String(rate)]));
+  assert.equal(settings.loadPods, 'auto');
+  const kube = kubeLoadPlan(settings);
+  assert.equal(kube.loadPods, 3);
+  const fields = loadDocumentFields(kube);
+  assert.equal(fields.loadPods, 3);
+  assert.deepEqual(fields.loadPodsChoice, {
+    by: 'auto',
+    rate,
+    perPodRate: LOAD_POD_CAPACITY.pool,
+    measuredFor: 'pool',
+    needed: 3,
+  });
+  const doc = documentWith({ name: 'w', ...deploymentPlan(settings) }, fields);
+  const said = `the load split over 3 load Pods (auto: ${rate}/s at ~${LOAD_POD_CAPACITY.pool}/s per Pod)`;
+  assert.ok(renderRolloutText([doc], plainStyle).includes(said), said);
+  const html = renderRolloutHtml([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
+  assert.ok(html.includes(`<dt>loadPods</dt><dd>${said}</dd>`), said);
+  // Given: recorded as given, said as before.
+  const given = loadDocumentFields(kubeLoadPlan(readRolloutSettings(rolloutOptions(['--load-pods', '3']))));
+  assert.deepEqual(given.loadPodsChoice, { by: 'given' });
+  // The local platform: one generator, nothing chosen, nothing recorded beyond the number.
+  const local = loadDocumentFields(loadPlan(settings, chooseLoadPods(settings.loadPods, settings, 'local')));
+  assert.equal(local.loadPods, 1);
+  assert.equal('loadPodsChoice' in local, false);
+  const localDoc = documentWith({ name: 'w', ...deploymentPlan(settings) }, local);
+  assert.ok(renderRolloutText([localDoc], plainStyle).includes('one load generator'));
+  // Documents from before the fields still read: without loadPodsChoice the number alone is
+  // said; without either, nothing of load Pods.
+  const { loadPodsChoice: _c, ...older } = fields;
+  const old = renderRolloutText(
+    [documentWith({ name: 'w', ...deploymentPlan(settings) }, older)],
+    plainStyle,
+  );
+  assert.ok(old.includes('the load split over 3 load Pods') && !old.includes('auto:'), old);
+  const { loadPods: _n, ...oldest } = older;
+  const oldestText = renderRolloutText(
+    [documentWith({ name: 'w', ...deploymentPlan(settings) }, oldest)],
+    plainStyle,
+  );
+  assert.ok(!/load Pods|load generator/.test(oldestText), oldestText);
 });

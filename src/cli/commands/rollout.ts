@@ -10,6 +10,7 @@ import type { RolloutDocument } from '../../kinds/rollout/document.js';
 import { propagationNote } from '../../kinds/rollout/render/text.js';
 import type { PropagationMeasurement } from '../../kinds/rollout/propagation.js';
 import { exceededLimits } from '../../kinds/rollout/gate.js';
+import { chooseLoadPods, loadPodsShortfall, type LoadPodsChoice } from '../../kinds/rollout/load-pods.js';
 import {
   deploymentPlan,
   loadPlan,
@@ -121,7 +122,9 @@ export function rolloutCommand(): Command {
         'runs N of them, spread over the nodes (a topology spread, ScheduleAnyway), each with its share of --rate and',
         '--connections and its own id prefix; each Pod’s records are put on this machine’s clock by its own offset and',
         'joined as one run; a load Pod that ends before the runner stops it, or whose records do not all arrive, is',
-        'named in the document and the run is saved incomplete (exit 3).',
+        'named in the document and the run is saved incomplete (exit 3). --load-pods auto (the default) runs as many',
+        'as --rate needs at the measured capacity of one 500m load Pod (src/kinds/rollout/load-pods.ts; re-measured',
+        'by `npm run bench -- load-split`): one at 100/s, three at 3000/s; the document’s load.loadPodsChoice says so.',
         'drain+prestop’s preStop sleep (--compare, no --prestop-sleep-seconds) is measured there first: a Deployment',
         '`propagation` of 3 draining lab servers, each Pod deleted in turn, sampled by a load Pod `propagation-load`',
         '(a new connection every 10 ms; which Pod answered and when, put on this machine’s clock late by at most the',
@@ -140,6 +143,7 @@ export function rolloutCommand(): Command {
         '  draincheck rollout --protocol h2c --on-sigterm drain --drain-delay-ms 1000 --rate 50',
         '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100',
         '  draincheck rollout --platform kube --compare exit,drain,drain+prestop --rate 100',
+        '  draincheck rollout --platform kube --on-sigterm drain --rate 3000      # auto: 3 load Pods',
         '  draincheck rollout --platform kube --on-sigterm drain --rate 3000 --load-pods 6',
         '  draincheck rollout --platform kube -n draincheck --on-sigterm drain --rate 100 \\',
         '    --ingress-url http://ingress-nginx-controller.ingress-nginx.svc.cluster.local --ingress-class nginx',
@@ -165,7 +169,9 @@ export function rolloutCommand(): Command {
             : `--protocol ${settings.protocol} with --ingress ${settings.ingress} is not built: draincheck's ingress proxies HTTP/1.1 to the Pods, so no HTTP/2 connection of the client's would reach them`,
         );
       const { workMs } = settings;
-      checkLoadPods(settings, flags.platform);
+      // --load-pods auto (the default): as many as --rate needs on a cluster, 1 locally.
+      const loadPods = chooseLoadPods(settings.loadPods, settings, flags.platform);
+      checkLoadPods(settings, loadPods, flags.platform);
       const deployment = deploymentPlan(settings);
       // The rollout's --ingress is the load's path (its own row), not the scenario's (run --ingress).
       const { workMs: _load, ingress: _path, ...serverFlags } = flags;
@@ -213,8 +219,11 @@ export function rolloutCommand(): Command {
       // Little's law before anything starts: a pool that cannot carry the rate is the load's limit.
       const shortfall =
         poolShortfall(settings.rate, settings.connections, workMs, settings.protocol) ??
-        (settings.protocol !== 'http1' ? null : splitShortfall(settings));
+        (settings.protocol !== 'http1' ? null : splitShortfall(settings, loadPods.pods));
       if (shortfall) process.stderr.write(`draincheck: warning: ${shortfall}\n`);
+      // Fewer load Pods than --rate needs at the measured capacity (auto at its cap, or given).
+      const fewPods = loadPodsShortfall(loadPods, settings);
+      if (fewPods) process.stderr.write(`draincheck: warning: ${fewPods}\n`);
       checkJUnitPath(flags.junit as string | undefined);
 
       const session = await openPlatformSession(flags);
@@ -232,7 +241,7 @@ export function rolloutCommand(): Command {
                 policies: compare.length,
                 replicas: settings.replicas,
                 maxSurge: settings.maxSurge,
-                loadPods: settings.loadPods,
+                loadPods: loadPods.pods,
               }),
               await session.clusterCpu(),
             )
@@ -280,7 +289,7 @@ export function rolloutCommand(): Command {
             plan: rolloutKind.plan(scenario, {
               runId,
               deployment,
-              load: loadPlan(settings),
+              load: loadPlan(settings, loadPods),
               manifest: session.planOptions.manifest ?? {},
               ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
             }),
@@ -421,19 +430,24 @@ function checkIngressUrl(settings: RolloutSettings, platform: string | undefined
 
 /**
  * --load-pods N > 1 is a cluster's: the local platform's load is one generator in a worker
- * thread of this process (N of them would share its CPU, and nothing would be spread). And the
- * rate must split into shares `draincheck load` takes. One DC_USAGE line for either.
+ * thread of this process (N of them would share its CPU, and nothing would be spread); `auto`
+ * there is 1. And the rate must split into shares `draincheck load` takes. One DC_USAGE line for
+ * either.
  */
-function checkLoadPods(settings: RolloutSettings, platform: string | undefined): void {
+function checkLoadPods(
+  settings: RolloutSettings,
+  chosen: LoadPodsChoice,
+  platform: string | undefined,
+): void {
   const n = settings.loadPods;
-  if (n <= 1) return;
-  if (platform !== 'kube')
+  if (typeof n === 'number' && n > 1 && platform !== 'kube')
     throw new DraincheckError(
       'DC_USAGE',
       `--load-pods ${n} sends the load from ${n} load Pods on a cluster (--platform kube); the local platform’s load is one generator: give --load-pods 1 or --platform kube`,
     );
+  if (chosen.pods <= 1) return;
   try {
-    splitLoad(settings, n);
+    splitLoad(settings, chosen.pods);
   } catch (error) {
     if (error instanceof LoadSplitError) throw new DraincheckError('DC_USAGE', error.message);
     throw error;
@@ -445,8 +459,8 @@ function checkLoadPods(settings: RolloutSettings, platform: string | undefined):
  * Pod): the pools together may carry the rate while one Pod's cannot (a pool split unevenly, or
  * at least 1 connection each). Null when every Pod's can.
  */
-function splitShortfall(settings: RolloutSettings): string | null {
-  const shares = splitLoad(settings, settings.loadPods);
+function splitShortfall(settings: RolloutSettings, pods: number): string | null {
+  const shares = splitLoad(settings, pods);
   if (shares.length < 2) return null;
   const work = meanWorkMs(settings.workMs);
   for (const share of shares) {

@@ -8,6 +8,7 @@ import { requestOutcomes } from '../../probe/client-events.js';
 import { notSentCauses } from '../../probe/load/not-sent.js';
 import { failureClasses, serverFates } from '../../probe/load/record.js';
 import { PlatformFactSchema, PlatformTimingSchema, ScenarioSchema } from '../../experiment/run-document.js';
+import { LoadPodsChoiceSchema } from './load-pods.js';
 import { deploymentDocumentShape, LOAD_PODS_MAX, loadDocumentShape } from './settings.js';
 import { poolSchedulings } from '../../probe/load/generator.js';
 import { retryPolicies } from '../../probe/load/retry.js';
@@ -348,6 +349,9 @@ export const RolloutDocumentSchema = z.object({
       .describe(
         'the load client: where it ran, and whether it kept its schedule (documents before issue 22.6 have none); with several load Pods, retried and idleClosed summed (null when a Pod’s trailer never came) and the worst delays of those that came',
       ),
+    loadPodsChoice: LoadPodsChoiceSchema.optional().describe(
+      'how loadPods was chosen on a cluster: given (--load-pods N), or auto — ceil(rate / perPodRate) within 1..20, perPodRate the measured capacity of one 500m load Pod for a keep-alive pool or a new connection per request (measuredFor); absent on the local platform and in older documents',
+    ),
     pods: z
       .array(LoadPodSchema)
       .max(LOAD_PODS_MAX)

@@ -20,6 +20,13 @@ import {
   type SettingValues,
 } from '../../util/setting-rows.js';
 import { failureClasses, type FailureClass } from '../../probe/load/record.js';
+import {
+  LOAD_POD_CAPACITY,
+  LOAD_PODS_MAX,
+  loadPodsChoiceText,
+  type LoadPodsChoice,
+  type LoadPodsSetting,
+} from './load-pods.js';
 
 export interface FailureLimit {
   /** null: every failure counts. */
@@ -44,8 +51,7 @@ export const failureLimitSchema = z.string().transform((text, ctx): FailureLimit
 export const failureLimitText = ({ failureClass, max }: FailureLimit): string =>
   failureClass === null ? String(max) : `${failureClass}=${max}`;
 
-/** The most load Pods a rollout runs (`--load-pods`): each is a 500m-CPU Pod of the namespace. */
-export const LOAD_PODS_MAX = 20;
+export { LOAD_PODS_MAX };
 
 /** The longest before- or after-window: an hour. */
 export const WINDOW_MS_MAX = 3_600_000;
@@ -149,6 +155,18 @@ const compareSchema = z.string().transform((text, ctx): ComparePolicy[] | null =
   return z.NEVER;
 });
 
+/** `--load-pods 3` or `--load-pods auto` (./load-pods.ts). */
+const loadPodsSchema = z.string().transform((text, ctx): LoadPodsSetting => {
+  const t = text.trim();
+  if (t === 'auto') return 'auto';
+  if (/^\d{1,2}$/.test(t) && Number(t) >= 1 && Number(t) <= LOAD_PODS_MAX) return Number(t);
+  ctx.addIssue({
+    code: 'custom',
+    message: `--load-pods must be auto or an integer from 1 to ${LOAD_PODS_MAX}, got ${quote(text)}`,
+  });
+  return z.NEVER;
+});
+
 const windowRow = (flag: '--before-ms' | '--after-ms', help: string, fact: (v: number) => string) =>
   setting({
     flag,
@@ -218,18 +236,28 @@ export const rolloutSettings = {
   ...loadSettings(WORK_MS_MAX),
   // Rollout-only: the runner splits the load over the Pods (src/probe/load/split.ts); each
   // load Pod gets its share as the load's own rows. Optional in the document: older ones lack it.
-  loadPods: setting<number, number | undefined, 'load'>({
+  loadPods: setting<LoadPodsSetting, number | undefined, 'load'>({
     flag: '--load-pods',
-    arg: '<n>',
-    help: `on a cluster (--platform kube), send the load from this many load Pods spread over the nodes, each with its share of --rate and --connections, its own id prefix and its own clock (1 to ${LOAD_PODS_MAX}; the local platform runs one generator)`,
-    default: 1,
-    schema: integerSchema({ label: '--load-pods', min: 1, max: LOAD_PODS_MAX }),
+    arg: '<n|auto>',
+    help: `on a cluster (--platform kube), send the load from this many load Pods spread over the nodes, each with its share of --rate and --connections, its own id prefix and its own clock (1 to ${LOAD_PODS_MAX}), or auto: as many as --rate needs at the measured capacity of one 500m load Pod, ~${LOAD_POD_CAPACITY.pool}/s (~${LOAD_POD_CAPACITY.new}/s with a new connection per request), at most ${LOAD_PODS_MAX} — the default, so a high --rate is not silently held back by one Pod's CPU limit while a low one still runs one Pod; the local platform runs one generator`,
+    default: 'auto',
+    defaultNote: 'one load Pod per started ~capacity of --rate; 1 on the local platform',
+    schema: loadPodsSchema,
     text: String,
     sample: '3',
     badSample: '21',
-    document: { section: 'load', schema: z.number().optional(), value: (v: number) => v },
-    fact: (v: number | undefined) =>
-      v === undefined || v <= 1 ? 'one load generator' : `the load split over ${v} load Pods`,
+    // The number of load Pods run (auto resolved: the plan's value); how it was chosen is the
+    // document's `load.loadPodsChoice` (./run.ts). Optional: older documents lack it.
+    document: {
+      section: 'load',
+      schema: z.number().optional(),
+      value: (v: LoadPodsSetting) => (v === 'auto' ? undefined : v),
+    },
+    fact: (v: number | undefined, load) => {
+      const how = loadPodsChoiceText(load.loadPodsChoice);
+      const said = v === undefined || v <= 1 ? 'one load generator' : `the load split over ${v} load Pods`;
+      return how === '' ? said : `${said} (${how})`;
+    },
   }),
   beforeMs: windowRow('--before-ms', 'load before the rollout starts', (v) => `${v} ms before`),
   afterMs: windowRow('--after-ms', 'load after the Deployment is complete', (v) => `${v} ms after`),
@@ -430,10 +458,11 @@ export function readRolloutSettings(options: Record<string, unknown>): RolloutSe
  * The plan's `load`: every row of the load's table (a row added there reaches the plan, the
  * generator and the load Pod without an edit here), the windows, the record file's compression.
  */
-export function loadPlan(s: RolloutSettings) {
+export function loadPlan(s: RolloutSettings, loadPods: LoadPodsChoice) {
   return {
     ...loadSettingValues(s),
-    loadPods: s.loadPods,
+    loadPods: loadPods.pods,
+    ...(loadPods.how !== null ? { loadPodsChoice: loadPods.how } : {}),
     beforeMs: s.beforeMs,
     afterMs: s.afterMs,
     gzip: s.gzip,
@@ -463,8 +492,15 @@ export const deploymentDocumentShape = documentShape(rolloutSettings, 'deploymen
 type Fields<Shape extends Record<string, z.ZodType>> = { [K in keyof Shape]: z.infer<Shape[K]> };
 
 /** The document's `load` section, from the plan's values. */
-export function loadDocumentFields(load: LoadPlan): Fields<typeof loadDocumentShape> {
-  return documentFields(rolloutSettings, 'load', load) as Fields<typeof loadDocumentShape>;
+export function loadDocumentFields(
+  load: LoadPlan,
+): Fields<typeof loadDocumentShape> & { loadPodsChoice?: LoadPodsChoice['how'] & object } {
+  return {
+    ...(documentFields(rolloutSettings, 'load', load) as Fields<typeof loadDocumentShape>),
+    // How the load Pods were chosen (auto or given; none on the local platform): beside the row's
+    // number, read by its fact.
+    ...(load.loadPodsChoice !== undefined ? { loadPodsChoice: load.loadPodsChoice } : {}),
+  };
 }
 
 /** The HTTP/1.1 pool's rows, not said for an h2c load (src/probe/load/settings.ts forProtocol). */

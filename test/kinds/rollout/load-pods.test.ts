@@ -17,6 +17,19 @@ import {
   type LoadPodAccount,
   type LoadSource,
 } from '../../../src/kinds/rollout/load-source.js';
+import {
+  chooseLoadPods,
+  LOAD_CPU_US_PER_REQUEST,
+  LOAD_POD_CAPACITY,
+  LOAD_POD_CPU_CORES,
+  LOAD_POD_HEADROOM,
+  LOAD_PODS_MAX,
+  LoadPodsChoiceSchema,
+  loadPodsChoiceText,
+  loadPodsShortfall,
+} from '../../../src/kinds/rollout/load-pods.js';
+import { buildLoadPod } from '../../../src/platform/kube/load-pod.js';
+import { milliCpuOf } from '../../../src/workload/cpu-quantity.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { rateSchema, rateText } from '../../../src/probe/load/settings.js';
 import { evenShares, LoadSplitError, splitLoad } from '../../../src/probe/load/split.js';
@@ -316,4 +329,112 @@ test('a record’s generator is its work id without the seq: the same prefix the
   const many = new GeneratorIndex();
   const numbers = new Set(Array.from({ length: 1000 }, (_, i) => many.of(`p${i}x-1`)));
   assert.equal(numbers.size, 65);
+});
+
+// --load-pods auto (the default): N from --rate and the measured capacity of one load Pod.
+test('--load-pods auto on a cluster: ceil(rate / the capacity of one load Pod), at least 1, at most 20; a new connection per request uses its own capacity', () => {
+  const pool = LOAD_POD_CAPACITY.pool;
+  const fresh = LOAD_POD_CAPACITY.new;
+  const auto = (rate: number, connections: number | 'new' = 64) =>
+    chooseLoadPods('auto', { rate, connections }, 'kube');
+  assert.deepEqual(auto(100), {
+    pods: 1,
+    how: { by: 'auto', rate: 100, perPodRate: pool, measuredFor: 'pool', needed: 1 },
+  });
+  assert.equal(auto(0.5).pods, 1, 'a tiny rate: one Pod');
+  assert.equal(auto(pool).pods, 1, 'exactly one Pod’s capacity: one');
+  assert.equal(auto(pool + 0.001).pods, 2, 'just above: two');
+  assert.equal(auto(2 * pool + 1).pods, 3);
+  assert.equal(auto(3 * pool).pods, 3);
+  // Beyond 20 Pods' capacity: capped, the number needed kept (said as a warning and in the fact).
+  const many = auto(100 * pool);
+  assert.equal(many.pods, LOAD_PODS_MAX);
+  assert.equal(many.how?.by === 'auto' && many.how.needed, 100);
+  // A new connection per request costs more CPU per request: a smaller capacity, more Pods.
+  assert.ok(fresh < pool, `${fresh} < ${pool}`);
+  const withNew = auto(2 * fresh + 1, 'new');
+  assert.equal(withNew.pods, 3);
+  assert.deepEqual(withNew.how, {
+    by: 'auto',
+    rate: 2 * fresh + 1,
+    perPodRate: fresh,
+    measuredFor: 'new',
+    needed: 3,
+  });
+  assert.equal(auto(2 * fresh + 1).pods, Math.ceil((2 * fresh + 1) / pool), 'the pool’s figure for a pool');
+});
+
+test('--load-pods given, and on the local platform: as given (recorded as given on a cluster); auto locally is 1 and nothing is recorded', () => {
+  const load = { rate: 100_000, connections: 64 };
+  assert.deepEqual(chooseLoadPods(3, load, 'kube'), { pods: 3, how: { by: 'given' } });
+  assert.deepEqual(chooseLoadPods('auto', load, 'local'), { pods: 1, how: null });
+  assert.deepEqual(chooseLoadPods('auto', load, undefined), { pods: 1, how: null });
+  assert.deepEqual(chooseLoadPods(1, load, 'local'), { pods: 1, how: null });
+});
+
+test('the capacity follows the limit of the load Pod draincheck builds: its CPU limit × headroom ÷ the measured CPU per request', () => {
+  const pod = buildLoadPod(
+    {
+      ...load,
+      namespace: 'ns',
+      service: 'work',
+      name: 'work-load',
+      image: 'draincheck:test',
+      idPrefix: 'drain-',
+    },
+    'r1',
+    'http://10.96.0.12:80',
+  );
+  const limit = milliCpuOf(pod.spec?.containers[0]?.resources?.limits?.['cpu']);
+  assert.equal(limit, LOAD_POD_CPU_CORES * 1000, 'the capacity assumes the load Pod’s own limit');
+  for (const kind of ['pool', 'new'] as const) {
+    const cap = LOAD_POD_CAPACITY[kind];
+    const exact = ((limit / 1000) * 1e6 * LOAD_POD_HEADROOM) / LOAD_CPU_US_PER_REQUEST[kind];
+    // Rounded down to a hundred: never more than the measurement gives, within 100 of it.
+    assert.ok(cap <= exact + 1e-6 && cap > exact - 100, `${kind}: ${cap} for ${exact}`);
+  }
+  // The headroom keeps a Pod well below its limit: schedule lag grows before 100 %.
+  assert.ok(LOAD_POD_HEADROOM > 0 && LOAD_POD_HEADROOM < 1);
+});
+
+test('too few load Pods for --rate is warned: auto at its cap, or a given N; enough is no warning; local never', () => {
+  const pool = LOAD_POD_CAPACITY.pool;
+  const capped = { rate: 30 * pool, connections: 64 };
+  assert.equal(
+    loadPodsShortfall(chooseLoadPods('auto', capped, 'kube'), capped),
+    `--rate ${30 * pool} needs about 30 load Pods at ~${pool}/s each (the measured capacity of one 500m load Pod); --load-pods auto stops at 20: the load may fall behind its schedule`,
+  );
+  const three = { rate: 3 * pool, connections: 64 };
+  assert.equal(loadPodsShortfall(chooseLoadPods('auto', three, 'kube'), three), null);
+  assert.equal(
+    loadPodsShortfall(chooseLoadPods(2, three, 'kube'), three),
+    `--load-pods 2 sends about ${2 * pool}/s on time at ~${pool}/s per load Pod (measured); --rate ${3 * pool} needs about 3: give --load-pods auto or 3`,
+  );
+  assert.equal(loadPodsShortfall(chooseLoadPods(3, three, 'kube'), three), null);
+  assert.equal(loadPodsShortfall(chooseLoadPods('auto', capped, 'local'), capped), null);
+});
+
+test('the fact’s words for how the load Pods were chosen, from an untrusted document', () => {
+  assert.equal(
+    loadPodsChoiceText({ by: 'auto', rate: 3000, perPodRate: 1400, measuredFor: 'pool', needed: 3 }),
+    'auto: 3000/s at ~1400/s per Pod',
+  );
+  assert.equal(
+    loadPodsChoiceText({ by: 'auto', rate: 50000, perPodRate: 1400, measuredFor: 'pool', needed: 36 }),
+    'auto: 50000/s at ~1400/s per Pod, 36 needed, capped at 20',
+  );
+  assert.equal(loadPodsChoiceText({ by: 'given' }), '');
+  for (const bad of [
+    undefined,
+    null,
+    'auto',
+    7,
+    { by: 'auto', rate: '3000<b>' },
+    { by: 'auto', rate: Infinity },
+  ])
+    assert.ok(['', 'auto'].includes(loadPodsChoiceText(bad)), JSON.stringify(bad));
+  // The schema the document reads back with refuses what is not one of the two.
+  assert.ok(LoadPodsChoiceSchema.safeParse({ by: 'given' }).success);
+  assert.ok(!LoadPodsChoiceSchema.safeParse({ by: 'auto', rate: 1 }).success);
+  assert.ok(!LoadPodsChoiceSchema.safeParse({ by: 'guess' }).success);
 });

@@ -3,13 +3,17 @@
 // process with its own clock, their records read back from three logs and joined as one run
 // (issue 24.9). One Pod is created 3 s after the others, so its clock starts seconds later: a
 // single shift for every Pod's records would put its first request seconds early. And a load Pod
-// killed mid-rollout is named in the document, its requests accounted for, the run saved.
+// killed mid-rollout is named in the document, its requests accounted for, the run saved. And
+// without --load-pods (auto), a rate above two Pods' measured capacity runs three.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
+import { LOAD_POD_CAPACITY } from '../../../src/kinds/rollout/load-pods.js';
+import { renderRolloutText } from '../../../src/kinds/rollout/render/text.js';
+import { plainStyle } from '../../../src/report/style.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { readRecordFile } from '../../../src/probe/load/record-file.js';
 import { startCli } from '../../helpers/cli.js';
@@ -272,4 +276,58 @@ test('rollout --platform kube --load-pods 3: a load Pod killed mid-rollout is na
     run.stdout(),
     /load Pod work-drain-load-0: 20\/s, 5 connections, \d+ records of \d+ sent, stopped, clock shift/,
   );
+});
+
+test('rollout --platform kube, --load-pods not given (auto): a --rate above two load Pods’ measured capacity runs three, each its share and id prefix; the document and the text say auto, the rate and the capacity', async (t) => {
+  const namespace = 'draincheck';
+  const pool = LOAD_POD_CAPACITY.pool;
+  // Above two Pods' capacity, below three's: auto picks 3. Interrupted once the rollout began,
+  // so the machine carries this rate for a couple of seconds only.
+  const rate = 2 * pool + 100;
+  const { kubeconfig, out } = await facadeCluster(t, { namespace });
+  const args = rolloutArgs(kubeconfig, out, ['-n', namespace, '--format', 'text']);
+  const given = args.indexOf('--load-pods');
+  args.splice(given, 2);
+  args[args.indexOf('--rate') + 1] = String(rate);
+  args[args.indexOf('--work-ms') + 1] = '5';
+  args[args.indexOf('--connections') + 1] = '30';
+  const run = startCli(args);
+  t.after(() => run.kill());
+  await run.waitForStderr('drain: rolling', 150_000);
+  run.child.kill('SIGINT');
+  const code = await run.exitedWithin(60_000);
+  assert.equal(code, 130, `exit ${code}: ${run.stderr()}`);
+  assert.doesNotMatch(run.stderr(), /warning: .*load Pods/, 'three Pods carry the rate: no warning');
+  const saved = readdirSync(out).filter((f) => /^rollout-.*\.json$/.test(f));
+  assert.equal(saved.length, 1, readdirSync(out).join(', '));
+  const doc = JSON.parse(readFileSync(join(out, saved[0]!), 'utf8')) as RolloutDocument;
+  assertValidRolloutDocument(doc);
+  assert.equal(doc.load.loadPods, 3);
+  assert.deepEqual(doc.load.loadPodsChoice, {
+    by: 'auto',
+    rate,
+    perPodRate: pool,
+    measuredFor: 'pool',
+    needed: 3,
+  });
+  // Three load Pods, the shares adding up to the rate, the pool 10 each, ids apart.
+  const pods = doc.load.pods!;
+  assert.deepEqual(
+    pods.map((p) => p.name),
+    ['work-drain-load-0', 'work-drain-load-1', 'work-drain-load-2'],
+  );
+  assert.equal(Math.round(pods.reduce((a, p) => a + p.rate * 1e9, 0)), rate * 1e9);
+  assert.deepEqual(
+    pods.map((p) => p.connections),
+    [10, 10, 10],
+  );
+  const records = await readRecords(out, doc);
+  for (const prefix of ['drain-L0-', 'drain-L1-', 'drain-L2-'])
+    assert.ok(
+      records.some((r) => r.id.startsWith(prefix)),
+      `records from ${prefix}`,
+    );
+  // The report says how many and why.
+  const said = `the load split over 3 load Pods (auto: ${rate}/s at ~${pool}/s per Pod)`;
+  assert.ok(renderRolloutText([doc], plainStyle).includes(said), said);
 });
