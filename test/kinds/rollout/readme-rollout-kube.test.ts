@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
+import type { V1Pod } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import { startCli } from '../../helpers/cli.js';
@@ -67,11 +68,38 @@ for (const args of commands)
       docs.length,
       args.includes('--compare') ? args[args.indexOf('--compare') + 1]!.split(',').length : 1,
     );
+    // Each load Pod bounded by its plan (issue 24.3), not by the 3600 s default: it cannot send
+    // past before + the rollout's deadline + after + the old Pods' grace by more than a margin.
+    const loadPods = facade.requests
+      .filter((r) => r.method === 'POST' && r.path.endsWith('/pods') && r.status === 201)
+      .map((r) => r.body as V1Pod)
+      .filter((p) => p.spec?.containers[0]?.args?.[0] === 'load');
     for (const doc of docs) {
       assertValidRolloutDocument(doc);
       assert.equal(doc.complete, true, doc.incompleteReason ?? '');
       assert.ok(doc.totals.requests > 0, 'the load ran');
       assert.equal(doc.platform.name, 'kube');
+      const planned =
+        (doc.load.beforeMs + doc.load.afterMs) / 1000 +
+        doc.deployment.progressDeadlineSeconds +
+        doc.scenario.terminationGracePeriodSeconds;
+      // The rollout's own load Pod, by its id prefix (run.ts: the scenario's name; a compare's
+      // propagation measurement runs a load Pod of its own too).
+      const own = loadPods.filter((p) => {
+        const argv = p.spec?.containers[0]?.args ?? [];
+        return argv[argv.indexOf('--id-prefix') + 1] === `${doc.scenario.name.slice(0, 8)}-`;
+      });
+      assert.equal(own.length, 1, `the load Pod of ${doc.scenario.name}`);
+      for (const pod of own) {
+        const argv = pod.spec?.containers[0]?.args ?? [];
+        const maxSeconds = Number(argv[argv.indexOf('--max-seconds') + 1]);
+        assert.ok(
+          maxSeconds >= planned && maxSeconds <= planned + 300,
+          `--max-seconds ${maxSeconds} for ${planned} s planned`,
+        );
+        const deadline = pod.spec?.activeDeadlineSeconds ?? Infinity;
+        assert.ok(deadline > maxSeconds && deadline <= maxSeconds + 900, `activeDeadlineSeconds ${deadline}`);
+      }
     }
     assert.ok(!facade.requests.some((r) => r.status === 422), 'nothing refused as invalid');
     assert.equal(cluster.list('pods', undefined).items.length, 0, 'no Pod left');
