@@ -381,6 +381,17 @@ export function combinedLoad(sources: LoadSource[]): LoadSource {
  * A Pod that ended early sent nothing after its end — its share of the rate was not offered
  * from then on, so the run's counts are not the load that was asked for.
  */
+/**
+ * The load Pods whose own schedule lag says they fell behind (over SCHEDULE_LAG_BEHIND_MS p99),
+ * named with it — so a run that could not keep its schedule names which generator could not,
+ * rather than only that the load did. Null when none did.
+ */
+export function behindWords(pods: readonly LoadPodAccount[]): string | null {
+  const behind = pods.filter((p) => p.fellBehind);
+  if (behind.length === 0) return null;
+  return `behind its schedule: ${behind.map((p) => `load Pod ${p.name} (schedule lag p99 ${p.client?.scheduleLag.p99Ms ?? '-'} ms)`).join(', ')}`;
+}
+
 export function loadPodTrouble(pods: LoadPodAccount[]): string | null {
   const words = pods.flatMap((p) => {
     const out: string[] = [];

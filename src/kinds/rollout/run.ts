@@ -54,6 +54,7 @@ import { attributeJournalLine } from './join/server-fate.js';
 import { emptyJoin, runJoin, type JoinOutput } from './join/join.js';
 import { PodLifecycles } from './join/lifecycle.js';
 import {
+  behindWords,
   combinedLoad,
   LoadNeverBegan,
   loadPodTrouble,
@@ -861,14 +862,9 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     },
   );
   // With several load Pods, the ones whose own schedule lag says they fell behind are named.
-  const behind = loadPods.filter((p) => p.fellBehind);
+  const behind = behindWords(loadPods);
   const notSent =
-    read?.loadFellBehind && behind.length > 0
-      ? {
-          ...read,
-          words: `${read.words}; behind its schedule: ${behind.map((p) => `load Pod ${p.name} (schedule lag p99 ${p.client?.scheduleLag.p99Ms ?? '-'} ms)`).join(', ')}`,
-        }
-      : read;
+    read?.loadFellBehind && behind !== null ? { ...read, words: `${read.words}; ${behind}` } : read;
   const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   const ingress =
     run.ingressModel !== null

@@ -12,6 +12,7 @@ import { lifecycleLookup } from '../../../src/kinds/rollout/join/lifecycle.js';
 import {
   combineClientFigures,
   combinedLoad,
+  behindWords,
   loadPodTrouble,
   type ClientFigures,
   type LoadPodAccount,
@@ -315,6 +316,25 @@ test('a load Pod that ended early or lost records is named in words; a whole one
   assert.match(
     loadPodTrouble([account({ otherLines: 2 })]) ?? '',
     /load Pod work-drain-load-0 printed 2 lines that were not records/,
+  );
+});
+
+test('a load Pod that fell behind its schedule is named with its lag, in the verdict’s words and its own line', () => {
+  const lag = (p99Ms: number) => ({
+    eventLoopDelay: { p50Ms: 1, p99Ms: 2, maxMs: 3 },
+    scheduleLag: { p99Ms, maxMs: p99Ms * 2 },
+    cpu: null,
+    retried: 0,
+    idleClosed: 0,
+  });
+  const pods = [
+    account({ client: lag(3) as never }),
+    account({ name: 'work-drain-load-1', fellBehind: true, client: lag(812) as never }),
+  ];
+  assert.equal(behindWords([pods[0]!]), null);
+  assert.equal(
+    behindWords(pods),
+    'behind its schedule: load Pod work-drain-load-1 (schedule lag p99 812 ms)',
   );
 });
 
