@@ -5,6 +5,7 @@
 // "must specify a handler type" (test/helpers/kube-facade/server-version.ts). The form is
 // chosen once from the server's version for every object that carries a Pod template.
 import assert from 'node:assert/strict';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { V1Deployment } from '@kubernetes/client-node';
@@ -152,6 +153,13 @@ test('rollout --platform kube --prestop-action sleep on a v1.24 server: the 422 
     /spec\.template\.spec\.containers\[0\]\.lifecycle\.preStop: Required value: must specify a handler type/,
   );
   assert.match(doc.incompleteReason ?? '', /pass --prestop-action exec/);
+  // No request was sent: no records file is named (the text's `records:` line comes from it, issue 24.8).
+  assert.equal(doc.totals.requests, 0);
+  assert.equal(doc.records.file, null);
+  assert.deepEqual(
+    readdirSync(out).filter((f) => f.includes('records')),
+    [],
+  );
   assert.deepEqual(
     postedDeployments(facade).map((d) => [d.status, d.preStop]),
     [[422, { sleep: { seconds: 2 } }]],
