@@ -146,6 +146,12 @@ for (const [args, pattern] of [
     /^draincheck: --grpc-proto ".*missing-import\.proto" cannot be loaded: .*money\.proto/,
   ],
   [
+    // A path the client Pod's own check (draincheck client --target) would refuse: said before
+    // any object exists, with the Pod's words.
+    ['run', '--platform', 'kube', '-f', POD, '--work', `GET /work/${'a'.repeat(9000)}`],
+    /^draincheck: the client Pod would refuse this target: work\.path: .*8192/,
+  ],
+  [
     ['run', '--protocol', 'ws', '--server-command', 'node s.js', '--ws-path', '/jobs'],
     /^draincheck: --ws-path and --ws-message go together/,
   ],

@@ -17,6 +17,7 @@ import { terminalSafe } from '../../util/terminal-text.js';
 import { addFormatFlags, chosenFormat, forStdout, type FormatFlags } from '../format.js';
 import { addTargetFlags, targetFromFlags, type TargetFlags } from '../target-flags.js';
 import type { ServiceTarget } from '../../workload/target.js';
+import { parseTargetFlag } from './client.js';
 
 interface RunFlags extends ScenarioFlags, PlatformFlags, FormatFlags, TargetFlags {
   filename?: string;
@@ -123,6 +124,22 @@ export function runCommand(): Command {
         ...(flags.name ? { name: flags.name } : {}),
       });
       if (filePod) scenario.filePod = filePod;
+      // On a cluster the client Pod reads the target back (`draincheck client --target`, bounded
+      // there): checked here with the Pod's own code, so a target it would refuse is one line now,
+      // not a Pod that exits 2 after the run's objects exist.
+      if (flags.platform === 'kube' && scenario.target) {
+        const { grpc: _grpc, ws: _ws, ...http } = scenario.target;
+        try {
+          parseTargetFlag(JSON.stringify(http));
+        } catch (error) {
+          if (error instanceof DraincheckError)
+            throw new DraincheckError(
+              'DC_USAGE',
+              `the client Pod would refuse this target: ${error.message.replace(/^--target: /, '')}`,
+            );
+          throw error;
+        }
+      }
       // --grpc-method in --grpc-proto, and --grpc-request as its message: checked before anything
       // starts (one DC_USAGE line); protobufjs is loaded only for such a run. On a cluster the
       // client Pod cannot read the file: it gets the file's definitions (imports included) as
