@@ -21,7 +21,11 @@ export function compareStrain(docs: readonly RolloutDocument[]): string[] {
   if (docs.length < 2) return [];
   const strained = docs.flatMap((d) => {
     const reasons: string[] = [];
-    if (d.verdict.kind === 'inconclusive') reasons.push('its load fell behind');
+    // A pool too small for its rate (Little's law) falls behind alone as much as beside another
+    // rollout: the user's --connections, warned at the start — not what the rollouts shared,
+    // and --sequential would not help.
+    if (d.verdict.kind === 'inconclusive' && d.notSent?.cause !== 'pool')
+      reasons.push('its load fell behind');
     const lag = d.load.client?.scheduleLagMs?.p99Ms ?? null;
     if (d.verdict.kind !== 'inconclusive' && lag !== null && lag > COMPARE_LAG_P99_MS)
       reasons.push(`its load sent late (schedule lag p99 ${Math.round(lag)} ms)`);

@@ -10,10 +10,18 @@ import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
 /** The fields compareStrain reads, the rest of a document left out. */
 function doc(
   name: string,
-  o: { inconclusive?: boolean; lagP99?: number; throttled?: number; p50?: number; work?: number },
+  o: {
+    inconclusive?: boolean;
+    notSentCause?: string;
+    lagP99?: number;
+    throttled?: number;
+    p50?: number;
+    work?: number;
+  },
 ): RolloutDocument {
   return {
     scenario: { name },
+    notSent: o.notSentCause ? { cause: o.notSentCause, loadFellBehind: true, words: '' } : null,
     verdict: { kind: o.inconclusive ? 'inconclusive' : 'rolled', explanation: '' },
     load: {
       client: {
@@ -45,6 +53,18 @@ function doc(
 test('quiet compares and single rollouts: nothing to say', () => {
   assert.deepEqual(compareStrain([doc('exit', {}), doc('drain', { throttled: 2 })]), []);
   assert.deepEqual(compareStrain([doc('exit', { inconclusive: true })]), [], 'one rollout is not a compare');
+  // A pool too small for the rate falls behind alone too: --connections, not the sharing.
+  assert.deepEqual(
+    compareStrain([
+      doc('exit', { inconclusive: true, notSentCause: 'pool' }),
+      doc('drain', { inconclusive: true, notSentCause: 'pool' }),
+    ]),
+    [],
+  );
+  assert.deepEqual(
+    compareStrain([doc('exit', {}), doc('drain', { inconclusive: true, notSentCause: 'generator' })]),
+    ['drain: its load fell behind'],
+  );
 });
 
 test('each strain named per policy, with its figure', () => {
