@@ -173,11 +173,25 @@ export function rolloutCommand(): Command {
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
       checkIngressUrl(settings, flags.platform);
-      if (settings.ingress !== 'none' && flags.platform === 'kube')
+      if (settings.ingress === 'haproxy' && flags.platform === 'kube')
         throw new DraincheckError(
           'DC_USAGE',
-          `--ingress ${settings.ingress} runs on the embedded runtime only (--platform local); on a cluster, send the load to your ingress yourself`,
+          '--ingress haproxy runs on the embedded runtime only (--platform local): on a cluster, --ingress nginx is the one built (or --ingress-url for your own ingress)',
         );
+      // On a cluster draincheck's nginx proxies to the Service's ClusterIP (service-upstream):
+      // no endpoint programming of its own to delay, no target list — kube-proxy's sync is the one.
+      if (settings.ingress === 'nginx' && flags.platform === 'kube') {
+        if (flags.ingressSyncMs !== undefined)
+          throw new DraincheckError(
+            'DC_USAGE',
+            "--ingress-sync-ms is the embedded runtime's endpoint programming: on a cluster draincheck's nginx proxies to the Service's ClusterIP (service-upstream), so the sync is kube-proxy's",
+          );
+        if (flags.lbDeregistrationMs !== undefined)
+          throw new DraincheckError(
+            'DC_USAGE',
+            "--lb-deregistration-ms is the embedded runtime's target list: on a cluster draincheck's nginx proxies to the Service's ClusterIP (service-upstream), with no target list of its own",
+          );
+      }
       // The load balancer is a layer in front of the endpoints: the ingress carries it.
       if (settings.lbDeregistrationMs > 0 && settings.ingress === 'none')
         throw new DraincheckError(
@@ -252,7 +266,8 @@ export function rolloutCommand(): Command {
               ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               manifest: session.planOptions.manifest ?? {},
               // Behind an ingress the slowest layer is its sync: measured through one.
-              ...(settings.ingress !== 'none'
+              // On a cluster its nginx has no sync of its own (service-upstream): the Service's is measured.
+              ...(settings.ingress !== 'none' && flags.platform !== 'kube'
                 ? {
                     ingress: {
                       kind: settings.ingress,

@@ -39,6 +39,14 @@ const RELOAD_MS = 5_000;
 export interface NginxOptions {
   /** proxy_next_upstream … non_idempotent. */
   retryNonIdempotent?: boolean;
+  /**
+   * Where the error log goes: `files` (error.log in `dir`, read back by joinNginxLogs), or
+   * `stderr` — for a container, whose output the kubelet keeps as the Pod's log (`draincheck
+   * ingress-nginx` on a cluster). The access log is always access.log in `dir`: nginx opens it by
+   * name, and /dev/stdout cannot be opened when stdout is a socket (ENXIO) — the command copies
+   * the file to its stdout as it grows.
+   */
+  errorLog?: 'file' | 'stderr';
 }
 
 /** The nginx configuration for one generation of endpoints. */
@@ -82,7 +90,8 @@ export function nginxConfig(
     'master_process on;',
     'worker_shutdown_timeout 240s;',
     `pid ${join(dir, 'nginx.pid')};`,
-    `error_log ${join(dir, 'error.log')} error;`,
+    // `stderr` is nginx's own name for fd 2 (ngx_log_error_core writes to it, nothing is opened).
+    `error_log ${options.errorLog === 'stderr' ? 'stderr' : join(dir, 'error.log')} error;`,
     'events { worker_connections 4096; }',
     'http {',
     `  log_format draincheck '${ACCESS_LOG_FORMAT}';`,
@@ -230,9 +239,34 @@ export async function joinNginxLogs(
   pods: ReadonlyMap<string, string | null>,
   watch?: ReadonlySet<string>,
 ): Promise<IngressEvidence> {
+  return joinNginxLines(
+    boundedLineBatches(join(dir, 'error.log')),
+    boundedLineBatches(join(dir, 'access.log')),
+    originWallMs,
+    pods,
+    watch,
+  );
+}
+
+/**
+ * The join itself, over two sources of line batches: the error log's (read first: each request's
+ * failed attempts by the upstream they named) and the access log's. The files of the embedded
+ * runtime's nginx (joinNginxLogs), or a cluster's nginx Pod's log, where both logs are one stream
+ * (src/platform/kube/ingress-nginx.ts: the same spooled lines given twice — an access line is no
+ * error line, and an error line no access line, so each pass takes its own).
+ */
+export async function joinNginxLines(
+  errorBatches: AsyncIterable<readonly string[]>,
+  accessBatches: AsyncIterable<readonly string[]>,
+  originWallMs: number,
+  pods: ReadonlyMap<string, string | null>,
+  watch?: ReadonlySet<string>,
+  /** A stream shared with other output (a Pod's log): its lines that are not the access log's. */
+  sharedLine?: (line: string) => boolean,
+): Promise<IngressEvidence> {
   // Error lines first: each request's failed attempts, by the upstream they named.
   const errors = new Map<string, ErrorEntry[]>();
-  errorLines: for await (const batch of boundedLineBatches(join(dir, 'error.log')))
+  errorLines: for await (const batch of errorBatches)
     for (const line of batch) {
       const e = parseErrorLine(line);
       if (!e?.id) continue;
@@ -242,11 +276,11 @@ export async function joinNginxLogs(
       if (errors.size > NOT_PLAIN_MAX) break errorLines;
     }
   const tally = new EvidenceTally(originWallMs, watch);
-  for await (const batch of boundedLineBatches(join(dir, 'access.log')))
+  for await (const batch of accessBatches)
     for (const line of batch) {
       const a = parseAccessLine(line);
       if (!a) {
-        if (line.trim()) tally.unparsed();
+        if (line.trim() && !sharedLine?.(line)) tally.unparsed();
         continue;
       }
       if (a.id === null) continue; // not one of the load's requests (its readiness GETs)
