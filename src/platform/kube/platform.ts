@@ -508,11 +508,12 @@ export class KubePlatform implements Platform {
       stop: async (originWallMs, watch) => {
         stopping = true;
         try {
-          // The Deployment deleted by its UID: the GC removes its Pod, whose SIGTERM is nginx's
-          // graceful quit; the log then ends with the last request's line (bounded wait).
-          await this.delete({ kind: 'Deployment', namespace: job.namespace, name }, {}).catch(
-            () => undefined,
-          );
+          // Scaled to 0 (a patch carrying its UID: the verb every mode grants, where deleting a
+          // Deployment one by one is not — it goes with the run's namespace or at dispose()):
+          // its Pod's SIGTERM is nginx's graceful quit, and the log ends with the last request's
+          // line (bounded wait).
+          const uid = deployment.metadata?.uid;
+          if (uid) await this.resources.scaleDeployment(job.namespace, name, uid, 0).catch(() => undefined);
           const bound = setTimeout(() => following.abort(), INGRESS_LOG_END_MS);
           await followed.catch(() => undefined);
           clearTimeout(bound);

@@ -83,6 +83,25 @@ export class KubeResources {
    * `time.Now().Format(time.RFC3339)`) and sends it from pkg/cmd/rollout/rollout_restart.go as
    * `types.StrategicMergePatchType`.
    */
+  /**
+   * `kubectl scale --replicas=N`, as a merge patch of spec.replicas that carries the Deployment's
+   * UID: the API server takes a metadata.uid in a patch as a precondition (a 409 Conflict for
+   * another object of that name), so only the run's own Deployment is scaled. The `patch` verb
+   * a rollout already has — no `deployments/scale` subresource, no delete.
+   */
+  scaleDeployment(namespace: string, name: string, uid: string, replicas: number) {
+    const action = { verb: 'patch', resource: 'deployments', group: 'apps', namespace, name };
+    const body = { metadata: { uid }, spec: { replicas } };
+    return this.call(action, async () =>
+      plain(
+        await this.api.apps.patchNamespacedDeployment(
+          { namespace, name, body },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      ),
+    );
+  }
+
   restartDeployment(namespace: string, name: string, annotation: string, at: string) {
     const action = { verb: 'patch', resource: 'deployments', group: 'apps', namespace, name };
     const body = { spec: { template: { metadata: { annotations: { [annotation]: at } } } } };

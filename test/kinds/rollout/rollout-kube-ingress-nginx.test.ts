@@ -130,7 +130,15 @@ test(
     // No Pod named by nginx's log: the ClusterIP is its one upstream.
     for (const s of ingress.samples) for (const a of s.attempts) assert.equal(a.pod, null);
 
-    // Both deleted by the UIDs the API gave them.
+    // At the end nginx is scaled to 0 by a patch carrying its Deployment's UID (its graceful quit
+    // ends the log), then both are deleted by the UIDs the API gave them.
+    const scaled = facade.requests.filter(
+      (r) =>
+        r.method === 'PATCH' &&
+        r.path === `/apis/apps/v1/namespaces/${NAMESPACE}/deployments/work-exit-nginx`,
+    );
+    assert.equal(scaled.length, 1);
+    assert.deepEqual(scaled[0]!.body, { metadata: { uid: created.metadata!.uid }, spec: { replicas: 0 } });
     const deleted = (path: string) => facade.requests.filter((r) => r.method === 'DELETE' && r.path === path);
     const deploymentDeletes = deleted(`/apis/apps/v1/namespaces/${NAMESPACE}/deployments/work-exit-nginx`);
     assert.ok(deploymentDeletes.length >= 1);
