@@ -80,7 +80,7 @@ test(
       entries.every((e) => e !== null),
       `every stdout line is an access-log line: ${ingress.stdout()}`,
     );
-    const byId = new Map(entries.map((e) => [e!.id, e!]));
+    const byId = new Map(entries.map((e) => [e.id, e]));
     for (const id of ['nginx-1', 'nginx-2']) {
       const e = byId.get(id);
       assert.ok(e, `${id} logged: ${ingress.stdout()}`);

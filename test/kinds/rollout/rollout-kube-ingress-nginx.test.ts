@@ -91,7 +91,7 @@ test(
     assert.equal(deployment.metadata?.labels?.['app.kubernetes.io/managed-by'], 'draincheck');
     assert.equal(deployment.metadata?.labels?.['draincheck.dev/scenario'], undefined);
     assert.equal(deployment.spec?.replicas, 1);
-    const container = deployment.spec!.template.spec!.containers[0]!;
+    const container = deployment.spec.template.spec!.containers[0]!;
     const upstream = `${runService.spec!.clusterIP}:${runService.spec!.ports![0]!.port}`;
     assert.deepEqual(container.args?.slice(0, 3), ['ingress-nginx', '--upstream', upstream]);
     assert.equal(container.securityContext?.runAsNonRoot, true);
