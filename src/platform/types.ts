@@ -270,6 +270,11 @@ export interface Platform {
    * platform cannot run one.
    */
   ingress?(job: IngressJob, signal: AbortSignal): Promise<Ingress>;
+  /**
+   * ingress() serves a rollout's load Pods only (a cluster's own nginx, reachable in the cluster):
+   * `run` and `lab` clients are not sent through it, and refuse --ingress.
+   */
+  readonly ingressLoadOnly?: boolean;
 }
 
 /** Why one upstream attempt of an ingress proxy failed: nginx's error log (ingress-log.ts), HAProxy's termination state (ingress-haproxy-log.ts). */

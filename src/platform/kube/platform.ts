@@ -110,6 +110,8 @@ const INGRESS_LOG_END_MS = 30_000;
 
 export class KubePlatform implements Platform {
   readonly kinds = Object.keys(kubeKinds) as ObjectKind[];
+  /** Its ingress (`--ingress nginx`) is a rollout's, for the load Pods: `run` and `lab` refuse --ingress. */
+  readonly ingressLoadOnly = true;
   readonly resources: KubeResources;
   private readonly now: () => number;
   private serverVersion: string | undefined;
