@@ -277,7 +277,7 @@ export interface Platform {
   readonly ingressLoadOnly?: boolean;
 }
 
-/** Why one upstream attempt of an ingress proxy failed: nginx's error log (ingress-log.ts), HAProxy's termination state (ingress-haproxy-log.ts). */
+/** Why one upstream attempt of an ingress proxy failed: nginx's error log (ingress/nginx-log.ts), HAProxy's termination state (ingress-haproxy-log.ts). */
 export const ingressCauses = [
   'refused',
   'connect-timeout',

@@ -17,8 +17,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { DraincheckError } from '../../errors.js';
-import { nginxConfig } from '../../platform/local/ingress-nginx.js';
+import { nginxConfig } from '../../platform/ingress/nginx-config.js';
 import { findNginx } from '../../platform/local/l7-proxy.js';
+import { parseInteger } from '../../util/integer.js';
 
 /** How often the access log is copied to stdout. */
 const POLL_MS = 100;
@@ -69,25 +70,21 @@ class LogCopier {
 
 /** `<IPv4>:<port>` or `<dns-name>:<port>`: what nginx's `server` takes, nothing to escape. */
 export function parseUpstream(text: string): { ip: string; port: number } {
-  const m = /^([a-z0-9.-]{1,253}):(\d{1,5})$/i.exec(text);
-  const port = m ? Number(m[2]) : 0;
-  const host = m?.[1] ?? '';
-  if (!m || port < 1 || port > 65535 || (/^[\d.]+$/.test(host) && isIP(host) !== 4))
+  const colon = text.lastIndexOf(':');
+  const host = colon > 0 ? text.slice(0, colon) : '';
+  const port = parseInteger(colon > 0 ? text.slice(colon + 1) : '', { label: 'port', min: 1, max: 65535 });
+  if (!port.ok || !/^[a-z0-9.-]{1,253}$/i.test(host) || (/^[0-9.]+$/.test(host) && isIP(host) !== 4))
     throw new DraincheckError(
       'DC_USAGE',
       `--upstream must be <IPv4 or DNS name>:<port>, e.g. 10.96.0.12:80, got ${JSON.stringify(text.slice(0, 100))}`,
     );
-  return { ip: host, port };
+  return { ip: host, port: port.value };
 }
 
 function parsePort(text: string): number {
-  const port = /^\d{1,5}$/.test(text) ? Number(text) : 0;
-  if (port < 1 || port > 65535)
-    throw new DraincheckError(
-      'DC_USAGE',
-      `--port must be 1..65535, got ${JSON.stringify(text.slice(0, 20))}`,
-    );
-  return port;
+  const port = parseInteger(text, { label: '--port', min: 1, max: 65535 });
+  if (!port.ok) throw new DraincheckError('DC_USAGE', port.message);
+  return port.value;
 }
 
 export function ingressNginxCommand(): Command {
@@ -137,7 +134,7 @@ export function ingressNginxCommand(): Command {
       // Generation 1: the readiness path answers "1" once nginx serves this configuration.
       writeFileSync(
         join(dir, 'nginx.conf'),
-        nginxConfig(dir, listen, 1, [{ ...upstream, podUid: undefined, fallback: false }], {
+        nginxConfig(dir, listen, 1, [upstream], {
           errorLog: 'stderr',
           retryNonIdempotent: flags.retryNonIdempotent === true,
         }),

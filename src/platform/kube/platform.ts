@@ -59,7 +59,7 @@ import {
   IngressLogSpool,
   ingressModelText,
 } from './ingress-nginx.js';
-import { INGRESS_LINE_MAX_CHARS } from '../local/ingress-log.js';
+import { INGRESS_LINE_MAX_CHARS } from '../ingress/nginx-log.js';
 import { truncateText } from '../../util/bounded-json.js';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { refuseNativeSidecarBelow } from './sidecar-support.js';
