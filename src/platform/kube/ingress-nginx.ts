@@ -32,6 +32,8 @@ export const INGRESS_CONTAINER_PORT = 8080;
 const INGRESS_GRACE_SECONDS = 15;
 /** Lines spooled from the nginx Pod's log at most (the join reads at most as many anyway). */
 const SPOOL_LINES_MAX = 5_000_000;
+/** And bytes (a log line is ~100 bytes: 5 million of them; a Pod's log is untrusted). */
+const SPOOL_BYTES_MAX = 512 * 1024 * 1024;
 
 /** The nginx Deployment's and Service's name for the run's Service `service`. */
 export const ingressName = (service: string): string => `${service.slice(0, 56)}-nginx`;
@@ -124,7 +126,8 @@ const NOT_ACCESS_LINE = /^(\d{4}\/\d{2}\/\d{2} \d{2}:\d{2}:\d{2} \[|draincheck i
 
 /**
  * The nginx Pod's log, spooled to a file as it arrives (its lines are untrusted: each already
- * bounded by the log reader to INGRESS_LINE_MAX_CHARS, at most SPOOL_LINES_MAX of them), and
+ * bounded by the log reader to INGRESS_LINE_MAX_CHARS, at most SPOOL_LINES_MAX of them and
+ * SPOOL_BYTES_MAX in all), and
  * joined at the end with the embedded runtime's parsing (joinNginxLines): the access log (stdout)
  * and the error log (stderr) are one stream here, so it is given twice — each pass takes its own
  * lines. No address maps to a Pod (the one upstream is the ClusterIP): every attempt's podUid is null.
@@ -134,17 +137,20 @@ export class IngressLogSpool {
   private readonly path = join(this.dir, 'nginx.log');
   private readonly out = createWriteStream(this.path, { encoding: 'utf8' });
   private lines = 0;
+  private bytes = 0;
+  /** Lines beyond the bounds: counted in the evidence's `dropped`, never written. */
   dropped = 0;
 
-  add(line: string): void {
-    if (this.lines >= SPOOL_LINES_MAX) {
+  /** Resolves once the file took it (backpressure reaches the log stream, not the memory). */
+  async add(line: string): Promise<void> {
+    const text = `${line.length > INGRESS_LINE_MAX_CHARS ? line.slice(0, INGRESS_LINE_MAX_CHARS) : line}\n`;
+    if (this.lines >= SPOOL_LINES_MAX || this.bytes + text.length > SPOOL_BYTES_MAX) {
       this.dropped += 1;
       return;
     }
     this.lines += 1;
-    this.out.write(
-      line.length > INGRESS_LINE_MAX_CHARS ? `${line.slice(0, INGRESS_LINE_MAX_CHARS)}\n` : `${line}\n`,
-    );
+    this.bytes += text.length;
+    if (!this.out.write(text)) await once(this.out, 'drain');
   }
 
   async evidence(originWallMs: number, watch?: ReadonlySet<string>): Promise<IngressEvidence> {

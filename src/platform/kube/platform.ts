@@ -487,7 +487,7 @@ export class KubePlatform implements Platform {
         INGRESS_CONTAINER,
         AbortSignal.any([following.signal, this.internal.signal]),
       ))
-        spool.add(line);
+        await spool.add(line);
     })();
     // Its log ended (the container ended, the Pod is gone) before stop() asked: nginx ended.
     const died = new Promise<string>((resolve) => {

@@ -154,6 +154,51 @@ test(
   },
 );
 
+test(
+  'rollout --platform kube --ingress nginx, Ctrl-C mid-run: the nginx Deployment and Service are deleted by their UIDs, exit 130',
+  { skip },
+  async (t) => {
+    const { facade, kubeconfig, out } = await facadeCluster(t, { namespace: NAMESPACE });
+    const run = startCli(rolloutArgs(kubeconfig, out, ['--before-ms', '30000']));
+    t.after(() => run.kill());
+    // The load Pod was created: nginx was Ready before it (the run waits for it first).
+    const deadline = performance.now() + 120_000;
+    while (
+      !facade.requests.some(
+        (r) =>
+          r.method === 'POST' &&
+          r.path.endsWith('/pods') &&
+          r.status === 201 &&
+          (r.body as V1Pod).metadata?.name === 'work-exit-load',
+      )
+    ) {
+      assert.ok(performance.now() < deadline, `no load Pod: ${run.stderr()}`);
+      assert.equal(run.child.exitCode, null, run.stderr());
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    run.child.kill('SIGINT');
+    const code = await run.exitedWithin(90_000);
+    assert.equal(code, 130, run.stderr());
+    const createdAs = (suffix: string) =>
+      facade.requests.find(
+        (r) =>
+          r.method === 'POST' &&
+          r.path.endsWith(suffix) &&
+          (r.body as V1Service).metadata?.name === 'work-exit-nginx',
+      )!.answer as V1Service | V1Deployment;
+    for (const [suffix, path] of [
+      ['/deployments', `/apis/apps/v1/namespaces/${NAMESPACE}/deployments/work-exit-nginx`],
+      ['/services', `/api/v1/namespaces/${NAMESPACE}/services/work-exit-nginx`],
+    ] as const) {
+      const deletes = facade.requests.filter((r) => r.method === 'DELETE' && r.path === path);
+      assert.equal(deletes.length, 1, `${path}: ${run.stderr()}`);
+      assert.deepEqual((deletes[0]!.body as { preconditions: unknown }).preconditions, {
+        uid: createdAs(suffix).metadata!.uid,
+      });
+    }
+  },
+);
+
 test('--ingress on a cluster refused where it cannot mean what it says: one line, exit 2', () => {
   const cases: Array<[string[], RegExp]> = [
     [
