@@ -19,6 +19,7 @@ export const unitTests = [
   'test/kinds/rollout/load-pods.test.ts',
   'test/probe/load/cpu-cgroup.test.ts',
   'test/platform/ingress/nginx-log.test.ts',
+  'test/platform/kube/ingress-log-spool.test.ts',
   'test/platform/local/ingress-haproxy-log.test.ts',
   'test/kinds/rollout/compare-capacity.test.ts',
   'test/kinds/rollout/compare-strain.test.ts',
