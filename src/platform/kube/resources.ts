@@ -85,8 +85,8 @@ export class KubeResources {
    */
   /**
    * `kubectl scale --replicas=N`, as a merge patch of spec.replicas that carries the Deployment's
-   * UID: the API server takes a metadata.uid in a patch as a precondition (a 409 Conflict for
-   * another object of that name), so only the run's own Deployment is scaled. The `patch` verb
+   * UID: metadata.uid is immutable, so a patch naming another UID is refused by the API server
+   * (another object that took the name is not scaled) — only the run's own Deployment is. The `patch` verb
    * a rollout already has — no `deployments/scale` subresource, no delete.
    */
   scaleDeployment(namespace: string, name: string, uid: string, replicas: number) {
