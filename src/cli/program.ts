@@ -22,6 +22,7 @@ const commands: ReadonlyArray<readonly [name: string, load: () => Promise<Comman
   ['sidecar-proxy', async () => (await import('./commands/sidecar-proxy.js')).sidecarProxyCommand()],
   ['client', async () => (await import('./commands/client.js')).clientCommand()],
   ['load', async () => (await import('./commands/load.js')).loadCommand()],
+  ['ingress-nginx', async () => (await import('./commands/ingress-nginx.js')).ingressNginxCommand()],
 ];
 
 /**

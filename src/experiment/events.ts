@@ -351,7 +351,7 @@ export const eventSpecs = {
       sinceMs: 'number',
     },
     'proxy-sync-failed': { service: 'string', mode: 'string', error: 'string' },
-    // --ingress: one of the run's requests as the ingress's logs tell it (ingress-process.ts).
+    // --ingress: one of the run's requests as the ingress's logs tell it (platform/ingress/evidence.ts).
     'ingress-request': { id: 'string', status: 'number', attempts: 'array', kind: 'string' },
   },
   events: { '*': coreEventData },

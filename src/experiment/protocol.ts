@@ -186,10 +186,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   // --ingress: the proxy the client goes through, and what its logs said once stopped.
   let ingress: Ingress | undefined;
   let ingressEvidence: IngressEvidence | null = null;
-  if (scenario.ingress && !platform.ingress)
+  if (scenario.ingress && (!platform.ingress || platform.ingressLoadOnly))
     refusedUsage = new DraincheckError(
       'DC_USAGE',
-      `--ingress ${scenario.ingress} runs on the embedded runtime only (--platform local): a cluster's own ingress is not driven by draincheck yet`,
+      `--ingress ${scenario.ingress} runs on the embedded runtime only (--platform local) for run and lab: on a cluster, rollout --ingress nginx runs draincheck's own nginx`,
     );
 
   log.add('runner', 'run-started', {

@@ -114,7 +114,7 @@ export interface LoadJob extends LoadSettingValues {
    * Service's ClusterIP. `readyWaitMs`: how long its GET /healthz may take to answer 200 through
    * the ingress (a controller programs a new Ingress seconds after it is created).
    */
-  via?: { url: string; host: string; readyWaitMs: number };
+  via?: { url: string; host?: string; readyWaitMs: number };
 }
 
 /** What a load Pod's output says, line by line, as it arrives; `readAtMs` is the runner's clock. */
@@ -270,9 +270,14 @@ export interface Platform {
    * platform cannot run one.
    */
   ingress?(job: IngressJob, signal: AbortSignal): Promise<Ingress>;
+  /**
+   * ingress() serves a rollout's load Pods only (a cluster's own nginx, reachable in the cluster):
+   * `run` and `lab` clients are not sent through it, and refuse --ingress.
+   */
+  readonly ingressLoadOnly?: boolean;
 }
 
-/** Why one upstream attempt of an ingress proxy failed: nginx's error log (ingress-log.ts), HAProxy's termination state (ingress-haproxy-log.ts). */
+/** Why one upstream attempt of an ingress proxy failed: nginx's error log (ingress/nginx-log.ts), HAProxy's termination state (ingress-haproxy-log.ts). */
 export const ingressCauses = [
   'refused',
   'connect-timeout',
@@ -317,6 +322,10 @@ export interface IngressJob {
   deregistrationDelayMs?: number;
   /** nginx: proxy_next_upstream passes non-idempotent requests (POST) on too (`non_idempotent`). */
   retryNonIdempotent?: boolean;
+  /** A cluster's own nginx (--platform kube): the draincheck image its Pod runs. */
+  image?: string;
+  /** A cluster's own nginx: how long its Pod may take to be Ready (the image pull included). */
+  readyWaitMs?: number;
 }
 
 /** One upstream attempt of a request the proxy handled. */
@@ -364,6 +373,11 @@ export interface Ingress {
   kind: IngressProxy;
   /** Where clients send their requests (the ingress's listening address). */
   url: URL;
+  /**
+   * The URL is reachable from inside the cluster only (a cluster's nginx Service, by ClusterIP):
+   * the load Pods go through it (LoadJob.via), the runner does not.
+   */
+  inCluster?: boolean;
   /** What it is and how it was programmed, in words (the document's and the report's). */
   model: string;
   /** Resolves with how the proxy ended if it ended on its own (killed, crashed); never otherwise. */

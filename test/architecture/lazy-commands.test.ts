@@ -18,6 +18,7 @@ const commandNames = [
   'sidecar-proxy',
   'client',
   'load',
+  'ingress-nginx',
 ];
 
 test('the program statically loads no command module, and the server command no platform', () => {

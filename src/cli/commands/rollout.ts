@@ -134,6 +134,14 @@ export function rolloutCommand(): Command {
         'Pod sends every request to URL with that Host (its /healthz wait: up to 120 s while the controller',
         'programs it), and the Ingress is deleted by UID at the end. Its log is not read: a 502/503/504 without',
         'a Pod UID is the ingress’s answer, its Pod unknown unless a Pod’s journal shows it accepted the id.',
+        '--ingress nginx (on a cluster): draincheck’s own nginx — a Deployment of one replica running',
+        '`draincheck ingress-nginx` (Debian’s nginx in the draincheck image) and a ClusterIP Service — in front',
+        'of the run’s Service’s ClusterIP, as ingress-nginx’s service-upstream: "true" (programming it with the',
+        'Pods’ endpoints would need an EndpointSlice-watching controller: a ServiceAccount and Role draincheck',
+        'does not create). The load Pods go through it; its log (the Pod’s) is joined: statuses, causes, but',
+        'no Pod — kube-proxy picks one per upstream connection and keep-alive pins requests to it, so a failed',
+        'attempt’s Pod comes from the Pods’ journals only. Scaled to 0 by a UID patch at the end (its graceful',
+        'quit ends the log), deleted by UID. --ingress haproxy, --ingress-sync-ms, --lb-deregistration-ms: embedded only.',
         'Permissions: deploy/rbac-*.yaml (deployments create/list/watch/patch, delete with -n; ingresses',
         'create, delete and list with -n); see docs/REAL-CLUSTER.md.',
         '',
@@ -179,11 +187,25 @@ export function rolloutCommand(): Command {
       if (compare && flags.onSigterm)
         throw new DraincheckError('DC_USAGE', '--compare and --on-sigterm both choose policies: give one');
       checkIngressUrl(settings, flags.platform);
-      if (settings.ingress !== 'none' && flags.platform === 'kube')
+      if (settings.ingress === 'haproxy' && flags.platform === 'kube')
         throw new DraincheckError(
           'DC_USAGE',
-          `--ingress ${settings.ingress} runs on the embedded runtime only (--platform local); on a cluster, send the load to your ingress yourself`,
+          '--ingress haproxy runs on the embedded runtime only (--platform local): on a cluster, --ingress nginx is the one built (or --ingress-url for your own ingress)',
         );
+      // On a cluster draincheck's nginx proxies to the Service's ClusterIP (service-upstream):
+      // no endpoint programming of its own to delay, no target list — kube-proxy's sync is the one.
+      if (settings.ingress === 'nginx' && flags.platform === 'kube') {
+        if (flags.ingressSyncMs !== undefined)
+          throw new DraincheckError(
+            'DC_USAGE',
+            "--ingress-sync-ms is the embedded runtime's endpoint programming: on a cluster draincheck's nginx proxies to the Service's ClusterIP (service-upstream), so the sync is kube-proxy's",
+          );
+        if (flags.lbDeregistrationMs !== undefined)
+          throw new DraincheckError(
+            'DC_USAGE',
+            "--lb-deregistration-ms is the embedded runtime's target list: on a cluster draincheck's nginx proxies to the Service's ClusterIP (service-upstream), with no target list of its own",
+          );
+      }
       // The load balancer is a layer in front of the endpoints: the ingress carries it.
       if (settings.lbDeregistrationMs > 0 && settings.ingress === 'none')
         throw new DraincheckError(
@@ -261,7 +283,8 @@ export function rolloutCommand(): Command {
               ...(session.planOptions.namespace ? { namespace: session.planOptions.namespace } : {}),
               manifest: session.planOptions.manifest ?? {},
               // Behind an ingress the slowest layer is its sync: measured through one.
-              ...(settings.ingress !== 'none'
+              // On a cluster its nginx has no sync of its own (service-upstream): the Service's is measured.
+              ...(settings.ingress !== 'none' && flags.platform !== 'kube'
                 ? {
                     ingress: {
                       kind: settings.ingress,

@@ -518,6 +518,12 @@ export const RolloutDocumentSchema = z.object({
         })
         .optional()
         .describe('--ingress-url: the route through your ingress (absent for draincheck’s own proxy)'),
+      upstream: z
+        .literal('service-cluster-ip')
+        .optional()
+        .describe(
+          'service-cluster-ip (--ingress nginx --platform kube): draincheck’s nginx on the cluster proxies to the Service’s ClusterIP (ingress-nginx’s service-upstream mode), so its log names no Pod: every attempt’s pod is null, and which Pod took a failed attempt is known only from the Pods’ journals (the request id); absent: the proxy was programmed with the Pods’ endpoints and names them',
+        ),
       proxyLog: z
         .literal('not-read')
         .optional()

@@ -24,6 +24,8 @@ export interface IngressSection {
   model: string;
   /** --ingress-url: the route through the user's ingress, and what is and is not known of it. */
   route?: { url: string; host: string; ingressClass: string | null };
+  /** A cluster's own nginx (service-upstream): its one upstream is the Service's ClusterIP, no Pod named. */
+  upstream?: 'service-cluster-ip';
   proxyLog?: 'not-read';
   syncMeasured?: false;
   answered?: IngressAnswers;
@@ -147,9 +149,13 @@ export function ingressWords(s: IngressSection): string[] {
   const lines = [
     `ingress (${name}): ${s.requests} requests in its access log (${statuses || 'none'}); ${s.retried} ${s.kind === 'haproxy' ? 'retried after a failed connection (retries 3, the same server: no redispatch)' : 'retried on another Pod by proxy_next_upstream'}`,
   ];
+  if (s.upstream === 'service-cluster-ip')
+    lines.push(
+      "  its upstream is the Service's ClusterIP (service-upstream): its log names no Pod — a failed attempt's Pod is known only from the Pods' journals (the request id)",
+    );
   for (const g of s.failedAttempts.slice(0, 8))
     lines.push(
-      `  ${g.count} attempt${g.count === 1 ? '' : 's'} failed at ${g.pod ?? 'no Pod'} (${g.phase}): ${g.cause}`,
+      `  ${g.count} attempt${g.count === 1 ? '' : 's'} failed at ${g.pod ?? (s.upstream === 'service-cluster-ip' ? "the Service's ClusterIP" : 'no Pod')} (${g.phase}): ${g.cause}`,
     );
   if (s.failedAttempts.length > 8) lines.push(`  … and ${s.failedAttempts.length - 8} more groups`);
   const twice = s.executedTwice;

@@ -181,6 +181,8 @@ class RolloutRun {
   ingressEvidence: IngressEvidence | null = null;
   ingressModel: string | null = null;
   ingressKind: IngressProxy = 'nginx';
+  /** The ingress is a cluster's own nginx in front of the Service's ClusterIP (service-upstream). */
+  ingressInCluster = false;
   /** --ingress-url: the user's ingress and the run's host on it, once its Ingress was created. */
   ingressRoute: { url: string; host: string; ingressClass: string | null } | null = null;
   writer: RecordWriter | undefined;
@@ -466,7 +468,7 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
       if (!run.platform.ingress)
         throw new DraincheckError(
           'DC_USAGE',
-          `--ingress ${kind} runs on the embedded runtime only (--platform local)`,
+          `--ingress ${kind} runs on the embedded runtime (--platform local) or, nginx, on a cluster (--platform kube)`,
         );
       run.phases.detail('starting the ingress');
       run.ingress = await run.platform.ingress(
@@ -477,12 +479,17 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
           syncDelayMs: plan.load.ingressSyncMs,
           deregistrationDelayMs: plan.load.lbDeregistrationMs,
           retryNonIdempotent: plan.load.ingressRetryNonIdempotent,
+          // A cluster's own nginx runs the draincheck image, as the load Pods do.
+          image: run.wanted.spec?.template.spec?.containers[0]?.image ?? '',
+          // Its Pod's readiness, the image pull included (as a load Pod's start).
+          readyWaitMs: 300_000,
         },
         run.waitSignal,
       );
       run.target = run.ingress.url;
       run.ingressModel = run.ingress.model;
       run.ingressKind = run.ingress.kind;
+      run.ingressInCluster = run.ingress.inCluster === true;
       // An ingress that ends mid-run ends the run: what the load saw after it is the ingress's
       // failure, not the Pods' (issue 25, "a proxy killed mid-run").
       void run.ingress.died.then((how) =>
@@ -556,7 +563,15 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
                       readyWaitMs: INGRESS_READY_WAIT_MS,
                     },
                   }
-                : {}),
+                : run.ingress?.inCluster
+                  ? // draincheck's own nginx on the cluster: its Service, by ClusterIP.
+                    {
+                      via: {
+                        url: `http://${run.ingress.url.hostname}:${run.ingress.url.port || '80'}`,
+                        readyWaitMs: INGRESS_READY_WAIT_MS,
+                      },
+                    }
+                  : {}),
               ...(pods > 1 ? { spreadOverNodes: true } : {}),
             },
             share,
@@ -870,6 +885,7 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     run.ingressModel !== null
       ? {
           ...ingressSection(run.ingressKind, run.ingressModel, run.ingressEvidence, run.lifecycles),
+          ...(run.ingressInCluster ? { upstream: 'service-cluster-ip' as const } : {}),
           executedTwice: executedTwice(run.ingressEvidence, joinCounts.contestedIds),
         }
       : run.ingressRoute !== null

@@ -292,7 +292,7 @@ export const rolloutSettings = {
   ingress: setting<IngressKind, IngressKind | undefined, 'load'>({
     flag: '--ingress',
     arg: '<proxy>',
-    help: "put an ingress proxy in front of the Service's endpoints: none, nginx (Debian's nginx with ingress-nginx's defaults, reloaded on each change) or haproxy (Debian's HAProxy with the HAProxy Kubernetes Ingress Controller's defaults, changed through its Runtime API), programmed from the EndpointSlice after --ingress-sync-ms (the embedded runtime only); its logs name each failed attempt's Pod and cause",
+    help: "put an ingress proxy in front of the Service's endpoints: none, nginx (Debian's nginx with ingress-nginx's defaults, reloaded on each change) or haproxy (Debian's HAProxy with the HAProxy Kubernetes Ingress Controller's defaults, changed through its Runtime API), programmed from the EndpointSlice after --ingress-sync-ms (the embedded runtime); its logs name each failed attempt's Pod and cause. With --platform kube, nginx only: draincheck's own nginx Deployment in front of the Service's ClusterIP (ingress-nginx's service-upstream), its log naming no Pod",
     default: 'none',
     schema: z.enum(ingressKinds, {
       error: (issue) => `--ingress must be none, nginx or haproxy, got ${quote(issue.input)}`,

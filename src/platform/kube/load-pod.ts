@@ -64,9 +64,9 @@ export function loadArgs(job: LoadJob, serviceUrl: string): string[] {
     String(loadMaxSeconds(job)),
     // Through the user's ingress (--ingress-url): the run's host on every request, and the
     // ingress's own readiness wait (its controller programs the new Ingress first).
-    ...(job.via
-      ? ['--host-header', job.via.host, '--service-ready-timeout-ms', String(job.via.readyWaitMs)]
-      : []),
+    // Through draincheck's own nginx on the cluster (--ingress nginx): its URL, no Host of its own.
+    ...(job.via?.host !== undefined ? ['--host-header', job.via.host] : []),
+    ...(job.via ? ['--service-ready-timeout-ms', String(job.via.readyWaitMs)] : []),
   ];
 }
 

@@ -15,6 +15,8 @@ import {
   fieldSelectorOf,
   type ClientJob,
   type DeleteOptions,
+  type Ingress,
+  type IngressJob,
   type LoadItem,
   type LoadJob,
   type ObjectKind,
@@ -45,9 +47,19 @@ import {
   imagePullError,
   imagePullFailure,
   pid1FromAnnotation,
+  readyCondition,
+  terminatedState,
   type Pid1Info,
 } from './pod-status.js';
 import { KubeResources } from './resources.js';
+import {
+  buildIngressObjects,
+  INGRESS_CONTAINER,
+  INGRESS_SELECTOR_LABEL,
+  IngressLogSpool,
+  ingressModelText,
+} from './ingress-nginx.js';
+import { INGRESS_LINE_MAX_CHARS } from '../ingress/nginx-log.js';
 import { truncateText } from '../../util/bounded-json.js';
 import { Heartbeat, type HeartbeatOptions } from './heartbeat.js';
 import { refuseNativeSidecarBelow } from './sidecar-support.js';
@@ -93,8 +105,13 @@ export interface KubePlatformOptions {
   log?: Partial<Omit<FollowLogOptions, 'log' | 'target' | 'readPod'>>;
 }
 
+/** After the nginx Deployment's deletion, how long its log may take to end (its grace period and more). */
+const INGRESS_LOG_END_MS = 30_000;
+
 export class KubePlatform implements Platform {
   readonly kinds = Object.keys(kubeKinds) as ObjectKind[];
+  /** Its ingress (`--ingress nginx`) is a rollout's, for the load Pods: `run` and `lab` refuse --ingress. */
+  readonly ingressLoadOnly = true;
   readonly resources: KubeResources;
   private readonly now: () => number;
   private serverVersion: string | undefined;
@@ -387,6 +404,126 @@ export class KubePlatform implements Platform {
           gracePeriodSeconds: abandon ? 0 : LOAD_GRACE_SECONDS,
           uid: created.uid,
         });
+      },
+    };
+  }
+
+  /**
+   * `--ingress nginx` on a cluster (./ingress-nginx.ts): draincheck's own nginx Deployment and its
+   * Service, created (recorded on the API's 201) in front of the run's Service's ClusterIP, ready
+   * once its Pod is Ready (at most `readyWaitMs`: the image pull included). Its log is followed
+   * from then on into a spool; stop() deletes the Deployment by UID — the kubelet's SIGTERM is
+   * nginx's graceful quit (draincheck ingress-nginx), so the log ends with every request's line —
+   * and joins the spool. The URL is the nginx Service's ClusterIP: reachable from the load Pods.
+   */
+  async ingress(job: IngressJob, signal: AbortSignal): Promise<Ingress> {
+    if (job.kind !== 'nginx')
+      throw new DraincheckError(
+        'DC_USAGE',
+        `--ingress ${job.kind} runs on the embedded runtime only: on a cluster, --ingress nginx is the one built`,
+      );
+    const runService = this.services.get(`${job.namespace}/${job.service}`);
+    if (!runService) throw new Error('ingress() before apply() of its Service');
+    const upstream = `${runService.spec?.clusterIP ?? ''}:${runService.spec?.ports?.[0]?.port ?? 80}`;
+    const objects = buildIngressObjects({
+      namespace: job.namespace,
+      service: job.service,
+      runId: this.runId,
+      image: job.image ?? '',
+      upstream,
+      retryNonIdempotent: job.retryNonIdempotent ?? false,
+    });
+    const combined = this.signal(signal);
+    const [service, deployment] = (await this.apply([objects.service, objects.deployment], combined)) as [
+      V1Service,
+      V1Deployment,
+    ];
+    const name = deployment.metadata?.name ?? '';
+    const readyWaitMs = job.readyWaitMs ?? 300_000;
+    // Its Pod, once Ready (the readiness probe: nginx answers its own path).
+    const waiting = new AbortController();
+    const timer = setTimeout(() => waiting.abort(), readyWaitMs);
+    let podName: string | undefined;
+    try {
+      for await (const event of this.watch<V1Pod>(
+        'Pod',
+        job.namespace,
+        { labelSelector: `${INGRESS_SELECTOR_LABEL}=${name}` },
+        AbortSignal.any([combined, waiting.signal]),
+      )) {
+        if (event.type !== 'DELETED' && readyCondition(event.object) === 'True') {
+          podName = event.object.metadata?.name;
+          break;
+        }
+        // nginx ended before it was Ready (its configuration refused, nginx missing from the image):
+        // said now, not after the whole wait.
+        const ended = event.type === 'DELETED' ? undefined : terminatedState(event.object, INGRESS_CONTAINER);
+        if (ended)
+          throw new DraincheckError(
+            'DC_INGRESS',
+            `the nginx Pod ${job.namespace}/${event.object.metadata?.name ?? ''} ended before it was Ready (exit code ${ended.exitCode}${ended.exitCode === 3 ? ': nginx missing from the image or its configuration refused — see its log' : ''})`,
+          );
+      }
+    } catch (error) {
+      if (!waiting.signal.aborted) throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+    if (combined.aborted) throw combined.reason;
+    if (!podName)
+      throw new DraincheckError(
+        'DC_INGRESS',
+        `the nginx Pod of Deployment ${job.namespace}/${name} was not Ready within ${Math.round(readyWaitMs / 1000)} s (is the draincheck image one with nginx-light? see docs/REAL-CLUSTER.md)`,
+      );
+    const spool = new IngressLogSpool();
+    const following = new AbortController();
+    let stopping = false;
+    const logOptions = { ...this.logOptions(job.namespace, podName), lineMaxChars: INGRESS_LINE_MAX_CHARS };
+    const followed = (async () => {
+      for await (const line of followLog(
+        logOptions,
+        job.namespace,
+        podName,
+        INGRESS_CONTAINER,
+        AbortSignal.any([following.signal, this.internal.signal]),
+      ))
+        await spool.add(line);
+    })();
+    // Its log ended (the container ended, the Pod is gone) before stop() asked: nginx ended.
+    const died = new Promise<string>((resolve) => {
+      followed.then(
+        () => !stopping && !following.signal.aborted && resolve('ended (its Pod log ended)'),
+        (error: unknown) =>
+          !stopping &&
+          !following.signal.aborted &&
+          resolve(`could not be followed (${error instanceof Error ? error.message : String(error)})`),
+      );
+    });
+    const clusterIP = service.spec?.clusterIP ?? '';
+    const port = service.spec?.ports?.[0]?.port ?? 80;
+    return {
+      kind: 'nginx',
+      url: new URL(`http://${clusterIP}:${port}`),
+      inCluster: true,
+      died,
+      model: ingressModelText(upstream, job.retryNonIdempotent ?? false),
+      stop: async (originWallMs, watch) => {
+        stopping = true;
+        try {
+          // Scaled to 0 (a patch carrying its UID: the verb every mode grants, where deleting a
+          // Deployment one by one is not — it goes with the run's namespace or at dispose()):
+          // its Pod's SIGTERM is nginx's graceful quit, and the log ends with the last request's
+          // line (bounded wait).
+          const uid = deployment.metadata?.uid;
+          if (uid) await this.resources.scaleDeployment(job.namespace, name, uid, 0).catch(() => undefined);
+          const bound = setTimeout(() => following.abort(), INGRESS_LOG_END_MS);
+          await followed.catch(() => undefined);
+          clearTimeout(bound);
+          return await spool.evidence(originWallMs, watch);
+        } finally {
+          following.abort();
+          spool.dispose();
+        }
       },
     };
   }

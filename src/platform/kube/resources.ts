@@ -83,6 +83,25 @@ export class KubeResources {
    * `time.Now().Format(time.RFC3339)`) and sends it from pkg/cmd/rollout/rollout_restart.go as
    * `types.StrategicMergePatchType`.
    */
+  /**
+   * `kubectl scale --replicas=N`, as a merge patch of spec.replicas that carries the Deployment's
+   * UID: metadata.uid is immutable, so a patch naming another UID is refused by the API server
+   * (another object that took the name is not scaled) — only the run's own Deployment is. The `patch` verb
+   * a rollout already has — no `deployments/scale` subresource, no delete.
+   */
+  scaleDeployment(namespace: string, name: string, uid: string, replicas: number) {
+    const action = { verb: 'patch', resource: 'deployments', group: 'apps', namespace, name };
+    const body = { metadata: { uid }, spec: { replicas } };
+    return this.call(action, async () =>
+      plain(
+        await this.api.apps.patchNamespacedDeployment(
+          { namespace, name, body },
+          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+        ),
+      ),
+    );
+  }
+
   restartDeployment(namespace: string, name: string, annotation: string, at: string) {
     const action = { verb: 'patch', resource: 'deployments', group: 'apps', namespace, name };
     const body = { spec: { template: { metadata: { annotations: { [annotation]: at } } } } };

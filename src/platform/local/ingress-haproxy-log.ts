@@ -13,7 +13,7 @@
 // disconnection").
 import { WORK_ID_PATTERN } from '../../server/work-params.js';
 import type { IngressCause } from '../types.js';
-import { INGRESS_LINE_MAX_CHARS } from './ingress-log.js';
+import { INGRESS_LINE_MAX_CHARS } from '../ingress/nginx-log.js';
 
 /** The tag each line of the format starts with (a line without it is not the ingress's). */
 export const HAPROXY_LOG_TAG = 'draincheck-haproxy';

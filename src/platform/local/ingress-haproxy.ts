@@ -34,13 +34,8 @@ import { DraincheckError } from '../../errors.js';
 import type { IngressEvidence } from '../types.js';
 import { freePort } from './addresses.js';
 import { HAPROXY_LOG_TAG, haproxyAttempts, parseHaproxyLine } from './ingress-haproxy-log.js';
-import {
-  boundedLineBatches,
-  EvidenceTally,
-  GENERATION_PATH,
-  ProxyProcess,
-  untilServed,
-} from './ingress-process.js';
+import { boundedLineBatches, EvidenceTally, GENERATION_PATH } from '../ingress/evidence.js';
+import { ProxyProcess, untilServed } from './ingress-process.js';
 import { findExecutable } from './l7-proxy.js';
 import type { Dataplane, Target } from './service-proxy.js';
 

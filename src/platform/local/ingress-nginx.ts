@@ -19,93 +19,16 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DraincheckError } from '../../errors.js';
-import type { IngressCause, IngressEvidence } from '../types.js';
+import type { IngressEvidence } from '../types.js';
 import { freePort } from './addresses.js';
-import { ACCESS_LOG_FORMAT, parseAccessLine, parseErrorLine, type ErrorEntry } from './ingress-log.js';
-import {
-  boundedLineBatches,
-  EvidenceTally,
-  GENERATION_PATH,
-  NOT_PLAIN_MAX,
-  ProxyProcess,
-  untilServed,
-} from './ingress-process.js';
+import { boundedLineBatches } from '../ingress/evidence.js';
+import { joinNginxLines, nginxConfig, type NginxOptions } from '../ingress/nginx-config.js';
+import { ProxyProcess, untilServed } from './ingress-process.js';
 import { findNginx } from './l7-proxy.js';
 import type { Dataplane, Target } from './service-proxy.js';
 
 /** How long a reload may take to be in effect before the sync counts as failed. */
 const RELOAD_MS = 5_000;
-
-export interface NginxOptions {
-  /** proxy_next_upstream … non_idempotent. */
-  retryNonIdempotent?: boolean;
-}
-
-/** The nginx configuration for one generation of endpoints. */
-export function nginxConfig(
-  dir: string,
-  listen: string,
-  generation: number,
-  targets: readonly Target[],
-  options: NginxOptions = {},
-): string {
-  const upstream =
-    targets.length > 0
-      ? [
-          '  upstream service {',
-          ...targets.map((t) => `    server ${t.ip}:${t.port} max_fails=0;`),
-          '    keepalive 320;',
-          '    keepalive_timeout 60s;',
-          '    keepalive_requests 10000;',
-          '  }',
-        ]
-      : [];
-  // No endpoint: the controller's answer is its default backend's 503.
-  const route =
-    targets.length > 0
-      ? [
-          '      proxy_pass http://service;',
-          '      proxy_http_version 1.1;',
-          '      proxy_set_header Connection "";',
-          '      proxy_connect_timeout 5s;',
-          '      proxy_read_timeout 60s;',
-          '      proxy_send_timeout 60s;',
-          // ingress-nginx's default `error timeout`; `non_idempotent` (--ingress-retry-non-idempotent)
-          // also passes on a POST already sent to a Pod that failed: nginx docs, proxy_next_upstream.
-          `      proxy_next_upstream error timeout${options.retryNonIdempotent ? ' non_idempotent' : ''};`,
-          '      proxy_next_upstream_tries 3;',
-        ]
-      : ['      return 503;'];
-  return [
-    'worker_processes 1;',
-    'daemon off;',
-    'master_process on;',
-    'worker_shutdown_timeout 240s;',
-    `pid ${join(dir, 'nginx.pid')};`,
-    `error_log ${join(dir, 'error.log')} error;`,
-    'events { worker_connections 4096; }',
-    'http {',
-    `  log_format draincheck '${ACCESS_LOG_FORMAT}';`,
-    `  access_log ${join(dir, 'access.log')} draincheck;`,
-    '  keepalive_timeout 75s;',
-    '  keepalive_requests 1000;',
-    `  client_body_temp_path ${join(dir, 'body')};`,
-    `  proxy_temp_path ${join(dir, 'proxy')};`,
-    `  fastcgi_temp_path ${join(dir, 'fastcgi')};`,
-    `  uwsgi_temp_path ${join(dir, 'uwsgi')};`,
-    `  scgi_temp_path ${join(dir, 'scgi')};`,
-    ...upstream,
-    '  server {',
-    `    listen ${listen};`,
-    `    location = ${GENERATION_PATH} { access_log off; return 200 "${generation}"; }`,
-    '    location / {',
-    ...route,
-    '    }',
-    '  }',
-    '}',
-    '',
-  ].join('\n');
-}
 
 /** nginx as a Service data plane of its own: `apply` reprograms it, its logs are the evidence. */
 export class NginxIngress implements Dataplane {
@@ -230,46 +153,11 @@ export async function joinNginxLogs(
   pods: ReadonlyMap<string, string | null>,
   watch?: ReadonlySet<string>,
 ): Promise<IngressEvidence> {
-  // Error lines first: each request's failed attempts, by the upstream they named.
-  const errors = new Map<string, ErrorEntry[]>();
-  errorLines: for await (const batch of boundedLineBatches(join(dir, 'error.log')))
-    for (const line of batch) {
-      const e = parseErrorLine(line);
-      if (!e?.id) continue;
-      const list = errors.get(e.id) ?? [];
-      if (list.length < 16) list.push(e);
-      errors.set(e.id, list);
-      if (errors.size > NOT_PLAIN_MAX) break errorLines;
-    }
-  const tally = new EvidenceTally(originWallMs, watch);
-  for await (const batch of boundedLineBatches(join(dir, 'access.log')))
-    for (const line of batch) {
-      const a = parseAccessLine(line);
-      if (!a) {
-        if (line.trim()) tally.unparsed();
-        continue;
-      }
-      if (a.id === null) continue; // not one of the load's requests (its readiness GETs)
-      const failedHere = errors.get(a.id) ?? [];
-      const attempts = a.attempts.map((t, i) => {
-        const failed = t.status === null || t.status >= 500;
-        // The error line for this attempt: the one naming its address, else the i-th.
-        const explained = failed
-          ? (failedHere.find((e) => e.addr === t.addr) ??
-            (failedHere[i]?.addr === null ? failedHere[i] : undefined))
-          : undefined;
-        const cause: IngressCause | null = explained?.cause ?? null;
-        return { addr: t.addr, podUid: pods.get(t.addr) ?? null, status: t.status, cause };
-      });
-      // No upstream at all (503 with no endpoint, or no live upstreams): an attempt of its own.
-      if (attempts.length === 0 && a.status >= 500)
-        attempts.push({
-          addr: 'none',
-          podUid: null,
-          status: null,
-          cause: failedHere[0]?.cause ?? 'no-upstream',
-        });
-      tally.add({ id: a.id, status: a.status, endWallMs: a.endWallMs, requestMs: a.requestMs, attempts });
-    }
-  return tally.evidence;
+  return joinNginxLines(
+    boundedLineBatches(join(dir, 'error.log')),
+    boundedLineBatches(join(dir, 'access.log')),
+    originWallMs,
+    pods,
+    watch,
+  );
 }

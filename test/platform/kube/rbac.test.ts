@@ -27,6 +27,7 @@ import {
 } from '../../helpers/fake-apiserver/server.js';
 import { serveSetup } from '../../helpers/fake-apiserver/setup-routes.js';
 import { ingressBackends, startHostRouter } from '../../helpers/host-router.js';
+import { findNginx } from '../../../src/platform/local/l7-proxy.js';
 import { namespaceObject } from '../../../src/platform/kube/names.js';
 import { modelErrors, modelFor } from '../../helpers/k8s-models.js';
 import {
@@ -116,42 +117,53 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
     rmSync(out, { recursive: true, force: true });
   });
   const session = openKubeSession({ kubeconfig: facade.writeKubeconfig(), namespace });
-  const doc = await rolloutKind.run({
-    platform: session.newPlatform(),
-    plan: rolloutKind.plan(resolveScenario({ onSigterm: 'drain', graceSeconds: 5 }), {
-      deployment: { replicas: 1, maxSurge: 1, maxUnavailable: 0, progressDeadlineSeconds: 60 },
-      load: {
-        rate: 20,
-        connections: 4,
-        protocol: 'http1',
-        workMs: { kind: 'fixed', ms: 50 },
-        loadPods: 1,
-        beforeMs: 300,
-        afterMs: 300,
-        gzip: false,
-        pool: 'lifo',
-        idleTimeoutMs: 5000,
-        retryReused: false,
-        retry: 'none' as const,
-        retryAttempts: 3,
-        retryBackoffMs: 100,
-        postShare: 0,
-        ingress: 'none',
-        ingressSyncMs: 0,
-        lbDeregistrationMs: 0,
-        ingressRetryNonIdempotent: false,
-        ingressUrl: router.url,
-        ingressClass: 'nginx',
-      },
-      manifest: session.planOptions.manifest ?? {},
-      ...(namespace ? { namespace } : {}),
-    }),
-    outDir: out,
-    signal: new AbortController().signal,
-  });
+  const rollout = (
+    onSigterm: 'drain' | 'exit',
+    path: { ingress: 'none' | 'nginx'; ingressUrl: string | null },
+  ) =>
+    rolloutKind.run({
+      platform: session.newPlatform(),
+      plan: rolloutKind.plan(resolveScenario({ onSigterm, graceSeconds: 5 }), {
+        deployment: { replicas: 1, maxSurge: 1, maxUnavailable: 0, progressDeadlineSeconds: 60 },
+        load: {
+          rate: 20,
+          connections: 4,
+          protocol: 'http1',
+          workMs: { kind: 'fixed', ms: 50 },
+          loadPods: 1,
+          beforeMs: 300,
+          afterMs: 300,
+          gzip: false,
+          pool: 'lifo',
+          idleTimeoutMs: 5000,
+          retryReused: false,
+          retry: 'none' as const,
+          retryAttempts: 3,
+          retryBackoffMs: 100,
+          postShare: 0,
+          ingress: path.ingress,
+          ingressSyncMs: 0,
+          lbDeregistrationMs: 0,
+          ingressRetryNonIdempotent: false,
+          ingressUrl: path.ingressUrl,
+          ingressClass: path.ingressUrl === null ? null : 'nginx',
+        },
+        manifest: session.planOptions.manifest ?? {},
+        ...(namespace ? { namespace } : {}),
+      }),
+      outDir: out,
+      signal: new AbortController().signal,
+    });
+  const doc = await rollout('drain', { ingress: 'none', ingressUrl: router.url });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.ok(doc.totals.requests > 0);
   assert.equal(doc.ingress?.kind, 'url');
+  // draincheck's own nginx on the cluster (--ingress nginx): its Deployment and Service, its Pod's log.
+  if (findNginx() !== null) {
+    const behindNginx = await rollout('exit', { ingress: 'nginx', ingressUrl: null });
+    assert.equal(behindNginx.complete, true, behindNginx.incompleteReason ?? '');
+    assert.equal(behindNginx.ingress?.upstream, 'service-cluster-ip');
+  }
   return facade.requests.map((r) => ({
     method: r.method,
     path: r.path,

@@ -1,4 +1,4 @@
-// nginx's logs as the ingress writes them (src/platform/local/ingress-log.ts): the access log's
+// nginx's logs as the ingress writes them (src/platform/ingress/nginx-log.ts): the access log's
 // tab-separated line per request with one entry per upstream attempt, and the error-log lines that say
 // why an attempt failed, in the words of nginx's source (ngx_http_upstream.c,
 // ngx_event_connect.c). Lines that are not the format, cut or hostile: null, never a throw.
@@ -9,7 +9,7 @@ import {
   ACCESS_LOG_TAG,
   parseAccessLine,
   parseErrorLine,
-} from '../../../src/platform/local/ingress-log.js';
+} from '../../../src/platform/ingress/nginx-log.js';
 
 // A line as nginx writes it: the values in the format's order (ACCESS_LOG_FIELDS), tab-separated.
 const access = (o: Record<string, string>) => {
