@@ -91,10 +91,12 @@ for (const proxy of proxies) {
         else await sleep(50);
       }
       assert.ok(dir, `the ingress's pid file under ${tmp}; stderr: ${run.stderr()}`);
-      // Killed once it has carried one of the load's requests (its line names the request's id;
-      // the runner's readiness GET has none).
+      // Killed once it has carried one of the load's requests (its line names the request's id:
+      // a field of nginx's tab-separated line, a quoted one of HAProxy's; the runner's readiness
+      // GET has none).
       const accessLog = join(dir, 'access.log');
-      const carried = () => existsSync(accessLog) && /"[a-z]+-\d+"/.test(readFileSync(accessLog, 'utf8'));
+      const carried = () =>
+        existsSync(accessLog) && /["\t][a-z]+-\d+["\t]/.test(readFileSync(accessLog, 'utf8'));
       for (let i = 0; i < 600 && !carried(); i++) await sleep(50);
       assert.ok(carried(), 'the ingress carried a request of the load');
       const master = Number(readFileSync(join(dir, proxy.pidFile), 'utf8').trim());
