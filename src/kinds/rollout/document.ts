@@ -334,7 +334,7 @@ export const RolloutDocumentSchema = z.object({
         retried: z.number().nullable().describe('requests sent again by retryReused (null: not measured)'),
         idleClosed: z.number().nullable().describe('idle connections the client closed at its idle timeout'),
         eventLoopDelayMs: DelaySchema.nullable().describe(
-          "the load generator's own event-loop delay (perf_hooks.monitorEventLoopDelay, 10 ms resolution): how late its timers and sockets were served",
+          "the load generator's own event-loop delay (perf_hooks.monitorEventLoopDelay sampled every 10 ms, the period itself taken off each sample): how late its timers and sockets were served",
         ),
         scheduleLagMs: DelaySchema.nullable().describe(
           'how late each request was issued after its intended time (before any wait for a connection): the client could not keep its schedule when this is large',

@@ -33,6 +33,7 @@ import { LatencyHistogram } from './histogram.js';
 
 /** Requests issued in one timer tick at most (a tick after a stall catches up over several). */
 const BURST_MAX = 1_000;
+
 export const MARKS_MAX = 1_000;
 export const INITIAL_WINDOW = 'before';
 
@@ -85,6 +86,19 @@ export interface LoadOptions {
 
 export { poolSchedulings, type PoolScheduling } from './settings.js';
 import type { PoolScheduling } from './settings.js';
+
+/** How often the generator's event loop is sampled (perf_hooks.monitorEventLoopDelay's resolution). */
+export const LOOP_DELAY_RESOLUTION_MS = 10;
+
+/**
+ * A monitorEventLoopDelay sample (ns) as the loop's delay (ms, two decimals). Node records the
+ * whole time between two ticks of its sampling timer (RecordDelta in src/histogram.cc), so every
+ * sample includes the resolution itself — an idle loop reads 10 ms at p50 ("samples had an
+ * implicit floor of resolution ms", nodejs/node#62935). Only what is beyond it is late.
+ */
+export function loopDelayMs(sampleNs: number): number {
+  return Math.max(0, Math.round((sampleNs / 1e6 - LOOP_DELAY_RESOLUTION_MS) * 100) / 100);
+}
 
 /** How the client treats its keep-alive pool: which real client it imitates (see the top). */
 export interface LoadClientSettings {
@@ -214,8 +228,8 @@ export function startLoad(options: LoadOptions): LoadRun {
   /** The next attempts waiting out their backoff, and their timers. */
   const backingOff = new Map<LoadRecord, NodeJS.Timeout>();
   const lag = new LatencyHistogram();
-  // The loop's delay sampled every 10 ms (its resolution), from the start to the end of the load.
-  const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  // The loop's delay sampled every LOOP_DELAY_RESOLUTION_MS, from the start to the end of the load.
+  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
   loopDelay.enable();
   let stopped = false;
   let finished = false;
@@ -298,7 +312,7 @@ export function startLoad(options: LoadOptions): LoadRun {
     clearInterval(sweeper);
     transport.close();
     loopDelay.disable();
-    const ns = (v: number) => (Number.isFinite(v) && loopDelay.count > 0 ? Math.round(v / 1e4) / 100 : null);
+    const ns = (v: number) => (Number.isFinite(v) && loopDelay.count > 0 ? loopDelayMs(v) : null);
     const lagMs = (v: number | null) => (v === null ? null : Math.round(v / 10) / 100);
     const figures = transport.figures();
     resolveDone({

@@ -7,7 +7,13 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import net from 'node:net';
 import { test } from 'node:test';
-import { startLoad, type LoadOptions, type LoadResult } from '../../../src/probe/load/generator.js';
+import {
+  LOOP_DELAY_RESOLUTION_MS,
+  loopDelayMs,
+  startLoad,
+  type LoadOptions,
+  type LoadResult,
+} from '../../../src/probe/load/generator.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 
 const UID = '00000000-0000-4000-8000-0000000000aa';
@@ -198,7 +204,20 @@ test("the generator's own lag: a blocked event loop shows in eventLoopDelay and 
       `event-loop delay max ${result.eventLoopDelay.maxMs}`,
     );
     assert.ok((result.scheduleLag.p50Ms ?? Infinity) < 100, `schedule lag p50 ${result.scheduleLag.p50Ms}`);
+    // Most samples came while the loop was free: their delay is near 0, not the sampling period
+    // (Node's histogram counts the whole 10 ms between its timer's ticks in each sample).
+    assert.ok(
+      (result.eventLoopDelay.p50Ms ?? Infinity) < LOOP_DELAY_RESOLUTION_MS / 2,
+      `event-loop delay p50 ${result.eventLoopDelay.p50Ms}`,
+    );
   } finally {
     await s.close();
   }
+});
+
+test('loopDelayMs: a sample is the delay beyond the sampling period, never below 0', () => {
+  assert.equal(loopDelayMs(LOOP_DELAY_RESOLUTION_MS * 1e6), 0);
+  assert.equal(loopDelayMs(10.15e6), 0.15);
+  assert.equal(loopDelayMs(260e6), 250);
+  assert.equal(loopDelayMs(9e6), 0);
 });
