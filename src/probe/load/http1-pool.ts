@@ -8,9 +8,9 @@
 // connection before any response byte sent again on another one, as Go's Transport does
 // (transport.go, persistConn.shouldRetryRequest: a reused connection, and nothingWrittenError or
 // errServerClosedIdle / transportReadFromServerError for a replayable GET). `pool: 'fifo'` (the
-// least recently used first, so every connection keeps being used) is kept for comparison: at a
-// Pod's SIGTERM it exposes many idle connections each soon next in line to the server's close
-// (`reused-connection-closed`). With a small HTTP/1.1 client of our own (./http1.ts) whose
+// least recently used first, so every connection keeps being used) is kept for comparison: it
+// was thought to expose more idle connections to a Pod's close at SIGTERM, but measured it made no
+// difference to `reused-connection-closed` (docs/FIDELITY.md, "The race at SIGTERM"). With a small HTTP/1.1 client of our own (./http1.ts) whose
 // connections bind their local port first (./local-port.ts), so a refused or timed-out
 // connection still names its port.
 import type { ExchangeResult } from '../http-exchange.js';
