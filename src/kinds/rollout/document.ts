@@ -391,7 +391,7 @@ export const RolloutDocumentSchema = z.object({
     .nullable()
     .optional()
     .describe(
-      'why requests were not sent — or, every request sent, why they were sent late (send lag p99 over 1 s) — (src/probe/load/not-sent.ts); null: every request was sent on time',
+      'why requests were not sent — or, every request sent, why they were sent late (send lag p99 over 1 s, or a load Pod’s own schedule lag p99 over 1 s: that Pod named, the cause generator) — (src/probe/load/not-sent.ts, src/kinds/rollout/load-source.ts withLoadPodsBehind); null: every request was sent on time',
     ),
   retries: z
     .object({

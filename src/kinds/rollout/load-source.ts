@@ -8,7 +8,7 @@
 // out and combines the answers, each Pod's records kept on its own Pod's clock shift.
 import type { LoadItem, LoadJob, RemoteLoad } from '../../platform/types.js';
 import { throttledShare, type CpuFigures } from '../../probe/load/cpu-cgroup.js';
-import { SCHEDULE_LAG_BEHIND_MS } from '../../probe/load/not-sent.js';
+import { SCHEDULE_LAG_BEHIND_MS, type NotSentReading } from '../../probe/load/not-sent.js';
 import type { LoadResult } from '../../probe/load/generator.js';
 import { startLoadInThread } from '../../probe/load/threaded-load.js';
 import { loadSettingValues, type LoadSettingValues } from '../../probe/load/settings.js';
@@ -376,12 +376,6 @@ export function combinedLoad(sources: LoadSource[]): LoadSource {
 }
 
 /**
- * Why a load Pod's part of the run is not whole, in words that name it (null: every Pod ran
- * until the runner stopped it and every record it sent arrived): the run's incomplete reason.
- * A Pod that ended early sent nothing after its end — its share of the rate was not offered
- * from then on, so the run's counts are not the load that was asked for.
- */
-/**
  * The load Pods whose own schedule lag says they fell behind (over SCHEDULE_LAG_BEHIND_MS p99),
  * named with it — so a run that could not keep its schedule names which generator could not,
  * rather than only that the load did. Null when none did.
@@ -392,6 +386,44 @@ export function behindWords(pods: readonly LoadPodAccount[]): string | null {
   return `behind its schedule: ${behind.map((p) => `load Pod ${p.name} (schedule lag p99 ${p.client?.scheduleLag.p99Ms ?? '-'} ms)`).join(', ')}`;
 }
 
+/**
+ * The run's reading of its requests not sent or sent late (src/probe/load/not-sent.ts, from the
+ * run's records), with the load Pods' own evidence, their trailers (issue 24.2): a Pod whose
+ * schedule lag says it fell behind is named. And its word stands where the records' did not
+ * say the load fell behind: one Pod of several can fall behind with the run's send lag p99
+ * still under SCHEDULE_LAG_BEHIND_MS (the others' requests on time outnumber its late ones),
+ * yet its share of the rate was not offered when planned; and a load that did not run reads
+ * its answers late too, so connections held long (read as the Service's) may be its own.
+ * Either way the counts are not the Service's result.
+ */
+export function withLoadPodsBehind(
+  read: NotSentReading | null,
+  pods: readonly LoadPodAccount[],
+  sendLagP99Ms: number | null,
+): NotSentReading | null {
+  const behind = behindWords(pods);
+  if (behind === null) return read;
+  if (read === null)
+    return {
+      cause: 'generator',
+      loadFellBehind: true,
+      words: `every request was sent, on time overall (send lag p99 ${Math.round(sendLagP99Ms ?? 0)} ms), but not by every load Pod: ${behind}`,
+    };
+  if (read.cause === 'service')
+    return {
+      cause: 'generator',
+      loadFellBehind: true,
+      words: `${read.words}, but a load Pod fell behind its own schedule, so it may have read the answers late — the Service's share is not proven; ${behind}`,
+    };
+  return { ...read, words: `${read.words}; ${behind}` };
+}
+
+/**
+ * Why a load Pod's part of the run is not whole, in words that name it (null: every Pod ran
+ * until the runner stopped it and every record it sent arrived): the run's incomplete reason.
+ * A Pod that ended early sent nothing after its end — its share of the rate was not offered
+ * from then on, so the run's counts are not the load that was asked for.
+ */
 export function loadPodTrouble(pods: LoadPodAccount[]): string | null {
   const words = pods.flatMap((p) => {
     const out: string[] = [];

@@ -19,7 +19,7 @@ export const LOAD_SAMPLE_RATE = 100;
 /** A load Pod's start: its image pulled, the Pod started, the Service answering /healthz. */
 const START_MS = 300_000;
 /** How long the last window's records may take to arrive through the Pod's log. */
-const CATCH_UP_MS = 10_000;
+export const CATCH_UP_MS = 10_000;
 /** Pods whose latest answer is kept (untrusted records could name any number of UIDs). */
 const UIDS_MAX = 64;
 /** The most other lines' text kept to explain a load that never began. */

@@ -17,17 +17,23 @@ import { RUN_LABEL, SCENARIO_LABEL } from '../../workload/labels.js';
 import type { ManifestOptions } from '../../workload/manifests.js';
 import { resolveScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
-import { LOAD_SAMPLE_RATE, LoadPodSampler } from './propagation-load.js';
+import { CATCH_UP_MS, LOAD_SAMPLE_RATE, LoadPodSampler } from './propagation-load.js';
 
 const SAMPLE_MS = 10;
 /** The longest lag measured on a real node (timing.ts calibrated: 1.75 s). */
-const LAG_MEASURED_MAX_MS = 1_750;
+export const LAG_MEASURED_MAX_MS = 1_750;
 /**
  * How long after the longest lag the sampler still looks for the Pod: with the measured 1.75 s,
  * a window of 4 s after each DELETE.
  */
 const WATCH_MARGIN_MS = 2_250;
 const REPLICAS = 3;
+/**
+ * The propagation load Pod's --max-seconds beyond its windows: the runner's own steps between
+ * them (each DELETE's answer from the API server, the log's delivery of the `started` line).
+ * Generous: a load cut short would leave the later deletions unsampled, not fail loudly.
+ */
+const LOAD_MARGIN_S = 60;
 const READY_MS = 60_000;
 /** On a cluster: images pulled, Pods scheduled and started. */
 const REMOTE_READY_MS = 300_000;
@@ -225,7 +231,14 @@ export async function measurePropagation(
     const image = deployment.spec?.template.spec?.containers[0]?.image ?? '';
     sampler = await LoadPodSampler.start(
       run,
-      { namespace, service: name, name: `${name}-load`, image, idPrefix: `${name}-` },
+      {
+        namespace,
+        service: name,
+        name: `${name}-load`,
+        image,
+        idPrefix: `${name}-`,
+        maxSeconds: propagationLoadSeconds(lagBoundMs),
+      },
       watchSignal,
     );
     const victims = [...ready].slice(0, REPLICAS);
@@ -253,6 +266,21 @@ export async function measurePropagation(
     });
     return measured(samplesMs, 'load-pod', 1000 / LOAD_SAMPLE_RATE);
   }
+}
+
+/**
+ * The propagation load Pod's plan, s (its --max-seconds, and with it its activeDeadlineSeconds:
+ * src/platform/kube/load-pod.ts), so a runner killed mid-measurement leaves no load behind
+ * (issue 24.3). The load's clock starts when its load began (the Service answered /healthz):
+ * the wait for each Pod to answer, one watch window per deletion, the log's catch-up and a
+ * margin. The start before it (the image pull, the Pod's start, the readiness wait: the
+ * runner's 300 s) is not on that clock; the Pod's deadline adds it (LOAD_START_SECONDS + the
+ * readiness wait), so both ends are bounded.
+ */
+export function propagationLoadSeconds(lagBoundMs: number): number {
+  // As measureThroughLoadPod waits: routedBy, then REPLICAS × watchAfterDeleteMs, then caughtUp.
+  const windowMs = lagBoundMs + WATCH_MARGIN_MS;
+  return Math.ceil((windowMs + REPLICAS * windowMs + CATCH_UP_MS) / 1000) + LOAD_MARGIN_S;
 }
 
 function measured(

@@ -54,7 +54,6 @@ import { attributeJournalLine } from './join/server-fate.js';
 import { emptyJoin, runJoin, type JoinOutput } from './join/join.js';
 import { PodLifecycles } from './join/lifecycle.js';
 import {
-  behindWords,
   combinedLoad,
   LoadNeverBegan,
   loadPodTrouble,
@@ -65,6 +64,7 @@ import {
   type LoadPodAccount,
   type LoadShape,
   type LoadSource,
+  withLoadPodsBehind,
 } from './load-source.js';
 import { RolloutPhases, type RolloutPhase } from './phases.js';
 import { loadDocumentFields, type LoadPlan } from './settings.js';
@@ -876,10 +876,9 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
       protocol: plan.load.protocol,
     },
   );
-  // With several load Pods, the ones whose own schedule lag says they fell behind are named.
-  const behind = behindWords(loadPods);
-  const notSent =
-    read?.loadFellBehind && behind !== null ? { ...read, words: `${read.words}; ${behind}` } : read;
+  // The load Pods whose own schedule lag says they fell behind are named — and make the run
+  // inconclusive even where the records of all Pods together did not say so.
+  const notSent = withLoadPodsBehind(read, loadPods, all.sendLag.p99Ms);
   const verdictKind = ending?.verdict ?? (notSent?.loadFellBehind ? 'inconclusive' : 'rolled');
   const ingress =
     run.ingressModel !== null

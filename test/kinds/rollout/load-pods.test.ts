@@ -5,6 +5,7 @@
 // apart per load Pod; a load Pod that ended early or lost records named in words.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { readNotSent } from '../../../src/probe/load/not-sent.js';
 import { onRunClock, shiftOf } from '../../../src/kinds/rollout/join/join.js';
 import { RolloutTally } from '../../../src/kinds/rollout/join/tally.js';
 import { GeneratorIndex } from '../../../src/kinds/rollout/join/stale-conntrack.js';
@@ -14,6 +15,7 @@ import {
   combinedLoad,
   behindWords,
   loadPodTrouble,
+  withLoadPodsBehind,
   type ClientFigures,
   type LoadPodAccount,
   type LoadSource,
@@ -336,6 +338,57 @@ test('a load Pod that fell behind its schedule is named with its lag, in the ver
     behindWords(pods),
     'behind its schedule: load Pod work-drain-load-1 (schedule lag p99 812 ms)',
   );
+});
+
+test('a load Pod that fell behind makes the run inconclusive, named, even where the records of all Pods together kept the schedule; the Service’s slowness is not proven then', () => {
+  const lag = (p99Ms: number) => ({
+    eventLoopDelay: { p50Ms: 1, p99Ms: 2, maxMs: 3 },
+    scheduleLag: { p50Ms: 1, p99Ms, maxMs: p99Ms * 2 },
+    cpu: null,
+    retried: 0,
+    idleClosed: 0,
+  });
+  const onTime = account({ client: lag(3) });
+  const behind = account({ name: 'work-drain-load-1', fellBehind: true, client: lag(1812) });
+  const load = { rate: 60, connections: 14 };
+  // Every request sent, the run's send lag p99 14 ms: one Pod's late requests are fewer than
+  // 1 % of the run's — the records alone say the load kept its schedule.
+  const facts = {
+    requests: 600,
+    notSent: 0,
+    inFlightMeanMs: 130,
+    workMeanMs: 125,
+    sendLag: { p99Ms: 14, maxMs: 1900 },
+  };
+  const read = readNotSent(facts, load);
+  assert.equal(read, null);
+  assert.equal(withLoadPodsBehind(read, [onTime, account({ name: 'work-drain-load-1' })], 14), null);
+  assert.deepEqual(withLoadPodsBehind(read, [onTime, behind], 14), {
+    cause: 'generator',
+    loadFellBehind: true,
+    words:
+      'every request was sent, on time overall (send lag p99 14 ms), but not by every load Pod: behind its schedule: load Pod work-drain-load-1 (schedule lag p99 1812 ms)',
+  });
+  // Connections held far past their work read as the Service's — unless a load Pod did not run
+  // on time: then it read the answers late, and the long holds may be its own.
+  const slow = readNotSent({ ...facts, notSent: 40, inFlightMeanMs: 900 }, load)!;
+  assert.equal(slow.cause, 'service');
+  assert.equal(withLoadPodsBehind(slow, [onTime], 14), slow);
+  const notProven = withLoadPodsBehind(slow, [onTime, behind], 14)!;
+  assert.equal(notProven.cause, 'generator');
+  assert.equal(notProven.loadFellBehind, true);
+  assert.ok(notProven.words.startsWith(slow.words), notProven.words);
+  assert.match(
+    notProven.words,
+    /the Service's share is not proven; behind its schedule: load Pod work-drain-load-1 /,
+  );
+  // The records said it already: the Pod named after their reading.
+  const late = readNotSent({ ...facts, sendLag: { p99Ms: 2700, maxMs: 2900 } }, load)!;
+  assert.equal(late.loadFellBehind, true);
+  assert.deepEqual(withLoadPodsBehind(late, [onTime, behind], 2700), {
+    ...late,
+    words: `${late.words}; behind its schedule: load Pod work-drain-load-1 (schedule lag p99 1812 ms)`,
+  });
 });
 
 test('a record’s generator is its work id without the seq: the same prefix the same number, interleaved or not', () => {

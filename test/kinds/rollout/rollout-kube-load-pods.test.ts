@@ -4,7 +4,9 @@
 // (issue 24.9). One Pod is created 3 s after the others, so its clock starts seconds later: a
 // single shift for every Pod's records would put its first request seconds early. And a load Pod
 // killed mid-rollout is named in the document, its requests accounted for, the run saved. And
-// without --load-pods (auto), a rate above two Pods' measured capacity runs three.
+// without --load-pods (auto), a rate above two Pods' measured capacity runs three. And a load
+// Pod whose process the kernel stops for a stretch (SIGSTOP: a frozen or starved node) is named
+// from its own trailer as the load that fell behind: the run is inconclusive, not the Service's.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,8 +18,10 @@ import { renderRolloutText } from '../../../src/kinds/rollout/render/text.js';
 import { plainStyle } from '../../../src/report/style.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { readRecordFile } from '../../../src/probe/load/record-file.js';
+import { SCHEDULE_LAG_BEHIND_MS } from '../../../src/probe/load/not-sent.js';
 import { startCli } from '../../helpers/cli.js';
 import { facadeCluster } from '../../helpers/kube-rollout.js';
+import { loadProcess, logGrowth, logLines, stopProcess } from '../../helpers/load-process.js';
 import { restrictedViolations } from '../../helpers/pod-security.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
@@ -330,4 +334,84 @@ test('rollout --platform kube, --load-pods not given (auto): a --rate above two 
   // The report says how many and why.
   const said = `the load split over 3 load Pods (auto: ${rate}/s at ~${pool}/s per Pod)`;
   assert.ok(renderRolloutText([doc], plainStyle).includes(said), said);
+});
+
+test('rollout --platform kube --load-pods 3: a load Pod stopped (SIGSTOP) for a stretch mid-rollout is named from its trailer as the load that fell behind; the run is inconclusive, not the Service’s', async (t) => {
+  const namespace = 'draincheck';
+  // The stretch: as long as another load Pod takes to print this many records (20/s each: ~3 s),
+  // well past the 1 s of schedule lag that says a load fell behind, well under the load's 5 s
+  // connect timeout (a longer stop would fail its connects, not only delay them).
+  const STRETCH_RECORDS = 60;
+  const { cluster, kubeconfig, out } = await facadeCluster(t, { namespace });
+  // A longer after window: the stretch ends inside the run, and the Pod's catching up is timed too.
+  const args = rolloutArgs(kubeconfig, out, ['-n', namespace, '--format', 'text']);
+  args[args.indexOf('--after-ms') + 1] = '3000';
+  const run = startCli(args);
+  t.after(() => run.kill());
+  const pid = await loadProcess('drain-L1-', 150_000);
+  await run.waitForStderr('drain: rolling', 150_000);
+  const stopped = await stopProcess(t, pid);
+  const atStop = await logLines(cluster, namespace, 'work-drain-load-1');
+  const grew = await logGrowth(cluster, namespace, 'work-drain-load-0', STRETCH_RECORDS, 30_000);
+  const stoppedGrew = (await logLines(cluster, namespace, 'work-drain-load-1')) - atStop;
+  stopped.resume();
+  assert.ok(grew >= STRETCH_RECORDS, `load-0 printed ${grew} lines while load-1 was stopped`);
+  // The load itself stopped, not a wrapper of it: at most the lines already in the pipe came.
+  assert.ok(stoppedGrew <= 5, `load-1 printed ${stoppedGrew} lines while stopped`);
+  const code = await run.exitedWithin(150_000);
+  const saved = readdirSync(out).filter((f) => /^rollout-.*\.json$/.test(f));
+  assert.equal(saved.length, 1, readdirSync(out).join(', '));
+  const doc = JSON.parse(readFileSync(join(out, saved[0]!), 'utf8')) as RolloutDocument;
+  t.diagnostic(`send lag ${JSON.stringify(doc.totals.sendLag)}; notSent ${JSON.stringify(doc.notSent)}`);
+  // Complete, but the gate not applied: its counts are not the Service's (exit 3).
+  assert.equal(code, 3, `exit ${code}: ${run.stderr()}`);
+  assertValidRolloutDocument(doc);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.ok(doc.rollout.completeAtMs !== null, 'the rollout completed');
+
+  // The stopped Pod's own evidence, its trailer: it sent everything in the end, late — its
+  // schedule lag p99 about the stretch. The other two kept theirs.
+  const pods = doc.load.pods!;
+  assert.deepEqual(
+    pods.map((p) => [p.name, p.ended]),
+    [
+      ['work-drain-load-0', 'stopped'],
+      ['work-drain-load-1', 'stopped'],
+      ['work-drain-load-2', 'stopped'],
+    ],
+  );
+  const lagging = pods[1]!;
+  t.diagnostic(`load-1: ${JSON.stringify(lagging)}`);
+  assert.equal(lagging.trailerRecords, lagging.records, 'its trailer came and every record with it');
+  assert.equal(lagging.notReceived, 0);
+  const lagP99 = lagging.client!.scheduleLagMs.p99Ms!;
+  assert.ok(lagP99 > SCHEDULE_LAG_BEHIND_MS, `load-1's schedule lag p99 ${lagP99} ms`);
+  assert.equal(lagging.fellBehind, true);
+  for (const p of [pods[0]!, pods[2]!]) assert.equal(p.fellBehind, false, JSON.stringify(p.client));
+
+  // The run: inconclusive, the load's own limit, the stopped Pod named with its figure.
+  assert.equal(doc.verdict.kind, 'inconclusive', doc.verdict.explanation);
+  assert.equal(doc.notSent?.loadFellBehind, true, JSON.stringify(doc.notSent));
+  assert.notEqual(doc.notSent?.cause, 'service', 'not the Service’s failure');
+  const named = `behind its schedule: load Pod work-drain-load-1 (schedule lag p99 ${lagP99} ms)`;
+  assert.ok(doc.notSent?.words.endsWith(named), doc.notSent?.words);
+  assert.match(doc.verdict.explanation, /^Inconclusive — the load fell behind \(/);
+  assert.ok(doc.verdict.explanation.includes(named), doc.verdict.explanation);
+  for (const other of ['work-drain-load-0', 'work-drain-load-2'])
+    assert.ok(!doc.verdict.explanation.includes(other), `${other} not named: ${doc.verdict.explanation}`);
+
+  // The text says it: the sentence, the Pod's own line, and the gate's refusal on stderr.
+  assert.ok(run.stdout().includes(named), run.stdout());
+  assert.match(
+    run.stdout(),
+    new RegExp(
+      `load Pod work-drain-load-1: 20/s, 5 connections, .*fell behind \\(schedule lag p99 ${lagP99} ms\\)`,
+    ),
+  );
+  assert.doesNotMatch(run.stdout(), /load Pod work-drain-load-[02]: .*fell behind/);
+  assert.match(
+    run.stderr(),
+    /draincheck: inconclusive: the load fell behind \(.*load Pod work-drain-load-1 .*\); the gate is not applied/,
+  );
+  assert.deepEqual(cluster.list('pods', namespace).items, [], 'no Pod left');
 });

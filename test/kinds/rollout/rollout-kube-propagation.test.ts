@@ -6,8 +6,12 @@
 // endpoint changes, so every deleted Pod still answers new connections for about that long.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { KubernetesObject } from '@kubernetes/client-node';
+import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
+import { LAG_MEASURED_MAX_MS, propagationLoadSeconds } from '../../../src/kinds/rollout/propagation.js';
+import { loadActiveDeadlineSeconds } from '../../../src/platform/kube/load-pod.js';
+import type { LoadJob } from '../../../src/platform/types.js';
+import { LOAD_SECONDS_MAX } from '../../../src/probe/load/options.js';
 import { fastTiming } from '../../../src/platform/local/timing.js';
 import { startCli } from '../../helpers/cli.js';
 import { facadeCluster } from '../../helpers/kube-rollout.js';
@@ -107,6 +111,27 @@ test('rollout --platform kube --compare drain,drain+prestop: the preStop sleep f
     facade.requests.some((r) => r.method === 'GET' && r.path.endsWith('/pods/propagation-load/log')),
     'the load Pod’s records were read from its log',
   );
+
+  // Bounded by the measurement's own plan (issue 24.3), not by `draincheck load`'s hour: a
+  // runner killed mid-measurement leaves a load that stops by itself (--max-seconds) in a Pod
+  // the kubelet ends (activeDeadlineSeconds). The proxy's 600 ms is under the calibrated lag,
+  // so the windows are the calibrated one's. That the plan still covers the measurement is the
+  // samples above: the load process ran with this --max-seconds and answered the third DELETE.
+  const loadPod = created.find(
+    (r) => r.path.endsWith('/pods') && (r.body as V1Pod).metadata?.name === 'propagation-load',
+  )!.body as V1Pod;
+  const args = loadPod.spec?.containers[0]?.args ?? [];
+  const maxSeconds = Number(args[args.indexOf('--max-seconds') + 1]);
+  const plan = propagationLoadSeconds(LAG_MEASURED_MAX_MS);
+  assert.equal(maxSeconds, plan, `--max-seconds of the load Pod: ${args.join(' ')}`);
+  assert.ok(plan < LOAD_SECONDS_MAX / 10, `the plan (${plan} s) is well under the load's hour`);
+  const deadlineSeconds = loadPod.spec?.activeDeadlineSeconds ?? Number.POSITIVE_INFINITY;
+  assert.equal(
+    deadlineSeconds,
+    loadActiveDeadlineSeconds({ maxSeconds } as LoadJob),
+    'the Pod’s deadline follows from the same plan',
+  );
+  assert.ok(deadlineSeconds < LOAD_SECONDS_MAX / 2, `activeDeadlineSeconds ${deadlineSeconds}`);
   for (const r of created) {
     const labels = (r.body as KubernetesObject).metadata?.labels ?? {};
     assert.equal(labels['draincheck.dev/run'], prestop.runId, `${r.method} ${r.path}`);
