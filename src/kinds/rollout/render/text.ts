@@ -185,7 +185,7 @@ export function clientFact(d: RolloutDocument): string | null {
     );
   const pods = d.load.pods?.length ?? 0;
   parts.push(
-    `ran ${c.ranIn === 'load-pod' ? (pods > 1 ? `in ${pods} load Pods (counts summed, the worst delays, the most throttled cgroup)` : 'in a load Pod') : 'in a worker thread'}`,
+    `ran ${c.ranIn === 'load-pod' ? (pods > 1 ? `in ${pods} load Pods (counts summed, the worst delays${c.cpu === undefined ? '' : ', the most throttled cgroup'})` : 'in a load Pod') : 'in a worker thread'}`,
   );
   if (c.retried !== null && (d.load.retryReused ?? c.retryReused)) parts.push(`${c.retried} retried`);
   if (c.idleClosed !== null) parts.push(`${c.idleClosed} idle connections closed`);
@@ -226,6 +226,16 @@ export function loadPodLines(d: RolloutDocument): string[] {
     if (p.notReceived > 0) parts.push(`${p.notReceived} records never arrived`);
     if (p.fellBehind) parts.push(`fell behind (schedule lag p99 ${p.client?.scheduleLagMs.p99Ms ?? '-'} ms)`);
     if (p.clockShiftMs !== null) parts.push(`clock shift ${p.clockShiftMs} ms`);
-    return `load Pod ${p.name}: ${parts.join(', ')}`;
+    // Its own schedule lag and CPU cgroup, from its trailer: the client line says the worst lag
+    // and the most throttled cgroup of all the Pods (combineClientFigures), so a Pod that kept up
+    // beside one the kernel throttled is told apart here. Each Pod is its own container's cgroup
+    // (its 500m limit, src/platform/kube/load-pod.ts); absent in documents from before it was
+    // read, and nothing when no trailer came (said above: no trailer).
+    const own: string[] = [];
+    const c = p.client;
+    if (c && !p.fellBehind)
+      own.push(`schedule lag p99 ${c.scheduleLagMs.p99Ms ?? '-'} / max ${c.scheduleLagMs.maxMs ?? '-'} ms`);
+    if (c && c.cpu !== undefined) own.push(`its container's cgroup: ${cpuWords(c.cpu)}`);
+    return `load Pod ${p.name}: ${[parts.join(', '), ...own].join('; ')}`;
   });
 }
