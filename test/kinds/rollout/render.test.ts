@@ -534,3 +534,67 @@ test("the load's CPU cgroup in the text and on the page: the client's and each l
   for (const out of [rolloutKind.renderers.text([older], ctx), rolloutKind.renderers.html([older], ctx)])
     assert.doesNotMatch(out, /cgroup|throttled|CPU limit/);
 });
+
+test('report of a saved --compare rolled at once under strain: the strain said once, each sentence with failures told it first, on the page too (escaped); a quiet or older compare says nothing of it', (t) => {
+  const ctx = { style: plainStyle, title: 't', generatedAt: 'now' };
+  const save = (strain: NonNullable<RolloutDocument['compare']>['strain'] | undefined) => {
+    const dir = mkdtempSync(join(tmpdir(), 'draincheck-strain-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const scenarios = ['exit', 'drain'];
+    for (const name of scenarios) {
+      const doc = sampleDoc(1000);
+      doc.scenario = { ...doc.scenario, name };
+      doc.verdict = { kind: 'rolled', explanation: `${name} sentence.` };
+      // drain lost nothing: its sentence has no failure to blame on the sharing.
+      if (name === 'drain') doc.totals = { ...doc.totals, failed: 0, failures: {} };
+      doc.compare = { scenarios, ...(strain ? { strain } : {}) };
+      assertValidRolloutDocument(doc);
+      writeFileSync(join(dir, `rollout-${doc.runId}-${name}.json`), JSON.stringify(doc));
+    }
+    return dir;
+  };
+  const strain = {
+    strained: true,
+    words: [
+      'exit: its completed requests took a median 4.9 s for 775 ms of work',
+      "drain: its load's CPU was throttled in 62 % of periods <script>",
+    ],
+  };
+  const dir = save(strain);
+  // One saved document read back alone keeps it: `draincheck report <file>`.
+  const one = renderDocuments(readDocuments([join(dir, 'rollout-r1-exit.json')]), 'text', ctx);
+  assert.match(
+    one,
+    /^shared strain: exit: its completed requests took a median 4\.9 s for 775 ms of work; drain: its load's CPU was throttled in 62 % of periods <script> — the rollouts ran at once and strained what they shared: .*--sequential/m,
+  );
+  assert.match(
+    one,
+    /^exit: Under shared strain — these failures may be the sharing's doing, not the policy's: exit sentence\.$/m,
+  );
+  const both = renderDocuments(readDocuments([dir]), 'text', ctx);
+  assert.equal(both.match(/^shared strain: /gm)?.length, 1, 'once per run');
+  assert.match(both, /^drain: drain sentence\.$/m, 'no failure, nothing told');
+  const html = renderDocuments(readDocuments([dir]), 'html', ctx);
+  assert.equal(html.match(/<p class="note strain-note"><strong>Shared strain:<\/strong> exit: /g)?.length, 1);
+  assert.match(
+    html,
+    /<li><a href="#rollout-1"><strong>exit<\/strong><\/a>: Under shared strain — these failures may be the sharing&#39;s doing, not the policy&#39;s: exit sentence\.<\/li>/,
+  );
+  assert.match(html, /<p class="verdict-line">Under shared strain — [^<]*exit sentence\.<\/p>/);
+  assert.match(html, /<p class="verdict-line">drain sentence\.<\/p>/);
+  assert.equal(
+    html.match(
+      /<dt>shared strain<\/dt><dd>exit: [^<]*62 % of periods &lt;script&gt; — the rollouts ran at once/g,
+    )?.length,
+    2,
+    'in each section, escaped',
+  );
+  assert.ok(!html.includes('periods <script>'));
+  // Checked and quiet, or from before compare.strain: nothing said, the sentences as they are.
+  for (const quiet of [save({ strained: false, words: [] }), save(undefined)]) {
+    const text = renderDocuments(readDocuments([quiet]), 'text', ctx);
+    const page = renderDocuments(readDocuments([quiet]), 'html', ctx);
+    assert.match(text, /^exit: exit sentence\.$/m);
+    for (const out of [text, page]) assert.doesNotMatch(out, /shared strain/i);
+  }
+});

@@ -5,6 +5,7 @@ import { ingressWords } from '../ingress-evidence.js';
 import { pinningShown, pinningWords } from '../join/pinning.js';
 import { retryWords } from '../join/retry-tally.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
+import { sentenceOf, strainWords } from '../compare-strain.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
@@ -138,8 +139,15 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
     for (const line of loadPodLines(d)) lines.push(`  ${terminalSafe(line)}`);
   }
   lines.push('', renderTextTable(header, rows, style), '');
+  // A compare rolled at once that strained what it shared (compare.strain, the same in each of
+  // its documents): said once per run, before the sentences it qualifies.
+  const strained = new Map(
+    docs.flatMap((d) => (d.compare?.strain?.strained ? [[d.runId, d.compare.strain] as const] : [])),
+  );
+  for (const s of strained.values()) lines.push(`shared strain: ${terminalSafe(strainWords(s))}`);
+  if (strained.size) lines.push('');
   for (const d of docs) {
-    lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(d.verdict.explanation)}`);
+    lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(sentenceOf(d))}`);
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
     // The proxy in front: what it answered and retried, each failed attempt's Pod and cause.
     if (d.ingress) lines.push(...ingressWords(d.ingress).map((l) => `  ${terminalSafe(l)}`));
