@@ -3,7 +3,9 @@
 // about the policies (issue 24.2: three Deployments and three load Pods at 100/s each on a
 // 2-core node gave exit failures 2.3× the ground truth with p50 latency 4.85 s; the same compare
 // at 33/s per policy was clean). Read from each document's own evidence; `--sequential` gives
-// each policy the machine or node to itself.
+// each policy the machine or node to itself. Kept in every document of the run
+// (`compare.strain`), so the report of a saved one and its page still say it, and each sentence
+// with failures is told first (sentenceOf).
 import { THROTTLED_SHARE_MATTERS, throttledShare } from '../../probe/load/cpu-cgroup.js';
 import { capacityWords } from './compare-capacity.js';
 import type { RolloutDocument } from './document.js';
