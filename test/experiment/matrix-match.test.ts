@@ -240,15 +240,42 @@ test('the platform notes say what a real cluster does not show, instead of guess
     notes,
     /new-request-terminating: a MISMATCH may be a proxy without the terminating fallback \(before 1\.26\) or a CNI that drops/,
   );
-  // serving-later depends on the kubelet's version (issue 24.5): said, with the fix that decides it.
-  assert.match(
-    notes,
-    /serving-later: a MISMATCH may be the kubelet, not the rule: .*#110309.* v1\.25\.0 by #110191/,
-  );
+  // serving-later depends on the kubelet's version (issue 24.5): a v1.31 server has the fix.
+  assert.doesNotMatch(notes, /serving-later/);
   // Only for the scenarios that ran.
   assert.doesNotMatch(
     platformNotes('kube', [kube], [byName('drain')]).join('\n'),
     /serving-later|new-request-terminating/,
   );
   assert.match(platformNotes('local', [sampleRun('drain')]).join(''), /^embedded runtime: /);
+});
+
+test('serving-later: the kubelet note where the server is a release whose kubelet stops readiness probes at the deletion (before v1.24.2, v1.23.8, v1.22.11), or its version is not known; not at or after the fix', () => {
+  const notesAt = (serverVersion: string | undefined) => {
+    const kube = clone(sampleRun('drain'));
+    kube.platform = { name: 'kube', ...(serverVersion === undefined ? {} : { serverVersion }) };
+    return platformNotes('kube', [kube], [byName('serving-later')]).join('\n');
+  };
+  for (const v of ['v1.24.0', 'v1.24.1', 'v1.24.1-eks-a1b2c3', 'v1.23.7', 'v1.22.0', 'v1.22.10+k3s1']) {
+    const notes = notesAt(v);
+    assert.match(
+      notes,
+      new RegExp(
+        `serving-later: a MISMATCH may be the kubelet, not the rule: this API server is ${v.replace(/[.+]/g, '\\$&')}, .*stops readiness probes when the Pod is deleted \\(the 1\\.22 regression, kubernetes/kubernetes#110309\\), so \`serving\` never turns false`,
+      ),
+      v,
+    );
+    assert.match(
+      notes,
+      /#110191 in v1\.25\.0 .* v1\.24\.2 \(#110416\), v1\.23\.8 \(#110417\) and v1\.22\.11 \(#110418\)/,
+    );
+  }
+  for (const v of ['v1.24.2', 'v1.24.17', 'v1.25.0', 'v1.23.8', 'v1.22.11', 'v1.21.14', 'v1.31.2'])
+    assert.doesNotMatch(notesAt(v), /serving-later/, v);
+  // Not read, or not in Kubernetes' form: the affected releases named, not guessed away.
+  assert.match(
+    notesAt(undefined),
+    /serving-later: .*the API server's version was not read, and a kubelet of 1\.22\.0–1\.22\.10, 1\.23\.0–1\.23\.7 or 1\.24\.0–1\.24\.1 stops readiness probes/,
+  );
+  assert.match(notesAt('v1.24'), /serving-later: .*\("v1\.24"\) does not read as v1\.MINOR\.PATCH/);
 });

@@ -1,7 +1,7 @@
 // `draincheck rollout`: a rolling update of a Deployment of lab servers under open-loop load,
 // every request accounted for (issue 14). The kind's steps are src/kinds/rollout/.
 import { compareCapacity, compareCpuDemand, capacityWarning } from '../../kinds/rollout/compare-capacity.js';
-import { compareStrain } from '../../kinds/rollout/compare-strain.js';
+import { strainOfRun } from '../../kinds/rollout/compare-strain.js';
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { DraincheckError, ExitCode } from '../../errors.js';
@@ -349,7 +349,18 @@ export function rolloutCommand(): Command {
             }
             docs.push(await rollOne(scenario));
           }
-        } else docs = await Promise.all(scenarios.map(rollOne));
+        } else {
+          docs = await Promise.all(scenarios.map(rollOne));
+          // What they strained of what they shared reads every document: kept in each once all
+          // ended, and each saved again, so a report of one of them (or its page) still says it.
+          const strain = compare ? strainOfRun(docs) : null;
+          if (strain)
+            docs = docs.map((d) => {
+              const withStrain: RolloutDocument = { ...d, compare: { ...d.compare!, strain } };
+              writeJsonAtomic(join(outDir, rolloutFileName(withStrain)), withStrain);
+              return withStrain;
+            });
+        }
       } finally {
         interrupt.finish();
         await session.close();
@@ -375,7 +386,7 @@ export function rolloutCommand(): Command {
         process.stdout.write(`${renderers.text(docs, context)}\n\n${saved.join('\n')}\n`);
       }
       // At once, the rollouts shared the machine or node: where that showed, say what to do.
-      const strain = compare && !settings.sequential ? compareStrain(docs) : [];
+      const strain = docs[0]?.compare?.strain?.words ?? [];
       if (strain.length)
         process.stderr.write(
           `draincheck: hint: the ${docs.length} rollouts ran at once and strained what they shared (${terminalSafe(strain.join('; '))}): their differences may be the sharing's, not the policies' — --sequential rolls them one after another\n`,

@@ -150,6 +150,12 @@ export function platformNotes(
   const version = versionFact ? factValue(versionFact) : undefined;
   return [
     `real cluster${typeof version === 'string' ? ` (API server ${version})` : ''}: the proxy mode (iptables, nftables, IPVS) and the CNI are not observed; the proxy's routes and the kubelet's signals are not recorded, so those expectations are left out and the body's Pod UID and the exit code are the evidence.`,
-    ...scenarios.flatMap((s) => (s.versionNote ? [`${s.name}: ${s.versionNote}`] : [])),
+    ...scenarios.flatMap((s) => {
+      const note =
+        typeof s.versionNote === 'function'
+          ? s.versionNote(typeof version === 'string' ? version : undefined)
+          : s.versionNote;
+      return note ? [`${s.name}: ${note}`] : [];
+    }),
   ];
 }

@@ -62,9 +62,54 @@ export interface MatrixScenario {
   cannotRun?: Partial<Record<MatrixPlatform, string | (() => string | null)>>;
   /**
    * On a real cluster: what the result depends on that the matrix does not observe — the
-   * version of the component that carries the rule — said as a note with the table.
+   * version of the component that carries the rule — said as a note with the table. A function
+   * is given the API server's gitVersion (undefined: not read) and returns null where the note
+   * does not apply to that version.
    */
-  versionNote?: string;
+  versionNote?: string | ((serverVersion: string | undefined) => string | null);
+}
+
+/**
+ * The kubelets that stop readiness probes once the Pod is deleted, so its `serving` never turns
+ * false: the 1.22 pod-worker refactor's regression (kubernetes/kubernetes#110309), fixed by
+ * #110191 in v1.25.0 and cherry-picked into v1.24.2 (#110416, CHANGELOG-1.24), v1.23.8 (#110417)
+ * and v1.22.11 (#110418) — each release note "Pods will now post their readiness during
+ * termination". Per minor: the first patch release with the fix. Releases before 1.22 are not
+ * named: the fix's own release note calls it a "1.22 regression" (#110191); they were not
+ * checked further.
+ */
+const READINESS_IN_TERMINATION_FIXED: Readonly<Record<number, number>> = { 22: 11, 23: 8, 24: 2 };
+
+/**
+ * Whether a kubelet of this version stops readiness probes at the deletion: true for 1.22.0–10,
+ * 1.23.0–7 and 1.24.0–1; null when the version does not read as `v1.MINOR.PATCH` (not read, or
+ * not Kubernetes' form). A vendor suffix (`v1.24.1-eks-…`, `+k3s1`) is the same release.
+ */
+export function stopsReadinessAtDeletion(gitVersion: string | undefined): boolean | null {
+  const m = /^v?(\d{1,4})\.(\d{1,4})\.(\d{1,4})(?:[-+.]|$)/.exec(gitVersion ?? '');
+  if (!m) return null;
+  const [major, minor, patch] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (major !== 1) return false;
+  const fixedAt = READINESS_IN_TERMINATION_FIXED[minor];
+  return fixedAt !== undefined && patch < fixedAt;
+}
+
+/**
+ * serving-later's note: the API server's version stands for its kubelets' (the nodes' own are not
+ * read). The version-skew policy lets a kubelet be older than its API server
+ * (kubernetes.io/releases/version-skew-policy/), so a fixed API server does not prove fixed
+ * kubelets: that is said in docs/SCENARIOS.md, not guessed here.
+ */
+function servingLaterNote(serverVersion: string | undefined): string | null {
+  const fixes =
+    'fixed by #110191 in v1.25.0 and its cherry-picks in v1.24.2 (#110416), v1.23.8 (#110417) and v1.22.11 (#110418)';
+  const stops = stopsReadinessAtDeletion(serverVersion);
+  if (stops === false) return null;
+  const which =
+    stops === null
+      ? `the API server's version ${serverVersion === undefined ? 'was not read' : `(${JSON.stringify(serverVersion)}) does not read as v1.MINOR.PATCH`}, and a kubelet of 1.22.0–1.22.10, 1.23.0–1.23.7 or 1.24.0–1.24.1`
+      : `this API server is ${serverVersion ?? ''}, before the fix for its minor version: its kubelet, if of the same release,`;
+  return `a MISMATCH may be the kubelet, not the rule: ${which} stops readiness probes when the Pod is deleted (the 1.22 regression, kubernetes/kubernetes#110309), so \`serving\` never turns false and the endpoint keeps serving=true until it leaves the slice — ${fixes}. The nodes' kubelet versions are not observed.`;
 }
 
 const docs = (name: string) => `docs/SCENARIOS.md#${name}`;
@@ -152,11 +197,11 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     source: `${endpointslice}; kubernetes/kubernetes#110309`,
     docs: docs('serving-later'),
     // The kubelet stopped probing a deleted Pod from 1.22 (its pod-worker refactor) until
-    // kubernetes/kubernetes#110191 (fixes #110309: v1.25.0; cherry-picked to release-1.23 as
-    // #110417 and release-1.22 as #110418); pkg/kubelet/prober/worker.go skips only liveness
-    // and startup probes of a Pod with a deletionTimestamp, readiness keeps running.
-    versionNote:
-      "a MISMATCH may be the kubelet, not the rule: a kubelet that stops readiness probes when the Pod is deleted (the 1.22 regression, kubernetes/kubernetes#110309) never turns `serving` false — fixed in v1.25.0 by #110191 and in 1.22/1.23 patch releases (#110418, #110417); a v1.24 kubelet built before that fix (as the issue's v1.24 cluster) keeps `serving` true until the endpoint leaves the slice. The node's kubelet version is not observed.",
+    // kubernetes/kubernetes#110191 (fixes #110309: v1.25.0; cherry-picked to v1.24.2, v1.23.8 and
+    // v1.22.11); pkg/kubelet/prober/worker.go skips only liveness and startup probes of a Pod
+    // with a deletionTimestamp, readiness keeps running. The note is said where the API server's
+    // version is one of the affected releases, or not known (stopsReadinessAtDeletion).
+    versionNote: servingLaterNote,
     input: { onSigterm: 'drain', workMs: 2500, graceSeconds: 10 },
     expect: [
       firstTerminatingEndpoint(

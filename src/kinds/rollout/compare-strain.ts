@@ -3,7 +3,9 @@
 // about the policies (issue 24.2: three Deployments and three load Pods at 100/s each on a
 // 2-core node gave exit failures 2.3× the ground truth with p50 latency 4.85 s; the same compare
 // at 33/s per policy was clean). Read from each document's own evidence; `--sequential` gives
-// each policy the machine or node to itself.
+// each policy the machine or node to itself. Kept in every document of the run
+// (`compare.strain`), so the report of a saved one and its page still say it, and each sentence
+// with failures is told first (sentenceOf).
 import { THROTTLED_SHARE_MATTERS, throttledShare } from '../../probe/load/cpu-cgroup.js';
 import { capacityWords } from './compare-capacity.js';
 import type { RolloutDocument } from './document.js';
@@ -45,4 +47,47 @@ export function compareStrain(docs: readonly RolloutDocument[]): string[] {
   const capacity = docs.find((d) => d.compare?.capacity)?.compare?.capacity;
   if (strained.length && capacity?.oversubscribed) strained.push(`the cluster: ${capacityWords(capacity)}`);
   return strained;
+}
+
+/** What a document of a compare rolled at once keeps of the run's strain (`compare.strain`). */
+export interface CompareStrain {
+  /** Whether any strain was seen: `words` not empty. */
+  strained: boolean;
+  /** compareStrain over every document of the run: the same in each. */
+  words: string[];
+}
+
+/**
+ * The strain of a compare rolled at once, to store in each of its documents: computed once every
+ * rollout has ended, since it reads all of them — a `draincheck report` of one saved document,
+ * or its page, cannot recompute it from that document alone. Null for one rollout.
+ */
+export function strainOfRun(docs: readonly RolloutDocument[]): CompareStrain | null {
+  if (docs.length < 2) return null;
+  const words = compareStrain(docs);
+  return { strained: words.length > 0, words };
+}
+
+/** The stored strain in a line: the words, then why it matters and what to do. */
+export function strainWords(s: CompareStrain): string {
+  return `${s.words.join('; ')} — the rollouts ran at once and strained what they shared: their differences may be the sharing's, not the policies' (--sequential rolls them one after another, each with the machine or node to itself)`;
+}
+
+/** Before the sentence of a strained document with failures (the strain itself: strainWords). */
+export const STRAIN_LEAD =
+  "Under shared strain — these failures may be the sharing's doing, not the policy's: ";
+
+/**
+ * The sentence of a document, told where its failures were counted under shared strain: the
+ * verdict's kind and its explanation stay as the counts say (run.ts), the reader is told first
+ * that the sharing, not the policy, may have caused them. Nothing before a sentence with no
+ * failure (none failed, none unsent: there is nothing to blame on the sharing).
+ */
+export function sentenceOf(d: RolloutDocument): string {
+  const strain = d.compare?.strain;
+  const t = d.totals;
+  const failedOrUnsent = t.failed + (t.notSent ?? 0) + (t.unaccounted ?? 0) > 0;
+  return strain?.strained && failedOrUnsent
+    ? `${STRAIN_LEAD}${d.verdict.explanation}`
+    : d.verdict.explanation;
 }

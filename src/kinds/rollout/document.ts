@@ -638,6 +638,20 @@ export const RolloutDocumentSchema = z.object({
       capacity: CompareCapacitySchema.optional().describe(
         'on a cluster, rolled at once: the CPU the rollouts could use together (their limits) against the schedulable nodes’ allocatable CPU, read before they started (src/kinds/rollout/compare-capacity.ts); absent on the embedded runtime, with --sequential and in older documents',
       ),
+      strain: z
+        .object({
+          strained: z.boolean().describe('true: some strain was seen (words is not empty)'),
+          words: z
+            .array(z.string().max(1000))
+            .max(16)
+            .describe(
+              'one per policy whose own evidence showed strain — its load fell behind (not for its pool), sent late (schedule lag p99 over 100 ms) or was CPU-throttled in 10 % of its periods or more, or its completed requests took a median over twice their work plus 1 s — then, where some did and compare.capacity is oversubscribed, the cluster’s capacity; the same in every document of the run',
+            ),
+        })
+        .optional()
+        .describe(
+          'rolled at once: whether the rollouts strained what they shared (the machine or the node), read from every compared document once all had ended (src/kinds/rollout/compare-strain.ts); where strained, the report tells each sentence with failures that they may be the sharing’s doing, not the policy’s — the verdict stays the counts’; absent with --sequential and in older documents',
+        ),
     })
     .optional()
     .describe('--compare: the run’s policies in their order (a report of the saved documents keeps it)'),

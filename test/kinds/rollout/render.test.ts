@@ -13,6 +13,7 @@ import { failureClasses } from '../../../src/probe/load/record.js';
 import { plainStyle } from '../../../src/report/style.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 import { failureClassCss } from '../../../src/kinds/rollout/render/html-model.js';
+import { cpuBetween, type CpuFigures } from '../../../src/probe/load/cpu-cgroup.js';
 
 const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
 
@@ -408,4 +409,192 @@ test('--load-pods: each load Pod said in the text and on the page (escaped), one
     rolloutKind.renderers.text([one], { style: plainStyle, title: 't', generatedAt: 'now' }),
     /load Pod work-drain-load:/,
   );
+});
+
+test("the load's CPU cgroup in the text and on the page: the client's and each load Pod's own, next to its schedule lag; not read said so, absent says nothing", () => {
+  // Figures as the load computes them: two readings of a cgroup, their difference.
+  const sample = (
+    atMs: number,
+    usageUs: number,
+    periods: number,
+    throttled: number,
+    throttledUs: number,
+  ) => ({
+    version: 'v2' as const,
+    atMs,
+    usageUs,
+    periods,
+    throttledPeriods: throttled,
+    throttledUs,
+    limitCores: 0.5,
+  });
+  const throttled = cpuBetween(sample(0, 0, 0, 0, 0), sample(10_000, 4_800_000, 100, 62, 3_100_000));
+  const calm = cpuBetween(sample(0, 0, 0, 0, 0), sample(10_000, 1_000_000, 100, 0, 0));
+  assert.ok(throttled && calm);
+  const lag = (p99Ms: number) => ({ p50Ms: 1, p99Ms, maxMs: p99Ms * 2 });
+  const own = (cpu: CpuFigures | null, p99Ms: number) => ({
+    retried: 0,
+    idleClosed: 0,
+    eventLoopDelayMs: lag(p99Ms),
+    scheduleLagMs: lag(p99Ms),
+    cpu,
+  });
+  const account = (name: string, client: ReturnType<typeof own>) => ({
+    name,
+    idPrefix: `${name}-`,
+    rate: 50,
+    connections: 4,
+    records: 500,
+    sent: 500,
+    trailerRecords: 500,
+    notReceived: 0,
+    otherLines: 0,
+    ended: 'stopped' as const,
+    endedAtMs: 9000,
+    clockShiftMs: 2,
+    fellBehind: false,
+    client,
+  });
+  const base = sampleDoc(1000);
+  const doc = RolloutDocumentSchema.parse({
+    ...base,
+    load: {
+      ...base.load,
+      loadPods: 2,
+      // The client's figures as combineClientFigures makes them: the worst lag, the most throttled cgroup.
+      client: { ranIn: 'load-pod', ...own(throttled, 40) },
+      pods: [account('work-drain-load-0', own(calm, 3)), account('work-<i>-load-1', own(throttled, 40))],
+    },
+  });
+  assertValidRolloutDocument(doc);
+  const ctx = { style: plainStyle, title: 't', generatedAt: 'now' };
+  const text = rolloutKind.renderers.text([doc], ctx);
+  assert.match(
+    text,
+    /client: ran in 2 load Pods .*schedule lag p99 40 \/ max 80 ms; its container's cgroup: CPU limit 0\.5, used 0\.48 cores, throttled in 62 % of periods \(3\.1 s\)$/m,
+  );
+  assert.match(
+    text,
+    /load Pod work-drain-load-0: 50\/s, .*clock shift 2 ms; schedule lag p99 3 \/ max 6 ms; its container's cgroup: CPU limit 0\.5, used 0\.1 cores, never throttled$/m,
+  );
+  assert.match(
+    text,
+    /load Pod work-<i>-load-1: 50\/s, .*; schedule lag p99 40 \/ max 80 ms; its container's cgroup: CPU limit 0\.5, used 0\.48 cores, throttled in 62 % of periods \(3\.1 s\)$/m,
+  );
+  const html = rolloutKind.renderers.html([doc], ctx);
+  assert.match(
+    html,
+    /<dt>load client<\/dt><dd>ran in 2 load Pods [^<]*schedule lag p99 40 \/ max 80 ms; its container&#39;s cgroup: CPU limit 0\.5, used 0\.48 cores, throttled in 62 % of periods \(3\.1 s\)<\/dd>/,
+  );
+  assert.ok(
+    html.includes(
+      '<dt>load Pod</dt><dd>work-&lt;i&gt;-load-1: 50/s, 4 connections, 500 records of 500 sent, stopped, clock shift 2 ms; schedule lag p99 40 / max 80 ms; its container&#39;s cgroup: CPU limit 0.5, used 0.48 cores, throttled in 62 % of periods (3.1 s)</dd>',
+    ),
+    'each Pod with its own cgroup, escaped',
+  );
+  assert.match(html, /work-drain-load-0: [^<]*; its container&#39;s cgroup: [^<]*never throttled<\/dd>/);
+
+  // On the runner (a worker thread): its cgroup is the runner's, and said so.
+  const runner = RolloutDocumentSchema.parse({
+    ...base,
+    load: { ...base.load, client: { ranIn: 'worker-thread', ...own(calm, 3) } },
+  });
+  assert.match(
+    rolloutKind.renderers.html([runner], ctx),
+    /<dd>ran in a worker thread; [^<]*; the runner&#39;s cgroup \(every process in it\): CPU limit 0\.5, used 0\.1 cores, never throttled<\/dd>/,
+  );
+  // Not read (no cgroupfs): said so, for the client and for a Pod — never a figure or "never throttled".
+  const unread = RolloutDocumentSchema.parse({
+    ...doc,
+    load: {
+      ...doc.load,
+      client: { ranIn: 'load-pod', ...own(null, 40) },
+      pods: [account('work-drain-load-0', own(null, 3)), account('work-drain-load-1', own(null, 40))],
+    },
+  });
+  const unreadText = rolloutKind.renderers.text([unread], ctx);
+  assert.match(unreadText, /client: .*its container's cgroup: its CPU cgroup not read$/m);
+  assert.equal(unreadText.match(/cgroup: its CPU cgroup not read$/gm)?.length, 3, unreadText);
+  assert.doesNotMatch(unreadText, /throttled in|never throttled|CPU limit|cores/);
+  // Absent (a document from before it was read): no cgroup words at all, in the text or on the page.
+  const older = RolloutDocumentSchema.parse({
+    ...doc,
+    load: {
+      ...doc.load,
+      client: {
+        ranIn: 'load-pod',
+        retried: 0,
+        idleClosed: 0,
+        eventLoopDelayMs: lag(40),
+        scheduleLagMs: lag(40),
+      },
+      pods: doc.load.pods!.map((p) => ({ ...p, client: { ...p.client!, cpu: undefined } })),
+    },
+  });
+  for (const out of [rolloutKind.renderers.text([older], ctx), rolloutKind.renderers.html([older], ctx)])
+    assert.doesNotMatch(out, /cgroup|throttled|CPU limit/);
+});
+
+test('report of a saved --compare rolled at once under strain: the strain said once, each sentence with failures told it first, on the page too (escaped); a quiet or older compare says nothing of it', (t) => {
+  const ctx = { style: plainStyle, title: 't', generatedAt: 'now' };
+  const save = (strain: NonNullable<RolloutDocument['compare']>['strain'] | undefined) => {
+    const dir = mkdtempSync(join(tmpdir(), 'draincheck-strain-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const scenarios = ['exit', 'drain'];
+    for (const name of scenarios) {
+      const doc = sampleDoc(1000);
+      doc.scenario = { ...doc.scenario, name };
+      doc.verdict = { kind: 'rolled', explanation: `${name} sentence.` };
+      // drain lost nothing: its sentence has no failure to blame on the sharing.
+      if (name === 'drain') doc.totals = { ...doc.totals, failed: 0, failures: {} };
+      doc.compare = { scenarios, ...(strain ? { strain } : {}) };
+      assertValidRolloutDocument(doc);
+      writeFileSync(join(dir, `rollout-${doc.runId}-${name}.json`), JSON.stringify(doc));
+    }
+    return dir;
+  };
+  const strain = {
+    strained: true,
+    words: [
+      'exit: its completed requests took a median 4.9 s for 775 ms of work',
+      "drain: its load's CPU was throttled in 62 % of periods <script>",
+    ],
+  };
+  const dir = save(strain);
+  // One saved document read back alone keeps it: `draincheck report <file>`.
+  const one = renderDocuments(readDocuments([join(dir, 'rollout-r1-exit.json')]), 'text', ctx);
+  assert.match(
+    one,
+    /^shared strain: exit: its completed requests took a median 4\.9 s for 775 ms of work; drain: its load's CPU was throttled in 62 % of periods <script> — the rollouts ran at once and strained what they shared: .*--sequential/m,
+  );
+  assert.match(
+    one,
+    /^exit: Under shared strain — these failures may be the sharing's doing, not the policy's: exit sentence\.$/m,
+  );
+  const both = renderDocuments(readDocuments([dir]), 'text', ctx);
+  assert.equal(both.match(/^shared strain: /gm)?.length, 1, 'once per run');
+  assert.match(both, /^drain: drain sentence\.$/m, 'no failure, nothing told');
+  const html = renderDocuments(readDocuments([dir]), 'html', ctx);
+  assert.equal(html.match(/<p class="note strain-note"><strong>Shared strain:<\/strong> exit: /g)?.length, 1);
+  assert.match(
+    html,
+    /<li><a href="#rollout-1"><strong>exit<\/strong><\/a>: Under shared strain — these failures may be the sharing&#39;s doing, not the policy&#39;s: exit sentence\.<\/li>/,
+  );
+  assert.match(html, /<p class="verdict-line">Under shared strain — [^<]*exit sentence\.<\/p>/);
+  assert.match(html, /<p class="verdict-line">drain sentence\.<\/p>/);
+  assert.equal(
+    html.match(
+      /<dt>shared strain<\/dt><dd>exit: [^<]*62 % of periods &lt;script&gt; — the rollouts ran at once/g,
+    )?.length,
+    2,
+    'in each section, escaped',
+  );
+  assert.ok(!html.includes('periods <script>'));
+  // Checked and quiet, or from before compare.strain: nothing said, the sentences as they are.
+  for (const quiet of [save({ strained: false, words: [] }), save(undefined)]) {
+    const text = renderDocuments(readDocuments([quiet]), 'text', ctx);
+    const page = renderDocuments(readDocuments([quiet]), 'html', ctx);
+    assert.match(text, /^exit: exit sentence\.$/m);
+    for (const out of [text, page]) assert.doesNotMatch(out, /shared strain/i);
+  }
 });

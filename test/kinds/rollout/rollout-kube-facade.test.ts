@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
+import { strainOfRun } from '../../../src/kinds/rollout/compare-strain.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { readRecordFile } from '../../../src/probe/load/record-file.js';
 import { startCli } from '../../helpers/cli.js';
@@ -362,6 +363,18 @@ test('rollout --platform kube --compare exit,drain: one Deployment, Service and 
     docs.map((d) => d.scenario.name),
     ['exit', 'drain'],
   );
+  // What they strained of what they shared, read over both once both ended: kept in each
+  // document — printed and saved — the same in both, and the hint said exactly when it is strained.
+  const strain = strainOfRun(docs);
+  assert.ok(strain);
+  for (const doc of docs) {
+    assert.deepEqual(doc.compare?.strain, strain, doc.scenario.name);
+    const saved = JSON.parse(
+      readFileSync(join(out, `rollout-${doc.runId}-${doc.scenario.name}.json`), 'utf8'),
+    ) as RolloutDocument;
+    assert.deepEqual(saved.compare?.strain, strain, `${doc.scenario.name} saved with it`);
+  }
+  assert.equal(/hint: the 2 rollouts ran at once and strained/.test(run.stderr()), strain.strained);
   for (const doc of docs) {
     assertValidRolloutDocument(doc);
     assert.equal(doc.complete, true, doc.incompleteReason ?? '');

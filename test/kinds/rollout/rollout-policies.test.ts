@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
+import { strainOfRun } from '../../../src/kinds/rollout/compare-strain.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { readRecordFile } from '../../../src/probe/load/record-file.js';
 import { cli } from '../../helpers/cli.js';
@@ -195,6 +196,13 @@ test('--compare exit,drain+prestop: both at once, one table; the preStop sleep i
       .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as RolloutDocument);
     assert.deepEqual(docs.map((d) => d.scenario.name).sort(), ['drain-prestop', 'exit']);
     for (const d of docs) assertValidRolloutDocument(d);
+    // Rolled at once: each saved document keeps what they strained of what they shared, read over
+    // both; where strained, the text says it and tells the sentences with failures.
+    const strain = strainOfRun(docs);
+    assert.ok(strain);
+    for (const d of docs) assert.deepEqual(d.compare?.strain, strain, d.scenario.name);
+    assert.equal(/^shared strain: /m.test(r.stdout), strain.strained, r.stdout);
+    assert.equal(/^exit: Under shared strain — /m.test(r.stdout), strain.strained, r.stdout);
     const prestop = docs.find((d) => d.scenario.name === 'drain-prestop')!;
     assert.equal(prestop.scenario.preStopSleepSeconds, Number(shown[1]));
     assert.ok(prestop.scenario.preStopSleepSeconds >= 1);

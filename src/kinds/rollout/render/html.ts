@@ -17,6 +17,7 @@ import { classesIn, counted, failureClassCss, failureMeaning, windowSpans } from
 import { rolloutStyle } from './html-style.js';
 import { rolloutFacts } from '../settings.js';
 import { clientFact, loadPodLines } from './text.js';
+import { sentenceOf, strainWords } from '../compare-strain.js';
 
 const count = (v: number): string => v.toLocaleString('en-US');
 const msText = (v: number | null): string => (v === null ? '–' : formatMs(v));
@@ -170,6 +171,10 @@ function facts(d: RolloutDocument): string {
     ['preStop sleep', `${d.scenario.preStopSleepSeconds} s`],
     ...rolloutFacts(d).map((f): [string, string] => [f.name, f.text]),
     ['platform', d.platform.name],
+    // A compare rolled at once that strained what it shared (compare.strain).
+    ...(d.compare?.strain?.strained
+      ? [['shared strain', strainWords(d.compare.strain)] as [string, string]]
+      : []),
     // Where the load ran and whether it kept its schedule: a client that fell behind is said
     // next to the failures it could explain (issue 22.6).
     ...((c): [string, string][] => (c ? [['load client', c.replace(/^client: /, '')]] : []))(clientFact(d)),
@@ -205,6 +210,16 @@ function facts(d: RolloutDocument): string {
     ],
   ];
   return `<dl class="facts settings">${rows.map(([k, v]) => `<div><dt>${esc(k)}</dt><dd>${esc(v)}</dd></div>`).join('')}</dl>`;
+}
+
+/** Above the sentences: each compare run that strained what it shared, once (compare.strain). */
+function strainNotes(docs: readonly RolloutDocument[]): string {
+  const runs = new Map(
+    docs.flatMap((d) => (d.compare?.strain?.strained ? [[d.runId, d.compare.strain] as const] : [])),
+  );
+  return [...runs.values()]
+    .map((s) => `<p class="note strain-note"><strong>Shared strain:</strong> ${esc(strainWords(s))}</p>`)
+    .join('');
 }
 
 function windowsTable(d: RolloutDocument): string {
@@ -310,7 +325,7 @@ function section(d: RolloutDocument, i: number, shared: ReturnType<typeof shared
     `<section class="run rollout" id="${anchor(i)}" aria-labelledby="${h}">` +
     `<h3 id="${h}">${i + 1}. ${esc(d.scenario.name)} <small>${esc(d.verdict.kind)}</small></h3>` +
     banner +
-    `<p class="verdict-line">${esc(d.verdict.explanation)}</p>` +
+    `<p class="verdict-line">${esc(sentenceOf(d))}</p>` +
     facts(d) +
     `<figure>${renderRolloutSvg(d, shared, h)}</figure>` +
     windowsTable(d) +
@@ -330,7 +345,8 @@ export function renderRolloutHtml(docs: RolloutDocument[], { title, generatedAt 
   const span = shared.domain[1] - shared.domain[0];
   const body = docs.length
     ? `<section aria-labelledby="cmp-h"><h2 id="cmp-h">Comparison</h2>${comparisonTable(docs)}` +
-      `<ol class="explanations">${docs.map((d, i) => `<li><a href="#${anchor(i)}"><strong>${esc(d.scenario.name)}</strong></a>: ${esc(d.verdict.explanation)}</li>`).join('')}</ol></section>` +
+      strainNotes(docs) +
+      `<ol class="explanations">${docs.map((d, i) => `<li><a href="#${anchor(i)}"><strong>${esc(d.scenario.name)}</strong></a>: ${esc(sentenceOf(d))}</li>`).join('')}</ol></section>` +
       `<section aria-labelledby="tl-h"><h2 id="tl-h">Rollouts over time</h2>` +
       `<p class="note">Every chart uses the same time axis: <strong>seconds from its rollout's start</strong> (the new Pod template's PUT, ` +
       `<code>kubectl rollout restart</code>), ${esc(seconds(shared.domain[0]))} to ${esc(seconds(shared.domain[1]))}, ` +

@@ -5,6 +5,7 @@
 import type { JUnitCase, JUnitSuite } from '../../../report/junit.js';
 import type { RolloutDocument } from '../document.js';
 import { exceededLimits, type FailureLimit } from '../gate.js';
+import { sentenceOf, strainWords } from '../compare-strain.js';
 
 const classes = (d: RolloutDocument): string =>
   Object.entries(d.totals.failures)
@@ -28,7 +29,8 @@ function evidence(d: RolloutDocument): string {
     )
     .join('; ');
   return [
-    d.verdict.explanation,
+    sentenceOf(d),
+    d.compare?.strain?.strained ? `shared strain: ${strainWords(d.compare.strain)}` : '',
     `${d.totals.requests} requests, ${d.totals.failed} failed; failures by class: ${classes(d)}`,
     byPhase ? `by the phase of the Pod that took them: ${byPhase}` : '',
     `records: ${d.records.file}; run ${d.runId}`,
@@ -68,7 +70,7 @@ export function rolloutJUnit(docs: readonly RolloutDocument[], limits: readonly 
       ...base,
       result: {
         kind: 'passed',
-        output: `${d.totals.requests} requests, ${d.totals.failed} failed (${classes(d)}): ${d.verdict.explanation}`,
+        output: `${d.totals.requests} requests, ${d.totals.failed} failed (${classes(d)}): ${sentenceOf(d)}`,
       },
     };
   });

@@ -5,6 +5,7 @@ import { ingressWords } from '../ingress-evidence.js';
 import { pinningShown, pinningWords } from '../join/pinning.js';
 import { retryWords } from '../join/retry-tally.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
+import { sentenceOf, strainWords } from '../compare-strain.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
@@ -138,8 +139,15 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
     for (const line of loadPodLines(d)) lines.push(`  ${terminalSafe(line)}`);
   }
   lines.push('', renderTextTable(header, rows, style), '');
+  // A compare rolled at once that strained what it shared (compare.strain, the same in each of
+  // its documents): said once per run, before the sentences it qualifies.
+  const strained = new Map(
+    docs.flatMap((d) => (d.compare?.strain?.strained ? [[d.runId, d.compare.strain] as const] : [])),
+  );
+  for (const s of strained.values()) lines.push(`shared strain: ${terminalSafe(strainWords(s))}`);
+  if (strained.size) lines.push('');
   for (const d of docs) {
-    lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(d.verdict.explanation)}`);
+    lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(sentenceOf(d))}`);
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
     // The proxy in front: what it answered and retried, each failed attempt's Pod and cause.
     if (d.ingress) lines.push(...ingressWords(d.ingress).map((l) => `  ${terminalSafe(l)}`));
@@ -185,7 +193,7 @@ export function clientFact(d: RolloutDocument): string | null {
     );
   const pods = d.load.pods?.length ?? 0;
   parts.push(
-    `ran ${c.ranIn === 'load-pod' ? (pods > 1 ? `in ${pods} load Pods (counts summed, the worst delays, the most throttled cgroup)` : 'in a load Pod') : 'in a worker thread'}`,
+    `ran ${c.ranIn === 'load-pod' ? (pods > 1 ? `in ${pods} load Pods (counts summed, the worst delays${c.cpu === undefined ? '' : ', the most throttled cgroup'})` : 'in a load Pod') : 'in a worker thread'}`,
   );
   if (c.retried !== null && (d.load.retryReused ?? c.retryReused)) parts.push(`${c.retried} retried`);
   if (c.idleClosed !== null) parts.push(`${c.idleClosed} idle connections closed`);
@@ -226,6 +234,16 @@ export function loadPodLines(d: RolloutDocument): string[] {
     if (p.notReceived > 0) parts.push(`${p.notReceived} records never arrived`);
     if (p.fellBehind) parts.push(`fell behind (schedule lag p99 ${p.client?.scheduleLagMs.p99Ms ?? '-'} ms)`);
     if (p.clockShiftMs !== null) parts.push(`clock shift ${p.clockShiftMs} ms`);
-    return `load Pod ${p.name}: ${parts.join(', ')}`;
+    // Its own schedule lag and CPU cgroup, from its trailer: the client line says the worst lag
+    // and the most throttled cgroup of all the Pods (combineClientFigures), so a Pod that kept up
+    // beside one the kernel throttled is told apart here. Each Pod is its own container's cgroup
+    // (its 500m limit, src/platform/kube/load-pod.ts); absent in documents from before it was
+    // read, and nothing when no trailer came (said above: no trailer).
+    const own: string[] = [];
+    const c = p.client;
+    if (c && !p.fellBehind)
+      own.push(`schedule lag p99 ${c.scheduleLagMs.p99Ms ?? '-'} / max ${c.scheduleLagMs.maxMs ?? '-'} ms`);
+    if (c && c.cpu !== undefined) own.push(`its container's cgroup: ${cpuWords(c.cpu)}`);
+    return `load Pod ${p.name}: ${[parts.join(', '), ...own].join('; ')}`;
   });
 }
