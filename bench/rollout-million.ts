@@ -79,6 +79,9 @@ export async function benchRolloutMillion(
   requests = Number(process.env.DRAINCHECK_BENCH_REQUESTS ?? 1_000_000),
   rate = Number(process.env.DRAINCHECK_BENCH_RATE ?? 2_000),
 ): Promise<BenchResult> {
+  // The page is opened in Chromium at the end: without one, say so now, not after ~10 minutes
+  // of load whose memory figures would be lost with the error.
+  await (await launchChromium()).close();
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-bench-million-'));
   try {
     const out = join(dir, 'out');
