@@ -315,8 +315,12 @@ export function explainFailures(
   if (totals.requests === 0) return `${prefix}no request was sent.`;
   // A document from before not-sent was kept apart counts it among the failures.
   const notSent = (totals.notSent ?? 0) + (totals.failures['not-sent'] ?? 0);
+  // In a run cut short (interrupted, a fatal error) the load was stopped early and the requests
+  // in flight abandoned by draincheck: unanswered then says nothing against the server. Said
+  // apart, as not-sent is, never counted among the failures the sentence puts on it.
+  const abandoned = incompleteReason ? (totals.failures.unanswered ?? 0) : 0;
   const failures = (Object.entries(totals.failures) as Array<[FailureClass, number]>).filter(
-    ([cls, n]) => n > 0 && cls !== 'not-sent',
+    ([cls, n]) => n > 0 && cls !== 'not-sent' && !(abandoned > 0 && cls === 'unanswered'),
   );
   const failed = failures.reduce((a, [, n]) => a + n, 0);
   const unaccounted = totals.unaccounted ?? 0;
@@ -328,7 +332,11 @@ export function explainFailures(
     unaccounted > 0
       ? `${unaccounted} requests ended with neither a completion nor a failure class (a gap in the classification; their records are in the file)`
       : '';
-  const tail = [notSentPart, unaccountedPart].filter((x) => x !== '');
+  const abandonedPart =
+    abandoned > 0
+      ? `${abandoned} were in flight when the run stopped (${incompleteReason}) and were abandoned unanswered: the run's stop, not a failure of the server (a Pod's journal may still show the work done)`
+      : '';
+  const tail = [notSentPart, abandonedPart, unaccountedPart].filter((x) => x !== '');
   const sent = totals.requests - notSent;
   if (failed === 0) {
     // Retries can hide what the rollout did: attempts that failed were sent again and completed.
@@ -341,7 +349,8 @@ export function explainFailures(
         .join(', ');
       return `${prefix}none of ${totals.requests} requests failed by its last attempt, but ${hidden} attempts failed on the way (${classes}) and the client sent them again: the rollout's failures are in those attempts${tail.length > 0 ? `; ${tail.join('; ')}` : ''}.`;
     }
-    if (tail.length > 0) return `${prefix}none of the ${sent} requests sent failed; ${tail.join('; ')}.`;
+    if (tail.length > 0)
+      return `${prefix}none of the ${sent - abandoned} requests ${abandoned > 0 ? 'that ended' : 'sent'} failed; ${tail.join('; ')}.`;
     const none = `${prefix}none of ${totals.requests} requests failed`;
     const hidden2 = hiddenByIngress(context);
     if (hidden2 !== '') return `${none}${hidden2}.`;
@@ -403,7 +412,11 @@ export function explainFailures(
     });
   const policy = scenario.onSigterm ? ` with --on-sigterm ${scenario.onSigterm}` : '';
   const of =
-    notSent > 0 ? `${failed} of the ${sent} requests sent` : `${failed} of ${totals.requests} requests`;
+    abandoned > 0
+      ? `${failed} of the ${sent - abandoned} requests that ended`
+      : notSent > 0
+        ? `${failed} of the ${sent} requests sent`
+        : `${failed} of ${totals.requests} requests`;
   return `${prefix}${of} failed${policy}: ${[...parts, ...tail].join('; ')}.`;
 }
 

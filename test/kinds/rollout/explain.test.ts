@@ -147,3 +147,31 @@ test('--lb-deregistration-ms: the load balancer is named only where attempts fai
   assert.doesNotMatch(facts(0, 2500), /load balancer/, 'no attempt at a deleted Pod: no claim');
   assert.doesNotMatch(facts(3, 0), /load balancer/, 'no load balancer layer');
 });
+
+test('an interrupted run: requests in flight at the stop are abandoned by the run, not failures of the server', () => {
+  const interrupted = explainFailures(
+    tally({ unanswered: 99 }),
+    { ready: { unanswered: 99 } },
+    scenario,
+    'interrupted',
+  );
+  assert.match(
+    interrupted,
+    /^Incomplete \(interrupted\): none of the 901 requests that ended failed; 99 were in flight when the run stopped \(interrupted\) and were abandoned unanswered: the run's stop, not a failure of the server/,
+  );
+  assert.doesNotMatch(interrupted, /held them past it/);
+  const mixed = explainFailures(
+    tally({ unanswered: 10, 'accepted-cut': 3 }),
+    { ready: { unanswered: 10, 'accepted-cut': 3 } },
+    scenario,
+    'interrupted',
+  );
+  assert.match(mixed, /3 of the 990 requests that ended failed with --on-sigterm drain: 3 accepted-cut/);
+  assert.match(mixed, /10 were in flight when the run stopped/);
+  // A whole run: the load waited for them at its end, so unanswered is the server holding them.
+  const whole = explain({ unanswered: 5 }, { ready: { unanswered: 5 } });
+  assert.match(
+    whole,
+    /5 of 1000 requests failed with --on-sigterm drain: 5 unanswered — [^;]*held them past it/,
+  );
+});
