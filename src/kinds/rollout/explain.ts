@@ -67,6 +67,14 @@ const readings: Partial<Record<FailureClass, Partial<Record<PodPhase, string>>>>
   },
 };
 
+/**
+ * Requests a run cut short abandoned in flight (`unanswered` in an incomplete run): the run's
+ * stop, not the server's failure — the sentence, the table and the page count them apart.
+ */
+export function abandonedAtStop(d: { complete: boolean; totals: Pick<Tally, 'failures'> }): number {
+  return d.complete ? 0 : (d.totals.failures.unanswered ?? 0);
+}
+
 /** What the sentence is drawn from: the counts and the Pods' lifecycles of one rollout. */
 export interface RolloutFacts {
   totals: Tally;

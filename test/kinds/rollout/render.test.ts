@@ -598,3 +598,25 @@ test('report of a saved --compare rolled at once under strain: the strain said o
     for (const out of [text, page]) assert.doesNotMatch(out, /shared strain/i);
   }
 });
+
+test('an interrupted run: the requests its stop abandoned in flight are not counted failed in the table or on the page; a whole run’s unanswered are', () => {
+  const base = sampleDoc(1000);
+  const totals = { ...base.totals, failed: 99, failures: { unanswered: 99 } };
+  const stopped = RolloutDocumentSchema.parse({
+    ...base,
+    complete: false,
+    incompleteReason: 'interrupted',
+    totals,
+  });
+  assertValidRolloutDocument(stopped);
+  const opts = { style: plainStyle, title: 't', generatedAt: 'now' };
+  const text = rolloutKind.renderers.text([stopped], opts);
+  assert.match(text, /^drain\s+1000\s+0\s+unanswered 99 \(abandoned at the stop\)\s/m);
+  const html = rolloutKind.renderers.html([stopped], opts);
+  assert.match(html, /<td class="num">1,?000<\/td><td class="num">0 \(0 %\)<\/td>/);
+  assert.match(html, /unanswered 99 \(abandoned at the stop\)<\/a>/);
+  const whole = RolloutDocumentSchema.parse({ ...base, totals });
+  const wholeText = rolloutKind.renderers.text([whole], opts);
+  assert.match(wholeText, /^drain\s+1000\s+99\s+unanswered 99\s/m);
+  assert.doesNotMatch(wholeText, /abandoned/);
+});

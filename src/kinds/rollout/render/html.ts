@@ -18,6 +18,7 @@ import { rolloutStyle } from './html-style.js';
 import { rolloutFacts } from '../settings.js';
 import { clientFact, loadPodLines } from './text.js';
 import { sentenceOf, strainWords } from '../compare-strain.js';
+import { abandonedAtStop } from '../explain.js';
 
 const count = (v: number): string => v.toLocaleString('en-US');
 const msText = (v: number | null): string => (v === null ? '–' : formatMs(v));
@@ -32,17 +33,18 @@ function failureLinks(d: RolloutDocument, i: number): string {
     .filter(([, v]) => (v ?? 0) > 0)
     .map(
       ([k, v]) =>
-        `<a href="#${esc(classAnchor(i, k))}">${swatch(failureClassCss(k))}${esc(k)} ${count(v ?? 0)}</a>`,
+        `<a href="#${esc(classAnchor(i, k))}">${swatch(failureClassCss(k))}${esc(k)} ${count(v ?? 0)}${k === 'unanswered' && abandonedAtStop(d) > 0 ? ' (abandoned at the stop)' : ''}</a>`,
     );
   return parts.length ? parts.join('<br>') : '–';
 }
 
 // Not sent is the load's own limit, apart from the server's failures (src/probe/load/not-sent.ts);
 // a document from before it was kept apart counts it among the failures. Unaccounted records
-// (no completion, no class) are counted as failed, as the gate counts them.
+// (no completion, no class) are counted as failed, as the gate counts them. Requests a run cut
+// short abandoned in flight are its stop's, not failures (./explain.ts abandonedAtStop).
 const notSentOf = (d: RolloutDocument) => (d.totals.notSent ?? 0) + (d.totals.failures['not-sent'] ?? 0);
 const failedOf = (d: RolloutDocument) =>
-  d.totals.failed - (d.totals.failures['not-sent'] ?? 0) + (d.totals.unaccounted ?? 0);
+  d.totals.failed - (d.totals.failures['not-sent'] ?? 0) + (d.totals.unaccounted ?? 0) - abandonedAtStop(d);
 
 function comparisonTable(docs: readonly RolloutDocument[]): string {
   const head = [

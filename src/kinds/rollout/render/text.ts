@@ -6,6 +6,7 @@ import { pinningShown, pinningWords } from '../join/pinning.js';
 import { retryWords } from '../join/retry-tally.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
 import { sentenceOf, strainWords } from '../compare-strain.js';
+import { abandonedAtStop } from '../explain.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
@@ -19,9 +20,12 @@ const fmt = (ms: number | null): string =>
 function failuresCell(doc: RolloutDocument): string {
   // Not sent has its own column (the load's limit, not the server's failure); a document from
   // before it was kept apart still lists it among the failures' classes.
+  const abandoned = abandonedAtStop(doc);
   const parts = Object.entries(doc.totals.failures)
     .filter(([cls, n]) => (n ?? 0) > 0 && cls !== 'not-sent')
-    .map(([cls, n]) => `${cls} ${n}`);
+    .map(([cls, n]) =>
+      cls === 'unanswered' && abandoned > 0 ? `${cls} ${n} (abandoned at the stop)` : `${cls} ${n}`,
+    );
   if ((doc.totals.unaccounted ?? 0) > 0) parts.push(`no class ${doc.totals.unaccounted}`);
   return parts.length ? parts.join(', ') : '-';
 }
@@ -114,7 +118,12 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
   const rows = docs.map((d) => [
     terminalSafe(d.scenario.name),
     String(d.totals.requests),
-    String(d.totals.failed - (d.totals.failures['not-sent'] ?? 0) + (d.totals.unaccounted ?? 0)),
+    String(
+      d.totals.failed -
+        (d.totals.failures['not-sent'] ?? 0) +
+        (d.totals.unaccounted ?? 0) -
+        abandonedAtStop(d),
+    ),
     failuresCell(d),
     String((d.totals.notSent ?? 0) + (d.totals.failures['not-sent'] ?? 0)),
     fmt(d.totals.latency.p50Ms),
