@@ -1,6 +1,7 @@
 // `draincheck rollout --format json --out DIR …` as the rollout tests run it: the exit code
 // checked, the document parsed and validated against its schema, and its record file read back.
 import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RolloutDocument } from '../../src/kinds/rollout/document.js';
 import type { LoadRecord } from '../../src/probe/load/record.js';
@@ -31,4 +32,11 @@ export async function recordsOf(dir: string, doc: RolloutDocument): Promise<Load
     if (item.kind === 'record') records.push(item.record);
   }
   return records;
+}
+
+/** The one rollout document a run saved in `dir` (asserted: exactly one), parsed, not yet validated. */
+export function onlySavedDocument(dir: string): RolloutDocument {
+  const saved = readdirSync(dir).filter((f) => /^rollout-.*\.json$/.test(f));
+  assert.equal(saved.length, 1, readdirSync(dir).join(', '));
+  return JSON.parse(readFileSync(join(dir, saved[0]!), 'utf8')) as RolloutDocument;
 }

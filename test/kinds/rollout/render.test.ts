@@ -17,6 +17,29 @@ import { cpuBetween, type CpuFigures } from '../../../src/probe/load/cpu-cgroup.
 
 const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
 
+type LoadPodAccount = NonNullable<RolloutDocument['load']['pods']>[number];
+
+/** One load Pod's account in a document: every record came, its trailer too, stopped on time. */
+function loadPodAccount(name: string, over: Partial<LoadPodAccount>) {
+  return {
+    name,
+    idPrefix: `${name}-`,
+    rate: 50,
+    connections: 4,
+    records: 500,
+    sent: 500,
+    trailerRecords: 500,
+    notReceived: 0,
+    otherLines: 0,
+    ended: 'stopped' as const,
+    endedAtMs: 9000,
+    clockShiftMs: 0,
+    fellBehind: false,
+    client: null,
+    ...over,
+  };
+}
+
 function sampleDoc(requests: number): RolloutDocument {
   const bins = Array.from({ length: 600 }, (_, i) =>
     i >= 300 && i < 320
@@ -349,26 +372,8 @@ test('the load client’s own figures are on the page and in the text: where it 
 
 test('--load-pods: each load Pod said in the text and on the page (escaped), one that ended early as such', () => {
   const base = sampleDoc(1000);
-  const account = (
-    name: string,
-    over: Partial<NonNullable<RolloutDocument['load']['pods']>[number]> = {},
-  ) => ({
-    name,
-    idPrefix: 'drain-L0-',
-    rate: 50,
-    connections: 4,
-    records: 500,
-    sent: 500,
-    trailerRecords: 500,
-    notReceived: 0,
-    otherLines: 0,
-    ended: 'stopped' as const,
-    endedAtMs: 9000,
-    clockShiftMs: 1234.5,
-    fellBehind: false,
-    client: null,
-    ...over,
-  });
+  const account = (name: string, over: Partial<LoadPodAccount> = {}) =>
+    loadPodAccount(name, { idPrefix: 'drain-L0-', clockShiftMs: 1234.5, ...over });
   const doc = RolloutDocumentSchema.parse({
     ...base,
     load: {
@@ -439,22 +444,8 @@ test("the load's CPU cgroup in the text and on the page: the client's and each l
     scheduleLagMs: lag(p99Ms),
     cpu,
   });
-  const account = (name: string, client: ReturnType<typeof own>) => ({
-    name,
-    idPrefix: `${name}-`,
-    rate: 50,
-    connections: 4,
-    records: 500,
-    sent: 500,
-    trailerRecords: 500,
-    notReceived: 0,
-    otherLines: 0,
-    ended: 'stopped' as const,
-    endedAtMs: 9000,
-    clockShiftMs: 2,
-    fellBehind: false,
-    client,
-  });
+  const account = (name: string, client: ReturnType<typeof own>) =>
+    loadPodAccount(name, { idPrefix: `${name}-`, clockShiftMs: 2, client });
   const base = sampleDoc(1000);
   const doc = RolloutDocumentSchema.parse({
     ...base,

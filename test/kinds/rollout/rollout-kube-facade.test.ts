@@ -16,6 +16,7 @@ import { startCli } from '../../helpers/cli.js';
 import { facadeCluster } from '../../helpers/kube-rollout.js';
 import { type KubeFacade, type SeenFacadeRequest } from '../../helpers/kube-facade/facade.js';
 import { restrictedViolations } from '../../helpers/pod-security.js';
+import { onlySavedDocument } from '../../helpers/rollout-cli.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
 const RESTARTED_AT = 'kubectl.kubernetes.io/restartedAt';
@@ -248,9 +249,7 @@ test('rollout --platform kube -n NS: Ctrl-C mid-rollout saves the records so far
   run.child.kill('SIGINT');
   const code = await run.exitedWithin(60_000);
   assert.equal(code, 130, `exit ${code}: ${run.stderr()}`);
-  const saved = readdirSync(out).filter((f) => /^rollout-.*\.json$/.test(f));
-  assert.equal(saved.length, 1, readdirSync(out).join(', '));
-  const doc = JSON.parse(readFileSync(join(out, saved[0]!), 'utf8')) as RolloutDocument;
+  const doc = onlySavedDocument(out);
   assertValidRolloutDocument(doc);
   assert.equal(doc.complete, false);
   assert.equal(doc.incompleteReason, 'interrupted');

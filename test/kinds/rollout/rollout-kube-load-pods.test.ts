@@ -8,7 +8,6 @@
 // Pod whose process the kernel stops for a stretch (SIGSTOP: a frozen or starved node) is named
 // from its own trailer as the load that fell behind: the run is inconclusive, not the Service's.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { KubernetesObject, V1Pod } from '@kubernetes/client-node';
@@ -23,6 +22,7 @@ import { startCli } from '../../helpers/cli.js';
 import { facadeCluster } from '../../helpers/kube-rollout.js';
 import { loadProcess, logGrowth, logLines, stopProcess } from '../../helpers/load-process.js';
 import { restrictedViolations } from '../../helpers/pod-security.js';
+import { onlySavedDocument } from '../../helpers/rollout-cli.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
 
 const rolloutArgs = (kubeconfig: string, out: string, extra: string[] = []) => [
@@ -227,9 +227,7 @@ test('rollout --platform kube --load-pods 3: a load Pod killed mid-rollout is na
   cluster.deletePod(namespace, 'work-drain-load-1', { gracePeriodSeconds: 0 });
   const code = await run.exitedWithin(150_000);
   assert.equal(code, 3, `exit ${code}: ${run.stderr()}`);
-  const saved = readdirSync(out).filter((f) => /^rollout-.*\.json$/.test(f));
-  assert.equal(saved.length, 1, readdirSync(out).join(', '));
-  const doc = JSON.parse(readFileSync(join(out, saved[0]!), 'utf8')) as RolloutDocument;
+  const doc = onlySavedDocument(out);
   assertValidRolloutDocument(doc);
   assert.equal(doc.complete, false);
   assert.equal(doc.verdict.kind, 'incomplete');
@@ -302,9 +300,7 @@ test('rollout --platform kube, --load-pods not given (auto): a --rate above two 
   const code = await run.exitedWithin(60_000);
   assert.equal(code, 130, `exit ${code}: ${run.stderr()}`);
   assert.doesNotMatch(run.stderr(), /warning: .*load Pods/, 'three Pods carry the rate: no warning');
-  const saved = readdirSync(out).filter((f) => /^rollout-.*\.json$/.test(f));
-  assert.equal(saved.length, 1, readdirSync(out).join(', '));
-  const doc = JSON.parse(readFileSync(join(out, saved[0]!), 'utf8')) as RolloutDocument;
+  const doc = onlySavedDocument(out);
   assertValidRolloutDocument(doc);
   assert.equal(doc.load.loadPods, 3);
   assert.deepEqual(doc.load.loadPodsChoice, {
@@ -359,9 +355,7 @@ test('rollout --platform kube --load-pods 3: a load Pod stopped (SIGSTOP) for a 
   // The load itself stopped, not a wrapper of it: at most the lines already in the pipe came.
   assert.ok(stoppedGrew <= 5, `load-1 printed ${stoppedGrew} lines while stopped`);
   const code = await run.exitedWithin(150_000);
-  const saved = readdirSync(out).filter((f) => /^rollout-.*\.json$/.test(f));
-  assert.equal(saved.length, 1, readdirSync(out).join(', '));
-  const doc = JSON.parse(readFileSync(join(out, saved[0]!), 'utf8')) as RolloutDocument;
+  const doc = onlySavedDocument(out);
   t.diagnostic(`send lag ${JSON.stringify(doc.totals.sendLag)}; notSent ${JSON.stringify(doc.notSent)}`);
   // Complete, but the gate not applied: its counts are not the Service's (exit 3).
   assert.equal(code, 3, `exit ${code}: ${run.stderr()}`);
