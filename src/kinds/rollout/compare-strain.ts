@@ -91,3 +91,11 @@ export function sentenceOf(d: RolloutDocument): string {
     ? `${STRAIN_LEAD}${d.verdict.explanation}`
     : d.verdict.explanation;
 }
+
+/** Each compare run's stored strain, once per run (its documents all carry the same). */
+export function strainsOfRuns(docs: readonly RolloutDocument[]): CompareStrain[] {
+  const runs = new Map(
+    docs.flatMap((d) => (d.compare?.strain?.strained ? [[d.runId, d.compare.strain] as const] : [])),
+  );
+  return [...runs.values()];
+}

@@ -75,6 +75,19 @@ export function abandonedAtStop(d: { complete: boolean; totals: Pick<Tally, 'fai
   return d.complete ? 0 : (d.totals.failures.unanswered ?? 0);
 }
 
+/**
+ * The failed requests as the table and the page count them: not the load's own not-sent (a
+ * document from before it was kept apart counts it among the failures), nor what the run's stop
+ * abandoned; unaccounted records (no completion, no class) counted, as the gate counts them.
+ */
+export function failedShown(d: {
+  complete: boolean;
+  totals: Pick<Tally, 'failed' | 'failures' | 'unaccounted'>;
+}): number {
+  const t = d.totals;
+  return t.failed - (t.failures['not-sent'] ?? 0) + (t.unaccounted ?? 0) - abandonedAtStop(d);
+}
+
 /** What the sentence is drawn from: the counts and the Pods' lifecycles of one rollout. */
 export interface RolloutFacts {
   totals: Tally;

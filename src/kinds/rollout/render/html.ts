@@ -17,8 +17,8 @@ import { classesIn, counted, failureClassCss, failureMeaning, windowSpans } from
 import { rolloutStyle } from './html-style.js';
 import { rolloutFacts } from '../settings.js';
 import { clientFact, loadPodLines } from './text.js';
-import { sentenceOf, strainWords } from '../compare-strain.js';
-import { abandonedAtStop } from '../explain.js';
+import { sentenceOf, strainsOfRuns, strainWords } from '../compare-strain.js';
+import { abandonedAtStop, failedShown } from '../explain.js';
 
 const count = (v: number): string => v.toLocaleString('en-US');
 const msText = (v: number | null): string => (v === null ? '–' : formatMs(v));
@@ -39,12 +39,9 @@ function failureLinks(d: RolloutDocument, i: number): string {
 }
 
 // Not sent is the load's own limit, apart from the server's failures (src/probe/load/not-sent.ts);
-// a document from before it was kept apart counts it among the failures. Unaccounted records
-// (no completion, no class) are counted as failed, as the gate counts them. Requests a run cut
-// short abandoned in flight are its stop's, not failures (./explain.ts abandonedAtStop).
+// the failed count is the text table's (../explain.ts failedShown).
 const notSentOf = (d: RolloutDocument) => (d.totals.notSent ?? 0) + (d.totals.failures['not-sent'] ?? 0);
-const failedOf = (d: RolloutDocument) =>
-  d.totals.failed - (d.totals.failures['not-sent'] ?? 0) + (d.totals.unaccounted ?? 0) - abandonedAtStop(d);
+const failedOf = failedShown;
 
 function comparisonTable(docs: readonly RolloutDocument[]): string {
   const head = [
@@ -216,10 +213,7 @@ function facts(d: RolloutDocument): string {
 
 /** Above the sentences: each compare run that strained what it shared, once (compare.strain). */
 function strainNotes(docs: readonly RolloutDocument[]): string {
-  const runs = new Map(
-    docs.flatMap((d) => (d.compare?.strain?.strained ? [[d.runId, d.compare.strain] as const] : [])),
-  );
-  return [...runs.values()]
+  return strainsOfRuns(docs)
     .map((s) => `<p class="note strain-note"><strong>Shared strain:</strong> ${esc(strainWords(s))}</p>`)
     .join('');
 }

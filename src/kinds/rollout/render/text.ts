@@ -5,8 +5,8 @@ import { ingressWords } from '../ingress-evidence.js';
 import { pinningShown, pinningWords } from '../join/pinning.js';
 import { retryWords } from '../join/retry-tally.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
-import { sentenceOf, strainWords } from '../compare-strain.js';
-import { abandonedAtStop } from '../explain.js';
+import { sentenceOf, strainsOfRuns, strainWords } from '../compare-strain.js';
+import { abandonedAtStop, failedShown } from '../explain.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
@@ -118,12 +118,7 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
   const rows = docs.map((d) => [
     terminalSafe(d.scenario.name),
     String(d.totals.requests),
-    String(
-      d.totals.failed -
-        (d.totals.failures['not-sent'] ?? 0) +
-        (d.totals.unaccounted ?? 0) -
-        abandonedAtStop(d),
-    ),
+    String(failedShown(d)),
     failuresCell(d),
     String((d.totals.notSent ?? 0) + (d.totals.failures['not-sent'] ?? 0)),
     fmt(d.totals.latency.p50Ms),
@@ -150,11 +145,9 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
   lines.push('', renderTextTable(header, rows, style), '');
   // A compare rolled at once that strained what it shared (compare.strain, the same in each of
   // its documents): said once per run, before the sentences it qualifies.
-  const strained = new Map(
-    docs.flatMap((d) => (d.compare?.strain?.strained ? [[d.runId, d.compare.strain] as const] : [])),
-  );
-  for (const s of strained.values()) lines.push(`shared strain: ${terminalSafe(strainWords(s))}`);
-  if (strained.size) lines.push('');
+  const strained = strainsOfRuns(docs);
+  for (const s of strained) lines.push(`shared strain: ${terminalSafe(strainWords(s))}`);
+  if (strained.length) lines.push('');
   for (const d of docs) {
     lines.push(`${terminalSafe(d.scenario.name)}: ${terminalSafe(sentenceOf(d))}`);
     if (!d.complete) lines.push(`  incomplete: ${terminalSafe(d.incompleteReason ?? '')}`);
