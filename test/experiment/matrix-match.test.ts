@@ -278,4 +278,7 @@ test('serving-later: the kubelet note where the server is a release whose kubele
     /serving-later: .*the API server's version was not read, and a kubelet of 1\.22\.0–1\.22\.10, 1\.23\.0–1\.23\.7 or 1\.24\.0–1\.24\.1 stops readiness probes/,
   );
   assert.match(notesAt('v1.24'), /serving-later: .*\("v1\.24"\) does not read as v1\.MINOR\.PATCH/);
+  // The API server's words, bounded: a version string of 100,000 characters is not repeated whole.
+  const huge = notesAt(`v${'9'.repeat(100_000)}`);
+  assert.ok(huge.length < 5_000, `${huge.length} characters`);
 });

@@ -5,6 +5,7 @@ import { DraincheckError, quote } from '../../errors.js';
 import type { RunDocument } from '../run-document.js';
 import { matrixRun, type Check, type CheckResult } from './expectations.js';
 import { factValue, platformFact } from '../platform-facts.js';
+import { truncateText } from '../../util/bounded-json.js';
 import { matrixScenarios, type MatrixPlatform, type MatrixScenario } from './scenarios.js';
 
 /**
@@ -149,7 +150,7 @@ export function platformNotes(
   const versionFact = docs.map((d) => platformFact(d.platform, 'serverVersion')).find((f) => f !== undefined);
   const version = versionFact ? factValue(versionFact) : undefined;
   return [
-    `real cluster${typeof version === 'string' ? ` (API server ${version})` : ''}: the proxy mode (iptables, nftables, IPVS) and the CNI are not observed; the proxy's routes and the kubelet's signals are not recorded, so those expectations are left out and the body's Pod UID and the exit code are the evidence.`,
+    `real cluster${typeof version === 'string' ? ` (API server ${truncateText(version, 64)})` : ''}: the proxy mode (iptables, nftables, IPVS) and the CNI are not observed; the proxy's routes and the kubelet's signals are not recorded, so those expectations are left out and the body's Pod UID and the exit code are the evidence.`,
     ...scenarios.flatMap((s) => {
       const note =
         typeof s.versionNote === 'function'

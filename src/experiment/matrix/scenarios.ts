@@ -3,6 +3,7 @@
 // expectations over its concluded run; the platforms never see its name. Each rule, its
 // source and what it means in production: docs/SCENARIOS.md.
 import { platformFact } from '../platform-facts.js';
+import { truncateText } from '../../util/bounded-json.js';
 import type { ScenarioInput } from '../../workload/scenario.js';
 import type { ManifestOptions } from '../../workload/manifests.js';
 import { findNginx } from '../../platform/local/l7-proxy.js';
@@ -100,6 +101,9 @@ export function stopsReadinessAtDeletion(gitVersion: string | undefined): boolea
  * (kubernetes.io/releases/version-skew-policy/), so a fixed API server does not prove fixed
  * kubelets: that is said in docs/SCENARIOS.md, not guessed here.
  */
+/** The most of an API server's version string (its own words) a note repeats. */
+const VERSION_SHOWN_MAX = 64;
+
 function servingLaterNote(serverVersion: string | undefined): string | null {
   const fixes =
     'fixed by #110191 in v1.25.0 and its cherry-picks in v1.24.2 (#110416), v1.23.8 (#110417) and v1.22.11 (#110418)';
@@ -107,7 +111,7 @@ function servingLaterNote(serverVersion: string | undefined): string | null {
   if (stops === false) return null;
   const which =
     stops === null
-      ? `the API server's version ${serverVersion === undefined ? 'was not read' : `(${JSON.stringify(serverVersion)}) does not read as v1.MINOR.PATCH`}, and a kubelet of 1.22.0–1.22.10, 1.23.0–1.23.7 or 1.24.0–1.24.1`
+      ? `the API server's version ${serverVersion === undefined ? 'was not read' : `(${JSON.stringify(truncateText(serverVersion, VERSION_SHOWN_MAX))}) does not read as v1.MINOR.PATCH`}, and a kubelet of 1.22.0–1.22.10, 1.23.0–1.23.7 or 1.24.0–1.24.1`
       : `this API server is ${serverVersion ?? ''}, before the fix for its minor version: its kubelet, if of the same release,`;
   return `a MISMATCH may be the kubelet, not the rule: ${which} stops readiness probes when the Pod is deleted (the 1.22 regression, kubernetes/kubernetes#110309), so \`serving\` never turns false and the endpoint keeps serving=true until it leaves the slice — ${fixes}. The nodes' kubelet versions are not observed.`;
 }
