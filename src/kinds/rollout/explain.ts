@@ -54,6 +54,10 @@ const causes: Record<FailureClass, string> = {
     'WebSocket work messages met the server’s close 1001 (going away) before it accepted them: never taken, safe to send again on a new socket',
 };
 
+/** A failure class's cause in the sentence's words; undefined for a class this version does not know. */
+export const failureCause = (cls: string): string | undefined =>
+  Object.hasOwn(causes, cls) ? causes[cls as FailureClass] : undefined;
+
 /**
  * What the phase of the Pod a request was sent to says about its class's cause, where the class
  * alone does not: a connect timeout is read from the Pod's phase at the send, never asserted.

@@ -12,7 +12,7 @@ import { rolloutKind } from '../../../src/kinds/rollout/index.js';
 import { failureClasses } from '../../../src/probe/load/record.js';
 import { plainStyle } from '../../../src/report/style.js';
 import { assertValidRolloutDocument } from '../../helpers/schema.js';
-import { failureClassCss } from '../../../src/kinds/rollout/render/html-model.js';
+import { failureClassCss, failureMeaning } from '../../../src/kinds/rollout/render/html-model.js';
 import { cpuBetween, type CpuFigures } from '../../../src/probe/load/cpu-cgroup.js';
 
 const empty = { count: 0, p50Ms: null, p90Ms: null, p99Ms: null, maxMs: null };
@@ -151,6 +151,13 @@ test('HTML: every failure class has a colour of its own; a class this version do
   });
   assert.equal(new Set(fills).size, failureClasses.length, fills.join(' '));
   assert.match(failureClassCss('unanswered'), /^fc\d+$/);
+});
+
+test('HTML legend: every failure class this version knows is described; an unknown one says so', () => {
+  for (const cls of failureClasses)
+    assert.doesNotMatch(failureMeaning(cls), /does not describe/, `${cls}: ${failureMeaning(cls)}`);
+  assert.match(failureMeaning('from-a-later-version'), /does not describe/);
+  assert.match(failureMeaning('constructor'), /does not describe/);
 });
 
 const render = (docs: RolloutDocument[]) =>

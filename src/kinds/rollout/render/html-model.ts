@@ -3,6 +3,7 @@
 // before / during / after windows as spans of time, and what each failure class means.
 import { failureClasses } from '../../../probe/load/record.js';
 import type { RolloutDocument, Tally } from '../document.js';
+import { failureCause } from '../explain.js';
 
 /** Colours in the stylesheet (html-style.ts): `fc0` … `fc22`, one per known class. */
 export const FAILURE_COLOURS = 25;
@@ -58,8 +59,11 @@ const meanings: Record<string, string> = {
   'stale-conntrack': 'a connect-timeout presumably sent to a gone Pod by a stale conntrack entry',
 };
 
+/** The legend's short words where it has them, else the sentence's cause (every known class has one). */
 export const failureMeaning = (name: string): string =>
-  meanings[name] ?? 'a failure class this version of draincheck does not describe (see the record file)';
+  (Object.hasOwn(meanings, name) ? meanings[name] : undefined) ??
+  failureCause(name) ??
+  'a failure class this version of draincheck does not describe (see the record file)';
 
 /** Every failure class present in any of the documents, in the known order, then the others. */
 export function classesIn(docs: readonly RolloutDocument[]): string[] {
