@@ -32,6 +32,15 @@ test('the program statically loads no command module, and the server command no 
   );
 });
 
+test('only the manifests command loads the YAML library at start-up; -f loads it when it reads a file', () => {
+  // ~70 modules, ~35 ms of every start (src/workload/pod-file.ts loads it on first use).
+  for (const name of commandNames.filter((n) => n !== 'manifests')) {
+    const closure = staticClosure(new URL(`../../src/cli/commands/${name}.js`, import.meta.url));
+    assert.ok(closure.files.length > 0, name);
+    assert.ok(!closure.packages.has('yaml'), `${name} loads yaml statically`);
+  }
+});
+
 test('the command to run: the first word, or the one after `help`; anything else needs them all', () => {
   assert.equal(commandToRun(['server', '--port', '0']), 'server');
   assert.equal(commandToRun(['help', 'lab']), 'lab');
