@@ -109,6 +109,17 @@ test('rollout: a testcase per policy, failing on its gate with the classes in th
   assert.match(xml, /<system-out>drain: 4500 requests, 1 failed \(connect-refused 1\): explained/);
 });
 
+test("rollout: an interrupted run's requests in flight at its stop are abandoned, not counted failed", () => {
+  const xml = renderJUnit(
+    [rolloutJUnit([rollout('drain', { 'connect-refused': 2, unanswered: 99 }, false)], [])],
+    'host',
+  );
+  assert.match(xml, /type="incomplete">/);
+  assert.match(xml, /4500 requests, 2 failed, 99 abandoned in flight at the stop; /);
+  assert.match(xml, /failures by class: connect-refused 2, unanswered 99 \(abandoned at the stop\)/);
+  assert.doesNotMatch(xml, /101 failed/);
+});
+
 test('lab and lab --matrix: match passes, MISMATCH fails, inconclusive and not run are skipped, incomplete errs; valid', () => {
   const row = (scenario: string, result: MatrixRow['result']): MatrixRow => ({
     scenario,

@@ -6,12 +6,27 @@ import type { JUnitCase, JUnitSuite } from '../../../report/junit.js';
 import type { RolloutDocument } from '../document.js';
 import { exceededLimits, type FailureLimit } from '../gate.js';
 import { sentenceOf, strainWords } from '../compare-strain.js';
+import { abandonedAtStop, failedShown } from '../explain.js';
 
-const classes = (d: RolloutDocument): string =>
-  Object.entries(d.totals.failures)
-    .filter(([, v]) => (v ?? 0) > 0)
-    .map(([k, v]) => `${k} ${v}`)
-    .join(', ') || 'none';
+// An incomplete run's requests in flight at its stop are said apart, as the table and the page
+// say them: abandoned by draincheck, not failed by the server.
+const classes = (d: RolloutDocument): string => {
+  const abandoned = abandonedAtStop(d);
+  return (
+    Object.entries(d.totals.failures)
+      .filter(([, v]) => (v ?? 0) > 0)
+      .map(([k, v]) =>
+        k === 'unanswered' && abandoned > 0 ? `${k} ${v} (abandoned at the stop)` : `${k} ${v}`,
+      )
+      .join(', ') || 'none'
+  );
+};
+
+/** "N requests, M failed", the failed counted as the table counts them (failedShown). */
+const counts = (d: RolloutDocument): string => {
+  const abandoned = abandonedAtStop(d);
+  return `${d.totals.requests} requests, ${failedShown(d)} failed${abandoned > 0 ? `, ${abandoned} abandoned in flight at the stop` : ''}`;
+};
 
 const durationS = (d: RolloutDocument): number => {
   if (!d.finishedAt) return 0;
@@ -31,7 +46,7 @@ function evidence(d: RolloutDocument): string {
   return [
     sentenceOf(d),
     d.compare?.strain?.strained ? `shared strain: ${strainWords(d.compare.strain)}` : '',
-    `${d.totals.requests} requests, ${d.totals.failed} failed; failures by class: ${classes(d)}`,
+    `${counts(d)}; failures by class: ${classes(d)}`,
     byPhase ? `by the phase of the Pod that took them: ${byPhase}` : '',
     `records: ${d.records.file}; run ${d.runId}`,
   ]
@@ -70,7 +85,7 @@ export function rolloutJUnit(docs: readonly RolloutDocument[], limits: readonly 
       ...base,
       result: {
         kind: 'passed',
-        output: `${d.totals.requests} requests, ${d.totals.failed} failed (${classes(d)}): ${sentenceOf(d)}`,
+        output: `${counts(d)} (${classes(d)}): ${sentenceOf(d)}`,
       },
     };
   });
