@@ -78,6 +78,12 @@ export const TallySchema = z.object({
     .describe(
       'requests with neither a completion nor a failure class: 0 unless a classification is missing; requests = completed + failed + notSent + unaccounted',
     ),
+  abandonedAtStop: z
+    .number()
+    .optional()
+    .describe(
+      'of `failed` (class `unanswered`), the requests in flight when an incomplete run stopped: abandoned by draincheck at its stop, not failed by the server (a Pod’s journal may still show the work done); absent in a complete run',
+    ),
   protocolErrors: z
     .record(z.string().max(64), z.number())
     .optional()

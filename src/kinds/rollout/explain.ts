@@ -75,8 +75,12 @@ const readings: Partial<Record<FailureClass, Partial<Record<PodPhase, string>>>>
  * Requests a run cut short abandoned in flight (`unanswered` in an incomplete run): the run's
  * stop, not the server's failure — the sentence, the table and the page count them apart.
  */
-export function abandonedAtStop(d: { complete: boolean; totals: Pick<Tally, 'failures'> }): number {
-  return d.complete ? 0 : (d.totals.failures.unanswered ?? 0);
+export function abandonedAtStop(d: {
+  complete: boolean;
+  totals: Pick<Tally, 'failures' | 'abandonedAtStop'>;
+}): number {
+  // Stored since 2026-12-06; a document from before says it by being incomplete.
+  return d.complete ? 0 : (d.totals.abandonedAtStop ?? d.totals.failures.unanswered ?? 0);
 }
 
 /**

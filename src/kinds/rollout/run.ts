@@ -954,7 +954,12 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
       }),
     },
     pods,
-    totals: all,
+    // The requests a stopped run abandoned in flight, said in the JSON too (explain.ts counts them
+    // apart in every report).
+    totals:
+      incompleteReason !== null && (all.failures.unanswered ?? 0) > 0
+        ? { ...all, abandonedAtStop: all.failures.unanswered }
+        : all,
     windows,
     notSent,
     retries,

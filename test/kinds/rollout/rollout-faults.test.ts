@@ -138,6 +138,9 @@ test('Ctrl-C mid-rollout: records so far saved and marked incomplete, no contain
   assert.equal(doc.incompleteReason, 'interrupted');
   assert.equal(doc.verdict.kind, 'incomplete');
   assert.ok(doc.totals.requests > 0, 'the before-window’s requests are counted');
+  // ~50 requests of 200..800 ms at 100/s are in flight at the stop: said abandoned, in the JSON.
+  assert.ok((doc.totals.abandonedAtStop ?? 0) > 0, JSON.stringify(doc.totals.failures));
+  assert.equal(doc.totals.abandonedAtStop, doc.totals.failures.unanswered);
   let records = 0;
   for await (const item of readRecordFile(join(dir, doc.records.file!)))
     if (item.kind === 'record') records += 1;
