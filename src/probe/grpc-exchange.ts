@@ -9,7 +9,7 @@
 // connection was ended under it — by a GOAWAY when the call still finishes), and the TCP
 // connection's ports from grpc-js's channelz (gRFC A14), which the server's journal names too.
 import grpc from '@grpc/grpc-js';
-import type { ExchangeOptions, ExchangeResult } from './http-exchange.js';
+import { notAnswered, type ExchangeOptions, type ExchangeResult } from './http-exchange.js';
 import {
   GRPC_MESSAGE_MAX_BYTES,
   grpcStatusName,
@@ -119,16 +119,7 @@ export function grpcExchange(
       connection: null,
     };
     const result: GrpcExchangeResult = {
-      connected: false,
-      localPort: null,
-      status: null,
-      headers: null,
-      body: null,
-      bytesReceived: 0,
-      responseComplete: false,
-      error: null,
-      timedOut: null,
-      dnsFailed: false,
+      ...notAnswered(),
       grpc: facts,
       reply: null,
     };

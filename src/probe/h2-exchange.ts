@@ -8,7 +8,7 @@
 import http2 from 'node:http2';
 import net, { isIP } from 'node:net';
 import { bodyLimits } from './body.js';
-import type { ExchangeOptions, ExchangeResult } from './http-exchange.js';
+import { notAnswered, type ExchangeOptions, type ExchangeResult } from './http-exchange.js';
 import { LOOKUP_SYSCALL } from './resolve.js';
 
 /** HTTP/2 error codes by number (RFC 9113 §7). */
@@ -78,16 +78,7 @@ export function h2Exchange(url: URL, options: H2ExchangeOptions): Promise<H2Exch
       streamsInFlight: null,
     };
     const result: H2ExchangeResult = {
-      connected: false,
-      localPort: null,
-      status: null,
-      headers: null,
-      body: null,
-      bytesReceived: 0,
-      responseComplete: false,
-      error: null,
-      timedOut: null,
-      dnsFailed: false,
+      ...notAnswered(),
       h2,
     };
     const host = url.hostname.replace(/^\[|\]$/g, '');

@@ -55,19 +55,26 @@ export interface ExchangeResult {
   reusedSocket?: boolean;
 }
 
+/** An exchange's result before anything happened: no connection, no answer, no error yet. */
+export function notAnswered(): ExchangeResult {
+  return {
+    connected: false,
+    localPort: null,
+    status: null,
+    headers: null,
+    body: null,
+    bytesReceived: 0,
+    responseComplete: false,
+    error: null,
+    timedOut: null,
+    dnsFailed: false,
+  };
+}
+
 export function exchange(url: URL, options: ExchangeOptions): Promise<ExchangeResult> {
   return new Promise((resolve) => {
     const result: ExchangeResult = {
-      connected: false,
-      localPort: null,
-      status: null,
-      headers: null,
-      body: null,
-      bytesReceived: 0,
-      responseComplete: false,
-      error: null,
-      timedOut: null,
-      dnsFailed: false,
+      ...notAnswered(),
     };
     // A host name is looked up before any TCP connection is tried; an IP literal is not.
     let resolved = isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0;

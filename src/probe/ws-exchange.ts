@@ -11,7 +11,7 @@
 // counted and, past WS_INVALID_MESSAGES_MAX, end the socket with 1008.
 import net, { isIP } from 'node:net';
 import WebSocket from 'ws';
-import type { ExchangeOptions, ExchangeResult } from './http-exchange.js';
+import { notAnswered, type ExchangeOptions, type ExchangeResult } from './http-exchange.js';
 import { LOOKUP_SYSCALL } from './resolve.js';
 import { truncateText } from '../util/bounded-json.js';
 import {
@@ -118,16 +118,7 @@ export function wsExchange(
   let resolveClosed!: (close: WsClose | null) => void;
   const closed = new Promise<WsClose | null>((resolve) => (resolveClosed = resolve));
   const result: WsExchangeResult = {
-    connected: false,
-    localPort: null,
-    status: null,
-    headers: null,
-    body: null,
-    bytesReceived: 0,
-    responseComplete: false,
-    error: null,
-    timedOut: null,
-    dnsFailed: false,
+    ...notAnswered(),
     ws: facts,
     closed,
   };
