@@ -264,6 +264,14 @@ for (const [args, pattern] of [
     /^draincheck: --new-connections is for HTTP\/1\.1's keep-alive pool: with --protocol ws every request is a work message on --connections WebSockets$/,
   ],
   [
+    ['rollout', '--protocol', 'ws', '--post-share', '0.5'],
+    /^draincheck: --post-share is for HTTP's POST \/work \(http1, h2c\): with --protocol ws every request is a work message, which has no method$/,
+  ],
+  [
+    ['load', '--protocol', 'grpc', '--post-share', '0.25', '--service-url', 'http://127.0.0.1:9'],
+    /^draincheck: --post-share is for HTTP's POST \/work \(http1, h2c\): with --protocol grpc every request is a Work RPC, which has no method$/,
+  ],
+  [
     ['rollout', '--protocol', 'ws', '--ingress', 'nginx'],
     /^draincheck: --protocol ws with --ingress nginx is not built: draincheck's ingress is not set up to pass WebSocket upgrades to the Pods$/,
   ],

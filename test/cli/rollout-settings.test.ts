@@ -319,3 +319,11 @@ test('--load-pods auto (the row’s default): resolved by the platform and --rat
   );
   assert.ok(!/load Pods|load generator/.test(oldestText), oldestText);
 });
+
+test('the header says GET only for HTTP loads, and nothing of methods for an RPC or a WebSocket message', () => {
+  const texts = (protocol: string) =>
+    rolloutFacts({ load: { protocol, postShare: 0, retry: 'none' }, deployment: {} }).map((f) => f.text);
+  assert.ok(texts('http1').includes('GET only'), texts('http1').join(' | '));
+  assert.ok(texts('h2c').includes('GET only'), texts('h2c').join(' | '));
+  for (const protocol of ['grpc', 'ws']) assert.ok(!texts(protocol).includes('GET only'), protocol);
+});

@@ -528,6 +528,8 @@ export function rolloutFacts(
       http1PoolRows.has(name)
     )
       return [];
+    // An RPC or a WebSocket message has no method: "GET only" would say something false.
+    if ((doc.load.protocol === 'grpc' || doc.load.protocol === 'ws') && name === 'postShare') return [];
     const values = doc[section] as Readonly<Record<string, unknown>>;
     const text = (row.fact as (v: unknown, s: Readonly<Record<string, unknown>>) => string)(
       values[name],

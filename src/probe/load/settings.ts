@@ -306,7 +306,8 @@ export function loadArgv(values: LoadSettingValues): string[] {
 /**
  * The load's values with the protocol's own default and limits: with h2c or grpc and no
  * --connections, H2C_CONNECTIONS_DEFAULT sessions (channels); the HTTP/1.1 pool's own settings
- * given with them are refused (DC_USAGE, one line) rather than ignored. `given` is commander's
+ * given with them, and --post-share with grpc or ws, are refused (DC_USAGE, one line) rather than
+ * ignored. `given` is commander's
  * options (what was typed).
  */
 export function forProtocol<V extends LoadSettingValues>(values: V, given: Record<string, unknown>): V {
@@ -318,6 +319,12 @@ export function forProtocol<V extends LoadSettingValues>(values: V, given: Recor
     [values.retryReused, '--retry-reused'],
   ];
   const bad = refused.find(([is]) => is);
+  // A gRPC Work RPC and a WebSocket work message have no method: POST /work is HTTP's (h2c too).
+  if (!bad && (values.protocol === 'grpc' || values.protocol === 'ws') && (values.postShare ?? 0) > 0)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--post-share is for HTTP's POST /work (http1, h2c): with --protocol ${values.protocol} every request is ${values.protocol === 'grpc' ? 'a Work RPC' : 'a work message'}, which has no method`,
+    );
   if (bad)
     throw new DraincheckError(
       'DC_USAGE',

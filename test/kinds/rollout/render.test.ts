@@ -357,6 +357,10 @@ test('the load client’s own figures are on the page and in the text: where it 
   assert.match(html, /<dt>pool<\/dt><dd>pool lifo \(most recently used first/);
   const text = rolloutKind.renderers.text([doc], { style: plainStyle, title: 't', generatedAt: 'now' });
   assert.match(text, /client: ran in a load Pod; 7 idle connections closed; its event-loop delay p50 10\.2/);
+  // A WebSocket load has no keep-alive pool: its transport's 0 is not said.
+  const ws = RolloutDocumentSchema.parse({ ...doc, load: { ...doc.load, protocol: 'ws', connections: 4 } });
+  const wsText = rolloutKind.renderers.text([ws], { style: plainStyle, title: 't', generatedAt: 'now' });
+  assert.match(wsText, /client: ran in a load Pod; its event-loop delay/);
   // Not measured (a load Pod SIGKILLed before its trailer): said so, not left out.
   const unmeasured = RolloutDocumentSchema.parse({
     ...doc,

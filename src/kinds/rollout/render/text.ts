@@ -198,7 +198,9 @@ export function clientFact(d: RolloutDocument): string | null {
     `ran ${c.ranIn === 'load-pod' ? (pods > 1 ? `in ${pods} load Pods (counts summed, the worst delays${c.cpu === undefined ? '' : ', the most throttled cgroup'})` : 'in a load Pod') : 'in a worker thread'}`,
   );
   if (c.retried !== null && (d.load.retryReused ?? c.retryReused)) parts.push(`${c.retried} retried`);
-  if (c.idleClosed !== null) parts.push(`${c.idleClosed} idle connections closed`);
+  // Only a keep-alive pool has idle connections to close (h2c, gRPC and ws transports count 0).
+  if (c.idleClosed !== null && (d.load.protocol ?? 'http1') === 'http1' && d.load.connections !== 'new')
+    parts.push(`${c.idleClosed} idle connections closed`);
   const ms = (x: number | null) => (x === null ? '-' : String(x));
   if (c.eventLoopDelayMs && c.scheduleLagMs)
     parts.push(
