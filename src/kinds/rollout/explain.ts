@@ -331,11 +331,12 @@ export function explainFailures(
 ): string {
   // The phase is the Pod's when the request was sent, not when it failed: a request sent to a
   // ready Pod and cut at its exit counts as "sent to a ready Pod".
+  // No Pod known is not "sent to" one: a refused or never-connected request reached none.
   const sentTo: Record<PodPhase, string> = {
-    ready: 'to a ready Pod',
-    terminating: 'to a terminating Pod',
-    gone: 'to a Pod already gone',
-    unknown: 'to no known Pod',
+    ready: 'sent to a ready Pod',
+    terminating: 'sent to a terminating Pod',
+    gone: 'sent to a Pod already gone',
+    unknown: 'with no Pod known',
   };
   const reading = context.notSent ?? null;
   const prefix =
@@ -400,7 +401,7 @@ export function explainFailures(
         .filter(([, row]) => (row[cls] ?? 0) > 0)
         .map(([phase, row]) => {
           const words = readings[cls]?.[phase];
-          return `${row[cls]} sent ${sentTo[phase]}${words ? `: ${words}` : ''}`;
+          return `${row[cls]} ${sentTo[phase]}${words ? `: ${words}` : ''}`;
         });
       // Where the Pod is the connection's evidence (the Pod its previous answer came from).
       if (byConnection > 0)

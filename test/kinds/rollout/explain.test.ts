@@ -42,7 +42,7 @@ test('connect-timeout graded by phase: gone (the rules or a stale conntrack entr
   );
   assert.match(s, /3 sent to a Pod already gone: the rules or a stale conntrack entry still named it/);
   assert.match(s, /1 sent to a terminating Pod: its accept queue was full or its network already torn down/);
-  assert.match(s, /2 sent to no known Pod: the cause is not observed/);
+  assert.match(s, /2 with no Pod known: the cause is not observed/);
   // Without phases (a document that has none), the class alone asserts no cause.
   const bare = explain({ 'connect-timeout': 1 }, {});
   assert.match(
