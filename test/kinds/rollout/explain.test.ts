@@ -115,7 +115,7 @@ test('behind an ingress: none failed at the client, but failed attempts in its l
   const s = explainFailures(tally({}), {}, scenario, null, { ingress: 'nginx', ingressAttempts: attempts });
   assert.match(
     s,
-    /none of \d+ requests failed, but the ingress's log shows 18 failed upstream attempts \(17 refused, 1 reset; 17 at Pods already deleted\) that it answered by trying another Pod/,
+    /none of \d+ requests failed, but the ingress's log shows 18 failed upstream attempts \(17 refused, 1 reset; 17 at Pods already deleted\) that it answered by trying the next upstream/,
   );
   assert.doesNotMatch(s, /every Pod replaced kept/);
   // No failed attempt: the plain sentence.
