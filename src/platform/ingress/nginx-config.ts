@@ -17,6 +17,12 @@ export interface NginxTarget {
 /** The longest upstream keepalive_timeout draincheck writes: an hour (nginx takes more; no run waits that long). */
 export const UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS = 3_600_000;
 
+/** nginx's upstream keepalive_timeout as a model says it: `60 s` (the default), `500 ms`. */
+export function keepaliveTimeoutText(ms: number | undefined): string {
+  if (ms === undefined) return '60 s';
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
 export interface NginxOptions {
   /** proxy_next_upstream … non_idempotent. */
   retryNonIdempotent?: boolean;

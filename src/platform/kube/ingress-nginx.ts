@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { V1Deployment, V1Service } from '@kubernetes/client-node';
 import { GENERATION_PATH, boundedLineBatches } from '../ingress/evidence.js';
 import { INGRESS_LINE_MAX_CHARS } from '../ingress/nginx-log.js';
-import { joinNginxLines } from '../ingress/nginx-config.js';
+import { joinNginxLines, keepaliveTimeoutText } from '../ingress/nginx-config.js';
 import type { IngressEvidence } from '../types.js';
 import { COMPONENT_LABEL, managedLabels } from '../../workload/labels.js';
 import { containerResources, restrictedSecurityContext } from '../../workload/manifests.js';
@@ -127,7 +127,7 @@ export function ingressModelText(
   retryNonIdempotent: boolean,
   upstreamKeepaliveTimeoutMs?: number,
 ): string {
-  return `Debian's nginx in a Deployment of draincheck's own on the cluster (draincheck ingress-nginx), in ingress-nginx's service-upstream mode (nginx.ingress.kubernetes.io/service-upstream: "true"): its one upstream is the run's Service's ClusterIP ${upstream}, so kube-proxy picks the Pod per upstream connection and nginx's upstream keep-alive pins requests to that Pod until the connection closes; its log names the ClusterIP, not the Pod — which Pod took a failed attempt comes from the Pods' journals (the request id), unknown when none accepted it. (Programming nginx with the Pods' endpoints would need a controller watching EndpointSlices in the cluster: a ServiceAccount and a Role draincheck does not create.) ingress-nginx's defaults: proxy_next_upstream error timeout${retryNonIdempotent ? ' non_idempotent' : ''} (3 tries — with the ClusterIP its one server, no other to pass a failed attempt to), upstream keepalive 320 / ${upstreamKeepaliveTimeoutMs === undefined || upstreamKeepaliveTimeoutMs === 60_000 ? '60 s' : `${upstreamKeepaliveTimeoutMs} ms`} / 10000 requests, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
+  return `Debian's nginx in a Deployment of draincheck's own on the cluster (draincheck ingress-nginx), in ingress-nginx's service-upstream mode (nginx.ingress.kubernetes.io/service-upstream: "true"): its one upstream is the run's Service's ClusterIP ${upstream}, so kube-proxy picks the Pod per upstream connection and nginx's upstream keep-alive pins requests to that Pod until the connection closes; its log names the ClusterIP, not the Pod — which Pod took a failed attempt comes from the Pods' journals (the request id), unknown when none accepted it. (Programming nginx with the Pods' endpoints would need a controller watching EndpointSlices in the cluster: a ServiceAccount and a Role draincheck does not create.) ingress-nginx's defaults: proxy_next_upstream error timeout${retryNonIdempotent ? ' non_idempotent' : ''} (3 tries — with the ClusterIP its one server, no other to pass a failed attempt to), upstream keepalive 320 / ${keepaliveTimeoutText(upstreamKeepaliveTimeoutMs)} / 10000 requests, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
 }
 
 /** nginx's error-log lines (`2026/01/02 03:04:05 [error] …`) and the command's own, in the shared log. */

@@ -24,6 +24,7 @@ import {
 } from '../types.js';
 import { LocalCluster, type LocalClusterOptions } from './cluster.js';
 import { startL7Proxy } from './l7-proxy.js';
+import { keepaliveTimeoutText } from '../ingress/nginx-config.js';
 import type { Kind } from './store.js';
 import { proxySyncText, type ProxySyncRange } from './timing.js';
 
@@ -44,12 +45,6 @@ const collections: Partial<Record<ObjectKind, Kind>> = {
   Event: 'events',
   Deployment: 'deployments',
 };
-
-/** nginx's upstream keepalive_timeout as the model says it: `60 s` (the default), `500 ms`. */
-export function keepaliveTimeoutText(ms: number | undefined): string {
-  if (ms === undefined) return '60 s';
-  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
-}
 
 function collectionOf(kind: ObjectKind): Kind {
   const collection = collections[kind];
