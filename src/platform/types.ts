@@ -322,6 +322,8 @@ export interface IngressJob {
   deregistrationDelayMs?: number;
   /** nginx: proxy_next_upstream passes non-idempotent requests (POST) on too (`non_idempotent`). */
   retryNonIdempotent?: boolean;
+  /** nginx: how long an idle upstream keep-alive connection is kept (keepalive_timeout, ms; default 60 s). */
+  upstreamKeepaliveTimeoutMs?: number;
   /** A cluster's own nginx (--platform kube): the draincheck image its Pod runs. */
   image?: string;
   /** A cluster's own nginx: how long its Pod may take to be Ready (the image pull included). */

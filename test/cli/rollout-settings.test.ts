@@ -56,6 +56,7 @@ const companions: Record<string, string[]> = {
   '--retry-attempts': ['--retry', 'safe'],
   '--retry-backoff-ms': ['--retry', 'safe'],
   '--ingress-sync-ms': ['--ingress', 'nginx'],
+  '--ingress-upstream-keepalive-timeout-ms': ['--ingress', 'nginx'],
   '--ingress-class': ['--ingress-url', 'http://ingress-nginx-controller.ingress-nginx.svc.cluster.local'],
 };
 

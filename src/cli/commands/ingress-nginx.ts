@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { DraincheckError } from '../../errors.js';
-import { nginxConfig } from '../../platform/ingress/nginx-config.js';
+import { nginxConfig, UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS } from '../../platform/ingress/nginx-config.js';
 import { findNginx } from '../../platform/local/l7-proxy.js';
 import { parseInteger } from '../../util/integer.js';
 
@@ -87,6 +87,16 @@ function parsePort(text: string): number {
   return port.value;
 }
 
+function keepaliveTimeoutOf(text: string): number {
+  const ms = parseInteger(text, {
+    label: '--upstream-keepalive-timeout-ms',
+    min: 1,
+    max: UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS,
+  });
+  if (!ms.ok) throw new DraincheckError('DC_USAGE', ms.message);
+  return ms.value;
+}
+
 export function ingressNginxCommand(): Command {
   return new Command('ingress-nginx')
     .summary(
@@ -107,6 +117,10 @@ export function ingressNginxCommand(): Command {
       'where the configuration, pid and temp files go (default: a new directory in $TMPDIR or /tmp)',
     )
     .option('--retry-non-idempotent', 'proxy_next_upstream … non_idempotent (POST passed on too)')
+    .option(
+      '--upstream-keepalive-timeout-ms <ms>',
+      `the upstream keepalive_timeout: how long an idle connection to the upstream is kept (1 to ${UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS}; default 60000, ingress-nginx's)`,
+    )
     .addHelpText(
       'after',
       '\nExit codes: nginx’s own (0 after a graceful quit); 2 bad flag; 3 nginx missing or its configuration refused.',
@@ -137,6 +151,9 @@ export function ingressNginxCommand(): Command {
         nginxConfig(dir, listen, 1, [upstream], {
           errorLog: 'stderr',
           retryNonIdempotent: flags.retryNonIdempotent === true,
+          ...(typeof flags.upstreamKeepaliveTimeoutMs === 'string'
+            ? { upstreamKeepaliveTimeoutMs: keepaliveTimeoutOf(flags.upstreamKeepaliveTimeoutMs) }
+            : {}),
         }),
       );
       // -e stderr: the error log before the configuration is read (nginx ≥ 1.19.5), not the

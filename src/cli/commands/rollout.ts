@@ -44,6 +44,7 @@ import { onInterrupt } from '../interrupt.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { addSettingFlags } from '../setting-flags.js';
+import { flagAttribute } from '../../util/setting-rows.js';
 
 /** What commander gives: the scenario's, the platform's and the output's flags; the rollout's rows as text. */
 type RolloutFlags = ScenarioFlags & PlatformFlags & FormatFlags & { out?: string } & Record<string, unknown>;
@@ -218,6 +219,27 @@ export function rolloutCommand(): Command {
           settings.ingress === 'haproxy'
             ? "--ingress-retry-non-idempotent is nginx's proxy_next_upstream rule: HAProxy retries only a failed connection (retry-on conn-failure), whatever the method"
             : '--ingress-retry-non-idempotent is a rule of the ingress: give --ingress nginx too',
+        );
+      if (
+        flags[flagAttribute(rolloutSettings.ingressUpstreamKeepaliveTimeoutMs.flag)] !== undefined &&
+        settings.ingress !== 'nginx'
+      )
+        throw new DraincheckError(
+          'DC_USAGE',
+          settings.ingress === 'haproxy'
+            ? "--ingress-upstream-keepalive-timeout-ms is nginx's upstream keepalive_timeout: HAProxy's idle server connections follow its own pool rules"
+            : '--ingress-upstream-keepalive-timeout-ms is a rule of the ingress: give --ingress nginx too',
+        );
+      // The delay relays stand between nginx and the Pods (delay-relay.ts); HAProxy's health
+      // checks (a TCP connect) would meet a relay that accepts for a Pod that stopped listening.
+      if (
+        settings.ingress === 'haproxy' &&
+        typeof flags.networkDelayMs === 'string' &&
+        Number(flags.networkDelayMs) > 0
+      )
+        throw new DraincheckError(
+          'DC_USAGE',
+          "--network-delay-ms with --ingress haproxy is not built: HAProxy's health checks (a TCP connect) would meet the delay relay, which accepts for a Pod that stopped listening; give --ingress nginx",
         );
       if (settings.sequential && !compare)
         throw new DraincheckError(

@@ -593,6 +593,16 @@ export const RolloutDocumentSchema = z.object({
         .describe(
           'requests the proxy passed to a second Pod after a first had begun them: its log shows attempts at two or more Pods and both Pods’ journals claim the request (the join’s contested ids) — executed twice, by method (absent: a document from before it)',
         ),
+      beforeRollout: z
+        .object({
+          closed: z.number().int().min(0),
+          retried: z.number().int().min(0),
+          answered5xx: z.number().int().min(0),
+        })
+        .optional()
+        .describe(
+          '--ingress nginx: requests begun before the rollout was triggered (no Pod terminating) with an upstream attempt whose keep-alive connection a ready Pod closed or reset under it (nginx’s error log: upstream prematurely closed connection, Connection reset by peer) — the idle race between nginx’s upstream keepalive_timeout and the server’s idle close; retried: answered by a later attempt on a new connection (two attempts in its log), answered5xx: nginx answered 5xx (a POST already sent is not passed on without non_idempotent); absent: another proxy, or a document from before it',
+        ),
       failedAttempts: z
         .array(
           z.object({

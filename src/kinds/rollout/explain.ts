@@ -194,6 +194,12 @@ export interface ExplainContext {
     /** When the server really closes an idle connection (the lab server: node:http's buffer on top); null: not known. */
     serverCloseMs: number | null;
     clientIdleTimeoutMs: number;
+    /**
+     * Behind the embedded runtime's nginx (then `before` counts the client's 5xx in the before
+     * window): its upstream keepalive_timeout, and its log's requests whose upstream connection
+     * a ready Pod closed before the rollout (../ingress-evidence.ts BeforeRollout).
+     */
+    proxy?: { upstreamKeepaliveTimeoutMs: number; closed: number; retried: number; answered5xx: number };
   } | null;
   /** The client's retries and POSTs (--retry, --post-share; absent: a document before them). */
   retries?: (RetrySummary & { policy: RetryPolicy }) | null;
@@ -275,7 +281,7 @@ function hiddenByIngress(context: ExplainContext): string {
     .sort((x, y) => (y[1] ?? 0) - (x[1] ?? 0))
     .map(([c, k]) => `${k} ${c}`)
     .join(', ');
-  return `, but the ingress's log shows ${a.failed} failed upstream attempts (${causes}${a.atDeletedPods > 0 ? `; ${a.atDeletedPods} at Pods already deleted` : ''}) that it answered by trying ${context.ingress === 'haproxy' ? 'again' : 'another Pod'}: the rollout's failures are in those attempts`;
+  return `, but the ingress's log shows ${a.failed} failed upstream attempts (${causes}${a.atDeletedPods > 0 ? `; ${a.atDeletedPods} at Pods already deleted` : ''}) that it answered by trying ${context.ingress === 'haproxy' ? 'again' : 'the next upstream (proxy_next_upstream: another Pod, or a new connection to the same one after a kept-alive one failed)'}: the rollout's failures are in those attempts`;
 }
 
 /**
@@ -383,7 +389,8 @@ export function explainFailures(
       return `${prefix}none of the ${sent - abandoned} requests ${abandoned > 0 ? 'that ended' : 'sent'} failed; ${tail.join('; ')}.`;
     const none = `${prefix}none of ${totals.requests} requests failed`;
     const hidden2 = hiddenByIngress(context);
-    if (hidden2 !== '') return `${none}${hidden2}.`;
+    if (hidden2 !== '')
+      return `${none}${hidden2}${proxyIdleRaceWords(context.idleRace ?? null, context.ingressRetryNonIdempotent === true)}.`;
     const replacement = context.replacement;
     // Only what was observed: a run that ended before a Pod was replaced says nothing of
     // what replacing one does to its requests.
@@ -423,7 +430,7 @@ export function explainFailures(
       if (cls === 'reused-connection-closed' && context.ingress === 'url')
         return `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (its idle timeout or a reload, presumably: its log is not read)`;
       if (cls === 'http-5xx' && context.ingress)
-        return `${n} ${cls} — the ingress answered 5xx (its logs name each failed upstream attempt's Pod and cause, below)`;
+        return `${n} ${cls} — the ingress answered 5xx (its logs name each failed upstream attempt's Pod and cause, below)${proxyIdleRaceWords(context.idleRace ?? null, context.ingressRetryNonIdempotent === true)}`;
       // The load's connections are to the ingress: refused or cut, it is the ingress that did it.
       if (cls === 'connect-refused' && context.ingress)
         return `${n} ${cls} — new connections to the ingress were refused: it was not listening`;
@@ -466,6 +473,36 @@ function idleRaceWords(race: ExplainContext['idleRace'] | null): string {
   if (client === 0 || client >= close)
     return `${lead}: the idle race — the server closes a keep-alive connection once idle ${close} ms (keepAliveTimeout ${race.serverKeepAliveTimeoutMs} ms; node:http closes 1 s after it) as the client reuses it, the client's own idle timeout (${clientWords}) not below that; the rule: the client's (or a proxy's) idle timeout shorter than the server's (--idle-timeout-ms below --keep-alive-timeout-ms)`;
   return `${lead}, though the client's idle timeout (${clientWords}) is below the server's close (${close} ms): not the idle race between them (the cause is not observed)`;
+}
+
+/**
+ * The idle race behind the ingress (issue 25.2), said where nginx's log shows it: requests
+ * begun before anything was rolled whose upstream keep-alive connection a ready Pod closed
+ * under them. The connections that race are nginx's to the Pods: its upstream keepalive_timeout
+ * against the server's idle close. What nginx did with each is its own rule — a request whose
+ * cached connection failed is passed on to a new one (ngx_http_upstream_next: a cached peer's
+ * failure does not count against the tries), except a POST already sent without
+ * `non_idempotent`, which is its 502. The client's 5xx are nginx's answers; the cause is its log's.
+ */
+export function proxyIdleRaceWords(
+  race: ExplainContext['idleRace'] | null,
+  retryNonIdempotent = false,
+): string {
+  const proxy = race?.proxy;
+  if (!race || !proxy || proxy.closed === 0) return '';
+  const close = race.serverCloseMs;
+  const upstream = proxy.upstreamKeepaliveTimeoutMs;
+  const clientPart =
+    race.before > 0 ? `; ${race.before} of them before the rollout began, no Pod terminating` : '';
+  const passed = retryNonIdempotent
+    ? 'passed on to a new connection (proxy_next_upstream … non_idempotent: a POST too)'
+    : 'passed on to a new connection (two attempts in its log: a GET, or a request not yet sent)';
+  const log = `nginx's log shows ${proxy.closed} requests begun before the rollout whose upstream keep-alive connection a ready Pod closed under them (upstream prematurely closed connection, or reset): ${proxy.retried} ${passed}, ${proxy.answered5xx} answered 502${retryNonIdempotent ? '' : ' (a POST already sent is not passed on: proxy_next_upstream without non_idempotent)'}`;
+  if (close === null)
+    return `${clientPart}: the idle race behind the ingress, presumably — ${log}; the server's own idle close is not known here (your own server's), nginx's upstream keepalive_timeout is ${upstream} ms, and the rule is that it be shorter than the server's`;
+  if (upstream >= close)
+    return `${clientPart}: the idle race behind the ingress — the Pod closes an upstream keep-alive connection once idle ${close} ms (keepAliveTimeout ${race.serverKeepAliveTimeoutMs} ms; node:http closes 1 s after it) as nginx reuses it, nginx's upstream keepalive_timeout (${upstream} ms) not below that; ${log}; the rule: the proxy's upstream idle timeout shorter than the server's (--ingress-upstream-keepalive-timeout-ms below ${close} ms)`;
+  return `${clientPart}; ${log}, though nginx's upstream keepalive_timeout (${upstream} ms) is below the server's close (${close} ms): not the idle race between them (the cause is not observed)`;
 }
 
 /**

@@ -36,6 +36,8 @@ export interface IngressSection {
   attemptFailures: Partial<Record<IngressCause | 'unexplained', number>>;
   /** Passed to a second Pod after a first had begun them (executedTwice above), by method. */
   executedTwice?: { POST: number; GET: number };
+  /** nginx: requests begun before the rollout whose upstream connection a ready Pod closed (beforeRollout below). */
+  beforeRollout?: BeforeRollout;
   failedAttempts: IngressAttemptGroup[];
   samples: Array<{
     id: string;
@@ -53,12 +55,53 @@ export interface IngressSection {
   unparsed: number;
 }
 
+/**
+ * Requests begun before the rollout was triggered (nothing rolled, no Pod terminating) with an
+ * upstream attempt that a ready Pod's connection closed or reset under it — nginx's "upstream
+ * prematurely closed connection" or "Connection reset by peer": the idle race between nginx's
+ * upstream keep-alive and the server's own idle close (issue 25.2). `retried`: answered by a
+ * later attempt (nginx passes a request on after a cached connection failed, ngx_http_upstream_next,
+ * unless it is a POST already sent without `non_idempotent`); `answered5xx`: nginx's own 5xx.
+ */
+export interface BeforeRollout {
+  closed: number;
+  retried: number;
+  answered5xx: number;
+}
+
+/** The section's beforeRollout, from its requests (null `triggeredAtMs`: nothing was rolled, all are before). */
+export function beforeRollout(
+  requests: ReadonlyArray<{
+    status: number;
+    startMs: number;
+    attempts: ReadonlyArray<{ phase: PodPhase; status: number | null; cause: IngressCause | null }>;
+  }>,
+  triggeredAtMs: number | null,
+): BeforeRollout {
+  const out: BeforeRollout = { closed: 0, retried: 0, answered5xx: 0 };
+  for (const r of requests) {
+    if (triggeredAtMs !== null && r.startMs >= triggeredAtMs) continue;
+    const closed = r.attempts.some(
+      (a) =>
+        a.phase === 'ready' &&
+        (a.status === null || a.status >= 500) &&
+        (a.cause === 'closed' || a.cause === 'reset'),
+    );
+    if (!closed) continue;
+    out.closed += 1;
+    if (r.status >= 500) out.answered5xx += 1;
+    else if (r.attempts.length > 1) out.retried += 1;
+  }
+  return out;
+}
+
 /** The document's `ingress`, from the proxy's evidence and the Pods' lifecycles. */
 export function ingressSection(
   kind: IngressProxy,
   model: string,
   evidence: IngressEvidence | null,
   pods: LifecycleLookup,
+  triggeredAtMs: number | null = null,
 ): IngressSection {
   if (!evidence)
     return {
@@ -75,6 +118,7 @@ export function ingressSection(
     };
   const groups = new Map<string, IngressAttemptGroup>();
   const samples: IngressSection['samples'] = [];
+  const read: Array<Parameters<typeof beforeRollout>[0][number]> = [];
   for (const r of evidence.notPlain) {
     const attempts = r.attempts.map((a) => ({
       pod: a.podUid === null ? null : (pods.get(a.podUid)?.name ?? a.podUid),
@@ -82,6 +126,7 @@ export function ingressSection(
       status: a.status,
       cause: a.cause,
     }));
+    if (kind === 'nginx') read.push({ status: r.status, startMs: r.startMs, attempts });
     for (const [i, a] of attempts.entries()) {
       const failed = a.status === null || a.status >= 500;
       if (!failed) continue;
@@ -103,6 +148,7 @@ export function ingressSection(
     retried: evidence.retried,
     attemptFailures: evidence.attemptFailures,
     failedAttempts: [...groups.values()].sort((a, b) => b.count - a.count),
+    ...(kind === 'nginx' ? { beforeRollout: beforeRollout(read, triggeredAtMs) } : {}),
     samples,
     unlisted: evidence.dropped + Math.max(0, evidence.notPlain.length - samples.length),
     unparsed: evidence.unparsed,
@@ -158,6 +204,11 @@ export function ingressWords(s: IngressSection): string[] {
       `  ${g.count} attempt${g.count === 1 ? '' : 's'} failed at ${g.pod ?? (s.upstream === 'service-cluster-ip' ? "the Service's ClusterIP" : 'no Pod')} (${g.phase}): ${g.cause}`,
     );
   if (s.failedAttempts.length > 8) lines.push(`  … and ${s.failedAttempts.length - 8} more groups`);
+  const before = s.beforeRollout;
+  if (before && before.closed > 0)
+    lines.push(
+      `  before the rollout began (no Pod terminating): ${before.closed} request${before.closed === 1 ? '' : 's'} whose upstream keep-alive connection the Pod closed under it — ${before.retried} passed on to a new connection, ${before.answered5xx} answered 5xx`,
+    );
   const twice = s.executedTwice;
   if (twice && twice.POST + twice.GET > 0)
     lines.push(

@@ -479,6 +479,7 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
           syncDelayMs: plan.load.ingressSyncMs,
           deregistrationDelayMs: plan.load.lbDeregistrationMs,
           retryNonIdempotent: plan.load.ingressRetryNonIdempotent,
+          upstreamKeepaliveTimeoutMs: plan.load.ingressUpstreamKeepaliveTimeoutMs,
           // A cluster's own nginx runs the draincheck image, as the load Pods do.
           image: run.wanted.spec?.template.spec?.containers[0]?.image ?? '',
           // Its Pod's readiness, the image pull included (as a load Pod's start).
@@ -831,23 +832,6 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
     plan.load.retry === 'none' && plan.load.postShare === 0
       ? null
       : { policy: plan.load.retry, ...joined.retries };
-  // Reused connections closed under the request before anything was rolled: the idle race
-  // between the server's keep-alive timeout and the client's (issue 25.2). Behind an ingress
-  // the client's connections are the proxy's, with timeouts of its own: not read this way.
-  const idleRace =
-    run.ingressModel === null && run.ingressRoute === null
-      ? {
-          before: windows.before?.failures['reused-connection-closed'] ?? 0,
-          serverKeepAliveTimeoutMs: plan.scenario.keepAliveTimeoutMs ?? 5_000,
-          // The lab server's real close (node:http waits a buffer past the timeout); your own
-          // server's is not known here.
-          serverCloseMs:
-            plan.scenario.serverCommand === null && (plan.scenario.keepAliveTimeoutMs ?? 5_000) > 0
-              ? (plan.scenario.keepAliveTimeoutMs ?? 5_000) + NODE_KEEP_ALIVE_BUFFER_MS
-              : null,
-          clientIdleTimeoutMs: plan.load.idleTimeoutMs,
-        }
-      : null;
   const incompleteReason = ending?.reason ?? null;
   const pods = run.lifecycles.list().map((p) => ({
     ...p,
@@ -883,12 +867,51 @@ function documentOf(run: RolloutRun, joined: Joined): RolloutDocument {
   const ingress =
     run.ingressModel !== null
       ? {
-          ...ingressSection(run.ingressKind, run.ingressModel, run.ingressEvidence, run.lifecycles),
+          ...ingressSection(
+            run.ingressKind,
+            run.ingressModel,
+            run.ingressEvidence,
+            run.lifecycles,
+            triggeredAtMs,
+          ),
           ...(run.ingressInCluster ? { upstream: 'service-cluster-ip' as const } : {}),
           executedTwice: executedTwice(run.ingressEvidence, joinCounts.contestedIds),
         }
       : run.ingressRoute !== null
         ? ingressUrlSection(run.ingressRoute, joined.ingressAnswers)
+        : null;
+  // Reused connections closed under the request before anything was rolled: the idle race
+  // between the server's keep-alive timeout and the client's (issue 25.2). Behind the embedded
+  // runtime's nginx the connections that race are nginx's upstream ones, with its
+  // keepalive_timeout: the client sees nginx's 502 and nginx's log says which Pod closed what.
+  // Through your own ingress (--ingress-url) neither is known: not read this way.
+  const serverKeepAliveTimeoutMs = plan.scenario.keepAliveTimeoutMs ?? 5_000;
+  const server = {
+    serverKeepAliveTimeoutMs,
+    // The lab server's real close (node:http waits a buffer past the timeout); your own
+    // server's is not known here.
+    serverCloseMs:
+      plan.scenario.serverCommand === null && serverKeepAliveTimeoutMs > 0
+        ? serverKeepAliveTimeoutMs + NODE_KEEP_ALIVE_BUFFER_MS
+        : null,
+  };
+  const idleRace =
+    run.ingressModel === null && run.ingressRoute === null
+      ? {
+          before: windows.before?.failures['reused-connection-closed'] ?? 0,
+          ...server,
+          clientIdleTimeoutMs: plan.load.idleTimeoutMs,
+        }
+      : ingress !== null && ingress.kind === 'nginx' && ingress.beforeRollout
+        ? {
+            before: windows.before?.failures['http-5xx'] ?? 0,
+            ...server,
+            clientIdleTimeoutMs: plan.load.idleTimeoutMs,
+            proxy: {
+              upstreamKeepaliveTimeoutMs: plan.load.ingressUpstreamKeepaliveTimeoutMs,
+              ...ingress.beforeRollout,
+            },
+          }
         : null;
   return {
     schema: ROLLOUT_SCHEMA,

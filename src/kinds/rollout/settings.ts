@@ -7,6 +7,7 @@
 // facts (./text.ts, ./html.ts). Adding a setting: docs/ARCHITECTURE.md, "Adding a rollout setting".
 import { z } from 'zod';
 import { INGRESS_SYNC_MS_DEFAULTS } from '../../platform/types.js';
+import { UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS } from '../../platform/ingress/nginx-config.js';
 import { quote } from '../../errors.js';
 import { loadSettings, loadSettingValues } from '../../probe/load/settings.js';
 import { WORK_MS_MAX } from '../../server/work-params.js';
@@ -336,6 +337,29 @@ export const rolloutSettings = {
     // Said only where it is on (an ingress's retry rule; nothing without one).
     fact: (v: boolean | undefined) => (v ? 'the ingress retries POST on the next Pod (non_idempotent)' : ''),
   }),
+  ingressUpstreamKeepaliveTimeoutMs: setting<number, number | undefined, 'load'>({
+    flag: '--ingress-upstream-keepalive-timeout-ms',
+    arg: '<ms>',
+    help: `--ingress nginx: how long nginx keeps an idle keep-alive connection to a Pod open (its upstream keepalive_timeout; ingress-nginx's upstream-keepalive-timeout, 60 s by default). Above the server's own idle close (the lab server: --keep-alive-timeout-ms plus node:http's 1 s), nginx reuses connections the Pod is closing: the idle race, 502s with no Pod deleted; the rule is this below the server's (ms, 1 to ${UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS})`,
+    // ingress-nginx's ConfigMap default, upstream-keepalive-timeout: "60" (seconds).
+    default: 60_000,
+    schema: integerSchema({
+      label: '--ingress-upstream-keepalive-timeout-ms',
+      min: 1,
+      max: UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS,
+    }),
+    text: String,
+    sample: '500',
+    badSample: '0',
+    document: {
+      section: 'load',
+      schema: z.number().int().min(1).max(UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS).optional(),
+      value: (v: number) => v,
+    },
+    // Said with nginx only (its upstream's rule), and not in a document from before the row.
+    fact: (v: number | undefined, load) =>
+      v === undefined || load.ingress !== 'nginx' ? '' : `nginx upstream keepalive_timeout ${v} ms`,
+  }),
   lbDeregistrationMs: setting<number, number | undefined, 'load'>({
     flag: '--lb-deregistration-ms',
     arg: '<ms|aws-nlb>',
@@ -469,6 +493,7 @@ export function loadPlan(s: RolloutSettings, loadPods: LoadPodsChoice) {
     ingress: s.ingress,
     ingressSyncMs: s.ingressSyncMs,
     lbDeregistrationMs: s.lbDeregistrationMs,
+    ingressUpstreamKeepaliveTimeoutMs: s.ingressUpstreamKeepaliveTimeoutMs,
     ingressRetryNonIdempotent: s.ingressRetryNonIdempotent,
     ingressUrl: s.ingressUrl,
     ingressClass: s.ingressClass,

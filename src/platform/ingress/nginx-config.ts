@@ -14,9 +14,20 @@ export interface NginxTarget {
   port: number;
 }
 
+/** The longest upstream keepalive_timeout draincheck writes: an hour (nginx takes more; no run waits that long). */
+export const UPSTREAM_KEEPALIVE_TIMEOUT_MAX_MS = 3_600_000;
+
+/** nginx's upstream keepalive_timeout as a model says it: `60 s` (the default), `500 ms`. */
+export function keepaliveTimeoutText(ms: number | undefined): string {
+  if (ms === undefined) return '60 s';
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`;
+}
+
 export interface NginxOptions {
   /** proxy_next_upstream … non_idempotent. */
   retryNonIdempotent?: boolean;
+  /** The upstream keepalive_timeout (ms; default ingress-nginx's upstream-keepalive-timeout, 60 s). */
+  upstreamKeepaliveTimeoutMs?: number;
   /**
    * Where the error log goes: `files` (error.log in `dir`, read back by joinNginxLogs), or
    * `stderr` — for a container, whose output the kubelet keeps as the Pod's log (`draincheck
@@ -41,7 +52,7 @@ export function nginxConfig(
           '  upstream service {',
           ...targets.map((t) => `    server ${t.ip}:${t.port} max_fails=0;`),
           '    keepalive 320;',
-          '    keepalive_timeout 60s;',
+          `    keepalive_timeout ${options.upstreamKeepaliveTimeoutMs === undefined ? '60s' : `${options.upstreamKeepaliveTimeoutMs}ms`};`,
           '    keepalive_requests 10000;',
           '  }',
         ]

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import type { V1Deployment, V1Service } from '@kubernetes/client-node';
 import { GENERATION_PATH, boundedLineBatches } from '../ingress/evidence.js';
 import { INGRESS_LINE_MAX_CHARS } from '../ingress/nginx-log.js';
-import { joinNginxLines } from '../ingress/nginx-config.js';
+import { joinNginxLines, keepaliveTimeoutText } from '../ingress/nginx-config.js';
 import type { IngressEvidence } from '../types.js';
 import { COMPONENT_LABEL, managedLabels } from '../../workload/labels.js';
 import { containerResources, restrictedSecurityContext } from '../../workload/manifests.js';
@@ -56,6 +56,8 @@ export function buildIngressObjects(options: {
   image: string;
   upstream: string;
   retryNonIdempotent: boolean;
+  /** nginx's upstream keepalive_timeout (ms); absent: its 60 s default, no flag sent. */
+  upstreamKeepaliveTimeoutMs?: number;
 }): IngressObjects {
   const name = ingressName(options.service);
   const labels = { ...managedLabels(options.runId, 'client'), [COMPONENT_LABEL]: 'ingress' };
@@ -95,6 +97,9 @@ export function buildIngressObjects(options: {
                 // Its port: PORT, else 8080 (INGRESS_CONTAINER_PORT) — no flag, so a runtime that
                 // remaps the Pod's port (the embedded one) can say so through PORT.
                 ...(options.retryNonIdempotent ? ['--retry-non-idempotent'] : []),
+                ...(options.upstreamKeepaliveTimeoutMs !== undefined
+                  ? ['--upstream-keepalive-timeout-ms', String(options.upstreamKeepaliveTimeoutMs)]
+                  : []),
               ],
               ports: [{ name: 'http', containerPort: INGRESS_CONTAINER_PORT, protocol: 'TCP' }],
               // Answered by nginx itself (`return 200`), never proxied: ready once nginx serves.
@@ -117,8 +122,12 @@ export function buildIngressObjects(options: {
 }
 
 /** The ingress section's `model` for the cluster's nginx. */
-export function ingressModelText(upstream: string, retryNonIdempotent: boolean): string {
-  return `Debian's nginx in a Deployment of draincheck's own on the cluster (draincheck ingress-nginx), in ingress-nginx's service-upstream mode (nginx.ingress.kubernetes.io/service-upstream: "true"): its one upstream is the run's Service's ClusterIP ${upstream}, so kube-proxy picks the Pod per upstream connection and nginx's upstream keep-alive pins requests to that Pod until the connection closes; its log names the ClusterIP, not the Pod — which Pod took a failed attempt comes from the Pods' journals (the request id), unknown when none accepted it. (Programming nginx with the Pods' endpoints would need a controller watching EndpointSlices in the cluster: a ServiceAccount and a Role draincheck does not create.) ingress-nginx's defaults: proxy_next_upstream error timeout${retryNonIdempotent ? ' non_idempotent' : ''} (3 tries — with the ClusterIP its one server, no other to pass a failed attempt to), upstream keepalive 320 / 60 s / 10000 requests, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
+export function ingressModelText(
+  upstream: string,
+  retryNonIdempotent: boolean,
+  upstreamKeepaliveTimeoutMs?: number,
+): string {
+  return `Debian's nginx in a Deployment of draincheck's own on the cluster (draincheck ingress-nginx), in ingress-nginx's service-upstream mode (nginx.ingress.kubernetes.io/service-upstream: "true"): its one upstream is the run's Service's ClusterIP ${upstream}, so kube-proxy picks the Pod per upstream connection and nginx's upstream keep-alive pins requests to that Pod until the connection closes; its log names the ClusterIP, not the Pod — which Pod took a failed attempt comes from the Pods' journals (the request id), unknown when none accepted it. (Programming nginx with the Pods' endpoints would need a controller watching EndpointSlices in the cluster: a ServiceAccount and a Role draincheck does not create.) ingress-nginx's defaults: proxy_next_upstream error timeout${retryNonIdempotent ? ' non_idempotent' : ''} (3 tries — with the ClusterIP its one server, no other to pass a failed attempt to), upstream keepalive 320 / ${keepaliveTimeoutText(upstreamKeepaliveTimeoutMs)} / 10000 requests, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
 }
 
 /** nginx's error-log lines (`2026/01/02 03:04:05 [error] …`) and the command's own, in the shared log. */

@@ -432,6 +432,9 @@ export class KubePlatform implements Platform {
       image: job.image ?? '',
       upstream,
       retryNonIdempotent: job.retryNonIdempotent ?? false,
+      ...(job.upstreamKeepaliveTimeoutMs !== undefined && job.upstreamKeepaliveTimeoutMs !== 60_000
+        ? { upstreamKeepaliveTimeoutMs: job.upstreamKeepaliveTimeoutMs }
+        : {}),
     });
     const combined = this.signal(signal);
     const [service, deployment] = (await this.apply([objects.service, objects.deployment], combined)) as [
@@ -506,7 +509,7 @@ export class KubePlatform implements Platform {
       url: new URL(`http://${clusterIP}:${port}`),
       inCluster: true,
       died,
-      model: ingressModelText(upstream, job.retryNonIdempotent ?? false),
+      model: ingressModelText(upstream, job.retryNonIdempotent ?? false, job.upstreamKeepaliveTimeoutMs),
       stop: async (originWallMs, watch) => {
         stopping = true;
         try {

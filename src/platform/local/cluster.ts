@@ -354,6 +354,7 @@ export class LocalCluster {
     kind: IngressProxy = 'nginx',
     deregistrationDelayMs = 0,
     retryNonIdempotent = false,
+    upstreamKeepaliveTimeoutMs?: number,
   ): Promise<NginxIngress | HaproxyIngress> {
     this.assertOpen();
     const key = `${namespace}/${service}`;
@@ -365,7 +366,14 @@ export class LocalCluster {
     const ingress =
       kind === 'haproxy'
         ? await HaproxyIngress.start()
-        : await NginxIngress.start('127.0.0.1', { retryNonIdempotent });
+        : await NginxIngress.start(
+            '127.0.0.1',
+            {
+              retryNonIdempotent,
+              ...(upstreamKeepaliveTimeoutMs !== undefined ? { upstreamKeepaliveTimeoutMs } : {}),
+            },
+            this.networkDelayMs,
+          );
     const proxy = new ServiceProxy({
       dataplane: ingress,
       host: ingress.host,

@@ -23,6 +23,7 @@ import type { IngressEvidence } from '../types.js';
 import { freePort } from './addresses.js';
 import { boundedLineBatches } from '../ingress/evidence.js';
 import { joinNginxLines, nginxConfig, type NginxOptions } from '../ingress/nginx-config.js';
+import { DelayRelays } from './delay-relay.js';
 import { ProxyProcess, untilServed } from './ingress-process.js';
 import { findNginx } from './l7-proxy.js';
 import type { Dataplane, Target } from './service-proxy.js';
@@ -47,12 +48,22 @@ export class NginxIngress implements Dataplane {
     readonly port: number,
     private readonly proc: ProxyProcess,
     private readonly options: NginxOptions,
+    /** --network-delay-ms: nginx is programmed with these relays' addresses, not the Pods'. */
+    private readonly relays: DelayRelays | null,
   ) {
     this.died = proc.died;
   }
 
-  /** Starts nginx with no endpoint (503); resolves once it answers (at most 5 s). */
-  static async start(host = '127.0.0.1', options: NginxOptions = {}): Promise<NginxIngress> {
+  /**
+   * Starts nginx with no endpoint (503); resolves once it answers (at most 5 s). With
+   * `networkDelayMs` > 0 its upstream connections to the Pods carry that delay each way
+   * (delay-relay.ts).
+   */
+  static async start(
+    host = '127.0.0.1',
+    options: NginxOptions = {},
+    networkDelayMs = 0,
+  ): Promise<NginxIngress> {
     const nginx = findNginx();
     if (!nginx)
       throw new DraincheckError(
@@ -68,7 +79,8 @@ export class NginxIngress implements Dataplane {
       // Graceful: the workers finish and write out what they buffered.
       gracefulSignal: 'SIGQUIT',
     });
-    const ingress = new NginxIngress(dir, host, port, proc, options);
+    const relays = networkDelayMs > 0 ? new DelayRelays(networkDelayMs, host) : null;
+    const ingress = new NginxIngress(dir, host, port, proc, options, relays);
     try {
       await untilServed(proc, host, port, 0, RELOAD_MS, () => `nginx did not start: ${proc.lastWords()}`);
     } catch (error) {
@@ -107,12 +119,15 @@ export class NginxIngress implements Dataplane {
   /** New configuration, reload (SIGHUP), and resolve once nginx serves it. */
   async apply(targets: Target[]): Promise<void> {
     if (this.proc.stopped) return;
-    for (const t of targets) this.pods.set(`${t.ip}:${t.port}`, t.podUid ?? null);
+    // Through the delay: nginx's upstream servers are the Pods' relays, each keeping its Pod's UID.
+    const upstreams = this.relays ? await this.relays.addressesFor(targets) : targets;
+    if (this.proc.stopped) return;
+    for (const t of upstreams) this.pods.set(`${t.ip}:${t.port}`, t.podUid ?? null);
     this.generation += 1;
     const generation = this.generation;
     writeFileSync(
       join(this.dir, 'nginx.conf'),
-      nginxConfig(this.dir, `${this.host}:${this.port}`, generation, targets, this.options),
+      nginxConfig(this.dir, `${this.host}:${this.port}`, generation, upstreams, this.options),
     );
     this.proc.signal('SIGHUP');
     await untilServed(this.proc, this.host, this.port, generation, RELOAD_MS, () =>
@@ -132,13 +147,34 @@ export class NginxIngress implements Dataplane {
   async evidence(originWallMs: number, watch?: ReadonlySet<string>): Promise<IngressEvidence> {
     // Its workers flush their logs as they exit.
     await this.proc.stop();
-    return joinNginxLogs(this.dir, originWallMs, this.pods, watch);
+    const evidence = await joinNginxLogs(this.dir, originWallMs, this.pods, watch);
+    return this.relays ? podAddresses(evidence, this.relays) : evidence;
   }
 
   async dispose(): Promise<void> {
     await this.proc.stop();
+    await this.relays?.dispose();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The evidence with each attempt's address the Pod's, not its relay's (nginx's log names the
+ * relay it connected to: delay-relay.ts). The evidence is bounded already: this is one pass.
+ */
+export function podAddresses(
+  evidence: IngressEvidence,
+  relays: Pick<DelayRelays, 'podAddressOf'>,
+): IngressEvidence {
+  const named = (r: IngressEvidence['notPlain'][number]) => ({
+    ...r,
+    attempts: r.attempts.map((a) => ({ ...a, addr: relays.podAddressOf(a.addr) ?? a.addr })),
+  });
+  return {
+    ...evidence,
+    notPlain: evidence.notPlain.map(named),
+    ...(evidence.watched ? { watched: evidence.watched.map(named) } : {}),
+  };
 }
 
 /**

@@ -24,6 +24,7 @@ import {
 } from '../types.js';
 import { LocalCluster, type LocalClusterOptions } from './cluster.js';
 import { startL7Proxy } from './l7-proxy.js';
+import { keepaliveTimeoutText } from '../ingress/nginx-config.js';
 import type { Kind } from './store.js';
 import { proxySyncText, type ProxySyncRange } from './timing.js';
 
@@ -211,6 +212,7 @@ export class LocalPlatform implements Platform {
       job.kind,
       deregistrationMs,
       job.retryNonIdempotent ?? false,
+      job.upstreamKeepaliveTimeoutMs,
     );
     const sync =
       typeof job.syncDelayMs === 'number'
@@ -219,7 +221,14 @@ export class LocalPlatform implements Platform {
     const model =
       proxy.mode === 'haproxy'
         ? `Debian's HAProxy ${proxy.version ?? '(version unknown)'} in front of the Service's ready endpoints, each endpoint change applied ${sync} ms after it through the Runtime API without a reload (server slots, as the HAProxy Kubernetes Ingress Controller), with that controller's defaults: timeout connect 5 s, timeout server 50 s, http-keep-alive, timeout http-keep-alive 1 min, check on every server; HAProxy's own: retries 3 on connection failures to the same server (no redispatch), http-reuse safe`
-        : `Debian's nginx in front of the Service's ready endpoints, reloaded on each endpoint change ${sync} ms after it (as NGINX Inc.'s kubernetes-ingress; ingress-nginx changes endpoints without a reload), with ingress-nginx's defaults: proxy_next_upstream error timeout${job.retryNonIdempotent ? ' non_idempotent' : ''} (3 tries), upstream keepalive 320 / 60 s, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
+        : `Debian's nginx in front of the Service's ready endpoints, reloaded on each endpoint change ${sync} ms after it (as NGINX Inc.'s kubernetes-ingress; ingress-nginx changes endpoints without a reload), with ingress-nginx's defaults: proxy_next_upstream error timeout${job.retryNonIdempotent ? ' non_idempotent' : ''} (3 tries), upstream keepalive 320 / ${keepaliveTimeoutText(job.upstreamKeepaliveTimeoutMs)}, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
+    // --network-delay-ms behind nginx: its upstream connections go through a delay relay per Pod
+    // (delay-relay.ts), which changes how a refused connection reaches it — said here.
+    const delay = this.cluster.networkDelayMs;
+    const relayed =
+      proxy.mode === 'nginx' && delay > 0
+        ? `; its connections to the Pods carry --network-delay-ms ${delay} each way through a relay per Pod on loopback (the log's relay addresses read back as the Pods'), which accepts nginx's connection before it connects to the Pod: a connection the Pod refuses reaches nginx as accepted then reset, after the request was sent — logged as a reset, not a refused connect, and a POST not passed on to another Pod`
+        : '';
     // As a cloud load balancer's target group (ALB or NEG with IP targets): what its controller
     // deregisters keeps getting new requests until the deregistration takes effect.
     const lb =
@@ -230,7 +239,7 @@ export class LocalPlatform implements Platform {
       kind: job.kind,
       url: proxy.url,
       died: proxy.died,
-      model: model + lb,
+      model: model + relayed + lb,
       stop: async (originWallMs, watch) => {
         try {
           return await proxy.evidence(originWallMs, watch);

@@ -8,7 +8,9 @@ import {
   concludeRollout,
   explainFailures,
   ingressAttemptsReading,
+  proxyIdleRaceWords,
 } from '../../../src/kinds/rollout/explain.js';
+import { beforeRollout } from '../../../src/kinds/rollout/ingress-evidence.js';
 import { serverFailureClasses, type FailureClass } from '../../../src/probe/load/record.js';
 import type { ResolvedScenario } from '../../../src/workload/scenario.js';
 
@@ -115,7 +117,7 @@ test('behind an ingress: none failed at the client, but failed attempts in its l
   const s = explainFailures(tally({}), {}, scenario, null, { ingress: 'nginx', ingressAttempts: attempts });
   assert.match(
     s,
-    /none of \d+ requests failed, but the ingress's log shows 18 failed upstream attempts \(17 refused, 1 reset; 17 at Pods already deleted\) that it answered by trying another Pod/,
+    /none of \d+ requests failed, but the ingress's log shows 18 failed upstream attempts \(17 refused, 1 reset; 17 at Pods already deleted\) that it answered by trying the next upstream/,
   );
   assert.doesNotMatch(s, /every Pod replaced kept/);
   // No failed attempt: the plain sentence.
@@ -174,4 +176,90 @@ test('an interrupted run: requests in flight at the stop are abandoned by the ru
     whole,
     /5 of 1000 requests failed with --on-sigterm drain: 5 unanswered — [^;]*held them past it/,
   );
+});
+
+test('the idle race behind nginx: counted from its log before the rollout (ready Pods, closed or reset), retried vs 502, and the rule', () => {
+  const attempt = (
+    phase: 'ready' | 'terminating',
+    status: number | null,
+    cause: 'closed' | 'reset' | 'refused' | null,
+  ) => ({
+    phase,
+    status,
+    cause,
+  });
+  const counted = beforeRollout(
+    [
+      // A POST nginx did not pass on: its 502.
+      { status: 502, startMs: 100, attempts: [attempt('ready', 502, 'closed')] },
+      // A GET passed on to a new connection: two attempts.
+      { status: 200, startMs: 200, attempts: [attempt('ready', 502, 'reset'), attempt('ready', 200, null)] },
+      // Not the race: refused; at a terminating Pod; after the trigger.
+      { status: 502, startMs: 300, attempts: [attempt('ready', 502, 'refused')] },
+      { status: 502, startMs: 400, attempts: [attempt('terminating', 502, 'closed')] },
+      { status: 502, startMs: 5000, attempts: [attempt('ready', 502, 'closed')] },
+    ],
+    1000,
+  );
+  assert.deepEqual(counted, { closed: 2, retried: 1, answered5xx: 1 });
+  assert.deepEqual(
+    beforeRollout([{ status: 502, startMs: 5000, attempts: [attempt('ready', 502, 'closed')] }], null),
+    {
+      closed: 1,
+      retried: 0,
+      answered5xx: 1,
+    },
+  );
+
+  const race = (upstreamKeepaliveTimeoutMs: number, serverCloseMs: number | null) => ({
+    before: 1,
+    serverKeepAliveTimeoutMs: 1,
+    serverCloseMs,
+    clientIdleTimeoutMs: 60_000,
+    proxy: { upstreamKeepaliveTimeoutMs, ...counted },
+  });
+  const s = explainFailures(tally({ 'http-5xx': 1 }), {}, scenario, null, {
+    ingress: 'nginx',
+    idleRace: race(60_000, 1001),
+  });
+  assert.match(s, /1 of them before the rollout began, no Pod terminating: the idle race behind the ingress/);
+  assert.match(s, /nginx's upstream keepalive_timeout \(60000 ms\) not below that/);
+  assert.match(s, /1 passed on to a new connection \(two attempts in its log/);
+  assert.match(
+    s,
+    /1 answered 502 \(a POST already sent is not passed on: proxy_next_upstream without non_idempotent\)/,
+  );
+  assert.match(
+    s,
+    /the rule: the proxy's upstream idle timeout shorter than the server's \(--ingress-upstream-keepalive-timeout-ms below 1001 ms\)/,
+  );
+  // Below the server's close: not the race between them.
+  assert.match(proxyIdleRaceWords(race(500, 1001)), /not the idle race between them/);
+  // Your own server: its close is not known.
+  assert.match(proxyIdleRaceWords(race(60_000, null)), /the idle race behind the ingress, presumably/);
+  // non_idempotent: POSTs are passed on too.
+  assert.match(proxyIdleRaceWords(race(60_000, 1001), true), /non_idempotent: a POST too/);
+  // Nothing in the log: nothing said.
+  assert.equal(
+    proxyIdleRaceWords({
+      ...race(60_000, 1001),
+      proxy: { upstreamKeepaliveTimeoutMs: 60_000, closed: 0, retried: 0, answered5xx: 0 },
+    }),
+    '',
+  );
+  // All GETs, all passed on: the client saw none, nginx's log says why.
+  const hidden = explainFailures(tally({}), {}, scenario, null, {
+    ingress: 'nginx',
+    ingressAttempts: { failed: 1, causes: { closed: 1 }, atDeletedPods: 0 },
+    idleRace: {
+      ...race(60_000, 1001),
+      before: 0,
+      proxy: { upstreamKeepaliveTimeoutMs: 60_000, closed: 1, retried: 1, answered5xx: 0 },
+    },
+  });
+  assert.match(
+    hidden,
+    /none of 1000 requests failed, but the ingress's log shows 1 failed upstream attempts/,
+  );
+  assert.match(hidden, /: the idle race behind the ingress — /);
 });

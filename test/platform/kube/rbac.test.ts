@@ -145,6 +145,7 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
           ingressSyncMs: 0,
           lbDeregistrationMs: 0,
           ingressRetryNonIdempotent: false,
+          ingressUpstreamKeepaliveTimeoutMs: 60_000,
           ingressUrl: path.ingressUrl,
           ingressClass: path.ingressUrl === null ? null : 'nginx',
         },
