@@ -6,7 +6,7 @@
 // service-proxy.ts does — and the ingress is programmed with the relays' addresses; each relay
 // keeps its Pod's UID, so the proxy's log still names the Pod of every attempt.
 //
-// What it changes, said where it matters (the platform's details): the relay accepts the
+// What it changes, said where it matters (the ingress's model, `ingress.model`): the relay accepts the
 // ingress's connection before it connects to the Pod, so a connection the Pod refuses (a gone
 // Pod, or one that stopped listening) reaches the ingress as accepted and then reset — nginx
 // has sent the request by then, so it logs a reset, not a refused connect, and does not pass a
