@@ -300,7 +300,9 @@ export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol
       ? ` (a connection kept sending to an old Pod up to ${p.longestStayAfterTerminatingMs} ms after that Pod turned terminating)`
       : '';
   const pinned =
-    p.stillOnOld > 0 ? `; ${p.stillOnOld} connections were still on old Pods when the load ended` : '';
+    p.stillOnOld > 0
+      ? `; ${p.stillOnOld} ${p.stillOnOld === 1 ? 'connection was' : 'connections were'} still on old Pods when the load ended`
+      : '';
   const last =
     p.lastToOldAfterCompleteMs !== undefined && p.lastToOldAfterCompleteMs !== null
       ? `, the last sent ${p.lastToOldAfterCompleteMs} ms after it`

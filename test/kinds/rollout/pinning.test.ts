@@ -106,7 +106,7 @@ test('pinning: which Pods each connection was on, when it moved, what old Pods g
   );
   assert.match(
     pinningSentence(p, 'h2c'),
-    /^ 2 requests went to old Pods after the rollout completed, the last sent 900 ms after it: connections stay pinned until the server sends GOAWAY \(a connection kept sending to an old Pod up to 1900 ms after that Pod turned terminating\); 1 connections were still on old Pods when the load ended; the new Pods took 50 % of the requests after it\.$/,
+    /^ 2 requests went to old Pods after the rollout completed, the last sent 900 ms after it: connections stay pinned until the server sends GOAWAY \(a connection kept sending to an old Pod up to 1900 ms after that Pod turned terminating\); 1 connection was still on old Pods when the load ended; the new Pods took 50 % of the requests after it\.$/,
   );
   // The last request an old Pod took after the rollout completed: slot 2's 3,900 ms.
   assert.equal(p.lastToOldAfterCompleteMs, 900);
