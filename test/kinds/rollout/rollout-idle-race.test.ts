@@ -10,15 +10,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
-import { cli } from '../../helpers/cli.js';
-import { assertValidRolloutDocument } from '../../helpers/schema.js';
+import { rolloutJson } from '../../helpers/rollout-cli.js';
 
 function rollout(t: { after(fn: () => void): void }, idleTimeoutMs: number): RolloutDocument {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-idle-race-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const r = cli(
+  return rolloutJson(
+    dir,
     [
-      'rollout',
       '--on-sigterm',
       'drain',
       '--prestop-sleep-seconds',
@@ -41,17 +40,9 @@ function rollout(t: { after(fn: () => void): void }, idleTimeoutMs: number): Rol
       '20000',
       '--after-ms',
       '1000',
-      '--format',
-      'json',
-      '--out',
-      dir,
     ],
     { timeoutMs: 120_000 },
-  );
-  assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
-  const doc = JSON.parse(r.stdout) as RolloutDocument;
-  assertValidRolloutDocument(doc);
-  return doc;
+  ).doc;
 }
 
 test('idle race: a client idle timeout above the server’s loses requests before any Pod is touched; below it, none', (t) => {

@@ -18,7 +18,7 @@ import { test } from 'node:test';
 import type { RolloutDocument } from '../../../src/kinds/rollout/document.js';
 import { findNginx } from '../../../src/platform/local/l7-proxy.js';
 import { cli } from '../../helpers/cli.js';
-import { assertValidRolloutDocument } from '../../helpers/schema.js';
+import { rolloutJson } from '../../helpers/rollout-cli.js';
 
 const skip =
   findNginx() === null ? 'skipped where nginx is not installed (apt-get install nginx-light)' : false;
@@ -26,9 +26,9 @@ const skip =
 function rollout(t: { after(fn: () => void): void }, args: string[]): RolloutDocument {
   const dir = mkdtempSync(join(tmpdir(), 'draincheck-ingress-idle-race-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const r = cli(
+  return rolloutJson(
+    dir,
     [
-      'rollout',
       '--ingress',
       'nginx',
       '--replicas',
@@ -55,18 +55,10 @@ function rollout(t: { after(fn: () => void): void }, args: string[]): RolloutDoc
       '30000',
       '--after-ms',
       '1000',
-      '--format',
-      'json',
-      '--out',
-      dir,
       ...args,
     ],
     { timeoutMs: 150_000 },
-  );
-  assert.equal(r.status, 0, `exit ${r.status}: ${r.stderr}`);
-  const doc = JSON.parse(r.stdout) as RolloutDocument;
-  assertValidRolloutDocument(doc);
-  return doc;
+  ).doc;
 }
 
 test('--network-delay-ms with --ingress haproxy, and the upstream keepalive timeout without nginx: one line, exit 2', () => {
