@@ -6,7 +6,7 @@ import type { ExchangeResult } from './http-exchange.js';
 import type { H2Facts } from './h2-exchange.js';
 import type { GrpcFacts } from './grpc-exchange.js';
 import type { WsFacts } from './ws-exchange.js';
-import { readBody, type ReadBody } from './body.js';
+import { readBody, readParsed, type ReadBody } from './body.js';
 import { truncateText } from '../util/bounded-json.js';
 import { statusExpected, uidIn, type TargetPlan } from './work-template.js';
 
@@ -34,11 +34,22 @@ export interface WorkOutcome {
   ws?: WsFacts;
 }
 
-export function classifyWork(
-  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts; ws?: WsFacts },
-  workId: string,
-  target?: TargetPlan,
-): WorkOutcome {
+/**
+ * What classifyWork reads: an exchange's result, with its protocol's facts. `labReply` (gRPC's
+ * load only, ./load/grpc-channels.ts): the lab's Work reply as protobufjs decoded it — one
+ * level of strings and integers, of which `body` is the JSON.stringify, so JSON.parse(body)
+ * would give an equal object, within readBody's limits (a 64 KiB message escapes to < 1 M
+ * characters) — read as it is: scanning and parsing back the text just made cost more than
+ * anything else the load did per RPC (bench grpc-vs-closed-loop, profiled).
+ */
+export type ClassifiedResult = ExchangeResult & {
+  h2?: H2Facts;
+  grpc?: GrpcFacts;
+  ws?: WsFacts;
+  labReply?: Record<string, unknown>;
+};
+
+export function classifyWork(result: ClassifiedResult, workId: string, target?: TargetPlan): WorkOutcome {
   if (result.ws) {
     const outcome = wsOutcome(result.ws, result);
     if (outcome !== 'completed') return outcomeOf(result, outcome, null, null, null);
@@ -58,7 +69,10 @@ export function classifyWork(
     const outcome = grpcOutcome(result.grpc, result);
     if (outcome !== 'completed') return outcomeOf(result, outcome, null, null, null);
     // The reply is the completion body of GET /work in the proto's fields: the same checks.
-    const read = readBody(result.body ?? '', 0);
+    const read =
+      result.labReply !== undefined && result.body !== null
+        ? readParsed(result.body, result.labReply)
+        : readBody(result.body ?? '', 0);
     // The user's own service: status OK with a reply is the finish; its reply is its own business,
     // and its UID (if any) is where --uid-from says (a reply field, or initial metadata).
     if (target && !target.lab)
@@ -129,7 +143,7 @@ export function classifyWork(
  * (bench grpc-vs-closed-loop, profiled).
  */
 function outcomeOf(
-  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts; ws?: WsFacts },
+  result: ClassifiedResult,
   outcome: RequestOutcome,
   read: ReadBody | null,
   bodyUid: string | null,
