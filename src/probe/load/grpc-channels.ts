@@ -154,18 +154,29 @@ export class GrpcChannels implements LoadTransport {
     channel.calls.add(item);
     this.calls.add(item);
     const deadline = Date.now() + this.target.connectTimeoutMs + this.target.responseTimeoutMs;
-    const call = channel.client.makeUnaryRequest<{ ms: number; id: string }, Record<string, unknown>>(
-      WORK_METHOD,
-      this.serialize,
-      this.deserialize,
-      { ms: record.workMs, id: record.id },
-      this.metadata,
-      { deadline },
-      // A unary call's reply comes to this callback, before 'status'.
-      (error, reply) => {
-        if (!error && reply) item.reply = reply;
-      },
-    );
+    // grpc-js takes the caller's stack at every call (`new Error()` in makeUnaryRequest) for the
+    // error its callback gets if the call fails; the load reads no such error (the status is read
+    // at 'status'), and capturing the frames cost ~4 µs per RPC (~0.3 µs with none): none are
+    // taken. The limit is back before anything else runs.
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    let call: grpc.ClientUnaryCall;
+    try {
+      call = channel.client.makeUnaryRequest<{ ms: number; id: string }, Record<string, unknown>>(
+        WORK_METHOD,
+        this.serialize,
+        this.deserialize,
+        { ms: record.workMs, id: record.id },
+        this.metadata,
+        { deadline },
+        // A unary call's reply comes to this callback, before 'status'.
+        (error, reply) => {
+          if (!error && reply) item.reply = reply;
+        },
+      );
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
+    }
     item.call = call;
     call.on('metadata', () => {
       item.metadataAt = performance.now();
