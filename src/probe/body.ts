@@ -32,11 +32,14 @@ export interface ReadBody {
  * beyond `bodyLimits.readBytes` and was not kept.
  */
 export function readBody(text: string, droppedBytes = 0): ReadBody {
-  const cut = (why: string): string =>
-    `${why}: kept as text, the first ${Math.min(text.length, bodyLimits.keepChars)} characters`;
   if (droppedBytes > 0) {
     const why = `the body is larger than ${bodyLimits.readBytes} bytes (${droppedBytes} more were received and not read)`;
-    return { value: text, kept: truncateText(text, bodyLimits.keepChars), note: cut(why), unreadable: why };
+    return {
+      value: text,
+      kept: truncateText(text, bodyLimits.keepChars),
+      note: cutNote(why, text),
+      unreadable: why,
+    };
   }
   const parsed = parseJsonBounded(text, { maxChars: bodyLimits.parseChars, maxDepth: bodyLimits.maxDepth });
   if (!parsed.ok && parsed.reason !== 'not-json') {
@@ -44,15 +47,33 @@ export function readBody(text: string, droppedBytes = 0): ReadBody {
       parsed.reason === 'too-deep'
         ? `the body is nested deeper than ${bodyLimits.maxDepth} levels`
         : `the body is longer than ${bodyLimits.parseChars} characters`;
-    return { value: text, kept: truncateText(text, bodyLimits.keepChars), note: cut(why), unreadable: why };
+    return {
+      value: text,
+      kept: truncateText(text, bodyLimits.keepChars),
+      note: cutNote(why, text),
+      unreadable: why,
+    };
   }
-  const value = parsed.ok ? parsed.value : text;
+  return readParsed(text, parsed.ok ? parsed.value : text);
+}
+
+/**
+ * A body whose value is already at hand — what `readBody(text)` would parse `text` to, within
+ * the limits — read as readBody reads it, without parsing the text again: a gRPC load's Work
+ * reply, decoded by protobufjs, of which `text` is the JSON (../load/grpc-channels.ts).
+ */
+export function readParsed(text: string, value: unknown): ReadBody {
   if (text.length <= bodyLimits.keepChars) return { value, kept: value, note: null, unreadable: null };
   // Read whole for the classification, but too long to keep whole in the run document.
   return {
     value,
     kept: truncateText(text, bodyLimits.keepChars),
-    note: cut(`the body is ${text.length} characters long`),
+    note: cutNote(`the body is ${text.length} characters long`, text),
     unreadable: null,
   };
+}
+
+/** Why a body is kept as (cut) text, and how much of it. */
+function cutNote(why: string, text: string): string {
+  return `${why}: kept as text, the first ${Math.min(text.length, bodyLimits.keepChars)} characters`;
 }

@@ -4,10 +4,7 @@
 // of keep-alive connections (./http1-pool.ts) or HTTP/2's few long-lived sessions with a stream
 // per request (./h2-sessions.ts) — their deadlines, and the resends its real client does on its
 // own (Go's Transport on a reused HTTP/1.1 connection; a stream refused by GOAWAY for HTTP/2).
-import type { ExchangeResult } from '../http-exchange.js';
-import type { H2Facts } from '../h2-exchange.js';
-import type { GrpcFacts } from '../grpc-exchange.js';
-import type { WsFacts } from '../ws-exchange.js';
+import type { ClassifiedResult } from '../outcome.js';
 import type { LoadRecord } from './record.js';
 import type { RequestOutcome } from '../client-events.js';
 
@@ -27,8 +24,8 @@ export const H2_STREAMS_PER_SESSION = 100;
 
 /** How a request ended, as the generator classifies it (../outcome.ts classifyWork). */
 export interface TransportEnd {
-  /** What the client saw (with HTTP/2's facts for a stream, gRPC's for an RPC). */
-  result: ExchangeResult & { h2?: H2Facts; grpc?: GrpcFacts; ws?: WsFacts };
+  /** What the client saw (with HTTP/2's facts for a stream, gRPC's for an RPC and its decoded reply). */
+  result: ClassifiedResult;
   /** The runner abandoned it in flight (ABORT_ERR): sent, never answered within the run. */
   abandoned: boolean;
   /** Response bytes (head or body) arrived before it ended. */
