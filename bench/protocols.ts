@@ -5,7 +5,11 @@
 //                        session, ABBA rounds in one run, the median of the per-round ratios
 //   grpc-vs-closed-loop  draincheck's gRPC load (records on, unary Work RPCs over grpc-js channels)
 //                        vs grpc-js's own client in a closed loop (the generated Work method, the
-//                        same channels and calls in flight, nothing recorded)
+//                        same channels, nothing recorded). Not quite the same work: the closed
+//                        loop keeps its calls in flight (32), ours as many as its open loop has
+//                        outstanding (up to 100 a channel; capped at 32 it measured the same), and
+//                        every RPC of ours carries a deadline (grpc-timeout: a timer on each end,
+//                        ~5 µs of the server's ~85 µs per RPC) — both against ours
 // Both load sides run in processes of their own, as in load-vs-autocannon; ours is offered 1.3×
 // what the other reached, the surplus queued or recorded not sent, and its throughput is its
 // completions over their time span.
