@@ -44,6 +44,8 @@ test('the journal turns a failure whose work was done into done-unacknowledged',
   assert.equal(joinedFailure('connect-timeout', 'never-seen'), 'connect-timeout');
   assert.equal(joinedFailure('stale-conntrack', 'never-seen'), 'stale-conntrack');
   assert.equal(joinedFailure(null, 'finished'), null);
+  // Abandoned in flight by the runner: no error seen by the client, whatever the server did after.
+  assert.equal(joinedFailure('unanswered', 'finished'), 'unanswered');
   // A presumed keep-alive race the server did accept and abort is a cut.
   assert.equal(joinedFailure('reused-connection-closed', 'aborted'), 'accepted-cut');
   assert.equal(joinedFailure('reused-connection-closed', 'never-seen'), 'reused-connection-closed');

@@ -73,6 +73,10 @@ export function joinedFailure(failure: FailureClass | null, fate: ServerFate): F
     failure === 'grpc-status'
   )
     return failure;
+  // Abandoned by the runner in flight (its stop, or the run's end before the response timeout):
+  // the client saw no error, it stopped waiting — work the server finished after is not "done
+  // but unacknowledged", and the record's fate still says it was done.
+  if (failure === 'unanswered') return failure;
   if (
     failure === 'connect-failed' ||
     failure === 'connect-refused' ||
