@@ -29,6 +29,21 @@ function readmeRolloutCommands(): string[][] {
 
 const commands = readmeRolloutCommands();
 
+/** What failed, from the printed document(s): each one's failures by class and a few samples. */
+function failuresSaid(stdout: string): string {
+  try {
+    const parsed = JSON.parse(stdout) as RolloutDocument | RolloutDocument[];
+    return (Array.isArray(parsed) ? parsed : [parsed])
+      .map(
+        (d) =>
+          `${d.scenario.name}: ${JSON.stringify(d.totals.failures)} ${JSON.stringify(d.failureSamples).slice(0, 1500)}`,
+      )
+      .join('\n');
+  } catch {
+    return stdout.slice(0, 500);
+  }
+}
+
 test('the README has the rollout commands this test runs', () => {
   assert.ok(commands.length >= 3, JSON.stringify(commands));
   assert.ok(commands.some((c) => c.includes('--compare')));
@@ -53,17 +68,27 @@ for (const args of commands)
     t.after(() => run.kill());
     const code = await run.exitedWithin(420_000);
     // On a failure, what failed (the document is on stdout whatever the exit code).
-    const said =
-      code === 0
-        ? ''
-        : run
-            .stdout()
-            .slice(0, 200_000)
-            .match(/"failures":\{[^}]*\}/g)
-            ?.join(' ');
-    assert.equal(code, 0, `exit ${code}: ${run.stderr().slice(-2000)} ${said ?? ''}`);
+    const said = code === 0 ? '' : failuresSaid(run.stdout());
+    // The command must work on v1.24, not the lab server be perfect: a gate (--max-failures) may
+    // fail it, exit 1, on the race at SIGTERM alone — a request on a kept-alive connection the
+    // draining Pod closed as it was sent (reused-connection-closed on a terminating Pod; FIDELITY
+    // "The race at SIGTERM"), which a machine busy with the whole suite widens (seen once in CI:
+    // 1 of ~3,300). Any other class, or exit 1 without a gate, fails the test.
+    const gated = args.includes('--max-failures');
     const parsed = JSON.parse(run.stdout()) as RolloutDocument | RolloutDocument[];
     const docs = Array.isArray(parsed) ? parsed : [parsed];
+    const raceOnly = docs.every((d) =>
+      Object.entries(d.totals.failures).every(
+        ([cls, n]) =>
+          (n ?? 0) === 0 ||
+          (cls === 'reused-connection-closed' &&
+            (d.failuresByPhase.terminating?.['reused-connection-closed'] ?? 0) === n),
+      ),
+    );
+    assert.ok(
+      code === 0 || (code === 1 && gated && raceOnly),
+      `exit ${code}: ${run.stderr().slice(-2000)} ${said ?? ''}`,
+    );
     assert.equal(
       docs.length,
       args.includes('--compare') ? args[args.indexOf('--compare') + 1]!.split(',').length : 1,
