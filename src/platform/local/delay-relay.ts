@@ -13,6 +13,7 @@
 // POST already sent on (proxy_next_upstream) — as with the userspace Service proxy.
 import net from 'node:net';
 import { delayStream } from './network-delay.js';
+import { reset, tieCloses } from './relay-sockets.js';
 import type { Target } from './service-proxy.js';
 
 /** A Pod endpoint's relay: where the ingress connects, the Pod it carries to. */
@@ -99,15 +100,7 @@ export class DelayRelays {
       up.destroy();
       reset(backend);
     });
-    backend.on('close', () => {
-      this.sockets.delete(backend);
-      if (!client.destroyed && client.writableEnded === false && backend.readableEnded === false)
-        client.destroy();
-    });
-    client.on('close', () => {
-      this.sockets.delete(client);
-      if (!backend.destroyed) backend.destroy();
-    });
+    tieCloses(client, backend, this.sockets);
   }
 
   /** Stops every relay and cuts what they carry (the run's end: the ingress has stopped). */
@@ -125,14 +118,4 @@ export class DelayRelays {
     );
     this.relays.clear();
   }
-}
-
-/**
- * Passes a reset on (service-proxy.ts's rule): a socket whose FIN is already being sent cannot
- * be reset by libuv (uv_tcp_close_reset during uv_shutdown) and is simply destroyed.
- */
-function reset(socket: net.Socket): void {
-  if (socket.destroyed) return;
-  if (socket.writableEnded) socket.destroy();
-  else socket.resetAndDestroy();
 }

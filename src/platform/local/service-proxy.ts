@@ -6,6 +6,7 @@
 // resetting ends them. Two data planes carry this out: kernel NAT rules (nftables.ts, like
 // kube-proxy's iptables/nftables modes) or a userspace TCP proxy (below).
 import { delayStream } from './network-delay.js';
+import { reset, tieCloses } from './relay-sockets.js';
 import net from 'node:net';
 import type { V1EndpointSlice } from '@kubernetes/client-node';
 import type { Recorder } from './recorder.js';
@@ -536,16 +537,7 @@ class UserspaceProxy implements Dataplane {
       reset(client);
     });
     client.on('error', () => reset(backend));
-    backend.on('close', () => {
-      this.sockets.delete(backend);
-      if (!client.destroyed && client.writableEnded === false && backend.readableEnded === false)
-        client.destroy();
-    });
-    client.on('close', () => {
-      this.sockets.delete(client);
-      connection.closedAt = performance.now();
-      if (!backend.destroyed) backend.destroy();
-    });
+    tieCloses(client, backend, this.sockets, () => (connection.closedAt = performance.now()));
   }
 
   /**
@@ -575,15 +567,4 @@ class UserspaceProxy implements Dataplane {
     for (const resolve of [...this.awaited.values()]) resolve(undefined);
     this.settle(true);
   }
-}
-
-/**
- * Passes a reset on. libuv refuses to reset a socket whose FIN is already being sent
- * (uv_tcp_close_reset during uv_shutdown), and Node then never closes its handle: such a
- * socket — already ended by the other side's orderly close — is simply destroyed.
- */
-function reset(socket: net.Socket): void {
-  if (socket.destroyed) return;
-  if (socket.writableEnded) socket.destroy();
-  else socket.resetAndDestroy();
 }
