@@ -83,6 +83,11 @@ export function abandonedAtStop(d: {
   return d.complete ? 0 : (d.totals.abandonedAtStop ?? d.totals.failures.unanswered ?? 0);
 }
 
+/** What the table, the page and JUnit add after a class's count: the stop's abandoned said so. */
+export function classCountNote(d: Parameters<typeof abandonedAtStop>[0], cls: string): string {
+  return cls === 'unanswered' && abandonedAtStop(d) > 0 ? ' (abandoned at the stop)' : '';
+}
+
 /**
  * The failed requests as the table and the page count them: not the load's own not-sent (a
  * document from before it was kept apart counts it among the failures), nor what the run's stop

@@ -18,7 +18,7 @@ import { rolloutStyle } from './html-style.js';
 import { rolloutFacts } from '../settings.js';
 import { clientFact, loadPodLines } from './text.js';
 import { sentenceOf, strainsOfRuns, strainWords } from '../compare-strain.js';
-import { abandonedAtStop, failedShown } from '../explain.js';
+import { classCountNote, failedShown } from '../explain.js';
 
 const count = (v: number): string => v.toLocaleString('en-US');
 const msText = (v: number | null): string => (v === null ? '–' : formatMs(v));
@@ -33,7 +33,7 @@ function failureLinks(d: RolloutDocument, i: number): string {
     .filter(([, v]) => (v ?? 0) > 0)
     .map(
       ([k, v]) =>
-        `<a href="#${esc(classAnchor(i, k))}">${swatch(failureClassCss(k))}${esc(k)} ${count(v ?? 0)}${k === 'unanswered' && abandonedAtStop(d) > 0 ? ' (abandoned at the stop)' : ''}</a>`,
+        `<a href="#${esc(classAnchor(i, k))}">${swatch(failureClassCss(k))}${esc(k)} ${count(v ?? 0)}${classCountNote(d, k)}</a>`,
     );
   return parts.length ? parts.join('<br>') : '–';
 }

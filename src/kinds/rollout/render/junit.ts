@@ -6,21 +6,15 @@ import type { JUnitCase, JUnitSuite } from '../../../report/junit.js';
 import type { RolloutDocument } from '../document.js';
 import { exceededLimits, type FailureLimit } from '../gate.js';
 import { sentenceOf, strainWords } from '../compare-strain.js';
-import { abandonedAtStop, failedShown } from '../explain.js';
+import { abandonedAtStop, classCountNote, failedShown } from '../explain.js';
 
 // An incomplete run's requests in flight at its stop are said apart, as the table and the page
 // say them: abandoned by draincheck, not failed by the server.
-const classes = (d: RolloutDocument): string => {
-  const abandoned = abandonedAtStop(d);
-  return (
-    Object.entries(d.totals.failures)
-      .filter(([, v]) => (v ?? 0) > 0)
-      .map(([k, v]) =>
-        k === 'unanswered' && abandoned > 0 ? `${k} ${v} (abandoned at the stop)` : `${k} ${v}`,
-      )
-      .join(', ') || 'none'
-  );
-};
+const classes = (d: RolloutDocument): string =>
+  Object.entries(d.totals.failures)
+    .filter(([, v]) => (v ?? 0) > 0)
+    .map(([k, v]) => `${k} ${v}${classCountNote(d, k)}`)
+    .join(', ') || 'none';
 
 /** "N requests, M failed", the failed counted as the table counts them (failedShown). */
 const counts = (d: RolloutDocument): string => {

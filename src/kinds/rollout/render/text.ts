@@ -6,7 +6,7 @@ import { pinningShown, pinningWords } from '../join/pinning.js';
 import { retryWords } from '../join/retry-tally.js';
 import { cpuWords } from '../../../probe/load/cpu-cgroup.js';
 import { sentenceOf, strainsOfRuns, strainWords } from '../compare-strain.js';
-import { abandonedAtStop, failedShown } from '../explain.js';
+import { classCountNote, failedShown } from '../explain.js';
 import type { Style } from '../../../report/style.js';
 import { renderTextTable } from '../../../report/text.js';
 import { terminalSafe } from '../../../util/terminal-text.js';
@@ -20,12 +20,9 @@ const fmt = (ms: number | null): string =>
 function failuresCell(doc: RolloutDocument): string {
   // Not sent has its own column (the load's limit, not the server's failure); a document from
   // before it was kept apart still lists it among the failures' classes.
-  const abandoned = abandonedAtStop(doc);
   const parts = Object.entries(doc.totals.failures)
     .filter(([cls, n]) => (n ?? 0) > 0 && cls !== 'not-sent')
-    .map(([cls, n]) =>
-      cls === 'unanswered' && abandoned > 0 ? `${cls} ${n} (abandoned at the stop)` : `${cls} ${n}`,
-    );
+    .map(([cls, n]) => `${cls} ${n}${classCountNote(doc, cls)}`);
   if ((doc.totals.unaccounted ?? 0) > 0) parts.push(`no class ${doc.totals.unaccounted}`);
   return parts.length ? parts.join(', ') : '-';
 }
