@@ -9,7 +9,7 @@
 // grpc-js otherwise shares one connection between channels to the same target, and N channels
 // stand for N clients (processes, Pods) with a connection each.
 //
-// A request goes to the least-loaded channel (fewest RPCs in flight, ties in turn). The
+// A request goes to the channels in turn (each stands for a client with its own share). The
 // channel's connectivity states are followed (watchConnectivityState calls back synchronously on
 // each change): each READY is one connection (`conn`, numbered across channels; its ports read
 // from grpc-js's channelz, gRFC A14), and an RPC is on the connection that was READY when its
@@ -220,16 +220,20 @@ export class GrpcChannels implements LoadTransport {
     return { retried: 0, idleClosed: 0, refusedResent: 0, sessions: this.connSeq, goaways: null };
   }
 
-  /** The channel with the fewest RPCs in flight; ties in turn. */
+  /**
+   * The next channel in turn, whatever its state. The channels stand for N clients, each sending
+   * its own share: a channel whose reconnect failed (TRANSIENT_FAILURE) fails its calls at once
+   * (UNAVAILABLE, grpc-js's pick_first without waitForReady) and so has none in flight, and
+   * picking the least-loaded channel poured the load onto it for its backoff (~1 s): with one of
+   * 3 connections closed at once and 200 ms RPCs, 36 of 45 RPCs failed where 15 (its share) do
+   * in turn (test/probe/load/grpc-load.test.ts) — the likely amplifier of a CI run's 17
+   * rpc-refused in a 2-replica rollout. grpc-js queues what a connection's stream limit holds
+   * back, so a busy channel needs no relief from us.
+   */
   private pick(): Channel {
-    const n = this.channels.length;
-    let best = this.channels[this.cursor % n]!;
-    for (let k = 1; k < n; k++) {
-      const c = this.channels[(this.cursor + k) % n]!;
-      if (c.calls.size < best.calls.size) best = c;
-    }
-    this.cursor = (best.index + 1) % n;
-    return best;
+    const channel = this.channels[this.cursor]!;
+    this.cursor = (this.cursor + 1) % this.channels.length;
+    return channel;
   }
 
   /** Follows a channel's connectivity state: each READY is a new connection. */

@@ -26,7 +26,7 @@ const created = <T extends KubernetesObject>(facade: KubeFacade, kind: string): 
     .map((r) => r.body as T);
 
 /**
- * A small rollout on the facade (2 replicas, drain, 20/s, 1 s windows) with `extra` flags: it
+ * A small rollout on the facade (2 replicas, drain after 1 s, 20/s, 1 s windows) with `extra` flags: it
  * exits 0 and its document, read from stdout, is valid and complete.
  */
 async function kubeRollout(
@@ -47,6 +47,12 @@ async function kubeRollout(
     'json',
     '--on-sigterm',
     'drain',
+    // Serving on for 1 s after SIGTERM, while the endpoint's removal reaches the Service's
+    // proxy: with none, a reconnect the proxy still sends to the old Pod is refused (a real
+    // race, rpc-refused for gRPC), and how many depends on the machine's load, not on the
+    // plumbing this file tests.
+    '--drain-delay-ms',
+    '1000',
     '--replicas',
     '2',
     '--rate',

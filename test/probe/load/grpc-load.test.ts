@@ -33,7 +33,12 @@ type Work = (
 ) => void;
 
 /** A real grpc-js server on loopback, its connections ours (the lab server's injector); stopped with the test. */
-async function grpcServer(t: TestContext, work: Work): Promise<Server> {
+async function grpcServer(
+  t: TestContext,
+  work: Work,
+  /** Whether the listener keeps its nth connection (1, 2…); one it does not is closed at once. */
+  keep: (nth: number) => boolean = () => true,
+): Promise<Server> {
   const server = new grpc.Server();
   const sockets = new Set<net.Socket>();
   const state: Server = {
@@ -56,7 +61,12 @@ async function grpcServer(t: TestContext, work: Work): Promise<Server> {
     },
   });
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  let accepted = 0;
   const listener = net.createServer((socket) => {
+    if (!keep(++accepted)) {
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
     injector.injectConnection(socket);
@@ -195,4 +205,36 @@ test('grpc load: the server’s own non-OK status → grpc-status; nothing liste
     ),
     JSON.stringify(none.records.map((r) => [r.outcome, r.errorCode, r.conn])),
   );
+});
+
+test('grpc load: the channels take the RPCs in turn, so one whose connection was closed at once fails only its share while it backs off, not the whole load', async (t) => {
+  // The second connection accepted is closed before HTTP/2 starts: that channel goes to
+  // TRANSIENT_FAILURE and grpc-js fails its calls at once (UNAVAILABLE, never READY) until its
+  // reconnect backoff (~1 s) ends. Three clients of their own would lose a third of the RPCs of
+  // that time, not all of them.
+  const server = await grpcServer(
+    t,
+    (call, cb) => setTimeout(() => cb(null, reply(call.request.id)), call.request.ms ?? 0),
+    (nth) => nth !== 2,
+  );
+  const { records } = await load(server.url, {
+    connections: 3,
+    rate: 60,
+    count: 45,
+    workMs: { kind: 'fixed', ms: 200 },
+  });
+  assert.equal(records.length, 45);
+  const bySeq = [...records].sort((a, b) => a.seq - b.seq);
+  assert.deepEqual(
+    bySeq.map((r) => r.slot),
+    bySeq.map((r) => (r.seq % 3) + 1),
+    "every RPC on the next channel in turn, whatever the channel's state",
+  );
+  const failed = records.filter((r) => r.outcome !== 'completed');
+  const failedSlots = new Set(failed.map((r) => r.slot));
+  assert.ok(failed.length >= 1, 'the closed connection failed RPCs');
+  assert.equal(failedSlots.size, 1, JSON.stringify(failed.map((r) => [r.seq, r.slot, r.failure])));
+  assert.ok(failed.every((r) => r.failure === 'rpc-refused' && r.conn === null));
+  assert.ok(failed.length <= 15, `${failed.length} failed: at most the one channel's share`);
+  assert.equal(records.filter((r) => r.outcome === 'completed').length, 45 - failed.length);
 });
