@@ -282,6 +282,7 @@ export function conclude(input: ConcludeInput): Fields {
           http2: request.h2 !== undefined,
           grpc: request.grpc !== undefined,
           ws: request.ws !== undefined,
+          workId,
         })
       : null) ??
     (verdict.kind !== 'inconclusive'

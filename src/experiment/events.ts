@@ -334,6 +334,8 @@ export const eventSpecs = {
       id: 'string',
       status: 'number',
       code: 'string',
+      /** proxy-signal, proxy-exit: the requests the proxy had in flight then. */
+      inFlight: 'number',
     },
     probe: { result: 'string', message: 'string', probe: 'string' },
     'probe-kill': { probe: 'string', message: 'string', gracePeriodSeconds: 'number' },

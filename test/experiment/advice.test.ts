@@ -75,3 +75,46 @@ test("no advice without the kubelet's signals, or for a request that finished", 
   assert.equal(run(cutRun({})).advice, null);
   assert.equal(run(finishedRun()).advice, null);
 });
+
+test('a regular sidecar whose exit was seen late: the proxy’s journal (exited with a request in flight) and the server’s (its peer went) name it; the timing alone does not', () => {
+  type Row = [number, RunEvent['source'], string, Record<string, unknown>];
+  const signal = (at: number, container: string): Row => [
+    at,
+    'kubelet',
+    'signal-sent',
+    { signal: 'SIGTERM', delivered: true, container },
+  ];
+  const base = finishedRun({ outcome: cut }).map(
+    ({ at, source, type, data }) => [at, source, type, data] as Row,
+  );
+  const proxyExit = (inFlight: number): Row => [
+    CUT_AT + 650,
+    'kubelet',
+    'sidecar-journal',
+    { container: 'sidecar', event: 'proxy-exit', inFlight },
+  ];
+  const aborted: Row = [CUT_AT - 10, 'server', 'request-aborted', { event: 'request-aborted', id: WORK }];
+  // The proxy's exit reached the runtime 700 ms after the client saw its socket close (a loaded
+  // machine), after the server's: its request gone, the draining server exited at once.
+  const sidecarRun = (...journal: Row[]) =>
+    run(
+      events(
+        ...base,
+        signal(CUT_AT - 20, 'server'),
+        signal(CUT_AT - 20, 'sidecar'),
+        ...journal,
+        [CUT_AT + 300, 'kubelet', 'container-exited', { container: 'server', exitCode: 0, pid1: false }],
+        [CUT_AT + 700, 'kubelet', 'container-exited', { container: 'sidecar', exitCode: 0, pid1: false }],
+      ),
+    );
+  const named = sidecarRun(proxyExit(1), aborted);
+  assert.equal(named.advice?.code, 'native-sidecar', JSON.stringify(named.advice));
+  assert.deepEqual(named.advice?.figures, { cutAfterSigtermMs: 20, sidecarExitAfterSigtermMs: 720 });
+  assert.equal(sidecarRun().advice?.code, 'handle-sigterm', 'no word from either: the cut came at once');
+  assert.equal(sidecarRun(proxyExit(1)).advice?.code, 'handle-sigterm', 'the server did not see its peer go');
+  assert.equal(
+    sidecarRun(proxyExit(0), aborted).advice?.code,
+    'handle-sigterm',
+    'nothing in flight in the proxy',
+  );
+});

@@ -4,6 +4,9 @@
 //     (`raise-grace-period`; kuberuntime kills at terminationGracePeriodSeconds after preStop);
 //   - the cut came at once after SIGTERM (the server stopped): `handle-sigterm`;
 //   - the cut came later, without SIGKILL: the server's own drain timeout (`raise-drain-timeout`).
+//   - a regular proxy sidecar exited under it while the server still ran (`native-sidecar`):
+//     its exit seen within AT_ONCE_MS of the cut, or — whenever it was seen — its own journal
+//     saying it exited with requests in flight and the server's saying the request's peer went.
 // Without the kubelet's signal events (a real cluster reports none) there is no advice.
 // And, from a new request sent while the Pod terminates (a scenario's second request):
 //   - refused while the Service still routed new connections to the Pod: the server stopped
@@ -36,6 +39,8 @@ export function adviceOf(
     grpc?: boolean;
     /** The work was a WebSocket message (--protocol ws): the drain closes each socket with 1001 after its work. */
     ws?: boolean;
+    /** The work request's id, to find it in the server's journal. */
+    workId?: string;
   },
 ): Advice | null {
   if (run.cutAt === null) return null;
@@ -53,9 +58,26 @@ export function adviceOf(
   const cutAfterSigtermMs = Math.round(cutAt - term.at);
   // A proxy sidecar that exited before the cut while the server still ran: the sidecar cut it.
   const exits = eventsOf(events, 'kubelet', 'container-exited');
-  const sidecarExit = exits.find((e) => !ofServer(e) && e.at <= cutAt + AT_ONCE_MS);
+  // The two ends' own words, when both have one: the proxy exited with requests in flight (its
+  // journal's proxy-exit line) and the server saw the peer of our request go (request-aborted):
+  // the proxy cut it while the server still worked on it. This does not hang on when each exit
+  // was seen — on a loaded machine the runtime learns of a process's end (SIGCHLD, reaped on its
+  // event loop) hundreds of ms after the client saw the socket close, and the timing alone then
+  // read it as the server's own stop.
+  const exitedInFlight = eventsOf(events, 'kubelet', 'sidecar-journal').find(
+    (e) => e.data.event === 'proxy-exit' && (e.data.inFlight ?? 0) > 0,
+  );
+  const abortedUnderServer =
+    run.workId !== undefined &&
+    eventsOf(events, 'server', 'request-aborted').some((e) => e.data.id === run.workId);
+  const cutBySidecar = exitedInFlight !== undefined && abortedUnderServer;
+  const sidecarExit = exits.find(
+    (e) =>
+      !ofServer(e) &&
+      (cutBySidecar ? e.data.container === exitedInFlight.data.container : e.at <= cutAt + AT_ONCE_MS),
+  );
   const serverExit = exits.find((e) => ofServer(e));
-  if (sidecarExit && (!serverExit || serverExit.at > cutAt) && !(kill && kill.at <= cutAt)) {
+  if (sidecarExit && (cutBySidecar || !serverExit || serverExit.at > cutAt) && !(kill && kill.at <= cutAt)) {
     const sidecarTerm = signals.find((e) => e.data.signal === 'SIGTERM' && !ofServer(e));
     const figures: Record<string, number> = { cutAfterSigtermMs };
     if (sidecarTerm) figures.sidecarExitAfterSigtermMs = Math.round(sidecarExit.at - sidecarTerm.at);

@@ -343,6 +343,7 @@ export class PodWorker {
               ...(line.id === undefined ? {} : { id: line.id }),
               ...(typeof line.status === 'number' ? { status: line.status } : {}),
               ...(typeof line.code === 'string' ? { code: line.code } : {}),
+              ...(typeof line.inFlight === 'number' ? { inFlight: line.inFlight } : {}),
             },
           }),
         onExit: (exit) => this.onSidecarExit(sidecar, exit),
