@@ -61,7 +61,11 @@ for (const proxy of proxies) {
       assert.equal(doc.complete, true, doc.incompleteReason ?? '');
       assert.equal(doc.scenario.ingress, proxy.kind);
       assert.equal(doc.ingress?.kind, proxy.kind);
-      assert.equal(doc.acceptance.proven, true);
+      assert.equal(
+        doc.acceptance.proven,
+        true,
+        `${doc.acceptance.reason}: ${JSON.stringify(doc.events.filter((e) => e.source === 'client').map((e) => [e.at, e.type]))}`,
+      );
       // The client saw an HTTP status on a connection to the proxy, not a dropped connection.
       assert.equal(doc.request.outcome, 'http-error', JSON.stringify(doc.request));
       assert.equal(doc.request.status, 502);
