@@ -451,7 +451,11 @@ export function explainFailures(
           ? `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (HAProxy closes an idle client connection after timeout http-keep-alive, 1 min, and its old worker closes idle ones at a reload, when its server slots ran out: a presumption, its log has no line for a request it never read)`
           : `${n} ${cls} — reused keep-alive connections to the ingress were closed by it as the request went out (nginx closes idle client connections when it reloads, as it does on each endpoint change here: a presumption, its log has no line for a request it never read)`;
       const what = codes.length ? `${causes[cls]}: ${codes.join(', ')}` : causes[cls];
-      const race = cls === 'reused-connection-closed' ? idleRaceWords(context.idleRace ?? null) : '';
+      const race =
+        cls === 'reused-connection-closed'
+          ? idleRaceWords(context.idleRace ?? null) +
+            sigtermRaceWords(scenario, context, byPhase.terminating?.[cls] ?? 0, byConnection)
+          : '';
       return `${n} ${cls} — ${what}${phases.length ? ` (${phases.join(', ')})` : ''}${race}`;
     });
   const policy = scenario.onSigterm ? ` with --on-sigterm ${scenario.onSigterm}` : '';
@@ -462,6 +466,36 @@ export function explainFailures(
         ? `${failed} of the ${sent} requests sent`
         : `${failed} of ${totals.requests} requests`;
   return `${prefix}${of} failed${policy}: ${[...parts, ...tail].join('; ')}.`;
+}
+
+/**
+ * The race at SIGTERM (issue 22): reused connections closed under requests sent to a terminating
+ * Pod, each connection's previous answer that Pod's. The lab server's `drain` closes its idle
+ * keep-alive connections once it stops listening (--drain-idle-ms 0) — or those still idle when
+ * its --drain-idle-ms window ends — and a client whose next request on one is already on its way
+ * meets the close. Kept open answering `Connection: close` longer than the client's idle timeout,
+ * they are closed by the client first. Read from the policy, not observed per request; measured
+ * (docs/FIDELITY.md): 1, 4 and 3 a rollout with 10 ms of network delay, 0, 0 and 0 with
+ * --drain-idle-ms 6000.
+ */
+function sigtermRaceWords(
+  scenario: ResolvedScenario,
+  context: ExplainContext,
+  terminating: number,
+  byConnection: number,
+): string {
+  if (terminating === 0 || byConnection === 0 || scenario.onSigterm !== 'drain') return '';
+  if ((context.protocol ?? 'http1') !== 'http1' || context.ingress) return '';
+  const client = context.idleRace?.clientIdleTimeoutMs;
+  const clientWords =
+    client === undefined ? 'the client’s idle timeout' : client === 0 ? 'never' : `${client} ms`;
+  const drainIdle = scenario.drainIdleMs;
+  if (drainIdle === 0)
+    return `; those sent to a terminating Pod: the race at SIGTERM (read from the policy, not observed per request) — the draining server closed its idle keep-alive connections as it stopped listening (--drain-idle-ms 0) while the client's next request on one was on its way; kept open, answering Connection: close, for longer than the client's idle timeout (${clientWords}: --drain-idle-ms above it), they are closed by the client first`;
+  if (client !== undefined && client !== 0 && drainIdle > client) return '';
+  if (client === 0)
+    return `; those sent to a terminating Pod: the race at SIGTERM (read from the policy, not observed per request) — the draining server closed the keep-alive connections still idle when its --drain-idle-ms ${drainIdle} ended, and this client never closes an idle connection itself (--idle-timeout-ms 0), so no window is long enough`;
+  return `; those sent to a terminating Pod: the race at SIGTERM (read from the policy, not observed per request) — the draining server closed the keep-alive connections still idle when its --drain-idle-ms ${drainIdle} ended, which is not longer than the client's idle timeout (${clientWords}), so the client had not closed them first`;
 }
 
 /**

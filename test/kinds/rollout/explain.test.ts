@@ -263,3 +263,46 @@ test('the idle race behind nginx: counted from its log before the rollout (ready
   );
   assert.match(hidden, /: the idle race behind the ingress — /);
 });
+
+test('the race at SIGTERM: reused connections closed at a terminating Pod under drain name the idle close and --drain-idle-ms; not with the window above the client’s idle timeout, nor for exit', () => {
+  const failures = { 'reused-connection-closed': 3 };
+  const byPhase: ByPhase = { terminating: { 'reused-connection-closed': 3 } };
+  const idleRace = {
+    before: 0,
+    serverKeepAliveTimeoutMs: 5000,
+    serverCloseMs: 6000,
+    clientIdleTimeoutMs: 5000,
+  };
+  const say = (over: Partial<ResolvedScenario>, connection = 3) =>
+    explainFailures(
+      tally(failures),
+      byPhase,
+      { onSigterm: 'drain', drainIdleMs: 0, ...over } as ResolvedScenario,
+      null,
+      { podFromConnection: { 'reused-connection-closed': connection }, idleRace },
+    );
+  const at = say({});
+  assert.match(at, /the race at SIGTERM \(read from the policy, not observed per request\)/);
+  assert.match(at, /closed its idle keep-alive connections as it stopped listening \(--drain-idle-ms 0\)/);
+  assert.match(at, /longer than the client's idle timeout \(5000 ms: --drain-idle-ms above it\)/);
+  const short = say({ drainIdleMs: 2000 });
+  assert.match(
+    short,
+    /still idle when its --drain-idle-ms 2000 ended, which is not longer than the client's idle timeout \(5000 ms\)/,
+  );
+  assert.doesNotMatch(
+    say({ drainIdleMs: 6000 }),
+    /race at SIGTERM/,
+    'the client closes first: the cause is not this',
+  );
+  assert.doesNotMatch(say({ onSigterm: 'exit' }), /race at SIGTERM/);
+  assert.doesNotMatch(say({}, 0), /race at SIGTERM/, 'no connection evidence: not said');
+  const ready = explainFailures(
+    tally(failures),
+    { ready: { 'reused-connection-closed': 3 } },
+    { onSigterm: 'drain', drainIdleMs: 0 } as ResolvedScenario,
+    null,
+    { podFromConnection: { 'reused-connection-closed': 3 }, idleRace },
+  );
+  assert.doesNotMatch(ready, /race at SIGTERM/, 'sent to ready Pods: not the SIGTERM race');
+});
