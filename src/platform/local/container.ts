@@ -4,7 +4,8 @@
 // a container (only SIGKILL from outside ends it). Elsewhere it is an ordinary child, which
 // SIGTERM kills by default. Either way `setpriv --pdeathsig KILL` (when present) ties it to
 // the runtime, so no container outlives draincheck even if draincheck is SIGKILLed.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { HostFact, type HostProbe } from './host-probe.js';
 import { readFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { JOURNAL_LINE_MAX_CHARS } from '../../server/journal.js';
@@ -15,45 +16,47 @@ export interface Pid1Support {
   reason: string;
 }
 
-let pid1Support: Pid1Support | undefined;
-let hasSetpriv: boolean | undefined;
-
-function commandWorks(argv: string[]): boolean {
-  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: 'ignore', timeout: 5000 });
-  return r.status === 0;
-}
-
-/** Whether containers can run as PID 1 here, and why (not). Probed once per process. */
-export function detectPid1Support(): Pid1Support {
-  if (pid1Support) return pid1Support;
-  if (process.platform !== 'linux') {
-    pid1Support = {
+/** Whether containers can run as PID 1 here, and why (not). */
+function* pid1Probe(): HostProbe<Pid1Support> {
+  if (process.platform !== 'linux')
+    return {
       pid1: false,
       reason: `${process.platform}: no PID namespaces; containers run as ordinary child processes`,
     };
-  } else if (process.getuid?.() !== 0) {
-    pid1Support = {
+  if (process.getuid?.() !== 0)
+    return {
       pid1: false,
       reason: 'not root: unshare --pid needs root; containers run as ordinary child processes',
     };
-  } else if (!commandWorks(['unshare', '--pid', '--fork', '--kill-child', 'true'])) {
-    pid1Support = {
+  if (!(yield { argv: ['unshare', '--pid', '--fork', '--kill-child', 'true'] }).ok)
+    return {
       pid1: false,
       reason: 'unshare --pid --fork --kill-child failed; containers run as ordinary child processes',
     };
-  } else {
-    pid1Support = {
-      pid1: true,
-      reason: 'Linux as root: each container is PID 1 of its own PID namespace (unshare --pid --fork)',
-    };
-  }
-  return pid1Support;
+  return {
+    pid1: true,
+    reason: 'Linux as root: each container is PID 1 of its own PID namespace (unshare --pid --fork)',
+  };
 }
 
-function setprivAvailable(): boolean {
-  hasSetpriv ??= process.platform === 'linux' && commandWorks(['setpriv', '--pdeathsig', 'KILL', 'true']);
-  return hasSetpriv;
+function* setprivProbe(): HostProbe<boolean> {
+  return process.platform === 'linux' && (yield { argv: ['setpriv', '--pdeathsig', 'KILL', 'true'] }).ok;
 }
+
+const pid1Support = new HostFact(pid1Probe);
+const setpriv = new HostFact(setprivProbe);
+
+/** Whether containers can run as PID 1 here, and why (not). Probed once per process. */
+export function detectPid1Support(): Pid1Support {
+  return pid1Support.get();
+}
+
+/** What the container runner asks of the host, probed without blocking (host-probe.ts). */
+export function prefetchContainerSupport(): Promise<unknown> {
+  return Promise.all([pid1Support.prefetch(), setpriv.prefetch()]);
+}
+
+const setprivAvailable = (): boolean => setpriv.get();
 
 /**
  * `argv`, tied to this process: SIGKILLed when draincheck dies, however it dies. setpriv sets

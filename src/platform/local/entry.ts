@@ -1,7 +1,12 @@
 // The embedded runtime's registration (src/platform/registry.ts): its flags and one
 // LocalCluster per session, shared by the runs of a lab, each in its own namespace.
 import { preStopActionFlag, preStopActionOf, type PlatformEntry } from '../entry.js';
-import { LocalCluster, type ServiceProxyMode } from './cluster.js';
+import {
+  LocalCluster,
+  prefetchHostSupport,
+  type LocalClusterOptions,
+  type ServiceProxyMode,
+} from './cluster.js';
 import { LocalPlatform } from './local-platform.js';
 import { collectStaleLinks, type PodNetworkMode } from './pod-network.js';
 import { collectStaleTables } from './nftables.js';
@@ -68,7 +73,7 @@ export const localEntry: PlatformEntry = {
     // container's environment), so --prestop-action applies here too.
     preStopActionFlag,
   ],
-  open(values) {
+  async open(values) {
     const profile =
       typeof values.timing === 'string' && values.timing in timingProfiles
         ? timingProfiles[values.timing as TimingProfileName].timing
@@ -83,7 +88,7 @@ export const localEntry: PlatformEntry = {
         );
       proxySyncDelayMs = parsed;
     }
-    const cluster = new LocalCluster({
+    const options: LocalClusterOptions = {
       timing: { ...profile, proxySyncDelayMs },
       ...(values.pid1 === false ? { pid1: false } : {}),
       ...(typeof values.serviceProxy === 'string'
@@ -93,14 +98,16 @@ export const localEntry: PlatformEntry = {
       ...(typeof values.networkDelayMs === 'string'
         ? { networkDelayMs: networkDelayOf(values.networkDelayMs) }
         : {}),
-    });
+    };
     const preStopAction = preStopActionOf(values.prestopAction);
-    return Promise.resolve({
+    await prefetchHostSupport(options);
+    const cluster = new LocalCluster(options);
+    return {
       name: 'local',
       newPlatform: () => new LocalPlatform({ cluster }),
       planOptions: preStopAction ? { manifest: { preStopAction } } : {},
       close: () => cluster.dispose(),
-    });
+    };
   },
   outputHint: () => 'its whole output is in the run document (server output events)',
   leftoversHint: () =>

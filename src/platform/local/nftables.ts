@@ -14,6 +14,7 @@
 // (SIGKILLed) are deleted by the next runtime before it uses an address, so a stale rule can
 // never capture traffic.
 import { spawn, spawnSync } from 'node:child_process';
+import { HostFact, runHostCommand, type HostProbe } from './host-probe.js';
 import { closeSync, openSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type net from 'node:net';
@@ -27,8 +28,6 @@ export interface NftablesSupport {
   available: boolean;
   reason: string;
 }
-
-let support: NftablesSupport | undefined;
 
 const TABLE_PREFIX = 'draincheck_';
 let tables = 0;
@@ -47,29 +46,44 @@ export function conntrackReadable(): boolean {
   }
 }
 
-/** Whether Services can be kernel NAT rules here, and why (not). Probed once per process. */
-export function detectNftables(): NftablesSupport {
-  if (support) return support;
-  const no = (reason: string) => (support = { available: false, reason });
+let probes = 0;
+
+/** Whether Services can be kernel NAT rules here, and why (not). */
+function* nftablesProbe(): HostProbe<NftablesSupport> {
+  const no = (reason: string) => ({ available: false, reason });
   if (process.platform !== 'linux') return no(`${process.platform}: no nftables`);
   if (process.getuid?.() !== 0) return no('not root: nftables rules need root (CAP_NET_ADMIN)');
-  const version = spawnSync('nft', ['--version'], { encoding: 'utf8', timeout: 5000 });
-  if (version.error || version.status !== 0)
-    return no('the nft command is missing (Debian/Ubuntu: apt-get install nftables)');
+  const version = yield { argv: ['nft', '--version'] };
+  if (!version.ok) return no('the nft command is missing (Debian/Ubuntu: apt-get install nftables)');
   // A table with a NAT chain proves the kernel has nf_tables with NAT and that we may use it.
-  const probe = `${TABLE_PREFIX}probe_${process.pid}`;
-  const r = nft(
-    [
+  // Named per probe: a blocking probe may run while a prefetching one has not finished.
+  const probe = `${TABLE_PREFIX}probe_${process.pid}_${++probes}`;
+  const r = yield {
+    argv: ['nft', '-f', '-'],
+    input: [
       `add table ip ${probe}`,
       `add chain ip ${probe} nat_output { type nat hook output priority -100; policy accept; }`,
       `delete table ip ${probe}`,
     ].join('\n'),
-  );
-  if (r.status !== 0) return no(`nft cannot add a NAT chain: ${firstLine(r.stderr)}`);
-  return (support = {
+    timeoutMs: 10_000,
+  };
+  if (!r.ok) return no(`nft cannot add a NAT chain: ${firstLine(r.stderr)}`);
+  return {
     available: true,
     reason: `Linux as root with ${version.stdout.trim()}: Services are kernel NAT rules (nftables), as kube-proxy's iptables/nftables modes`,
-  });
+  };
+}
+
+const support = new HostFact(nftablesProbe);
+
+/** Whether Services can be kernel NAT rules here, and why (not). Probed once per process. */
+export function detectNftables(): NftablesSupport {
+  return support.get();
+}
+
+/** detectNftables, probed without blocking (host-probe.ts). */
+export function prefetchNftables(): Promise<NftablesSupport> {
+  return support.prefetch();
 }
 
 function nft(script: string) {
@@ -100,8 +114,9 @@ function nftAsync(script: string): Promise<void> {
  * `dryRun` (`draincheck cleanup --dry-run`): names them, deletes nothing.
  */
 export async function collectStaleTables({ dryRun = false } = {}): Promise<string[]> {
-  const listed = spawnSync('nft', ['list', 'tables', 'ip'], { encoding: 'utf8', timeout: 10_000 });
-  if (listed.status !== 0) return [];
+  // Not blocking: a runtime collects these as it creates its first Service, with Pods starting.
+  const listed = await runHostCommand({ argv: ['nft', 'list', 'tables', 'ip'], timeoutMs: 10_000 });
+  if (!listed.ok) return [];
   const stale: string[] = [];
   for (const line of listed.stdout.split('\n')) {
     const name = /^table ip (draincheck_\w+)$/.exec(line.trim())?.[1];

@@ -25,6 +25,7 @@
 // (as kube-proxy sets it for localhost NodePorts), and nftables.ts masquerades them to
 // 198.18.0.1 so that the Pod can answer them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { HostFact, type HostProbe } from './host-probe.js';
 import { readlinkSync, writeFileSync } from 'node:fs';
 import type net from 'node:net';
 import { DraincheckError } from '../../errors.js';
@@ -42,13 +43,6 @@ export type PodNetworkMode = 'auto' | 'isolated' | 'shared';
 export interface PodNetworkSupport {
   available: boolean;
   reason: string;
-}
-
-let support: PodNetworkSupport | undefined;
-
-function works(argv: string[]): boolean {
-  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: 'ignore', timeout: 5000 });
-  return r.status === 0;
 }
 
 const RANGE = { base: ipv4('198.18.0.0')!, bits: 16 };
@@ -106,27 +100,41 @@ export function podRangeConflict(routes: string, addrs: string): string | null {
   return null;
 }
 
-/** Whether Pods can have network namespaces here, and why (not). Probed once per process. */
-export function detectPodNetworkSupport(): PodNetworkSupport {
-  if (support) return support;
-  const no = (reason: string) => (support = { available: false, reason });
+/** Whether Pods can have network namespaces here, and why (not). */
+function* podNetworkProbe(): HostProbe<PodNetworkSupport> {
+  const no = (reason: string) => ({ available: false, reason });
   if (process.platform !== 'linux') return no(`${process.platform}: no network namespaces`);
   if (process.getuid?.() !== 0)
     return no('not root: a network namespace per Pod needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN)');
-  if (!works(['ip', '-V'])) return no('the ip command is missing (Debian/Ubuntu: apt-get install iproute2)');
-  if (!works(['nsenter', '--version'])) return no('the nsenter command is missing (util-linux)');
-  if (!works(['unshare', '--net', 'true']))
-    return no('unshare --net failed: network namespaces are not allowed here');
   // The range must be free here: a gone Pod's address is blackholed on the host, and every Pod
   // address gets a host route — either would take the traffic of a real network in the range.
-  const routes = spawnSync('ip', ['-o', 'route', 'show'], { encoding: 'utf8', timeout: 5000 });
-  const addrs = spawnSync('ip', ['-o', '-4', 'addr', 'show'], { encoding: 'utf8', timeout: 5000 });
-  const taken = podRangeConflict(routes.stdout ?? '', addrs.stdout ?? '');
+  // The listing is also the proof that `ip` is there (each command here costs a fork of this
+  // process, a few ms of every run's start).
+  const routes = yield { argv: ['ip', '-o', 'route', 'show'] };
+  if (routes.error !== null) return no('the ip command is missing (Debian/Ubuntu: apt-get install iproute2)');
+  if (!(yield { argv: ['nsenter', '--version'] }).ok)
+    return no('the nsenter command is missing (util-linux)');
+  if (!(yield { argv: ['unshare', '--net', 'true'] }).ok)
+    return no('unshare --net failed: network namespaces are not allowed here');
+  const addrs = yield { argv: ['ip', '-o', '-4', 'addr', 'show'] };
+  const taken = podRangeConflict(routes.stdout, addrs.stdout);
   if (taken) return no(`${POD_NETWORK_CIDR} is in use on this host (${taken}): Pods share the host network`);
-  return (support = {
+  return {
     available: true,
     reason: `Linux as root: each such Pod has its own network namespace and address (${POD_NETWORK_CIDR}, a veth pair to the host; no route out)`,
-  });
+  };
+}
+
+const support = new HostFact(podNetworkProbe);
+
+/** Whether Pods can have network namespaces here, and why (not). Probed once per process. */
+export function detectPodNetworkSupport(): PodNetworkSupport {
+  return support.get();
+}
+
+/** detectPodNetworkSupport, probed without blocking (host-probe.ts). */
+export function prefetchPodNetworkSupport(): Promise<PodNetworkSupport> {
+  return support.prefetch();
 }
 
 const leaseName = (ip: string) => `pod-network-lease/${ip}`;
