@@ -88,6 +88,7 @@ export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Pr
     ...(runnable[i]!.reuseAfterMs === undefined ? {} : { reuseAfterMs: runnable[i]!.reuseAfterMs }),
     ...(runnable[i]!.replacement ? { replacement: runnable[i]!.replacement } : {}),
     ...(runnable[i]!.frontProxy ? { frontProxy: runnable[i]!.frontProxy } : {}),
+    ...(runnable[i]!.idleRace ? { idleRace: runnable[i]!.idleRace } : {}),
   }));
   const matched = new Map(runnable.map((s, i) => [s.name, matchScenario(s, docs[i]!)]));
   const rows = scenarios.map((s) => notRun.get(s.name) ?? matched.get(s.name)!);

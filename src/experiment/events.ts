@@ -231,6 +231,28 @@ export const eventSpecs = {
       ws: 'object',
     },
     'pooled-request': { ...clientClock, status: 'number', localPort: 'number', error: 'object' },
+    // The idle race (ClientPlan.idleRaceAfterMs): the first POST's answer, the second sent, its outcome.
+    'idle-race-primed': {
+      ...clientClock,
+      id: 'string',
+      status: 'number',
+      bodyUid: 'string',
+      localPort: 'number',
+      error: 'object',
+    },
+    'idle-race-sent': { ...clientClock, id: 'string', path: 'string', method: 'string', afterMs: 'number' },
+    'idle-race-outcome': {
+      ...clientClock,
+      id: 'string',
+      outcome: requestOutcomes,
+      status: 'number',
+      body: 'unknown',
+      bodyNote: 'string',
+      bodyUid: 'string',
+      error: 'object',
+      bytesReceived: 'number',
+      localPort: 'number',
+    },
     'reused-request-sent': {
       ...clientClock,
       id: 'string',

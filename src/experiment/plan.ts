@@ -34,6 +34,17 @@ export interface RunPlan {
   replacement?: { pod: V1Pod; readyWithinMs: number };
   /** The client reaches the Service through an L7 reverse proxy (ClientJob.frontProxy). */
   frontProxy?: { keepalive: number };
+  /**
+   * --ingress's connections to the Pods (IngressJob): a delay each way and nginx's upstream
+   * keepalive_timeout, where a scenario sets them (the idle race).
+   */
+  ingressUpstream?: IngressUpstream;
+}
+
+export interface IngressUpstream {
+  /** One way, between the ingress and each Pod (the runtime's --network-delay-ms when absent). */
+  delayMs?: number;
+  keepaliveTimeoutMs?: number;
 }
 
 export interface PlanOptions {
@@ -57,6 +68,11 @@ export interface PlanOptions {
   replacement?: { readyWithinMs: number; newRequestWaits?: boolean };
   /** Another: an L7 reverse proxy in front of the Service (RunPlan.frontProxy). */
   frontProxy?: { keepalive: number };
+  /**
+   * Another, before the work (the idle race, ClientPlan.idleRaceAfterMs): a second POST this
+   * long after the first's answer, with the ingress's upstream connections as given.
+   */
+  idleRace?: { afterMs: number; ingressUpstream: IngressUpstream };
 }
 
 export function newRunId(): string {
@@ -87,6 +103,7 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
         ? { newRequestAfterMs: options.newRequest.afterMs, newRequestMs: options.newRequest.workMs }
         : {}),
       ...(options.reuseAfterMs === undefined ? {} : { reuseAfterMs: options.reuseAfterMs }),
+      ...(options.idleRace ? { idleRaceAfterMs: options.idleRace.afterMs } : {}),
       ...(scenario.target ? { target: clientTarget(scenario.target) } : {}),
       ...(scenario.protocol !== 'http1' ? { protocol: scenario.protocol } : {}),
       ...(options.replacement && options.replacement.newRequestWaits !== false
@@ -110,6 +127,7 @@ export function planRun(scenario: ResolvedScenario, options: PlanOptions = {}): 
         }
       : {}),
     ...(options.frontProxy ? { frontProxy: options.frontProxy } : {}),
+    ...(options.idleRace ? { ingressUpstream: options.idleRace.ingressUpstream } : {}),
   };
 }
 

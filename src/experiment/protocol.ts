@@ -18,7 +18,13 @@ import { JOURNAL_LINE_MAX_CHARS, parseJournalLine } from '../server/journal.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import { SERVICE_NAME_LABEL } from '../workload/labels.js';
 import { workloadObjects } from '../workload/workload.js';
-import { newRequestId, reusedRequestId, type ClientEvent } from '../probe/client-events.js';
+import {
+  idleRaceId,
+  idleRacePrimeId,
+  newRequestId,
+  reusedRequestId,
+  type ClientEvent,
+} from '../probe/client-events.js';
 import { conclude } from './conclude.js';
 import { redateByClientClock } from './client-clock.js';
 import { containerFailure, podFailedError } from './failures.js';
@@ -259,6 +265,12 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
           namespace,
           service: serviceName,
           syncDelayMs: { ...INGRESS_SYNC_MS_DEFAULTS[scenario.ingress] },
+          ...(plan.ingressUpstream?.delayMs !== undefined
+            ? { upstreamDelayMs: plan.ingressUpstream.delayMs }
+            : {}),
+          ...(plan.ingressUpstream?.keepaliveTimeoutMs !== undefined
+            ? { upstreamKeepaliveTimeoutMs: plan.ingressUpstream.keepaliveTimeoutMs }
+            : {}),
         },
         observed,
       );
@@ -443,7 +455,13 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
 
   /** Stops the ingress and puts its log's word on the run's own requests among the events. */
   async function stopIngress(proxy: Ingress): Promise<IngressEvidence | null> {
-    const watch = new Set([plan.workId, newRequestId(plan.workId), reusedRequestId(plan.workId)]);
+    const watch = new Set([
+      plan.workId,
+      newRequestId(plan.workId),
+      reusedRequestId(plan.workId),
+      idleRacePrimeId(plan.workId),
+      idleRaceId(plan.workId),
+    ]);
     try {
       const evidence = await proxy.stop(startedAt.getTime(), watch);
       // Each of the run's requests as the proxy logged it, at the time the proxy began it.

@@ -324,6 +324,11 @@ export interface IngressJob {
   retryNonIdempotent?: boolean;
   /** nginx: how long an idle upstream keep-alive connection is kept (keepalive_timeout, ms; default 60 s). */
   upstreamKeepaliveTimeoutMs?: number;
+  /**
+   * nginx on the embedded runtime: a delay each way on its connections to the Pods, for this
+   * ingress (a scenario's; absent: the runtime's --network-delay-ms).
+   */
+  upstreamDelayMs?: number;
   /** A cluster's own nginx (--platform kube): the draincheck image its Pod runs. */
   image?: string;
   /** A cluster's own nginx: how long its Pod may take to be Ready (the image pull included). */

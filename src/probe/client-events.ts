@@ -32,6 +32,15 @@ export interface ClientPlan {
    * was proven for GET /work?ms=0&id=<workId>-reuse. Absent: no pooled connection.
    */
   reuseAfterMs?: number;
+  /**
+   * Another step, before the work request and before anything is deleted (the idle race, issue
+   * 25.2): a `POST /work?ms=0&id=<workId>-idle-a` through the Service (behind an ingress: leaving
+   * its upstream keep-alive connection to the Pod idle), then, this long after its answer, a
+   * `POST /work?ms=0&id=<workId>-idle-race` — sent as the server's idle close of that connection
+   * is on its way. A POST: a proxy does not pass one it already sent on to another connection.
+   * Absent: no such step.
+   */
+  idleRaceAfterMs?: number;
   /** The service checked; absent: the lab server's contract (docs/LAB-CONTRACT.md). */
   target?: TargetPlan;
   /**
@@ -57,6 +66,10 @@ export interface ClientPlan {
 
 /** The id of the request sent on the pooled connection (reuseAfterMs). */
 export const reusedRequestId = (workId: string): string => `${workId}-reuse`;
+
+/** The ids of the idle race's two requests (idleRaceAfterMs): the one that leaves the connection idle, the one that races its close. */
+export const idleRacePrimeId = (workId: string): string => `${workId}-idle-a`;
+export const idleRaceId = (workId: string): string => `${workId}-idle-race`;
 
 /** The id of the new request of a plan (newRequestAfterMs). */
 export const newRequestId = (workId: string): string => `${workId}-new`;
@@ -96,6 +109,10 @@ export const clientEventTypes = [
   'pooled-request',
   'reused-request-sent',
   'reused-request-outcome',
+  /** The idle race's first POST answered (idleRaceAfterMs). */
+  'idle-race-primed',
+  'idle-race-sent',
+  'idle-race-outcome',
 ] as const;
 export type ClientEventType = (typeof clientEventTypes)[number];
 

@@ -7,6 +7,8 @@
 import http from 'node:http';
 import type { LookupFunction } from 'node:net';
 import {
+  idleRaceId,
+  idleRacePrimeId,
   newRequestId,
   reusedRequestId,
   type ClientEvent,
@@ -104,6 +106,57 @@ export async function runClient(plan: ClientPlan & { serviceUrl: string }, deps:
       return;
     }
     await abortableDelay(plan.pollIntervalMs, signal);
+  }
+
+  // A scenario's idle race (plan.idleRaceAfterMs, issue 25.2), before the work and before
+  // anything is deleted: a POST that leaves the path's keep-alive connection to the Pod idle
+  // (behind an ingress: its upstream one), then a second POST as the server's idle close of that
+  // connection is on its way. Each on a connection of the client's own: the connection that
+  // races is the proxy's.
+  if (plan.idleRaceAfterMs !== undefined) {
+    const post = {
+      method: 'POST',
+      headers: [['content-length', '0']] as Array<[string, string]>,
+      body: null,
+    };
+    const primeId = idleRacePrimeId(plan.workId);
+    const primed = await exchange(url(`/work?ms=0&id=${encodeURIComponent(primeId)}`), {
+      ...shortLimits,
+      request: post,
+    });
+    const primedBody = primed.body ? safeJson(primed.body) : null;
+    emit('idle-race-primed', {
+      id: primeId,
+      status: primed.status,
+      bodyUid: primedBody && typeof primedBody.uid === 'string' ? primedBody.uid.slice(0, 128) : null,
+      localPort: primed.localPort,
+      error: primed.error,
+    });
+    await abortableDelay(plan.idleRaceAfterMs, signal);
+    if (signal.aborted) return;
+    const id = idleRaceId(plan.workId);
+    const racePath = `/work?ms=0&id=${encodeURIComponent(id)}`;
+    emit('idle-race-sent', { id, path: racePath, method: 'POST', afterMs: plan.idleRaceAfterMs });
+    const r = await exchange(url(racePath), {
+      connectTimeoutMs: plan.connectTimeoutMs,
+      responseTimeoutMs: plan.responseTimeoutMs,
+      signal,
+      lookup: deps.lookup,
+      request: post,
+    });
+    if (signal.aborted && r.error?.code === 'ABORT_ERR') return;
+    const { outcome, status, body, bodyNote, bodyUid, error, bytesReceived, localPort } = classifyWork(r, id);
+    emit('idle-race-outcome', {
+      id,
+      outcome,
+      status,
+      body,
+      bodyNote,
+      bodyUid,
+      error,
+      bytesReceived,
+      localPort,
+    });
   }
 
   // A scenario's pooled connection: opened and used now, before the deletion, then left idle.

@@ -69,6 +69,12 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
           return `the work stream's HTTP/2 session received GOAWAY ${v(e.data.codeName)} (last stream ${v(e.data.lastStreamId)})`;
         case 'replacement-answered':
           return `GET /healthz answered from another Pod, ${shortUid(e.data.uid)}`;
+        case 'idle-race-sent':
+          return `idle race: POST ${v(e.data.id)} sent ${v(e.data.afterMs)} ms after the first one's answer, on a connection of its own`;
+        case 'idle-race-outcome': {
+          const code = e.data.error?.code;
+          return `idle race: ${v(e.data.outcome)}${e.data.status !== null ? ` (HTTP ${e.data.status})` : ''}${typeof code === 'string' && code ? ` ${code}` : ''}${e.data.bodyUid ? ` from ${shortUid(e.data.bodyUid)}` : ''}`;
+        }
         case 'reused-request-outcome':
           return `request on the pooled connection: ${v(e.data.outcome)}${e.data.reusedSocket ? ' (same connection)' : ' (a new connection)'}`;
         default:

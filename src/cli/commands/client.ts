@@ -35,6 +35,7 @@ const flagsSchema = z.object({
   newRequestAfterMs: integerSchema({ label: '--new-request-after-ms', min: 0, max: 3_600_000 }).optional(),
   newRequestMs: integerSchema({ label: '--new-request-ms', min: 0, max: WORK_MS_MAX }).optional(),
   reuseAfterMs: integerSchema({ label: '--reuse-after-ms', min: 0, max: 3_600_000 }).optional(),
+  idleRaceAfterMs: integerSchema({ label: '--idle-race-after-ms', min: 0, max: 3_600_000 }).optional(),
   replacementWaitMs: integerSchema({ label: '--replacement-wait-ms', min: 0, max: 3_600_000 }).optional(),
   target: z.string().optional(),
   protocol: z
@@ -193,6 +194,10 @@ export function clientCommand(): Command {
     .option(
       '--reuse-after-ms <ms>',
       'open a keep-alive connection before the work, reuse it this long after acceptance (id <work-id>-reuse)',
+    )
+    .option(
+      '--idle-race-after-ms <ms>',
+      'before the work: POST /work?ms=0 (id <work-id>-idle-a), then this long after its answer a second (id <work-id>-idle-race), as the idle upstream connection it left is closed',
     )
     .option(
       '--replacement-wait-ms <ms>',

@@ -689,3 +689,76 @@ export function ingressAnsweredForCut(status: number): Expectation {
     },
   };
 }
+
+/**
+ * The idle race's setting held (a precondition): its first POST was answered by the Pod, and the
+ * second went out before anything was deleted — so what met it is the idle close, not a Pod going.
+ */
+export function idleRaceBeforeDeletion(): Expectation {
+  return {
+    expected: 'the first POST answered by the Pod, the racing one sent before any deletion',
+    precondition: true,
+    check: ({ doc, events }) => {
+      const primed = firstOf(events, 'client', 'idle-race-primed');
+      const sent = firstOf(events, 'client', 'idle-race-sent');
+      const deleted = firstOf(events, 'runner', 'delete-requested');
+      if (!primed || !sent)
+        return { result: 'no-evidence', observed: 'the idle race did not run', evidence: [] };
+      const answered = primed.data.status === 200 && primed.data.bodyUid === doc.pod.uid;
+      const before = deleted === undefined || sent.at < deleted.at;
+      return {
+        result: answered && before ? 'match' : 'mismatch',
+        observed: `first POST ${primed.data.status ?? 'unanswered'} from ${short(primed.data.bodyUid)}; the second sent at ${ms(sent.at)} (${sent.data.afterMs ?? '?'} ms after), the deletion at ${ms(deleted?.at)}`,
+        evidence: ids(primed, sent, deleted),
+      };
+    },
+  };
+}
+
+/**
+ * The racing POST's fate, from the client and the ingress's log: `proxy-502` — the ingress's
+ * 502 (no Pod's body), its one attempt to the ready Pod ended by that Pod (closed or reset: the
+ * idle upstream connection it reused was being closed), and the Pod's journal never saw it;
+ * `completed` — the Pod's own answer, one attempt, finished in its journal.
+ */
+export function idleRaceFate(wanted: 'proxy-502' | 'completed', words: string): Expectation {
+  return {
+    expected: words,
+    check: ({ doc, events }) => {
+      const outcome = firstOf(events, 'client', 'idle-race-outcome');
+      if (!outcome) return { result: 'no-evidence', observed: 'no outcome of the racing POST', evidence: [] };
+      const id = outcome.data.id;
+      const log = eventsOf(events, 'proxy', 'ingress-request').find((e) => e.data.id === id);
+      const journal = eventsOf(events, 'server', 'request-accepted').find((e) => e.data.id === id);
+      const attempts = (Array.isArray(log?.data.attempts) ? log.data.attempts : []) as Array<{
+        podUid?: unknown;
+        status?: unknown;
+        cause?: unknown;
+      }>;
+      const client = `the client got ${outcome.data.outcome ?? '?'}${outcome.data.status !== null && outcome.data.status !== undefined ? ` ${outcome.data.status}` : ''}${outcome.data.bodyUid ? ` from ${short(outcome.data.bodyUid)}` : ''}`;
+      const logWords = log
+        ? `the ingress answered ${log.data.status ?? '?'}, attempts: ${attempts.map((a) => `${short(typeof a.podUid === 'string' ? a.podUid : null)} ${typeof a.cause === 'string' ? a.cause : typeof a.status === 'number' ? a.status : '?'}`).join(', ') || 'none'}`
+        : "not in the ingress's log";
+      const observed = `${client}; ${logWords}; ${journal ? 'the Pod’s journal accepted it' : 'the Pod’s journal never saw it'}`;
+      const evidence = ids(outcome, log, journal);
+      if (!log) return { result: 'no-evidence', observed, evidence };
+      const ok =
+        wanted === 'proxy-502'
+          ? outcome.data.outcome === 'http-error' &&
+            outcome.data.status === 502 &&
+            !outcome.data.bodyUid &&
+            log.data.status === 502 &&
+            attempts.length === 1 &&
+            attempts[0]!.podUid === doc.pod.uid &&
+            (attempts[0]!.cause === 'closed' || attempts[0]!.cause === 'reset') &&
+            journal === undefined
+          : outcome.data.outcome === 'completed' &&
+            outcome.data.bodyUid === doc.pod.uid &&
+            log.data.status === 200 &&
+            attempts.length === 1 &&
+            attempts[0]!.podUid === doc.pod.uid &&
+            journal !== undefined;
+      return { result: ok ? 'match' : 'mismatch', observed, evidence };
+    },
+  };
+}

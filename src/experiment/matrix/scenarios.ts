@@ -12,6 +12,8 @@ import {
   exitCode,
   firstTerminatingEndpoint,
   grpcConnectionEnded,
+  idleRaceBeforeDeletion,
+  idleRaceFate,
   ingressAnsweredForCut,
   laterNotServing,
   newRequestOnNewConnection,
@@ -56,6 +58,11 @@ export interface MatrixScenario {
   expect: Expectation[];
   /** A protocol step: the client reaches the Service through an L7 proxy with pooled upstream connections. */
   frontProxy?: { keepalive: number };
+  /**
+   * Another, before the work (the idle race): a second POST this long after the first's answer,
+   * the ingress's connections to the Pod with this delay each way and upstream keepalive_timeout.
+   */
+  idleRace?: { afterMs: number; ingressUpstream: { delayMs: number; keepaliveTimeoutMs?: number } };
   /**
    * Why the scenario cannot run on a platform (it then is reported, not run); a function is
    * asked when the matrix starts (e.g. whether nginx is installed) and returns null if it can.
@@ -321,6 +328,53 @@ export const matrixScenarios: readonly MatrixScenario[] = [
     ],
     cannotRun: {
       kube: 'draincheck runs no ingress of its own on a cluster yet',
+      local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
+    },
+  },
+  {
+    name: 'idle-race',
+    question:
+      'Behind an ingress with pooled upstream connections, nothing deleted: what happens to a request sent as the server closes its idle connection?',
+    rule: 'A keep-alive connection can be closed by either end when idle: a proxy whose upstream idle timeout (nginx keepalive_timeout, 60 s in ingress-nginx) is above the server’s (node:http’s keepAliveTimeout, 5 s) reuses a connection the server is closing — a 502 in steady state, with no Pod going; nginx does not pass a POST it already sent on to another connection.',
+    source:
+      'nginx ngx_http_upstream_keepalive_module (keepalive_timeout), ngx_http_proxy_module (proxy_next_upstream, non_idempotent); ingress-nginx upstream-keepalive-timeout; node lib/_http_server.js (keepAliveTimeout)',
+    docs: docs('idle-race'),
+    // The server closes an idle connection ~2 s after its last answer (keepAliveTimeout 1 s
+    // plus node:http's 1 s buffer, measured 2,02x–2,05x ms); nginx's connections to the Pod carry
+    // 150 ms each way, so a POST nginx writes 1,880 ms after the client's answer meets the close
+    // within ±150 ms of it.
+    input: { onSigterm: 'drain', workMs: 300, graceSeconds: 5, ingress: 'nginx', keepAliveTimeoutMs: 1000 },
+    idleRace: { afterMs: 1880, ingressUpstream: { delayMs: 150 } },
+    expect: [
+      idleRaceBeforeDeletion(),
+      idleRaceFate(
+        'proxy-502',
+        "the racing POST gets the ingress's 502: its one attempt, to the ready Pod, closed or reset by it; the Pod's journal never saw it",
+      ),
+    ],
+    cannotRun: {
+      kube: 'draincheck runs no ingress of its own for run and lab on a cluster',
+      local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
+    },
+  },
+  {
+    name: 'idle-race-fixed',
+    question: 'The same, with the proxy’s upstream idle timeout below the server’s: is the request served?',
+    rule: 'The rule for keep-alive behind a proxy: its upstream idle timeout shorter than the server’s, so the proxy closes an idle connection before the server does and opens a new one for the next request.',
+    source:
+      'nginx ngx_http_upstream_keepalive_module (keepalive_timeout); ingress-nginx upstream-keepalive-timeout',
+    docs: docs('idle-race-fixed'),
+    input: { onSigterm: 'drain', workMs: 300, graceSeconds: 5, ingress: 'nginx', keepAliveTimeoutMs: 1000 },
+    idleRace: { afterMs: 1880, ingressUpstream: { delayMs: 150, keepaliveTimeoutMs: 500 } },
+    expect: [
+      idleRaceBeforeDeletion(),
+      idleRaceFate(
+        'completed',
+        'the racing POST is answered by the Pod (its UID) on a new upstream connection: one attempt, 200, in its journal',
+      ),
+    ],
+    cannotRun: {
+      kube: 'draincheck runs no ingress of its own for run and lab on a cluster',
       local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
     },
   },

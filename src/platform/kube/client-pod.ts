@@ -36,6 +36,7 @@ const clientFlags = [
   ['newRequestAfterMs', '--new-request-after-ms'],
   ['newRequestMs', '--new-request-ms'],
   ['reuseAfterMs', '--reuse-after-ms'],
+  ['idleRaceAfterMs', '--idle-race-after-ms'],
   ['replacementWaitMs', '--replacement-wait-ms'],
   ['protocol', '--protocol'],
 ] as const satisfies ReadonlyArray<readonly [keyof ClientPlan, string]>;

@@ -373,6 +373,8 @@ export class LocalCluster {
     deregistrationDelayMs = 0,
     retryNonIdempotent = false,
     upstreamKeepaliveTimeoutMs?: number,
+    /** This ingress's delay each way to the Pods (absent: the runtime's networkDelayMs). */
+    upstreamDelayMs?: number,
   ): Promise<NginxIngress | HaproxyIngress> {
     this.assertOpen();
     const key = `${namespace}/${service}`;
@@ -390,7 +392,7 @@ export class LocalCluster {
               retryNonIdempotent,
               ...(upstreamKeepaliveTimeoutMs !== undefined ? { upstreamKeepaliveTimeoutMs } : {}),
             },
-            this.networkDelayMs,
+            upstreamDelayMs ?? this.networkDelayMs,
           );
     const proxy = new ServiceProxy({
       dataplane: ingress,

@@ -213,6 +213,7 @@ export class LocalPlatform implements Platform {
       deregistrationMs,
       job.retryNonIdempotent ?? false,
       job.upstreamKeepaliveTimeoutMs,
+      job.upstreamDelayMs,
     );
     const sync =
       typeof job.syncDelayMs === 'number'
@@ -224,10 +225,10 @@ export class LocalPlatform implements Platform {
         : `Debian's nginx in front of the Service's ready endpoints, reloaded on each endpoint change ${sync} ms after it (as NGINX Inc.'s kubernetes-ingress; ingress-nginx changes endpoints without a reload), with ingress-nginx's defaults: proxy_next_upstream error timeout${job.retryNonIdempotent ? ' non_idempotent' : ''} (3 tries), upstream keepalive 320 / ${keepaliveTimeoutText(job.upstreamKeepaliveTimeoutMs)}, proxy_connect_timeout 5 s, proxy_read_timeout 60 s`;
     // --network-delay-ms behind nginx: its upstream connections go through a delay relay per Pod
     // (delay-relay.ts), which changes how a refused connection reaches it — said here.
-    const delay = this.cluster.networkDelayMs;
+    const delay = job.upstreamDelayMs ?? this.cluster.networkDelayMs;
     const relayed =
       proxy.mode === 'nginx' && delay > 0
-        ? `; its connections to the Pods carry --network-delay-ms ${delay} each way through a relay per Pod on loopback (the log's relay addresses read back as the Pods'), which accepts nginx's connection before it connects to the Pod: a connection the Pod refuses reaches nginx as accepted then reset, after the request was sent — logged as a reset, not a refused connect, and a POST not passed on to another Pod`
+        ? `; its connections to the Pods carry ${job.upstreamDelayMs === undefined ? '--network-delay-ms ' : ''}${delay}${job.upstreamDelayMs === undefined ? '' : ' ms'} each way through a relay per Pod on loopback (the log's relay addresses read back as the Pods'), which accepts nginx's connection before it connects to the Pod: a connection the Pod refuses reaches nginx as accepted then reset, after the request was sent — logged as a reset, not a refused connect, and a POST not passed on to another Pod`
         : '';
     // As a cloud load balancer's target group (ALB or NEG with IP targets): what its controller
     // deregisters keeps getting new requests until the deregistration takes effect.

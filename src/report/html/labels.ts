@@ -128,6 +128,16 @@ function describeClient(e: Known<'client'>): MarkText {
       const how = e.data.reusedSocket ? 'on the pooled connection' : 'on a new connection';
       return mark(`reused: ${outcome} ${how}`, outcome === 'completed' ? 'good' : 'bad', 4);
     }
+    case 'idle-race-primed':
+      return mark(`idle race: first POST ${text(e.data.status) ?? 'unanswered'}`, 'neutral', 2);
+    case 'idle-race-sent':
+      return mark(`idle race: POST sent ${text(e.data.afterMs) ?? '?'} ms later`, 'neutral', 3);
+    case 'idle-race-outcome':
+      return mark(
+        `idle race: ${outcomeBrief(e.data) ?? 'no outcome'}`,
+        e.data.outcome === 'completed' ? 'good' : 'bad',
+        4,
+      );
     default:
       return assertNever(e);
   }
