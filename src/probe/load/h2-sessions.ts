@@ -4,9 +4,8 @@
 // grpc-js channel keeps one per backend it picked; Go's http2.Transport one per host until
 // its streams run out), so a Kubernetes Service, which balances connections, pins each of them
 // to one Pod until the server ends it (issue 26). The client holds `connections` slots, each
-// with at most one open session; a request goes to the least-loaded slot (fewest streams in
-// flight; an empty slot first, so every connection gets opened; ties in turn, as grpc-js's
-// round_robin over its subchannels), and a slot whose session received GOAWAY or closed gets a
+// with at most one open session; a request goes to the slots in turn (each a client with its
+// own share; a full session passes its turn), and a slot whose session received GOAWAY or closed gets a
 // new session — a new TCP connection, routed anew by the Service — for its next request.
 //
 // Two traps (verified with Node 20, issue 26):
@@ -214,25 +213,28 @@ export class H2Sessions implements LoadTransport {
     };
   }
 
-  /** The least-loaded usable session; an empty slot (a new session) first; ties in turn. */
+  /**
+   * The next slot in turn (each stands for a client with its own share of the requests), its
+   * session if usable, else a new one; a slot whose session has H2_STREAMS_PER_SESSION streams
+   * open passes its turn to the next. The least-loaded slot, an empty one first, was one whose
+   * session had just gone — chosen for every request while its reconnects were refused (a
+   * Service still sending new connections to a Pod that stopped listening), so every request
+   * then failed, where N clients lose only the one's share (as GrpcChannels.pick): with one of 3
+   * sessions gone and new connections refused for 400 ms, 44 of 90 requests failed, 17 in turn
+   * (test/probe/load/h2-load.test.ts).
+   */
   private pick(): Session {
     const n = this.slots.length;
-    let best = -1;
-    let bestLoad = Infinity;
+    let best = this.cursor % n;
     for (let k = 0; k < n; k++) {
       const i = (this.cursor + k) % n;
-      const s = this.slots[i]!;
-      const usable = s !== null && (s.state === 'open' || s.state === 'connecting');
-      // An empty slot weighs less than an idle session: every connection gets opened.
-      const load = usable ? s.load : -1;
+      const s = this.slots[i];
+      const usable = s !== null && s !== undefined && (s.state === 'open' || s.state === 'connecting');
       if (usable && s.load >= H2_STREAMS_PER_SESSION) continue;
-      if (load < bestLoad) {
-        best = i;
-        bestLoad = load;
-      }
+      best = i;
+      break;
     }
-    // Every session full: the generator's limit keeps this from happening; the first slot then.
-    if (best < 0) best = this.cursor % n;
+    // Every session full: the generator's limit keeps this from happening; the slot in turn then.
     this.cursor = (best + 1) % n;
     const current = this.slots[best];
     if (current && (current.state === 'open' || current.state === 'connecting')) return current;

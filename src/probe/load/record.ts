@@ -25,7 +25,7 @@ export const failureClasses = [
    * SYN; the phase of the Pod it was sent to (where known) grades the reading.
    */
   'connect-timeout',
-  /** A whole response with status >= 500 (a draining Pod's 503). */
+  /** A whole response with status >= 500 (a draining Pod's 503; behind an ingress, the proxy's 502/503/504). */
   'http-5xx',
   /**
    * Written on a reused keep-alive connection that closed before any response byte: the server

@@ -8,7 +8,7 @@
 // Service, to a ready Pod — for its next message; no message is sent again by the client (ws has
 // no retry of its own: a message the socket carried when it ended is that message's fate).
 //
-// A message goes to the slot with the fewest messages in flight (ties in turn). Each socket is
+// A message goes to the slots in turn (each a client with its own share). Each socket is
 // one connection (`conn`, numbered across slots), its client port bound before the connect
 // (./local-port.ts). A message's end is read with the probe's own wsOutcome (../outcome.ts) from
 // the same facts `draincheck run --protocol ws` keeps: `done` completes it; the server's error
@@ -179,17 +179,19 @@ export class WsSockets implements LoadTransport {
     return { retried: 0, idleClosed: 0, refusedResent: this.resent, sessions: this.connSeq, goaways: null };
   }
 
-  /** The slot with the fewest messages in flight; ties in turn. */
+  /**
+   * The next slot in turn, whatever its socket's state: each slot stands for a client with its
+   * own share of the messages. The fewest-in-flight slot was one whose socket had just ended —
+   * no messages, so chosen for every message while its reconnects were refused (a Service
+   * still sending new connections to a Pod that stopped listening): every message then failed,
+   * where N clients lose only the one's share (as GrpcChannels.pick): with one of 3 sockets gone
+   * and new connections refused for 400 ms, 39 of 90 messages failed, 17 in turn
+   * (test/probe/load/ws-load.test.ts).
+   */
   private pick(): Slot {
-    const n = this.slots.length;
-    const load = (s: Slot) => s.socket?.messages.size ?? 0;
-    let best = this.slots[this.cursor % n]!;
-    for (let k = 1; k < n; k++) {
-      const s = this.slots[(this.cursor + k) % n]!;
-      if (load(s) < load(best)) best = s;
-    }
-    this.cursor = (best.index + 1) % n;
-    return best;
+    const slot = this.slots[this.cursor]!;
+    this.cursor = (this.cursor + 1) % this.slots.length;
+    return slot;
   }
 
   /** A new WebSocket for the slot, through the Service. */

@@ -17,6 +17,10 @@ interface Server {
   sessions: http2.ServerHttp2Session[];
   /** Destroys every TCP connection (as a process exit does). */
   cut: () => void;
+  /** While true, a new connection is closed as it comes (a Service routing to a Pod that stopped listening). */
+  refusing: boolean;
+  /** Destroys the TCP connection of one session (node:http2 lets no one touch session.socket). */
+  cutSession: (session: http2.Http2Session) => void;
 }
 
 /** A real h2c server on loopback; `onStream` answers (or not) each stream. Stopped with the test. */
@@ -32,8 +36,17 @@ async function h2Server(
     cut: () => {
       for (const socket of sockets) socket.destroy();
     },
+    refusing: false,
+    cutSession: (session) => {
+      const port = session.socket.remotePort;
+      for (const socket of sockets) if (socket.remotePort === port) socket.destroy();
+    },
   };
   server.on('connection', (socket: net.Socket) => {
+    if (state.refusing) {
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -172,4 +185,43 @@ test('h2c refuses --new-connections (one line, DC_USAGE)', () => {
       }),
     (e: Error & { code?: string }) => e.code === 'DC_USAGE' && /--new-connections/.test(e.message),
   );
+});
+
+test('h2c: the slots take the requests in turn, so one whose session went while new connections are refused fails only its share', async (t) => {
+  // The 10th stream: its session's connection goes, and for 400 ms every new connection is
+  // closed as it comes. The slot that lost its session reconnects for each of its requests and
+  // fails them; the other two keep their sessions. Three clients of their own lose a third.
+  let cut = false;
+  const server = await h2Server(t, (stream, id, ms, s) => {
+    if (!cut && id === 'L9') {
+      cut = true;
+      s.refusing = true;
+      if (stream.session) s.cutSession(stream.session);
+      setTimeout(() => (s.refusing = false), 400);
+      return;
+    }
+    setTimeout(() => answer(stream, id), ms);
+  });
+  const { records } = await load(server.url, {
+    connections: 3,
+    rate: 100,
+    count: 90,
+    workMs: { kind: 'fixed', ms: 150 },
+  });
+  assert.ok(cut, 'the connection went');
+  assert.equal(records.length, 90);
+  const bySeq = [...records].sort((a, b) => a.seq - b.seq);
+  assert.deepEqual(
+    bySeq.map((r) => r.slot),
+    bySeq.map((r) => (r.seq % 3) + 1),
+    "every request on the next slot in turn, whatever its session's state",
+  );
+  const failed = records.filter((r) => r.outcome !== 'completed');
+  assert.ok(failed.length >= 2, 'the lost session and the refused reconnects failed requests');
+  assert.equal(
+    new Set(failed.map((r) => r.slot)).size,
+    1,
+    JSON.stringify(failed.map((r) => [r.seq, r.slot, r.failure])),
+  );
+  assert.ok(failed.length <= 30, `${failed.length} failed: at most the one slot's share`);
 });

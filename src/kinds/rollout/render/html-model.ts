@@ -49,7 +49,8 @@ const meanings: Record<string, string> = {
   'connect-failed': 'no connection (the name did not resolve)',
   'connect-refused': 'the new connection was refused: sent to a Pod that had stopped listening',
   'connect-timeout': 'no answer to the SYN within the connect timeout',
-  'http-5xx': 'a whole response with status ≥ 500 (a draining Pod’s 503)',
+  'http-5xx':
+    'a whole response with status ≥ 500: a Pod’s own (a draining one’s 503), or, behind an ingress, the proxy’s 502/503/504 for its upstream',
   'reused-connection-closed': 'a reused keep-alive connection closed before any response byte',
   'client-timeout': 'connected, no whole response within the client’s limit',
   'done-unacknowledged': 'the server finished the work, the client saw a failure',
