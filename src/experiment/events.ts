@@ -33,6 +33,21 @@ type DataOf<F extends Fields> = { readonly [K in keyof F]: FieldType<F[K]> | nul
 
 /** Fields every client event carries: the client's own clock and wall time. */
 const clientClock = { clientMs: 'number', time: 'string' } as const;
+/** What the client keeps of a request's end (probe/outcome.ts classifyWork), each request alike. */
+const requestEnd = {
+  ...clientClock,
+  id: 'string',
+  outcome: requestOutcomes,
+  status: 'number',
+  body: 'unknown',
+  bodyNote: 'string',
+  bodyUid: 'string',
+  error: 'object',
+  bytesReceived: 'number',
+  localPort: 'number',
+} as const;
+/** The same, for a request of the run's protocol (its HTTP/2, gRPC or WebSocket facts). */
+const protocolRequestEnd = { ...requestEnd, h2: 'object', grpc: 'object', ws: 'object' } as const;
 /** Fields every journal line carries (src/server/journal.ts). */
 const journalLine = { time: 'string', uid: 'string' } as const;
 const podData = {
@@ -183,21 +198,7 @@ export const eventSpecs = {
       state: 'string',
       afterMs: 'number',
     },
-    'work-outcome': {
-      ...clientClock,
-      id: 'string',
-      outcome: requestOutcomes,
-      status: 'number',
-      body: 'unknown',
-      bodyNote: 'string',
-      bodyUid: 'string',
-      error: 'object',
-      bytesReceived: 'number',
-      localPort: 'number',
-      h2: 'object',
-      grpc: 'object',
-      ws: 'object',
-    },
+    'work-outcome': protocolRequestEnd,
     // --protocol ws: the work's socket ended (src/probe/ws-exchange.ts WsClose).
     'work-ws-closed': {
       ...clientClock,
@@ -215,21 +216,7 @@ export const eventSpecs = {
     'replacement-wait-timeout': { ...clientClock, polls: 'number', limitMs: 'number' },
     'new-request-sent': { ...clientClock, id: 'string', ms: 'number', path: 'string', afterMs: 'number' },
     'new-request-connected': { ...clientClock, id: 'string', localPort: 'number' },
-    'new-request-outcome': {
-      ...clientClock,
-      id: 'string',
-      outcome: requestOutcomes,
-      status: 'number',
-      body: 'unknown',
-      bodyNote: 'string',
-      bodyUid: 'string',
-      error: 'object',
-      bytesReceived: 'number',
-      localPort: 'number',
-      h2: 'object',
-      grpc: 'object',
-      ws: 'object',
-    },
+    'new-request-outcome': protocolRequestEnd,
     'pooled-request': { ...clientClock, status: 'number', localPort: 'number', error: 'object' },
     // The idle race (ClientPlan.idleRaceAfterMs): the first POST's answer, the second sent, its outcome.
     'idle-race-primed': {
@@ -241,18 +228,7 @@ export const eventSpecs = {
       error: 'object',
     },
     'idle-race-sent': { ...clientClock, id: 'string', path: 'string', method: 'string', afterMs: 'number' },
-    'idle-race-outcome': {
-      ...clientClock,
-      id: 'string',
-      outcome: requestOutcomes,
-      status: 'number',
-      body: 'unknown',
-      bodyNote: 'string',
-      bodyUid: 'string',
-      error: 'object',
-      bytesReceived: 'number',
-      localPort: 'number',
-    },
+    'idle-race-outcome': requestEnd,
     'reused-request-sent': {
       ...clientClock,
       id: 'string',
@@ -261,16 +237,7 @@ export const eventSpecs = {
       pooledPort: 'number',
     },
     'reused-request-outcome': {
-      ...clientClock,
-      id: 'string',
-      outcome: requestOutcomes,
-      status: 'number',
-      body: 'unknown',
-      bodyNote: 'string',
-      bodyUid: 'string',
-      error: 'object',
-      bytesReceived: 'number',
-      localPort: 'number',
+      ...requestEnd,
       reusedSocket: 'boolean',
       pooledPort: 'number',
       connectionHeader: 'string',
