@@ -4,7 +4,6 @@
 // with real processes and real TCP. See docs/FIDELITY.md for each rule and its source.
 import { HaproxyIngress } from './ingress-haproxy.js';
 import { NginxIngress } from './ingress-nginx.js';
-import type { ProxySyncRange } from './timing.js';
 import { randomUUID } from 'node:crypto';
 import type {
   KubernetesObject,
@@ -17,7 +16,7 @@ import type {
 } from '@kubernetes/client-node';
 import { DraincheckError } from '../../errors.js';
 import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
-import type { IngressProxy, PlatformEvent, WatchEvent } from '../types.js';
+import type { IngressJob, IngressProxy, PlatformEvent, WatchEvent } from '../types.js';
 import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
 import { detectPid1Support, prefetchContainerSupport, type Pid1Support } from './container.js';
 import { isDraincheckImage } from './container-spec.js';
@@ -366,16 +365,9 @@ export class LocalCluster {
    * Service, or by the caller.
    */
   async createIngress(
-    namespace: string,
-    service: string,
-    syncDelayMs: number | ProxySyncRange,
-    kind: IngressProxy = 'nginx',
-    deregistrationDelayMs = 0,
-    retryNonIdempotent = false,
-    upstreamKeepaliveTimeoutMs?: number,
-    /** This ingress's delay each way to the Pods (absent: the runtime's networkDelayMs). */
-    upstreamDelayMs?: number,
+    job: Omit<IngressJob, 'image' | 'readyWaitMs' | 'kind'> & { kind?: IngressProxy },
   ): Promise<NginxIngress | HaproxyIngress> {
+    const { namespace, service, syncDelayMs, kind = 'nginx', upstreamKeepaliveTimeoutMs } = job;
     this.assertOpen();
     const key = `${namespace}/${service}`;
     if (!this.store.get('services', namespace, service))
@@ -389,10 +381,11 @@ export class LocalCluster {
         : await NginxIngress.start(
             '127.0.0.1',
             {
-              retryNonIdempotent,
+              retryNonIdempotent: job.retryNonIdempotent ?? false,
               ...(upstreamKeepaliveTimeoutMs !== undefined ? { upstreamKeepaliveTimeoutMs } : {}),
             },
-            upstreamDelayMs ?? this.networkDelayMs,
+            // This ingress's own delay to the Pods (a scenario's), else the runtime's.
+            job.upstreamDelayMs ?? this.networkDelayMs,
           );
     const proxy = new ServiceProxy({
       dataplane: ingress,
@@ -405,7 +398,7 @@ export class LocalCluster {
       recorder: this.recorder,
       // ingress controllers send to ready endpoints only (no KEP-1669 fallback).
       terminatingFallback: false,
-      deregistrationDelayMs,
+      deregistrationDelayMs: job.deregistrationDelayMs ?? 0,
     });
     this.ingresses.set(key, proxy);
     try {

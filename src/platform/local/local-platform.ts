@@ -205,16 +205,7 @@ export class LocalPlatform implements Platform {
   async ingress(job: IngressJob, signal: AbortSignal): Promise<Ingress> {
     if (signal.aborted) throw signal.reason;
     const deregistrationMs = job.deregistrationDelayMs ?? 0;
-    const proxy = await this.cluster.createIngress(
-      job.namespace,
-      job.service,
-      job.syncDelayMs,
-      job.kind,
-      deregistrationMs,
-      job.retryNonIdempotent ?? false,
-      job.upstreamKeepaliveTimeoutMs,
-      job.upstreamDelayMs,
-    );
+    const proxy = await this.cluster.createIngress(job);
     const sync =
       typeof job.syncDelayMs === 'number'
         ? `${job.syncDelayMs}`
