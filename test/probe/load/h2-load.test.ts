@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
 import type net from 'node:net';
 import { startLoad, type LoadOptions, type LoadResult } from '../../../src/probe/load/generator.js';
+import { assertOneSlotsShareFailed } from '../../helpers/slot-share.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 
 const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
@@ -210,18 +211,5 @@ test('h2c: the slots take the requests in turn, so one whose session went while 
   });
   assert.ok(cut, 'the connection went');
   assert.equal(records.length, 90);
-  const bySeq = [...records].sort((a, b) => a.seq - b.seq);
-  assert.deepEqual(
-    bySeq.map((r) => r.slot),
-    bySeq.map((r) => (r.seq % 3) + 1),
-    "every request on the next slot in turn, whatever its session's state",
-  );
-  const failed = records.filter((r) => r.outcome !== 'completed');
-  assert.ok(failed.length >= 2, 'the lost session and the refused reconnects failed requests');
-  assert.equal(
-    new Set(failed.map((r) => r.slot)).size,
-    1,
-    JSON.stringify(failed.map((r) => [r.seq, r.slot, r.failure])),
-  );
-  assert.ok(failed.length <= 30, `${failed.length} failed: at most the one slot's share`);
+  assertOneSlotsShareFailed(records, 3, { unit: 'request', lost: 'session' });
 });

@@ -9,6 +9,7 @@ import type net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { startLoad } from '../../../src/probe/load/generator.js';
+import { assertOneSlotsShareFailed } from '../../helpers/slot-share.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { loadTransport } from '../../../src/probe/load/generator.js';
 
@@ -90,18 +91,5 @@ test('ws load: the slots take the messages in turn, so one whose socket went whi
   await run.done;
   assert.ok(cut, 'the socket went');
   assert.equal(records.length, 90);
-  const bySeq = [...records].sort((a, b) => a.seq - b.seq);
-  assert.deepEqual(
-    bySeq.map((r) => r.slot),
-    bySeq.map((r) => (r.seq % 3) + 1),
-    "every message on the next slot in turn, whatever its socket's state",
-  );
-  const failed = records.filter((r) => r.outcome !== 'completed');
-  assert.ok(failed.length >= 2, 'the lost socket and the refused reconnects failed messages');
-  assert.equal(
-    new Set(failed.map((r) => r.slot)).size,
-    1,
-    JSON.stringify(failed.map((r) => [r.seq, r.slot, r.failure])),
-  );
-  assert.ok(failed.length <= 30, `${failed.length} failed: at most the one slot's share`);
+  assertOneSlotsShareFailed(records, 3, { unit: 'message', lost: 'socket' });
 });
