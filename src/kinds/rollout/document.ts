@@ -403,7 +403,11 @@ export const RolloutDocumentSchema = z.object({
     .object({
       policy: z.enum(retryPolicies).describe('the client’s retry policy (--retry, src/probe/load/retry.ts)'),
       requests: z.number().describe('requests in all (each counted once, by its last attempt)'),
-      posts: z.number().describe('of them, sent as POST (not idempotent): --post-share'),
+      posts: z
+        .number()
+        .describe(
+          'of them, not idempotent: sent as POST (--post-share); with --protocol grpc or ws every one (a Work RPC, a work message: never idempotent)',
+        ),
       requestsRetried: z.number().describe('requests sent more than once'),
       attemptsRetried: z.number().describe('failed attempts the client sent again'),
       attemptFailures: z
@@ -417,7 +421,7 @@ export const RolloutDocumentSchema = z.object({
       duplicates: z
         .object({ POST: z.number(), GET: z.number() })
         .describe(
-          'requests a server began more than once — its journal’s accepted/finished/aborted/cut line, or a completion body, for two of their attempts — by method: for POST the harm of a retry, for GET cost only',
+          'requests a server began more than once — its journal’s accepted/finished/aborted/cut line, or a completion body, for two of their attempts — by method: for POST (with grpc or ws: every Work RPC or work message, none idempotent) the harm of a retry, for GET cost only',
         ),
       doneTwice: z
         .object({ POST: z.number(), GET: z.number() })

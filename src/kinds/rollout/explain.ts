@@ -5,7 +5,7 @@
 // load fell behind says so first, since its counts are then not the Service's result.
 import type { IngressAnswers } from './ingress-url.js';
 import type { RetryPolicy } from '../../probe/load/retry.js';
-import type { RetrySummary } from './join/retry-tally.js';
+import { requestNoun, type RetrySummary } from './join/retry-tally.js';
 import type { NotSentReading } from '../../probe/load/not-sent.js';
 import type { FailureClass } from '../../probe/load/record.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
@@ -132,7 +132,7 @@ export function concludeRollout(facts: RolloutFacts): string {
     }) +
     loadBalancerWords(facts.context ?? {}) +
     ingressDuplicateWords(facts.context ?? {}) +
-    retrySentence(facts.context?.retries ?? null) +
+    retrySentence(facts.context?.retries ?? null, facts.context?.protocol ?? 'http1') +
     pinningSentence(facts.context?.pinning ?? null, facts.context?.protocol ?? 'http1')
   );
 }
@@ -142,21 +142,32 @@ export function concludeRollout(facts: RolloutFacts): string {
  * last attempt): how many were sent again, how many that saved, and — the harm — how many a
  * server executed twice, with the method that makes it harm or only cost.
  */
-export function retrySentence(r: (RetrySummary & { policy: RetryPolicy }) | null): string {
+export function retrySentence(
+  r: (RetrySummary & { policy: RetryPolicy }) | null,
+  protocol: LoadProtocol = 'http1',
+): string {
   if (r === null || (r.policy === 'none' && r.posts === 0)) return '';
-  const posts = r.posts > 0 ? ` (${r.posts} of the ${r.requests} requests were POST)` : '';
+  const noun = requestNoun(protocol);
+  // A Work RPC or a work message has no method: none is idempotent (../../probe/load/retry.ts).
+  const posts = !noun.methods
+    ? ` (a ${protocol === 'grpc' ? 'Work RPC' : 'work message'} is not idempotent: --retry safe sends one again only when it never left the client)`
+    : r.posts > 0
+      ? ` (${r.posts} of the ${r.requests} requests were POST)`
+      : '';
   if (r.policy === 'none')
-    return ` The client did not retry${posts}: each failure above is its request's only attempt.`;
+    return ` The client did not retry${noun.methods ? posts : ''}: each failure above is its request's only attempt.`;
   const head =
     r.requestsRetried === 0
-      ? ` The client (--retry ${r.policy}) sent no request again${posts}.`
-      : ` The client (--retry ${r.policy}) sent ${r.requestsRetried} requests again${posts}: ${r.recovered} completed on a later attempt, ${r.failedAfterRetries} failed anyway${r.cancelled > 0 ? `, ${r.cancelled} waited for a retry the end of the run cancelled` : ''} (the failures above count each request once, by its last attempt; ${r.attemptsRetried} failed attempts in all).`;
+      ? ` The client (--retry ${r.policy}) sent no ${noun.plural.replace(/s$/, '')} again${posts}.`
+      : ` The client (--retry ${r.policy}) sent ${r.requestsRetried} ${noun.plural} again${posts}: ${r.recovered} completed on a later attempt, ${r.failedAfterRetries} failed anyway${r.cancelled > 0 ? `, ${r.cancelled} waited for a retry the end of the run cancelled` : ''} (the failures above count each request once, by its last attempt; ${r.attemptsRetried} failed attempts in all).`;
   const dup: string[] = [];
+  const nonIdempotent = noun.methods ? 'POST requests' : noun.plural;
   if (r.duplicates.POST > 0)
     dup.push(
-      `${r.duplicates.POST} POST requests were executed more than once — a server's journal (or its answer) shows an attempt begun that the client then sent again: the duplicate a retry of a non-idempotent request makes${r.doneTwice.POST > 0 ? ` (${r.doneTwice.POST} done to the end twice)` : ''}`,
+      `${r.duplicates.POST} ${nonIdempotent} were executed more than once — a server's journal (or its answer) shows an attempt begun that the client then sent again: the duplicate a retry of a non-idempotent request makes${r.doneTwice.POST > 0 ? ` (${r.doneTwice.POST} done to the end twice)` : ''}`,
     );
-  else if (r.posts > 0 && r.requestsRetried > 0) dup.push('no POST was executed twice');
+  else if (r.posts > 0 && r.requestsRetried > 0)
+    dup.push(`no ${noun.methods ? 'POST' : nonIdempotent.replace(/s$/, '')} was executed twice`);
   if (r.duplicates.GET > 0)
     dup.push(
       `${r.duplicates.GET} GET requests were executed more than once (idempotent: work done again, no harm)`,

@@ -766,6 +766,7 @@ async function joinStep(run: RolloutRun): Promise<Joined> {
         (load?.whole() ?? true),
       viaProxy: run.ingressModel !== null || run.ingressRoute !== null,
       ingressUrl: run.ingressRoute !== null,
+      protocol: run.plan.load.protocol,
     }).catch((error: unknown) => {
       throw resultWriteError(joiningPath, error);
     });

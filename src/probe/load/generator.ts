@@ -26,7 +26,7 @@ import type { GrpcChannels } from './grpc-channels.js';
 import type { WsSockets } from './ws-sockets.js';
 import { classifyFailure, settleUnfinished, type LoadRecord } from './record.js';
 import type { LoadProtocol, LoadTransport, TransportEnd } from './transport.js';
-import { attemptId, retryBackoffMs, shouldRetry, type RetryPolicy } from './retry.js';
+import { attemptId, idempotentRequest, retryBackoffMs, shouldRetry, type RetryPolicy } from './retry.js';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { DraincheckError } from '../../errors.js';
 import { LatencyHistogram } from './histogram.js';
@@ -397,7 +397,7 @@ export function startLoad(options: LoadOptions): LoadRun {
       if (
         !stopped &&
         attempt < retryAttempts &&
-        shouldRetry(retryPolicy, record.method ?? 'GET', record.failure, record.status)
+        shouldRetry(retryPolicy, idempotentRequest(protocol, record.method), record.failure, record.status)
       ) {
         // This attempt is a retry's: its record goes out now (records leave in the order they
         // end), and the next attempt waits out its backoff.

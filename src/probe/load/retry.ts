@@ -8,16 +8,30 @@
 //     connection closed after it was written is not sent again: the server may have begun it.
 //   - `all`: a naive client (a loop around the call, or axios-retry with a retryCondition that
 //     says yes): every failure, every method — the one that executes a POST twice.
+// What is idempotent: GET /work (RFC 9110 §9.2.2); never POST /work, a gRPC Work RPC or a
+// WebSocket work message. gRPC leaves retrying a call the server may have begun to the service
+// owner (gRFC A6: retryable status codes are configured per method; the Work method declares no
+// `idempotency_level`), and every call is an HTTP/2 POST; a work message sent again on a new socket
+// is work sent twice. So under `safe` these are sent again only when they never left the client.
 // The wait before attempt n+1 is "full jitter" (AWS Architecture Blog, "Exponential Backoff And
 // Jitter", 2015): a uniform draw in [0, min(cap, base × 2^(n−1))), as urllib3's backoff grows by
 // powers of two too (`backoff_factor * 2 ** (retries - 1)`, with `backoff_jitter` for the spread).
 import type { FailureClass } from './record.js';
+import type { LoadProtocol } from './transport.js';
 
 export const retryPolicies = ['none', 'safe', 'all'] as const;
 export type RetryPolicy = (typeof retryPolicies)[number];
 
 /** The request's method: GET (idempotent, RFC 9110 §9.2.2) or POST (not). */
 export type LoadMethod = 'GET' | 'POST';
+
+/**
+ * Whether the request is idempotent, so `safe` may send it again after it was written: a GET on
+ * HTTP/1.1 or h2c. A POST, a Work RPC (grpc) and a work message (ws) are not.
+ */
+export function idempotentRequest(protocol: LoadProtocol, method: LoadMethod | undefined): boolean {
+  return (protocol === 'http1' || protocol === 'h2c') && method !== 'POST';
+}
 
 /** The longest wait between two attempts, whatever the base (urllib3's DEFAULT_BACKOFF_MAX: 120 s; ours shorter: a rollout lasts minutes). */
 export const RETRY_BACKOFF_CAP_MS = 10_000;
@@ -33,8 +47,10 @@ const beforeSend: ReadonlySet<FailureClass> = new Set([
   'stream-refused',
   // gRPC: UNAVAILABLE on a channel never READY during the call: it never left the client.
   'rpc-refused',
+  // WebSocket: the server's close 1001 came before it accepted the message: never taken.
+  'ws-going-away',
 ]);
-/** After the request was written: sent again only when the method is idempotent (`safe`). */
+/** After the request was written: sent again only when it is idempotent (`safe`). */
 const afterSendIdempotent: ReadonlySet<FailureClass> = new Set([
   'accepted-cut',
   'reused-connection-closed',
@@ -54,7 +70,7 @@ const retryStatuses: ReadonlySet<number> = new Set([502, 503, 504]);
  */
 export function shouldRetry(
   policy: RetryPolicy,
-  method: LoadMethod,
+  idempotent: boolean,
   failure: FailureClass | null,
   status: number | null,
 ): boolean {
@@ -62,7 +78,7 @@ export function shouldRetry(
     return false;
   if (policy === 'all') return true;
   if (beforeSend.has(failure)) return true;
-  if (method !== 'GET') return false;
+  if (!idempotent) return false;
   if (afterSendIdempotent.has(failure)) return true;
   return failure === 'http-5xx' && status !== null && retryStatuses.has(status);
 }

@@ -223,7 +223,7 @@ export function loadSettings(workMsMax: number) {
     retry: setting<RetryPolicy, RetryPolicy | undefined, 'load'>({
       flag: '--retry',
       arg: '<policy>',
-      help: 'which failed requests the client sends again: none; safe (urllib3’s Retry: a failure before the request was sent, whatever the method, and for GET also a dropped connection, a timeout or a 502/503/504); all (a naive client: every failure, POST too — the one that executes work twice)',
+      help: 'which failed requests the client sends again: none; safe (urllib3’s Retry: a failure before the request was sent, whatever the method, and for GET also a dropped connection, a timeout or a 502/503/504; a gRPC Work RPC or a WebSocket work message is not idempotent: only before it was sent); all (a naive client: every failure, POST too — the one that executes work twice)',
       default: 'none',
       schema: z.enum(retryPolicies, {
         error: (issue) => `--retry must be none, safe or all, got ${quote(issue.input)}`,

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import type { V1Pod } from '@kubernetes/client-node';
 import { explainFailures, retrySentence } from '../../../src/kinds/rollout/explain.js';
 import { PodLifecycles } from '../../../src/kinds/rollout/join/lifecycle.js';
-import { RetryTally } from '../../../src/kinds/rollout/join/retry-tally.js';
+import { RetryTally, retryWords } from '../../../src/kinds/rollout/join/retry-tally.js';
 import { RolloutTally } from '../../../src/kinds/rollout/join/tally.js';
 import { GeneratorIndex } from '../../../src/kinds/rollout/join/stale-conntrack.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
@@ -97,6 +97,27 @@ test('duplicates by method from the servers’ evidence; unsettled fates are unc
   assert.match(sentence, /1 more may have been/);
   // GET only, no retries: nothing said.
   assert.equal(retrySentence({ policy: 'none', ...new RetryTally().summary() }), '');
+});
+
+test('a Work RPC or a work message sent twice is a non-idempotent duplicate, not an idempotent GET’s cost', () => {
+  for (const protocol of ['grpc', 'ws'] as const) {
+    const t = new RetryTally(protocol);
+    // A Work RPC cut after its server accepted it, then done on another Pod (--retry all).
+    t.attempt(rec('L1', { ...cut, failure: 'rpc-connection-lost', fate: 'cut' }));
+    t.request(rec('L1.2', { ...ok, attempt: 2 }));
+    t.request(rec('L2', ok));
+    const s = t.summary();
+    assert.deepEqual(s.duplicates, { POST: 1, GET: 0 }, protocol);
+    assert.equal(s.posts, 2, protocol);
+    const sentence = retrySentence({ policy: 'all', ...s }, protocol);
+    const noun = protocol === 'grpc' ? 'Work RPCs' : 'work messages';
+    assert.match(sentence, new RegExp(`sent 1 ${noun} again \\(a .* is not idempotent`), protocol);
+    assert.match(sentence, new RegExp(`1 ${noun} were executed more than once`), protocol);
+    assert.doesNotMatch(sentence, /GET|POST|no harm/, protocol);
+    const words = retryWords({ policy: 'all', ...s }, protocol);
+    assert.match(words, /1 of 2 .* sent again \(none idempotent\)/, protocol);
+    assert.match(words, /executed more than once: 1$/, protocol);
+  }
 });
 
 test('a later attempt with no earlier one, or an earlier one with no later: unlinked, counted', () => {

@@ -235,3 +235,45 @@ test('grpc load: a channel without a connection takes exactly its turns, so one 
   assert.ok(failed.length <= 15, `${failed.length} failed: at most the one channel's share`);
   assert.equal(records.filter((r) => r.outcome === 'completed').length, 45 - failed.length);
 });
+
+test('grpc load, --retry: a Work RPC cut after the server took it is sent again by all, never by safe (not idempotent)', async (t) => {
+  for (const retry of ['safe', 'all'] as const) {
+    let cut = false;
+    const server = await grpcServer(t, (call, cb, s) => {
+      // The 10th call: every connection destroyed with calls in flight (a process exit).
+      if (!cut && s.taken.length === 10) {
+        cut = true;
+        setTimeout(() => s.cut(), 30);
+        return;
+      }
+      setTimeout(() => cb(null, reply(call.request.id)), call.request.ms ?? 0);
+    });
+    const { records } = await load(server.url, {
+      count: 40,
+      workMs: { kind: 'fixed', ms: 100 },
+      retry,
+      retryBackoffMs: 1,
+    });
+    const lost = records.filter((r) => r.failure === 'rpc-connection-lost');
+    assert.ok(
+      lost.length >= 1,
+      `${retry}: ${JSON.stringify(records.filter((r) => r.failure !== null).slice(0, 3))}`,
+    );
+    const resent = server.taken.filter((id) => id.includes('.'));
+    if (retry === 'safe') {
+      assert.ok(
+        lost.every((r) => r.retried === undefined),
+        'safe: no lost RPC sent again',
+      );
+      assert.deepEqual(resent, [], 'safe: the server took no second attempt');
+    } else {
+      assert.ok(
+        lost.some((r) => r.retried === true),
+        'all: the lost RPCs sent again',
+      );
+      // The server took the cut RPC and then its second attempt: the same work twice.
+      const twice = resent.filter((id) => server.taken.includes(id.slice(0, id.lastIndexOf('.'))));
+      assert.ok(twice.length >= 1, `all: ${resent.join(',')}`);
+    }
+  }
+});

@@ -9,6 +9,7 @@ import { startLoad, type LoadOptions, type LoadResult } from '../../../src/probe
 import type { LoadRecord } from '../../../src/probe/load/record.js';
 import {
   attemptId,
+  idempotentRequest,
   requestIdOf,
   RETRY_BACKOFF_CAP_MS,
   retryBackoffMs,
@@ -84,23 +85,42 @@ const base = {
 };
 
 test('which failures each policy sends again (urllib3 Retry for safe, every one for all)', () => {
+  const GET = idempotentRequest('http1', undefined);
+  const POST = idempotentRequest('http1', 'POST');
   // Before the send: whatever the method.
-  assert.equal(shouldRetry('safe', 'POST', 'connect-refused', null), true);
-  assert.equal(shouldRetry('safe', 'POST', 'connect-timeout', null), true);
+  assert.equal(shouldRetry('safe', POST, 'connect-refused', null), true);
+  assert.equal(shouldRetry('safe', POST, 'connect-timeout', null), true);
   // After the send: a POST may have been begun — not again; a GET may.
-  assert.equal(shouldRetry('safe', 'POST', 'accepted-cut', null), false);
-  assert.equal(shouldRetry('safe', 'POST', 'reused-connection-closed', null), false);
-  assert.equal(shouldRetry('safe', 'GET', 'accepted-cut', null), true);
-  assert.equal(shouldRetry('safe', 'GET', 'http-5xx', 503), true);
-  assert.equal(shouldRetry('safe', 'GET', 'http-5xx', 500), false);
-  assert.equal(shouldRetry('safe', 'POST', 'http-5xx', 503), false);
-  assert.equal(shouldRetry('all', 'POST', 'accepted-cut', null), true);
-  assert.equal(shouldRetry('all', 'POST', 'http-5xx', 500), true);
+  assert.equal(shouldRetry('safe', POST, 'accepted-cut', null), false);
+  assert.equal(shouldRetry('safe', POST, 'reused-connection-closed', null), false);
+  assert.equal(shouldRetry('safe', GET, 'accepted-cut', null), true);
+  assert.equal(shouldRetry('safe', GET, 'http-5xx', 503), true);
+  assert.equal(shouldRetry('safe', GET, 'http-5xx', 500), false);
+  assert.equal(shouldRetry('safe', POST, 'http-5xx', 503), false);
+  assert.equal(shouldRetry('all', POST, 'accepted-cut', null), true);
+  assert.equal(shouldRetry('all', POST, 'http-5xx', 500), true);
   // Never: a completion, the policy none, the load's own end.
-  assert.equal(shouldRetry('all', 'POST', null, 200), false);
-  assert.equal(shouldRetry('none', 'GET', 'connect-refused', null), false);
-  assert.equal(shouldRetry('all', 'GET', 'not-sent', null), false);
-  assert.equal(shouldRetry('all', 'GET', 'unanswered', null), false);
+  assert.equal(shouldRetry('all', POST, null, 200), false);
+  assert.equal(shouldRetry('none', GET, 'connect-refused', null), false);
+  assert.equal(shouldRetry('all', GET, 'not-sent', null), false);
+  assert.equal(shouldRetry('all', GET, 'unanswered', null), false);
+});
+
+test('a Work RPC and a work message are not idempotent: safe sends them again only if they never left the client', () => {
+  assert.equal(idempotentRequest('h2c', undefined), true);
+  assert.equal(idempotentRequest('h2c', 'POST'), false);
+  for (const protocol of ['grpc', 'ws'] as const) {
+    const idempotent = idempotentRequest(protocol, undefined);
+    assert.equal(idempotent, false, protocol);
+    // Cut after it was sent: the server may have begun it — safe leaves it, all sends it again.
+    assert.equal(shouldRetry('safe', idempotent, 'rpc-connection-lost', null), false, protocol);
+    assert.equal(shouldRetry('safe', idempotent, 'ws-unacknowledged', null), false, protocol);
+    assert.equal(shouldRetry('all', idempotent, 'rpc-connection-lost', null), true, protocol);
+  }
+  // Never taken by the server: safe to send again, whatever it is.
+  assert.equal(shouldRetry('safe', false, 'rpc-refused', null), true);
+  assert.equal(shouldRetry('safe', false, 'ws-going-away', null), true);
+  assert.equal(shouldRetry('safe', false, 'stream-refused', null), true);
 });
 
 test('full-jitter backoff: below base × 2^(n−2), capped; attempt ids link back to their request', () => {

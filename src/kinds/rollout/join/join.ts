@@ -15,6 +15,7 @@
 import { type ResourceLimits, Worker } from 'node:worker_threads';
 import { LoadAggregate, type TallySummary } from '../../../probe/load/aggregate.js';
 import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
+import type { LoadProtocol } from '../../../probe/load/transport.js';
 import { readRecordFileBatches, RecordWriter } from '../../../probe/load/record-file.js';
 import { readJournalSpoolBatches } from './fate-spool.js';
 import { joinFatesWindowedBatches, newJoinCounts, type WindowedJoinCounts } from './server-fate.js';
@@ -66,6 +67,8 @@ export interface JoinInput {
   ingressUrl?: boolean;
   /** When the Deployment was complete (ms on the run's clock; null: never): the pinning's "after". */
   completeAtMs?: number | null;
+  /** What the load spoke (absent: HTTP/1.1): a Work RPC or a work message is not idempotent. */
+  protocol?: LoadProtocol;
 }
 
 /** The shift (µs) onto the run's clock of the records whose work id starts with `idPrefix`. */
@@ -160,6 +163,7 @@ export async function joinRecords(input: JoinInput): Promise<Omit<JoinOutput, 'r
     input.maxBins,
     input.portHistory,
     input.viaProxy !== true,
+    input.protocol,
   );
   // Through a proxy the load's connections end at the proxy: no connection of the client's is
   // pinned to a Pod, and none is counted as such.

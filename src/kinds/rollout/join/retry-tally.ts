@@ -2,12 +2,14 @@
 // a record of its own (src/probe/load/retry.ts), its server fate from the journals as any
 // request's. A request a server *executed* more than once is a duplicate — for a POST, the harm
 // a retrying client does (the same order placed twice); for a GET, work done again (cost only).
+// A gRPC Work RPC and a WebSocket work message count as POST: not idempotent (../../../probe/load/retry.ts).
 //
 // An attempt counts as executed when a server's own evidence says it began it: a completion body
 // (its UID), or the journal's accepted / finished / aborted / cut line for the attempt's id. An
 // attempt whose fate the join could not settle (`unknown`) may or may not have been: a request
 // that would be a duplicate only with those is counted as `uncertain`, never as a duplicate.
-import { requestIdOf } from '../../../probe/load/retry.js';
+import { idempotentRequest, requestIdOf } from '../../../probe/load/retry.js';
+import type { LoadProtocol } from '../../../probe/load/transport.js';
 import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
 
 /** Requests whose earlier attempts are held while their next attempt is awaited, at most. */
@@ -39,13 +41,14 @@ interface Pending {
   done: number;
 }
 
+/** POST: not idempotent (a POST, or every Work RPC / work message of grpc / ws); GET: idempotent. */
 export interface ByMethod {
   POST: number;
   GET: number;
 }
 
 export interface RetrySummary {
-  /** Requests in all, and those sent as POST (the non-idempotent share). */
+  /** Requests in all, and the non-idempotent ones (POST; with grpc or ws, all of them). */
   requests: number;
   posts: number;
   /** Requests sent more than once (their last attempt is their outcome). */
@@ -69,6 +72,9 @@ export interface RetrySummary {
 }
 
 export class RetryTally {
+  /** `protocol`: what the load spoke — a Work RPC or a work message is not idempotent. */
+  constructor(private readonly protocol: LoadProtocol = 'http1') {}
+
   private readonly pending = new Map<string, Pending>();
   private readonly s: RetrySummary = {
     requests: 0,
@@ -105,7 +111,7 @@ export class RetryTally {
 
   /** A request's outcome: its only attempt, or the last of its attempts. */
   request(r: LoadRecord): void {
-    const method = r.method ?? 'GET';
+    const method = idempotentRequest(this.protocol, r.method) ? 'GET' : 'POST';
     this.s.requests += 1;
     if (method === 'POST') this.s.posts += 1;
     if (r.attempt === undefined) return;
@@ -134,21 +140,36 @@ export class RetryTally {
   }
 }
 
+/**
+ * What a protocol's requests are called, and whether they have a method at all: HTTP's are GET or
+ * POST; a gRPC Work RPC and a WebSocket work message have none and are never idempotent.
+ */
+export function requestNoun(protocol: LoadProtocol | undefined): { plural: string; methods: boolean } {
+  if (protocol === 'grpc') return { plural: 'Work RPCs', methods: false };
+  if (protocol === 'ws') return { plural: 'work messages', methods: false };
+  return { plural: 'requests', methods: true };
+}
+
 /** The retries' figures in words, one line (text and page): what was sent again, what it cost. */
-export function retryWords(r: RetrySummary & { policy: string }): string {
+export function retryWords(r: RetrySummary & { policy: string }, protocol?: LoadProtocol): string {
   const classes = Object.entries(r.attemptFailures)
     .sort((a, b) => b[1] - a[1])
     .map(([cls, n]) => `${cls} ${n}`)
     .join(', ');
+  const noun = requestNoun(protocol);
   return (
-    `retries (${r.policy}): ${r.requestsRetried} of ${r.requests} requests sent again (${r.posts} POST in all), ` +
+    `retries (${r.policy}): ${r.requestsRetried} of ${r.requests} ${noun.plural} sent again ` +
+    `(${noun.methods ? `${r.posts} POST in all` : 'none idempotent'}), ` +
     `${r.recovered} recovered, ${r.failedAfterRetries} failed anyway` +
     (r.cancelled > 0 ? `, ${r.cancelled} cancelled by the run's end` : '') +
     `; failed attempts ${r.attemptsRetried}${classes ? ` (${classes})` : ''}` +
-    `; executed more than once: POST ${r.duplicates.POST}, GET ${r.duplicates.GET}` +
-    (r.doneTwice.POST + r.doneTwice.GET > 0
-      ? ` (done twice: POST ${r.doneTwice.POST}, GET ${r.doneTwice.GET})`
-      : '') +
+    (noun.methods
+      ? `; executed more than once: POST ${r.duplicates.POST}, GET ${r.duplicates.GET}` +
+        (r.doneTwice.POST + r.doneTwice.GET > 0
+          ? ` (done twice: POST ${r.doneTwice.POST}, GET ${r.doneTwice.GET})`
+          : '')
+      : `; executed more than once: ${r.duplicates.POST}` +
+        (r.doneTwice.POST > 0 ? ` (done twice: ${r.doneTwice.POST})` : '')) +
     (r.uncertain > 0 ? `; ${r.uncertain} uncertain (an attempt's fate not settled)` : '') +
     (r.unlinked > 0 ? `; ${r.unlinked} attempts not linked to their request` : '')
   );

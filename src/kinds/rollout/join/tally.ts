@@ -10,6 +10,7 @@ import { GeneratorIndex, LocalPortHistory, perGenerator } from './stale-conntrac
 import { BinLatency } from './bin-latency.js';
 import { FailureSamples } from './failure-samples.js';
 import { RetryTally } from './retry-tally.js';
+import type { LoadProtocol } from '../../../probe/load/transport.js';
 
 /**
  * Connections whose last Pod is remembered at most (a pool is at most 10,000; with a new
@@ -36,7 +37,7 @@ export class RolloutTally {
   readonly samples: FailureSamples;
   private readonly ports: LocalPortHistory | undefined;
   /** The client's retries (--retry) and POSTs: attempts, duplicates (./retry-tally.ts). */
-  readonly retries = new RetryTally();
+  readonly retries: RetryTally;
 
   constructor(
     private readonly lifecycles: LifecycleLookup,
@@ -49,7 +50,9 @@ export class RolloutTally {
     portHistory: boolean,
     /** Whether a connection's last Pod may stand for its failed request's (not through a proxy). */
     private readonly connectionPods = true,
+    protocol: LoadProtocol = 'http1',
   ) {
+    this.retries = new RetryTally(protocol);
     this.ports = portHistory ? new LocalPortHistory(lifecycles, this.generators) : undefined;
     this.samples = new FailureSamples(lifecycles);
   }

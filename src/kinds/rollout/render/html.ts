@@ -191,7 +191,9 @@ function facts(d: RolloutDocument): string {
         ]
       : []),
     // The client's retries (--retry, --post-share): what it sent again, what ran twice.
-    ...(d.retries ? [['retries', retryWords(d.retries).replace(/^retries /, '')] as [string, string]] : []),
+    ...(d.retries
+      ? [['retries', retryWords(d.retries, d.load.protocol).replace(/^retries /, '')] as [string, string]]
+      : []),
     // Which Pods the client's connections stayed on (issue 26.3).
     ...(pinningShown(d.pinning, d.load.protocol)
       ? [

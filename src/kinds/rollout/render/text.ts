@@ -151,7 +151,7 @@ export function renderRolloutText(unordered: RolloutDocument[], style: Style): s
     // The proxy in front: what it answered and retried, each failed attempt's Pod and cause.
     if (d.ingress) lines.push(...ingressWords(d.ingress).map((l) => `  ${terminalSafe(l)}`));
     // The client's retries (--retry, --post-share): what it sent again, what ran twice.
-    if (d.retries) lines.push(`  ${terminalSafe(retryWords(d.retries))}`);
+    if (d.retries) lines.push(`  ${terminalSafe(retryWords(d.retries, d.load.protocol))}`);
     // Which Pods the client's connections stayed on (issue 26.3).
     if (pinningShown(d.pinning, d.load.protocol))
       lines.push(`  ${terminalSafe(pinningWords(d.pinning, d.load.protocol))}`);
