@@ -82,14 +82,21 @@ export async function runMatrixLab(flags: MatrixFlags, format: ReportFormat): Pr
   }
   for (const row of notRun.values()) process.stderr.write(`${terminalSafe(row.sentence)}\n`);
   const resolved = runnable.map((s) => resolveScenario({ ...s.input, name: s.name }));
-  const { docs, files, interrupted } = await runMany(session, resolved, outDir, format !== 'text', (i) => ({
-    ...(runnable[i]!.newRequest ? { newRequest: runnable[i]!.newRequest } : {}),
-    ...(runnable[i]!.manifest ? { manifest: runnable[i]!.manifest } : {}),
-    ...(runnable[i]!.reuseAfterMs === undefined ? {} : { reuseAfterMs: runnable[i]!.reuseAfterMs }),
-    ...(runnable[i]!.replacement ? { replacement: runnable[i]!.replacement } : {}),
-    ...(runnable[i]!.frontProxy ? { frontProxy: runnable[i]!.frontProxy } : {}),
-    ...(runnable[i]!.idleRace ? { idleRace: runnable[i]!.idleRace } : {}),
-  }));
+  const { docs, files, interrupted, closed } = await runMany(
+    session,
+    resolved,
+    outDir,
+    format !== 'text',
+    (i) => ({
+      ...(runnable[i]!.newRequest ? { newRequest: runnable[i]!.newRequest } : {}),
+      ...(runnable[i]!.manifest ? { manifest: runnable[i]!.manifest } : {}),
+      ...(runnable[i]!.reuseAfterMs === undefined ? {} : { reuseAfterMs: runnable[i]!.reuseAfterMs }),
+      ...(runnable[i]!.replacement ? { replacement: runnable[i]!.replacement } : {}),
+      ...(runnable[i]!.frontProxy ? { frontProxy: runnable[i]!.frontProxy } : {}),
+      ...(runnable[i]!.idleRace ? { idleRace: runnable[i]!.idleRace } : {}),
+    }),
+  );
+  await closed;
   const matched = new Map(runnable.map((s, i) => [s.name, matchScenario(s, docs[i]!)]));
   const rows = scenarios.map((s) => notRun.get(s.name) ?? matched.get(s.name)!);
   const notes = platformNotes(session.name, docs, runnable);

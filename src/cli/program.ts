@@ -25,6 +25,24 @@ const commands: ReadonlyArray<readonly [name: string, load: () => Promise<Comman
   ['ingress-nginx', async () => (await import('./commands/ingress-nginx.js')).ingressNginxCommand()],
 ];
 
+/** The commands that run Pods on the embedded runtime unless told `--platform kube`. */
+const runsPods: ReadonlySet<string> = new Set(['lab', 'run', 'rollout']);
+
+/**
+ * Whether `argv` will run Pods on the embedded runtime — read before the flags are parsed, so a
+ * guess: a wrong yes costs a few read-only host probes, a wrong no only their head start.
+ */
+export function runsLocalPods(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  if (!runsPods.has(argv[0] ?? '')) return false;
+  if (argv.some((a) => a === '-h' || a === '--help')) return false;
+  const i = argv.lastIndexOf('--platform');
+  const platform =
+    (i >= 0 ? argv[i + 1] : argv.findLast((a) => a.startsWith('--platform='))?.slice('--platform='.length)) ??
+    env.DRAINCHECK_PLATFORM ??
+    'local';
+  return platform === 'local';
+}
+
 /**
  * The one command `argv` runs — `<command> ...` or `help <command>` — or undefined when
  * anything else comes first (`--help lab` shows the program's help, so it needs them all).
@@ -95,6 +113,12 @@ function quietOnClosedPipe(stream: NodeJS.WriteStream) {
 export async function runCli(argv: string[], name = 'draincheck'): Promise<number | undefined> {
   quietOnClosedPipe(process.stdout);
   quietOnClosedPipe(process.stderr);
+  // The host probes' commands (a few forks, ~30 ms) run while the command's modules load: the
+  // probe modules are few and come in first; the runtime later finds the facts known.
+  if (runsLocalPods(argv))
+    void import('../platform/local/host-support.js')
+      .then((m) => m.prefetchHostSupport())
+      .catch(() => undefined);
   const program = await buildProgram(name, commandToRun(argv));
   try {
     await program.parseAsync(argv, { from: 'user' });

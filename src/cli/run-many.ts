@@ -14,6 +14,12 @@ export interface RunManyResult {
   docs: RunDocument[];
   files: string[];
   interrupted: boolean;
+  /**
+   * The platform session closing (the embedded runtime: its last processes, rules and links
+   * going), begun once every document was saved: the caller writes its reports meanwhile and
+   * must await this before it exits — it rejects if the session could not close.
+   */
+  closed: Promise<void>;
 }
 
 export async function runMany(
@@ -30,8 +36,9 @@ export async function runMany(
     progressMode(process.stderr, json),
     scenarios.map((s) => s.name),
   );
+  let docs: RunDocument[];
   try {
-    const docs = await Promise.all(
+    docs = await Promise.all(
       scenarios.map(async (scenario, i) => {
         const own = planOptionsOf?.(i) ?? {};
         const doc = await runKind.run({
@@ -50,18 +57,28 @@ export async function runMany(
         return doc;
       }),
     );
-    return {
-      docs,
-      files: docs.map((d) => join(outDir, runFileName(d))),
-      // A signal that came after a run completed does not make it interrupted.
-      interrupted: docs.some((d) => !d.complete && d.incompleteReason === 'interrupted'),
-    };
-  } finally {
+  } catch (error) {
+    finish();
+    await session.close();
+    throw error;
+  }
+  finish();
+  const closed = session.close();
+  // Awaited by the caller; until then a failure is not an unhandled rejection.
+  closed.catch(() => undefined);
+  return {
+    docs,
+    files: docs.map((d) => join(outDir, runFileName(d))),
+    // A signal that came after a run completed does not make it interrupted.
+    interrupted: docs.some((d) => !d.complete && d.incompleteReason === 'interrupted'),
+    closed,
+  };
+
+  function finish() {
     // The runs are over: from here a signal no longer interrupts anything, and the handlers
     // stay until the process exits, so that a late Ctrl-C cannot kill it while the command
     // still writes its results.
     interrupt.finish();
     progress.done();
-    await session.close();
   }
 }

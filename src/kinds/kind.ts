@@ -23,10 +23,11 @@ export interface RenderContext {
  * prints them as one array); every other format renders some documents of the kind as one
  * text — `text` the terminal report (untrusted text escaped), `html` a self-contained page. A
  * format added to reportFormats is thus a renderer every kind must have (the compiler says
- * which kind lacks it).
+ * which kind lacks it). A renderer may load its modules when first called (a promise): a
+ * command that runs an experiment then need not load its report before the run starts.
  */
 export type Renderers<Doc> = { json(doc: Doc): unknown } & {
-  [F in Exclude<ReportFormat, 'json'>]: (docs: Doc[], context: RenderContext) => string;
+  [F in Exclude<ReportFormat, 'json'>]: (docs: Doc[], context: RenderContext) => string | Promise<string>;
 };
 
 /**

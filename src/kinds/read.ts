@@ -32,11 +32,11 @@ export function readDocuments(paths: string[], kinds = experimentKinds): KindedD
  * The report of documents in one format: JSON is one array of every document; text is each
  * kind's report in turn (kinds in the order their first document came); HTML is one kind's page.
  */
-export function renderDocuments(
+export async function renderDocuments(
   docs: KindedDocument[],
   format: ReportFormat,
   context: RenderContext,
-): string {
+): Promise<string> {
   if (format === 'json')
     return JSON.stringify(
       docs.map((d) => d.kind.json(d.doc)),
@@ -55,5 +55,6 @@ export function renderDocuments(
       `one HTML page shows one kind of document; these are ${[...groups.keys()].map((k) => k.schema).join(', ')}: report each kind on its own`,
     );
   }
-  return [...groups].map(([kind, group]) => kind.render(format, group, context)).join('\n\n');
+  const reports = await Promise.all([...groups].map(([kind, group]) => kind.render(format, group, context)));
+  return reports.join('\n\n');
 }

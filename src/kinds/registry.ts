@@ -17,7 +17,7 @@ export interface RegisteredKind {
   /** The value as a document of this kind, or the first problem (path: message). */
   validate(value: unknown): { ok: true; doc: unknown } | { ok: false; problem: string };
   /** The text or HTML report of documents of this kind. */
-  render(format: Exclude<ReportFormat, 'json'>, docs: unknown[], context: RenderContext): string;
+  render(format: Exclude<ReportFormat, 'json'>, docs: unknown[], context: RenderContext): Promise<string>;
   /** One document as the JSON value printed for it. */
   json(doc: unknown): unknown;
 }
@@ -37,7 +37,7 @@ export function registerKind<Doc extends { schema: string }>(kind: AnyKind<Doc>)
     },
     // Documents reach these only after validate() above (src/kinds/read.ts): the one place
     // their type comes back.
-    render: (format, docs, context) => kind.renderers[format](docs as Doc[], context),
+    render: async (format, docs, context) => kind.renderers[format](docs as Doc[], context),
     json: (doc) => kind.renderers.json(doc as Doc),
   };
 }

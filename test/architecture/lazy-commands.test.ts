@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { sep } from 'node:path';
 import { test } from 'node:test';
-import { buildProgram, commandToRun } from '../../src/cli/program.js';
+import { buildProgram, commandToRun, runsLocalPods } from '../../src/cli/program.js';
 import { staticClosure } from '../helpers/static-closure.js';
 
 const commandNames = [
@@ -68,4 +68,41 @@ test('built for one command, the program holds only it; built whole, --help list
     assert.ok(c.summary().length > 0, c.name());
     assert.ok(help.includes(c.summary().replace(/\s+/g, ' ')), `--help shows ${c.name()}: ${c.summary()}`);
   }
+});
+
+test('a run starts before its report is loaded: lab, run and the run kind load no report page statically, and the runtime no ingress (issue 22: a lab’s start)', () => {
+  for (const from of [
+    'cli/commands/lab.js',
+    'cli/commands/run.js',
+    'kinds/run/index.js',
+    'cli/run-many.js',
+  ]) {
+    const closure = staticClosure(new URL(`../../src/${from}`, import.meta.url));
+    assert.ok(closure.files.length > 0, from);
+    const page = closure.files.filter((f) => f.includes(`${sep}report${sep}html${sep}`));
+    assert.deepEqual(page, [], `${from} loads the page's modules statically`);
+  }
+  const runtime = staticClosure(new URL('../../src/platform/local/cluster.js', import.meta.url));
+  const ingress = runtime.files.filter((f) => /ingress-(nginx|haproxy)\.js$/.test(f));
+  assert.deepEqual(ingress, [], 'the runtime loads its ingress proxies statically');
+});
+
+test('the host probes start with the modules when a command will run Pods here — a guess from argv, before the flags are parsed', () => {
+  // The early module is small: the probes' own, not the runtime's.
+  const early = staticClosure(new URL('../../src/platform/local/host-support.js', import.meta.url));
+  assert.ok(early.files.length <= 12, early.files.join('\n'));
+  assert.ok(!early.files.some((f) => f.endsWith(`${sep}cluster.js`)));
+  assert.equal(runsLocalPods(['lab']), true);
+  assert.equal(runsLocalPods(['rollout', '--replicas', '3']), true);
+  assert.equal(runsLocalPods(['run', '--platform', 'local']), true);
+  assert.equal(runsLocalPods(['run', '--platform', 'kube']), false);
+  assert.equal(runsLocalPods(['rollout', '--platform=kube']), false);
+  assert.equal(runsLocalPods(['lab'], { DRAINCHECK_PLATFORM: 'kube' }), false);
+  // The flag wins over the environment, as commander's .env() has it.
+  assert.equal(runsLocalPods(['lab', '--platform', 'local'], { DRAINCHECK_PLATFORM: 'kube' }), true);
+  assert.equal(runsLocalPods(['lab', '--help']), false);
+  assert.equal(runsLocalPods(['lab', '-h']), false);
+  assert.equal(runsLocalPods(['report', 'x.json']), false);
+  assert.equal(runsLocalPods(['server']), false);
+  assert.equal(runsLocalPods([]), false);
 });

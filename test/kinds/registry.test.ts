@@ -43,23 +43,26 @@ const pingKind = {
   string
 >;
 
-function withFiles(docs: Record<string, unknown>, body: (dir: string) => void): void {
+async function withFiles(
+  docs: Record<string, unknown>,
+  body: (dir: string) => void | Promise<void>,
+): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'dc-kinds-'));
   try {
     for (const [name, doc] of Object.entries(docs)) writeFileSync(join(dir, name), JSON.stringify(doc));
-    body(dir);
+    await body(dir);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-test('the registry knows draincheck.run/v1 and draincheck.rollout/v1, and the run renderers are the reports of today', () => {
+test('the registry knows draincheck.run/v1 and draincheck.rollout/v1, and the run renderers are the reports of today', async () => {
   assert.deepEqual(
     experimentKinds.map((k) => k.schema),
     ['draincheck.run/v1', 'draincheck.rollout/v1'],
   );
   const docs = sampleRuns();
-  withFiles(Object.fromEntries(docs.map((d) => [`${d.scenario.name}.json`, d])), (dir) => {
+  await withFiles(Object.fromEntries(docs.map((d) => [`${d.scenario.name}.json`, d])), async (dir) => {
     const read = readDocuments([dir]);
     assert.deepEqual(
       read.map((r) => r.kind.schema),
@@ -67,35 +70,38 @@ test('the registry knows draincheck.run/v1 and draincheck.rollout/v1, and the ru
     );
     // Files are read in name order: default, drain, exit.
     const byName = [...docs].sort((a, b) => a.scenario.name.localeCompare(b.scenario.name));
-    assert.equal(renderDocuments(read, 'text', context), renderTextReport(byName, plainStyle));
-    assert.equal(renderDocuments(read, 'json', context), JSON.stringify(byName, null, 2));
-    assert.equal(renderDocuments(read, 'html', context), renderHtmlReport(byName, context));
+    assert.equal(await renderDocuments(read, 'text', context), renderTextReport(byName, plainStyle));
+    assert.equal(await renderDocuments(read, 'json', context), JSON.stringify(byName, null, 2));
+    assert.equal(await renderDocuments(read, 'html', context), renderHtmlReport(byName, context));
     assert.equal(runKind.renderers.json(docs[0]!), docs[0]);
   });
 });
 
-test('another kind dispatches to its own schema and renderers; text shows each kind in turn', () => {
+test('another kind dispatches to its own schema and renderers; text shows each kind in turn', async () => {
   const kinds = [...experimentKinds, registerKind(pingKind)];
   const run = sampleRuns()[0]!;
-  withFiles({ 'a.json': { schema: 'draincheck.ping/v1', pings: 3 }, 'b.json': run }, (dir) => {
+  await withFiles({ 'a.json': { schema: 'draincheck.ping/v1', pings: 3 }, 'b.json': run }, async (dir) => {
     const read = readDocuments([dir], kinds);
     assert.deepEqual(
       read.map((r) => r.kind.noun),
       ['ping', 'run'],
     );
-    assert.equal(renderDocuments(read, 'text', context), `ping x3\n\n${renderTextReport([run], plainStyle)}`);
-    assert.deepEqual(JSON.parse(renderDocuments(read, 'json', context)), [
+    assert.equal(
+      await renderDocuments(read, 'text', context),
+      `ping x3\n\n${renderTextReport([run], plainStyle)}`,
+    );
+    assert.deepEqual(JSON.parse(await renderDocuments(read, 'json', context)), [
       { ping: 3 },
       JSON.parse(JSON.stringify(run)),
     ]);
-    assert.throws(
+    await assert.rejects(
       () => renderDocuments(read, 'html', context),
       (e: unknown) => isDraincheckError(e) && e.code === 'DC_USAGE' && /one kind/.test(e.message),
     );
-    assert.equal(renderDocuments([read[0]!], 'html', context), '<p>1 pings</p>');
+    assert.equal(await renderDocuments([read[0]!], 'html', context), '<p>1 pings</p>');
   });
   // Its own schema holds its documents: a bad field is named.
-  withFiles({ 'a.json': { schema: 'draincheck.ping/v1', pings: 1.5 } }, (dir) => {
+  await withFiles({ 'a.json': { schema: 'draincheck.ping/v1', pings: 1.5 } }, (dir) => {
     assert.throws(
       () => readDocuments([dir], kinds),
       (e: unknown) =>
@@ -106,8 +112,8 @@ test('another kind dispatches to its own schema and renderers; text shows each k
   });
 });
 
-test('an unknown kind is one line naming it and the known ones (DC_INPUT_FILE, exit 2)', () => {
-  withFiles({ 'x.json': { schema: 'draincheck.other/v9\u001b[2J', requests: [] } }, (dir) => {
+test('an unknown kind is one line naming it and the known ones (DC_INPUT_FILE, exit 2)', async () => {
+  await withFiles({ 'x.json': { schema: 'draincheck.other/v9\u001b[2J', requests: [] } }, (dir) => {
     assert.throws(
       () => readDocuments([dir]),
       (e: unknown) =>
@@ -121,7 +127,7 @@ test('an unknown kind is one line naming it and the known ones (DC_INPUT_FILE, e
     );
   });
   // Without a schema string the document is held to the run kind, naming the field as before.
-  withFiles({ 'x.json': { runId: 'r1' } }, (dir) => {
+  await withFiles({ 'x.json': { runId: 'r1' } }, (dir) => {
     assert.throws(() => readDocuments([dir]), /x\.json is not a draincheck\.run\/v1 document: schema: /);
   });
 });

@@ -10,17 +10,13 @@ import {
   writeFileAtomic,
   writeJsonAtomic,
 } from '../../results/write.js';
-import { runKind } from '../../kinds/run/index.js';
-import { renderJUnit } from '../../report/junit.js';
-import { labJUnit } from '../../report/lab-junit.js';
+import { loadRunReports, runKind } from '../../kinds/run/index.js';
 import { checkJUnitPath, junitOption, writeJUnitFile } from '../junit-file.js';
-import { labSummary } from '../../report/lab-summary.js';
 import { styleFor } from '../../report/style.js';
 import { resolveScenario, scenarioDefaults } from '../../workload/scenario.js';
 import { addPlatformFlags, openPlatformSession, type PlatformFlags } from '../platform-session.js';
 import { warnLeftovers } from '../leftovers.js';
 import { runMany } from '../run-many.js';
-import { runMatrixLab } from '../matrix-lab.js';
 import { matrixScenarioNames } from '../../experiment/matrix/scenarios.js';
 import { addScenarioFlags, refuseProtocol, scenarioInput, type ScenarioFlags } from '../scenario-flags.js';
 import { terminalSafe } from '../../util/terminal-text.js';
@@ -34,7 +30,6 @@ interface LabFlags extends ScenarioFlags, PlatformFlags, FormatFlags {
   junit?: string;
 }
 
-export { LAB_SCHEMA } from '../../report/lab-summary.js';
 export const labPolicies: ShutdownPolicy[] = ['exit', 'drain', 'default'];
 
 export function labCommand(): Command {
@@ -90,7 +85,7 @@ export function labCommand(): Command {
         // their input, src/experiment/matrix/scenarios.ts): one --protocol for the whole matrix would
         // override the very rule a scenario shows, so it is refused — pick scenarios with --scenarios.
         refuseProtocol(flags.protocol, '`draincheck lab --matrix`');
-        await runMatrixLab(flags, format);
+        await (await import('../matrix-lab.js')).runMatrixLab(flags, format);
         return;
       }
       const input = scenarioInput(flags, scenarioDefaults.labGraceSeconds);
@@ -101,38 +96,66 @@ export function labCommand(): Command {
       checkOutputDirectory(outDir, '--out');
       checkJUnitPath(flags.junit);
       const session = await openPlatformSession(flags);
-      const { docs, files, interrupted } = await runMany(session, scenarios, outDir, format !== 'text');
-      const summary = labSummary(docs, files, new Date().toISOString());
-      writeJsonAtomic(join(outDir, 'summary.json'), summary);
-      const { renderers } = runKind;
-      const context = {
-        style: styleFor(process.stdout),
-        title: 'draincheck lab',
-        generatedAt: summary.createdAt,
-      };
-      const page = flags.html !== false || format === 'html' ? renderers.html(docs, context) : '';
-      if (flags.html !== false) writeFileAtomic(join(outDir, 'report.html'), page);
-      if (format === 'json')
-        process.stdout.write(
-          `${forStdout(format, JSON.stringify({ ...summary, documents: docs.map(renderers.json) }, null, 2))}\n`,
-        );
-      else if (format === 'html') process.stdout.write(`${forStdout(format, page)}\n`);
-      else {
-        const html =
-          flags.html === false
-            ? ''
-            : ` (open ${terminalSafe(join(outDir, 'report.html'))} for the timelines)`;
-        process.stdout.write(`${renderers.text(docs, context)}\n\nsaved: ${terminalSafe(outDir)}/${html}\n`);
+      // What reports the runs is loaded while they wait for their Pods, not before they start
+      // (issue 22: a lab's start); a module that fails to load fails here, after the documents.
+      const reporting = loadLabReports();
+      reporting.catch(() => undefined);
+      const { docs, files, interrupted, closed } = await runMany(
+        session,
+        scenarios,
+        outDir,
+        format !== 'text',
+      );
+      // The reports are written while the session closes (its last processes and rules going).
+      try {
+        const { labSummary, renderJUnit, labJUnit } = await reporting;
+        const summary = labSummary(docs, files, new Date().toISOString());
+        writeJsonAtomic(join(outDir, 'summary.json'), summary);
+        const { renderers } = runKind;
+        const context = {
+          style: styleFor(process.stdout),
+          title: 'draincheck lab',
+          generatedAt: summary.createdAt,
+        };
+        const page = flags.html !== false || format === 'html' ? await renderers.html(docs, context) : '';
+        if (flags.html !== false) writeFileAtomic(join(outDir, 'report.html'), page);
+        if (format === 'json')
+          process.stdout.write(
+            `${forStdout(format, JSON.stringify({ ...summary, documents: docs.map(renderers.json) }, null, 2))}\n`,
+          );
+        else if (format === 'html') process.stdout.write(`${forStdout(format, page)}\n`);
+        else {
+          const html =
+            flags.html === false
+              ? ''
+              : ` (open ${terminalSafe(join(outDir, 'report.html'))} for the timelines)`;
+          process.stdout.write(
+            `${await renderers.text(docs, context)}\n\nsaved: ${terminalSafe(outDir)}/${html}\n`,
+          );
+        }
+        writeJUnitFile(flags.junit, () => renderJUnit([labJUnit(docs, summary.createdAt)]));
+        const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
+        process.exitCode = interrupted
+          ? ExitCode.interrupted
+          : !docs.every((d) => d.complete)
+            ? ExitCode.incomplete
+            : leftBehind
+              ? ExitCode.leftBehind
+              : ExitCode.ok;
+      } finally {
+        await closed;
       }
-      writeJUnitFile(flags.junit, () => renderJUnit([labJUnit(docs, summary.createdAt)]));
-      const leftBehind = warnLeftovers(docs, flags, (line) => process.stderr.write(`${line}\n`));
-      process.exitCode = interrupted
-        ? ExitCode.interrupted
-        : !docs.every((d) => d.complete)
-          ? ExitCode.incomplete
-          : leftBehind
-            ? ExitCode.leftBehind
-            : ExitCode.ok;
     });
   return command;
+}
+
+/** The lab's report modules: its summary, JUnit and the run reports (text, page). */
+async function loadLabReports() {
+  const [{ labSummary }, { renderJUnit }, { labJUnit }] = await Promise.all([
+    import('../../report/lab-summary.js'),
+    import('../../report/junit.js'),
+    import('../../report/lab-junit.js'),
+    loadRunReports(),
+  ]);
+  return { labSummary, renderJUnit, labJUnit };
 }

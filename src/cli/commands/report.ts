@@ -20,7 +20,7 @@ export function reportCommand(): Command {
     .argument('<paths...>', 'run document files or result directories');
   return addFormatFlags(command, 'the documents')
     .option('--html <file>', 'also write the self-contained HTML timeline page to this file')
-    .action((paths: string[], flags: ReportFlags) => {
+    .action(async (paths: string[], flags: ReportFlags) => {
       const format = chosenFormat(flags);
       if (flags.html) checkOutputFile(flags.html, '--html');
       const docs = readDocuments(paths);
@@ -29,8 +29,8 @@ export function reportCommand(): Command {
         title: 'draincheck report',
         generatedAt: new Date().toISOString(),
       };
-      if (flags.html) writeFileAtomic(flags.html, renderDocuments(docs, 'html', context));
+      if (flags.html) writeFileAtomic(flags.html, await renderDocuments(docs, 'html', context));
       const wrote = flags.html && format === 'text' ? `\nwrote ${terminalSafe(flags.html)}\n` : '';
-      process.stdout.write(`${forStdout(format, renderDocuments(docs, format, context))}\n${wrote}`);
+      process.stdout.write(`${forStdout(format, await renderDocuments(docs, format, context))}\n${wrote}`);
     });
 }

@@ -165,13 +165,14 @@ export function runCommand(): Command {
         await source.assertUnselected(source.runNamespace, workload.pod.metadata?.labels ?? {});
         planOptionsOf = () => ({ runId });
       }
-      const { docs, files, interrupted } = await runMany(
+      const { docs, files, interrupted, closed } = await runMany(
         session,
         [scenario],
         outDir,
         format !== 'text',
         planOptionsOf,
       );
+      await closed;
       const doc = docs[0]!;
       const { renderers } = runKind;
       const context = {
@@ -182,9 +183,11 @@ export function runCommand(): Command {
       if (format === 'json')
         process.stdout.write(`${forStdout(format, JSON.stringify(renderers.json(doc), null, 2))}\n`);
       else if (format === 'html')
-        process.stdout.write(`${forStdout(format, renderers.html(docs, context))}\n`);
+        process.stdout.write(`${forStdout(format, await renderers.html(docs, context))}\n`);
       else
-        process.stdout.write(`${renderers.text(docs, context)}\n\nsaved: ${terminalSafe(files[0] ?? '')}\n`);
+        process.stdout.write(
+          `${await renderers.text(docs, context)}\n\nsaved: ${terminalSafe(files[0] ?? '')}\n`,
+        );
       const leftBehind = warnLeftovers(docs, sessionFlags, (line) => process.stderr.write(`${line}\n`));
       if (interrupted) process.exitCode = ExitCode.interrupted;
       else if (!doc.complete) process.exitCode = ExitCode.incomplete;

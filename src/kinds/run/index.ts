@@ -5,9 +5,12 @@ import { conclude, type ConcludeInput, type Fields } from '../../experiment/conc
 import { planRun, type RunPlan } from '../../experiment/plan.js';
 import { runExperiment, type ExperimentOptions } from '../../experiment/protocol.js';
 import { RUN_SCHEMA, RunDocumentSchema, type RunDocument } from '../../experiment/run-document.js';
-import { renderHtmlReport } from '../../report/html/index.js';
-import { renderTextReport } from '../../report/text.js';
 import type { ExperimentKind } from '../kind.js';
+
+// The reports' modules (the page alone is ~30) load when first rendered, not with the run: a
+// command's start is ahead of its run's, and `lab` loads them while its runs wait (issue 22).
+export const loadRunReports = () =>
+  Promise.all([import('../../report/text.js'), import('../../report/html/index.js')]);
 
 export const runKind = {
   schema: RUN_SCHEMA,
@@ -17,10 +20,11 @@ export const runKind = {
   run: runExperiment,
   conclude,
   renderers: {
-    text: (docs, { style }) => renderTextReport(docs, style),
+    text: async (docs, { style }) => (await loadRunReports())[0].renderTextReport(docs, style),
     // The run document is its own JSON.
     json: (doc) => doc,
-    html: (docs, { title, generatedAt }) => renderHtmlReport(docs, { title, generatedAt }),
+    html: async (docs, { title, generatedAt }) =>
+      (await loadRunReports())[1].renderHtmlReport(docs, { title, generatedAt }),
   },
 } satisfies ExperimentKind<
   RunPlan,

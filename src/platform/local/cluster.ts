@@ -2,8 +2,8 @@
 // create/delete/read/list/watch of Kubernetes objects, Pod logs — behind which the kubelet
 // (pod-worker.ts), the EndpointSlice controller and kube-proxy (service-proxy.ts) do their part
 // with real processes and real TCP. See docs/FIDELITY.md for each rule and its source.
-import { HaproxyIngress } from './ingress-haproxy.js';
-import { NginxIngress } from './ingress-nginx.js';
+import type { HaproxyIngress } from './ingress-haproxy.js';
+import type { NginxIngress } from './ingress-nginx.js';
 import { randomUUID } from 'node:crypto';
 import type {
   KubernetesObject,
@@ -18,7 +18,7 @@ import { DraincheckError } from '../../errors.js';
 import { SERVICE_NAME_LABEL } from '../../workload/labels.js';
 import type { IngressJob, IngressProxy, PlatformEvent, WatchEvent } from '../types.js';
 import { AddressAllocator, detectAddressPlan, type AddressPlan } from './addresses.js';
-import { detectPid1Support, prefetchContainerSupport, type Pid1Support } from './container.js';
+import { detectPid1Support, type Pid1Support } from './container.js';
 import { isDraincheckImage } from './container-spec.js';
 import { DeploymentController } from './deployment-controller.js';
 import { deploymentInvalidMessage, withDeploymentDefaults } from './deployment-validation.js';
@@ -26,13 +26,8 @@ import { EndpointSliceController } from './endpointslice-controller.js';
 import { PodWorker } from './pod-worker.js';
 import { Recorder } from './recorder.js';
 import { GoneAddresses } from './gone-addresses.js';
-import { detectNftables, NftablesTable, prefetchNftables } from './nftables.js';
-import {
-  detectPodNetworkSupport,
-  PodNetworks,
-  prefetchPodNetworkSupport,
-  type PodNetworkMode,
-} from './pod-network.js';
+import { detectNftables, NftablesTable } from './nftables.js';
+import { detectPodNetworkSupport, PodNetworks, type PodNetworkMode } from './pod-network.js';
 import { readServerSocket, type ServerSocket } from '../../probe/server-socket.js';
 import { canonicalJson } from './pod-template-hash.js';
 import { controllerOf, ReplicaSetController } from './replicaset-controller.js';
@@ -139,19 +134,6 @@ export function resolveServiceProxy(wanted: ServiceProxyMode = 'auto'): ServiceP
   if (wanted === 'nftables')
     throw new DraincheckError('DC_USAGE', `--service-proxy nftables is not available here: ${nft.reason}`);
   return { mode: 'userspace', reason: `userspace TCP proxy (${nft.reason})` };
-}
-
-/**
- * The host facts a runtime with these options will ask for, probed all at once and without
- * blocking (host-probe.ts); the runtime built after it finds them known. One after the other,
- * blocking, they were ~40 ms of every run's start.
- */
-export async function prefetchHostSupport(options: LocalClusterOptions = {}): Promise<void> {
-  await Promise.all([
-    prefetchContainerSupport(),
-    options.serviceProxy === 'userspace' || (options.networkDelayMs ?? 0) > 0 ? null : prefetchNftables(),
-    options.podNetwork === 'shared' ? null : prefetchPodNetworkSupport(),
-  ]);
 }
 
 export class LocalCluster {
@@ -375,10 +357,13 @@ export class LocalCluster {
     if (this.ingresses.has(key))
       throw new DraincheckError('DC_INGRESS', `the Service ${key} has an ingress already`);
     const port = this.store.get<V1Service>('services', namespace, service)?.spec?.ports?.[0];
+    // Their modules load with the first ingress: a run without one does not pay for them.
     const ingress =
       kind === 'haproxy'
-        ? await HaproxyIngress.start()
-        : await NginxIngress.start(
+        ? await (await import('./ingress-haproxy.js')).HaproxyIngress.start()
+        : await (
+            await import('./ingress-nginx.js')
+          ).NginxIngress.start(
             '127.0.0.1',
             {
               retryNonIdempotent: job.retryNonIdempotent ?? false,

@@ -1,12 +1,8 @@
 // The embedded runtime's registration (src/platform/registry.ts): its flags and one
 // LocalCluster per session, shared by the runs of a lab, each in its own namespace.
 import { preStopActionFlag, preStopActionOf, type PlatformEntry } from '../entry.js';
-import {
-  LocalCluster,
-  prefetchHostSupport,
-  type LocalClusterOptions,
-  type ServiceProxyMode,
-} from './cluster.js';
+import { LocalCluster, type LocalClusterOptions, type ServiceProxyMode } from './cluster.js';
+import { prefetchHostSupport } from './host-support.js';
 import { LocalPlatform } from './local-platform.js';
 import { collectStaleLinks, type PodNetworkMode } from './pod-network.js';
 import { collectStaleTables } from './nftables.js';

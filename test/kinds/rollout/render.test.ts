@@ -293,11 +293,11 @@ function savedCompare(propagation: boolean): string {
   return dir;
 }
 
-test('report of a saved --compare: the policies in the run’s order, and every line — where drain+prestop’s sleep came from, its preStop form (issue 24.8, 24.1)', (t) => {
+test('report of a saved --compare: the policies in the run’s order, and every line — where drain+prestop’s sleep came from, its preStop form (issue 24.8, 24.1)', async (t) => {
   for (const measured of [true, false]) {
     const dir = savedCompare(measured);
     t.after(() => rmSync(dir, { recursive: true, force: true }));
-    const text = renderDocuments(readDocuments([dir]), 'text', {
+    const text = await renderDocuments(readDocuments([dir]), 'text', {
       style: plainStyle,
       title: 't',
       generatedAt: 'now',
@@ -318,7 +318,7 @@ test('report of a saved --compare: the policies in the run’s order, and every 
       /^drain-prestop: .*preStop sleep 3s \(exec sleep: server v1\.24\.17 is older than 1\.30/m,
     );
     // The HTML page in the same order.
-    const html = renderDocuments(readDocuments([dir]), 'html', {
+    const html = await renderDocuments(readDocuments([dir]), 'html', {
       style: plainStyle,
       title: 't',
       generatedAt: 'now',
@@ -537,7 +537,7 @@ test("the load's CPU cgroup in the text and on the page: the client's and each l
     assert.doesNotMatch(out, /cgroup|throttled|CPU limit/);
 });
 
-test('report of a saved --compare rolled at once under strain: the strain said once, each sentence with failures told it first, on the page too (escaped); a quiet or older compare says nothing of it', (t) => {
+test('report of a saved --compare rolled at once under strain: the strain said once, each sentence with failures told it first, on the page too (escaped); a quiet or older compare says nothing of it', async (t) => {
   const ctx = { style: plainStyle, title: 't', generatedAt: 'now' };
   const save = (strain: NonNullable<RolloutDocument['compare']>['strain'] | undefined) => {
     const dir = mkdtempSync(join(tmpdir(), 'draincheck-strain-'));
@@ -564,7 +564,7 @@ test('report of a saved --compare rolled at once under strain: the strain said o
   };
   const dir = save(strain);
   // One saved document read back alone keeps it: `draincheck report <file>`.
-  const one = renderDocuments(readDocuments([join(dir, 'rollout-r1-exit.json')]), 'text', ctx);
+  const one = await renderDocuments(readDocuments([join(dir, 'rollout-r1-exit.json')]), 'text', ctx);
   assert.match(
     one,
     /^shared strain: exit: its completed requests took a median 4\.9 s for 775 ms of work; drain: its load's CPU was throttled in 62 % of periods <script> — the rollouts ran at once and strained what they shared: .*--sequential/m,
@@ -573,10 +573,10 @@ test('report of a saved --compare rolled at once under strain: the strain said o
     one,
     /^exit: Under shared strain — these failures may be the sharing's doing, not the policy's: exit sentence\.$/m,
   );
-  const both = renderDocuments(readDocuments([dir]), 'text', ctx);
+  const both = await renderDocuments(readDocuments([dir]), 'text', ctx);
   assert.equal(both.match(/^shared strain: /gm)?.length, 1, 'once per run');
   assert.match(both, /^drain: drain sentence\.$/m, 'no failure, nothing told');
-  const html = renderDocuments(readDocuments([dir]), 'html', ctx);
+  const html = await renderDocuments(readDocuments([dir]), 'html', ctx);
   assert.equal(html.match(/<p class="note strain-note"><strong>Shared strain:<\/strong> exit: /g)?.length, 1);
   assert.match(
     html,
@@ -594,8 +594,8 @@ test('report of a saved --compare rolled at once under strain: the strain said o
   assert.ok(!html.includes('periods <script>'));
   // Checked and quiet, or from before compare.strain: nothing said, the sentences as they are.
   for (const quiet of [save({ strained: false, words: [] }), save(undefined)]) {
-    const text = renderDocuments(readDocuments([quiet]), 'text', ctx);
-    const page = renderDocuments(readDocuments([quiet]), 'html', ctx);
+    const text = await renderDocuments(readDocuments([quiet]), 'text', ctx);
+    const page = await renderDocuments(readDocuments([quiet]), 'html', ctx);
     assert.match(text, /^exit: exit sentence\.$/m);
     for (const out of [text, page]) assert.doesNotMatch(out, /shared strain/i);
   }
