@@ -93,6 +93,19 @@ const reply = (id: string | undefined) => ({
   durationMs: 1,
 });
 
+/** Work that answers each call after its ms, but at the 10th call destroys every connection with calls in flight (a process exit). */
+function cutAtTenthCall(): Work {
+  let cut = false;
+  return (call, cb, s) => {
+    if (!cut && s.taken.length === 10) {
+      cut = true;
+      setTimeout(() => s.cut(), 30);
+      return;
+    }
+    setTimeout(() => cb(null, reply(call.request.id)), call.request.ms ?? 0);
+  };
+}
+
 // grpc-js is loaded before a gRPC load starts (an HTTP load never loads it).
 await loadTransport('grpc');
 
@@ -137,16 +150,7 @@ test('grpc load: unary RPCs on 4 channels, one connection each; every record its
 });
 
 test('grpc load: a server that cuts its connections under the calls → rpc-connection-lost; the channels reconnect', async (t) => {
-  let cut = false;
-  const server = await grpcServer(t, (call, cb, s) => {
-    // The 10th call: every connection destroyed with calls in flight (a process exit).
-    if (!cut && s.taken.length === 10) {
-      cut = true;
-      setTimeout(() => s.cut(), 30);
-      return;
-    }
-    setTimeout(() => cb(null, reply(call.request.id)), call.request.ms ?? 0);
-  });
+  const server = await grpcServer(t, cutAtTenthCall());
   const { records } = await load(server.url, { count: 60, workMs: { kind: 'fixed', ms: 100 } });
   const lost = records.filter((r) => r.failure === 'rpc-connection-lost');
   assert.ok(lost.length >= 1, JSON.stringify(records.filter((r) => r.failure !== null).slice(0, 3)));
@@ -238,16 +242,7 @@ test('grpc load: a channel without a connection takes exactly its turns, so one 
 
 test('grpc load, --retry: a Work RPC cut after the server took it is sent again by all, never by safe (not idempotent)', async (t) => {
   for (const retry of ['safe', 'all'] as const) {
-    let cut = false;
-    const server = await grpcServer(t, (call, cb, s) => {
-      // The 10th call: every connection destroyed with calls in flight (a process exit).
-      if (!cut && s.taken.length === 10) {
-        cut = true;
-        setTimeout(() => s.cut(), 30);
-        return;
-      }
-      setTimeout(() => cb(null, reply(call.request.id)), call.request.ms ?? 0);
-    });
+    const server = await grpcServer(t, cutAtTenthCall());
     const { records } = await load(server.url, {
       count: 40,
       workMs: { kind: 'fixed', ms: 100 },
