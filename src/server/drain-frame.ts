@@ -1,7 +1,8 @@
-// What every connection-level drain shares (h2c-drain.ts, grpc-drain.ts): the start line, the
-// drain delay, the --drain-timeout-ms deadline that cuts what is left and exits 1, and the
-// end — drain-finished and exit 0 — once the protocol says its connections are gone. The
-// protocol's own steps (GOAWAY, tryShutdown) are the callbacks; the journal lines are the same.
+// What every drain shares (shutdown.ts for HTTP/1.1, h2c-drain.ts, grpc-drain.ts, ws-drain.ts):
+// the start line, the drain delay, the --drain-timeout-ms deadline that cuts what is left and
+// exits 1, and the end — drain-finished and exit 0 — once the protocol says its connections are
+// gone. The protocol's own steps (close the listener, GOAWAY, tryShutdown, close 1001) are the
+// callbacks; the journal lines are the same.
 import type { Journal } from './journal.js';
 import type { ServerConfig } from './config.js';
 
@@ -15,8 +16,12 @@ export interface DrainFrameLab {
 export interface DrainSteps {
   /** After the drain delay: stop listening and end the connections the protocol's way. */
   afterDelay(): void;
-  /** At the deadline: destroy what is left; how many sessions there were (for the line). */
-  cutConnections(): number;
+  /**
+   * At the deadline: destroy what is left the protocol's way; how many sessions there were (for
+   * the line). Absent for a protocol without sessions (HTTP/1.1: closeAllConnections is all, and
+   * its lines carry no `sessions`).
+   */
+  cutConnections?(): number;
 }
 
 export interface DrainFrame {
@@ -41,6 +46,8 @@ export function startDrain(
     drainTimeoutMs: config.drainTimeoutMs,
   });
   let finished = false;
+  // HTTP/1.1 has no sessions: its lines say nothing of them (as before the frame served it).
+  let counted = true;
   const finish = (code: number) => {
     if (finished) return;
     finished = true;
@@ -51,19 +58,30 @@ export function startDrain(
   const frame: DrainFrame = {
     succeed() {
       if (finished) return;
-      journal.write('drain-finished', { active: 0, cut: [], timedOut: false, sessions: 0 });
+      journal.write('drain-finished', {
+        active: 0,
+        cut: [],
+        timedOut: false,
+        ...(counted ? { sessions: 0 } : {}),
+      });
       journal.write('exit', { code: 0 });
       finish(0);
     },
     finished: () => finished,
   };
   const protocol = steps(frame);
+  counted = protocol.cutConnections !== undefined;
   const deadline = setTimeout(() => {
     const cut = lab.activeIds();
     for (const id of cut) journal.write('request-cut', { id });
-    const sessions = protocol.cutConnections();
+    const sessions = protocol.cutConnections?.();
     lab.server.closeAllConnections();
-    journal.write('drain-finished', { active: cut.length, cut, timedOut: true, sessions });
+    journal.write('drain-finished', {
+      active: cut.length,
+      cut,
+      timedOut: true,
+      ...(sessions === undefined ? {} : { sessions }),
+    });
     journal.write('exit', { code: 1 });
     finish(1);
   }, config.drainTimeoutMs);

@@ -10,6 +10,7 @@ import type { Http1LabServer, LabServer } from './lab-server.js';
 import { drainH2c } from './h2c-drain.js';
 import { drainGrpc } from './grpc-drain.js';
 import { drainWs } from './ws-drain.js';
+import { startDrain, type DrainFrame } from './drain-frame.js';
 
 export interface ShutdownDeps {
   lab: LabServer;
@@ -53,51 +54,29 @@ export function installShutdownPolicy(deps: ShutdownDeps): void {
   }
 }
 
-function drain({ lab, journal, config, exit }: ShutdownDeps & { lab: Http1LabServer }): void {
-  lab.beginDraining();
-  journal.write('drain-started', {
-    active: lab.state().active,
-    drainDelayMs: config.drainDelayMs,
-    drainTimeoutMs: config.drainTimeoutMs,
+function drain(deps: ShutdownDeps & { lab: Http1LabServer }): void {
+  const { lab, journal, config } = deps;
+  startDrain(deps, (frame) => {
+    const finishIfIdle = (active: number) => {
+      if (active !== 0 || frame.finished() || lab.server.listening) return;
+      frame.succeed();
+    };
+    return {
+      afterDelay() {
+        if (config.drainIdleMs > 0) {
+          keepIdleConnections(frame);
+          return;
+        }
+        // server.close() stops accepting at once; its callback would wait for every socket,
+        // including clients that hold a finished keep-alive connection, so we do not wait for it.
+        lab.server.close();
+        journal.write('stopped-listening', { active: lab.state().active });
+        lab.server.closeIdleConnections();
+        lab.onActiveChange(finishIfIdle);
+        finishIfIdle(lab.state().active);
+      },
+    };
   });
-  let finished = false;
-  const finish = (code: number) => {
-    if (finished) return;
-    finished = true;
-    clearTimeout(deadline);
-    clearTimeout(delay);
-    exit(code);
-  };
-
-  const deadline = setTimeout(() => {
-    const cut = lab.activeIds();
-    for (const id of cut) journal.write('request-cut', { id });
-    lab.server.closeAllConnections();
-    journal.write('drain-finished', { active: cut.length, cut, timedOut: true });
-    journal.write('exit', { code: 1 });
-    finish(1);
-  }, config.drainTimeoutMs);
-
-  const finishIfIdle = (active: number) => {
-    if (active !== 0 || finished || lab.server.listening) return;
-    journal.write('drain-finished', { active: 0, cut: [], timedOut: false });
-    journal.write('exit', { code: 0 });
-    finish(0);
-  };
-
-  const delay = setTimeout(() => {
-    if (config.drainIdleMs > 0) {
-      keepIdleConnections();
-      return;
-    }
-    // server.close() stops accepting at once; its callback would wait for every socket,
-    // including clients that hold a finished keep-alive connection, so we do not wait for it.
-    lab.server.close();
-    journal.write('stopped-listening', { active: lab.state().active });
-    lab.server.closeIdleConnections();
-    lab.onActiveChange(finishIfIdle);
-    finishIfIdle(lab.state().active);
-  }, config.drainDelayMs);
 
   // --drain-idle-ms: stop listening but leave idle keep-alive connections open. Why it matters:
   // on Kubernetes an established connection keeps going to its Pod after the endpoint leaves the
@@ -110,15 +89,13 @@ function drain({ lab, journal, config, exit }: ShutdownDeps & { lab: Http1LabSer
   // closes idle connections itself (since Node 19), so only the listener is closed here, with
   // net.Server's close; its callback runs once the last connection has ended. Connections still
   // idle when the window ends are closed then — the same race, for clients that sent nothing.
-  function keepIdleConnections(): void {
+  function keepIdleConnections(frame: DrainFrame): void {
     let connectionsGone = false;
     let windowOver = false;
     const settle = () => {
-      if (lab.state().active !== 0 || finished || !(connectionsGone || windowOver)) return;
+      if (lab.state().active !== 0 || frame.finished() || !(connectionsGone || windowOver)) return;
       clearTimeout(idleWindow);
-      journal.write('drain-finished', { active: 0, cut: [], timedOut: false });
-      journal.write('exit', { code: 0 });
-      finish(0);
+      frame.succeed();
     };
     net.Server.prototype.close.call(lab.server, () => {
       connectionsGone = true;
