@@ -13,6 +13,11 @@
 //   6. exit 0                                              journal `drain-finished`, `exit`
 // At --drain-timeout-ms, forceShutdown() cancels what is left (RST_STREAM CANCEL) and the
 // process exits 1, as the HTTP drains do.
+// The end is when tryShutdown has called back AND every connection's socket has closed: on Node
+// 24 (measured, 24.22.3 with grpc-js 1.14.7) tryShutdown calls back at once for connections given
+// through the connection injector, with their calls still open — exiting then, as soon as the
+// last call's handler answered, dropped the connection under the answer before it was written
+// ("Connection dropped" at the client). On Node 20 and 22 it calls back once they are closed.
 import type { Journal } from './journal.js';
 import type { ServerConfig } from './config.js';
 import type { GrpcLabServer } from './lab-server.js';
@@ -30,6 +35,7 @@ export function drainGrpc({ lab, journal, config, exit }: GrpcDrainDeps): void {
     let shutDown = false;
     const settle = () => {
       if (frame.finished() || !shutDown || lab.state().active !== 0) return;
+      if (lab.grpc.connections().length > 0) return;
       frame.succeed();
     };
     return {
@@ -47,6 +53,7 @@ export function drainGrpc({ lab, journal, config, exit }: GrpcDrainDeps): void {
         });
         lab.grpc.onConnectionClosed((connection) => {
           journal.write('session-closed', { remotePort: connection.remotePort, streams: connection.rpcs });
+          settle();
         });
         // tryShutdown closes each session it holds (node:http2's close(): a GOAWAY NO_ERROR with the
         // last stream it processed) — the line says which connection, and how many calls were open.

@@ -184,7 +184,17 @@ test('grpc load: forceShutdown resets the calls (CANCELLED) → rpc-reset, not a
   const reset = records.filter((r) => r.failure === 'rpc-reset');
   assert.ok(reset.length >= 1, JSON.stringify(records.map((r) => [r.outcome, r.errorCode])));
   assert.ok(reset.every((r) => r.errorCode === 'CANCELLED'));
-  assert.ok(!records.some((r) => r.failure === 'rpc-connection-lost'));
+  // Every call the server had taken was reset, none lost with its connection. A call still on
+  // the wire when forceShutdown destroyed its session never reached the server: that one is
+  // lost with the connection (seen on Node 24: 1 of 12, on the connection's last call).
+  const taken = new Set(server.taken);
+  const lost = records.filter((r) => r.failure === 'rpc-connection-lost');
+  assert.deepEqual(
+    lost.filter((r) => taken.has(r.id)).map((r) => r.id),
+    [],
+    'a call the server took is lost with its connection',
+  );
+  assert.ok(reset.every((r) => taken.has(r.id)));
 });
 
 test('grpc load: the server’s own non-OK status → grpc-status; nothing listening → rpc-refused', async (t) => {
