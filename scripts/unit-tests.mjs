@@ -15,6 +15,7 @@ export const unitTests = [
   'test/cli/platform-registry.test.ts',
   'test/cli/scenario-flags.test.ts',
   'test/cli/rollout-settings.test.ts',
+  'test/server/grpc-drain-end.test.ts',
   'test/experiment/ingress-cut.test.ts',
   'test/kinds/rollout/load-pods.test.ts',
   'test/probe/load/cpu-cgroup.test.ts',

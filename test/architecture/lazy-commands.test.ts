@@ -106,3 +106,11 @@ test('the host probes start with the modules when a command will run Pods here â
   assert.equal(runsLocalPods(['server']), false);
   assert.equal(runsLocalPods([]), false);
 });
+
+test('the entry point loads the program only after it turned the compile cache on (a static import would be compiled first)', () => {
+  const entry = staticClosure(new URL('../../src/cli/main.js', import.meta.url));
+  assert.ok(
+    !entry.files.some((f) => f.endsWith(`${sep}cli${sep}program.js`)),
+    `statically: ${entry.files.join(', ')}`,
+  );
+});

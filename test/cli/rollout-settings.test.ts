@@ -328,3 +328,20 @@ test('the header says GET only for HTTP loads, and nothing of methods for an RPC
   assert.ok(texts('h2c').includes('GET only'), texts('h2c').join(' | '));
   for (const protocol of ['grpc', 'ws']) assert.ok(!texts(protocol).includes('GET only'), protocol);
 });
+
+test('the header names a retry policy in its protocol’s words: GET and POST for HTTP, neither for an RPC or a WebSocket message', () => {
+  const texts = (protocol: string, retry: string) =>
+    rolloutFacts({ load: { protocol, postShare: 0, retry }, deployment: {} }).map((f) => f.text);
+  for (const protocol of ['http1', 'h2c']) {
+    assert.ok(texts(protocol, 'safe').includes('retry safe (urllib3: before the send, or GET)'), protocol);
+    assert.ok(texts(protocol, 'all').includes('retry all (every failure, POST too)'), protocol);
+  }
+  for (const protocol of ['grpc', 'ws']) {
+    assert.ok(
+      texts(protocol, 'safe').includes('retry safe (only what never left the client: none is idempotent)'),
+      texts(protocol, 'safe').join(' | '),
+    );
+    assert.ok(texts(protocol, 'all').includes('retry all (every failure)'), protocol);
+    assert.ok(!texts(protocol, 'all').some((t) => /GET|POST/.test(t)), protocol);
+  }
+});

@@ -232,12 +232,16 @@ export function loadSettings(workMsMax: number) {
       sample: 'safe',
       badSample: 'sometimes',
       document: { section: 'load', schema: z.enum(retryPolicies).optional(), value: (v: RetryPolicy) => v },
-      fact: (v: RetryPolicy | undefined) =>
-        v === 'safe'
-          ? 'retry safe (urllib3: before the send, or GET)'
-          : v === 'all'
-            ? 'retry all (every failure, POST too)'
-            : 'no client retries',
+      // A Work RPC or a work message has no method (retry.ts idempotentRequest): no GET, no POST.
+      fact: (v: RetryPolicy | undefined, load) => {
+        const methods = load.protocol !== 'grpc' && load.protocol !== 'ws';
+        if (v === 'safe')
+          return methods
+            ? 'retry safe (urllib3: before the send, or GET)'
+            : 'retry safe (only what never left the client: none is idempotent)';
+        if (v === 'all') return methods ? 'retry all (every failure, POST too)' : 'retry all (every failure)';
+        return 'no client retries';
+      },
     }),
     retryAttempts: setting<number, number | undefined, 'load'>({
       flag: '--retry-attempts',
