@@ -4,8 +4,8 @@
 // from the server's failures with the reading of why (src/probe/load/not-sent.ts); a run whose
 // load fell behind says so first, since its counts are then not the Service's result.
 import type { IngressAnswers } from './ingress-url.js';
-import type { RetryPolicy } from '../../probe/load/retry.js';
-import { requestNoun, type RetrySummary } from './join/retry-tally.js';
+import { requestNoun, type RetryPolicy } from '../../probe/load/retry.js';
+import type { RetrySummary } from './join/retry-tally.js';
 import type { NotSentReading } from '../../probe/load/not-sent.js';
 import type { FailureClass } from '../../probe/load/record.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
@@ -150,7 +150,7 @@ export function retrySentence(
   const noun = requestNoun(protocol);
   // A Work RPC or a work message has no method: none is idempotent (../../probe/load/retry.ts).
   const posts = !noun.methods
-    ? ` (a ${protocol === 'grpc' ? 'Work RPC' : 'work message'} is not idempotent: --retry safe sends one again only when it never left the client)`
+    ? ` (a ${noun.singular} is not idempotent: --retry safe sends one again only when it never left the client)`
     : r.posts > 0
       ? ` (${r.posts} of the ${r.requests} requests were POST)`
       : '';
@@ -158,7 +158,7 @@ export function retrySentence(
     return ` The client did not retry${noun.methods ? posts : ''}: each failure above is its request's only attempt.`;
   const head =
     r.requestsRetried === 0
-      ? ` The client (--retry ${r.policy}) sent no ${noun.plural.replace(/s$/, '')} again${posts}.`
+      ? ` The client (--retry ${r.policy}) sent no ${noun.singular} again${posts}.`
       : ` The client (--retry ${r.policy}) sent ${r.requestsRetried} ${noun.plural} again${posts}: ${r.recovered} completed on a later attempt, ${r.failedAfterRetries} failed anyway${r.cancelled > 0 ? `, ${r.cancelled} waited for a retry the end of the run cancelled` : ''} (the failures above count each request once, by its last attempt; ${r.attemptsRetried} failed attempts in all).`;
   const dup: string[] = [];
   const nonIdempotent = noun.methods ? 'POST requests' : noun.plural;
@@ -167,7 +167,7 @@ export function retrySentence(
       `${r.duplicates.POST} ${nonIdempotent} were executed more than once — a server's journal (or its answer) shows an attempt begun that the client then sent again: the duplicate a retry of a non-idempotent request makes${r.doneTwice.POST > 0 ? ` (${r.doneTwice.POST} done to the end twice)` : ''}`,
     );
   else if (r.posts > 0 && r.requestsRetried > 0)
-    dup.push(`no ${noun.methods ? 'POST' : nonIdempotent.replace(/s$/, '')} was executed twice`);
+    dup.push(`no ${noun.methods ? 'POST' : noun.singular} was executed twice`);
   if (r.duplicates.GET > 0)
     dup.push(
       `${r.duplicates.GET} GET requests were executed more than once (idempotent: work done again, no harm)`,

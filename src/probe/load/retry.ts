@@ -33,6 +33,20 @@ export function idempotentRequest(protocol: LoadProtocol, method: LoadMethod | u
   return (protocol === 'http1' || protocol === 'h2c') && method !== 'POST';
 }
 
+/**
+ * What a protocol's requests are called, and whether they have a method at all: HTTP's are GET or
+ * POST; a gRPC Work RPC and a WebSocket work message have none and are never idempotent.
+ */
+export function requestNoun(protocol: LoadProtocol | undefined): {
+  singular: string;
+  plural: string;
+  methods: boolean;
+} {
+  if (protocol === 'grpc') return { singular: 'Work RPC', plural: 'Work RPCs', methods: false };
+  if (protocol === 'ws') return { singular: 'work message', plural: 'work messages', methods: false };
+  return { singular: 'request', plural: 'requests', methods: true };
+}
+
 /** The longest wait between two attempts, whatever the base (urllib3's DEFAULT_BACKOFF_MAX: 120 s; ours shorter: a rollout lasts minutes). */
 export const RETRY_BACKOFF_CAP_MS = 10_000;
 /** Attempts in all (the first included) at most. */

@@ -8,7 +8,13 @@ import { quote } from '../../errors.js';
 import { integerSchema } from '../../util/integer.js';
 import { setting, settingArgv, type SettingValues } from '../../util/setting-rows.js';
 import { DraincheckError } from '../../errors.js';
-import { RETRY_ATTEMPTS_MAX, RETRY_BACKOFF_CAP_MS, retryPolicies, type RetryPolicy } from './retry.js';
+import {
+  RETRY_ATTEMPTS_MAX,
+  RETRY_BACKOFF_CAP_MS,
+  requestNoun,
+  retryPolicies,
+  type RetryPolicy,
+} from './retry.js';
 import { loadProtocols, type LoadProtocol } from './transport.js';
 
 /**
@@ -234,7 +240,8 @@ export function loadSettings(workMsMax: number) {
       document: { section: 'load', schema: z.enum(retryPolicies).optional(), value: (v: RetryPolicy) => v },
       // A Work RPC or a work message has no method (retry.ts idempotentRequest): no GET, no POST.
       fact: (v: RetryPolicy | undefined, load) => {
-        const methods = load.protocol !== 'grpc' && load.protocol !== 'ws';
+        // The document's protocol, held to its enum by the load section's schema.
+        const { methods } = requestNoun(load.protocol as LoadProtocol | undefined);
         if (v === 'safe')
           return methods
             ? 'retry safe (urllib3: before the send, or GET)'

@@ -8,7 +8,7 @@
 // (its UID), or the journal's accepted / finished / aborted / cut line for the attempt's id. An
 // attempt whose fate the join could not settle (`unknown`) may or may not have been: a request
 // that would be a duplicate only with those is counted as `uncertain`, never as a duplicate.
-import { idempotentRequest, requestIdOf } from '../../../probe/load/retry.js';
+import { idempotentRequest, requestIdOf, requestNoun } from '../../../probe/load/retry.js';
 import type { LoadProtocol } from '../../../probe/load/transport.js';
 import type { FailureClass, LoadRecord } from '../../../probe/load/record.js';
 
@@ -138,16 +138,6 @@ export class RetryTally {
     // Attempts still held had no last attempt in the records (lost with a load Pod's lines).
     return { ...this.s, unlinked: this.s.unlinked + this.pending.size };
   }
-}
-
-/**
- * What a protocol's requests are called, and whether they have a method at all: HTTP's are GET or
- * POST; a gRPC Work RPC and a WebSocket work message have none and are never idempotent.
- */
-export function requestNoun(protocol: LoadProtocol | undefined): { plural: string; methods: boolean } {
-  if (protocol === 'grpc') return { plural: 'Work RPCs', methods: false };
-  if (protocol === 'ws') return { plural: 'work messages', methods: false };
-  return { plural: 'requests', methods: true };
 }
 
 /** The retries' figures in words, one line (text and page): what was sent again, what it cost. */
