@@ -46,8 +46,6 @@ export function startDrain(
     drainTimeoutMs: config.drainTimeoutMs,
   });
   let finished = false;
-  // HTTP/1.1 has no sessions: its lines say nothing of them (as before the frame served it).
-  let counted = true;
   const finish = (code: number) => {
     if (finished) return;
     finished = true;
@@ -62,7 +60,9 @@ export function startDrain(
         active: 0,
         cut: [],
         timedOut: false,
-        ...(counted ? { sessions: 0 } : {}),
+        // HTTP/1.1 has no sessions: its lines say nothing of them. (Called only after `steps`
+        // returned: from a timer or an event, never while the protocol is being set up.)
+        ...(protocol.cutConnections ? { sessions: 0 } : {}),
       });
       journal.write('exit', { code: 0 });
       finish(0);
@@ -70,7 +70,6 @@ export function startDrain(
     finished: () => finished,
   };
   const protocol = steps(frame);
-  counted = protocol.cutConnections !== undefined;
   const deadline = setTimeout(() => {
     const cut = lab.activeIds();
     for (const id of cut) journal.write('request-cut', { id });
