@@ -103,7 +103,11 @@ for (const proxy of proxies) {
         ingress: proxy.kind,
       });
       assert.equal(doc.complete, true, doc.incompleteReason ?? '');
-      assert.equal(doc.verdict.kind, 'accepted-request-finished', doc.verdict.explanation);
+      assert.equal(
+        doc.verdict.kind,
+        'accepted-request-finished',
+        `${doc.verdict.explanation} ${JSON.stringify(doc.events.filter((e) => e.source === 'client' || e.source === 'proxy').map((e) => [e.at, e.source, e.type, e.data.status ?? '']))}`,
+      );
       assert.equal(doc.request.bodyUid, doc.pod.uid);
       const log = ingressLog(doc, doc.scenario.workId);
       assert.ok(log, "the proxy's log has the work request, a plain 200 too");

@@ -36,6 +36,13 @@ export interface NginxOptions {
    * the file to its stdout as it grows.
    */
   errorLog?: 'file' | 'stderr';
+  /**
+   * A file that must exist before the endpoints are used: until it does, this generation answers
+   * as one without endpoints (503). NginxIngress opens it once the workers of an endpoint-less
+   * generation have exited, so no new connection meets their `return 503` after one was answered
+   * by a Pod (a reload's overlap: ingress-nginx.ts, apply).
+   */
+  gate?: string;
 }
 
 /** The nginx configuration for one generation of endpoints. */
@@ -61,6 +68,8 @@ export function nginxConfig(
   const route =
     targets.length > 0
       ? [
+          // `if` with `return` only: one of the two uses nginx documents as safe in a location.
+          ...(options.gate ? [`      if (!-f ${options.gate}) { return 503; }`] : []),
           '      proxy_pass http://service;',
           '      proxy_http_version 1.1;',
           '      proxy_set_header Connection "";',

@@ -15,9 +15,9 @@
 // with 3 tries, upstream-keepalive-connections 320, -timeout 60 s, -requests 10000,
 // keep-alive 75 s for clients, worker-shutdown-timeout 240 s. Only `ready` endpoints are used
 // (no terminating fallback, unlike kube-proxy's).
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { DraincheckError } from '../../errors.js';
 import type { IngressEvidence } from '../types.js';
 import { freePort } from './addresses.js';
@@ -41,6 +41,13 @@ export class NginxIngress implements Dataplane {
   private readonly pods = new Map<string, string | null>();
   /** Resolves with how nginx ended when it ended before stop() asked it to (never otherwise). */
   readonly died: Promise<string>;
+  /**
+   * Whether nginx's workers can stat a file in its directory. Run by root, they are `nobody`, and a
+   * TMPDIR under a private directory (/root/tmp) keeps them out: a gate they cannot see would stay
+   * shut (nginx's `-f` is false on EACCES), so there is none — the start-up overlap apply closes
+   * stays open, as it is in nginx.
+   */
+  private readonly workersReachDir: boolean;
 
   private constructor(
     private readonly dir: string,
@@ -52,6 +59,7 @@ export class NginxIngress implements Dataplane {
     private readonly relays: DelayRelays | null,
   ) {
     this.died = proc.died;
+    this.workersReachDir = process.getuid?.() !== 0 || searchableByOthers(dirname(dir));
   }
 
   /**
@@ -72,6 +80,10 @@ export class NginxIngress implements Dataplane {
       );
     const port = await freePort(host);
     const dir = mkdtempSync(join(tmpdir(), 'draincheck-ingress-'));
+    // Searchable by others, not listable: nginx started by root runs its workers as `nobody`, and
+    // they stat the gate file in here (apply) and write proxy_temp_path's files. Its files are the
+    // lab's configuration and logs.
+    chmodSync(dir, 0o711);
     writeFileSync(join(dir, 'nginx.conf'), nginxConfig(dir, `${host}:${port}`, 0, []));
     const proc = new ProxyProcess({
       executable: nginx,
@@ -104,8 +116,9 @@ export class NginxIngress implements Dataplane {
    * children cannot be read, at once). After a reload an old worker keeps accepting on the shared
    * listening socket until it handles its master's shutdown message — a few ms, in which a new
    * connection may still meet the old configuration (seen: the first request after the first sync
-   * answered by generation 0's `return 503`). Waited for when a configuration without endpoints
-   * is replaced (apply); other reloads keep nginx's own overlap (that is what a reload does).
+   * answered by generation 0's `return 503`). Waited for, with the new generation gated, when a
+   * configuration without endpoints is replaced (apply); other reloads keep nginx's own overlap
+   * (that is what a reload does).
    */
   async oldWorkersGone(deadlineMs = 2000): Promise<void> {
     const start = performance.now();
@@ -125,9 +138,15 @@ export class NginxIngress implements Dataplane {
     for (const t of upstreams) this.pods.set(`${t.ip}:${t.port}`, t.podUid ?? null);
     this.generation += 1;
     const generation = this.generation;
+    // From no endpoint to some, the new generation is gated (see below).
+    const opening = this.targetCount === 0 && targets.length > 0;
+    const gate = opening && this.workersReachDir ? join(this.dir, `open-${generation}`) : undefined;
     writeFileSync(
       join(this.dir, 'nginx.conf'),
-      nginxConfig(this.dir, `${this.host}:${this.port}`, generation, upstreams, this.options),
+      nginxConfig(this.dir, `${this.host}:${this.port}`, generation, upstreams, {
+        ...this.options,
+        ...(gate ? { gate } : {}),
+      }),
     );
     this.proc.signal('SIGHUP');
     await untilServed(this.proc, this.host, this.port, generation, RELOAD_MS, () =>
@@ -135,12 +154,16 @@ export class NginxIngress implements Dataplane {
         ? 'nginx is not running'
         : `nginx did not take generation ${generation} within ${RELOAD_MS} ms (${this.proc.stderr()})`,
     );
-    // From no endpoint to some: the worker of the endpoint-less generation (its `return 503`)
-    // must not take a request once the new one is served. It carries no upstream request, so
-    // it exits at once; waited for here, where the mechanism is, not by each caller.
-    const hadNone = this.targetCount === 0;
     this.targetCount = targets.length;
-    if (hadNone && targets.length > 0) await this.oldWorkersGone();
+    if (!gate) return;
+    // From no endpoint to some: after a reload the endpoint-less generation's worker keeps accepting
+    // until it handles its master's shutdown message, so a client could get a Pod's 200 from the new
+    // worker, then the old one's `return 503` on its next connection (seen under load: a run's
+    // health check answered by the Pod, its work request 1 ms later by "no upstream"). The new
+    // generation answers 503 too until that worker is gone (it carries no upstream request, so it
+    // exits at once), then its gate opens: the answers change once, from 503 to the Pods'.
+    await this.oldWorkersGone();
+    writeFileSync(gate, '');
   }
 
   /** The logs read back, joined per request; times on the runner's clock from `originWallMs`. */
@@ -156,6 +179,19 @@ export class NginxIngress implements Dataplane {
     await this.relays?.dispose();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Whether `dir` and every directory above it may be searched by others (mode o+x). */
+function searchableByOthers(dir: string): boolean {
+  for (let d = dir, i = 0; i < 64; d = dirname(d), i += 1) {
+    try {
+      if ((statSync(d).mode & 0o001) === 0) return false;
+    } catch {
+      return false;
+    }
+    if (dirname(d) === d) return true;
+  }
+  return false;
 }
 
 /**
