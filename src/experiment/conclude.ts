@@ -342,6 +342,25 @@ function acceptanceGap(
   const mismatch = candidates.find((e) => e.data.uid !== readyUid);
   if (mismatch)
     return `UID mismatch: ${mismatch.type} came from ${mismatch.data.uid ?? 'no UID'}, the Service answered from ${readyUid}`;
+  // Behind an ingress: the proxy's log may say the work request never reached a Pod at all.
+  const ingressLog = eventsOf(events, 'proxy', 'ingress-request').find((e) => e.data.id === workId);
+  const attempts = Array.isArray(ingressLog?.data.attempts) ? (ingressLog.data.attempts as unknown[]) : [];
+  const reachedPod = attempts.some(
+    (a) =>
+      typeof a === 'object' &&
+      a !== null &&
+      typeof (a as { addr?: unknown }).addr === 'string' &&
+      (a as { addr: string }).addr !== 'none',
+  );
+  if (ingressLog && !reachedPod) {
+    const cause = attempts
+      .map((a) => (typeof a === 'object' && a !== null ? (a as { cause?: unknown }).cause : null))
+      .find((c): c is string => typeof c === 'string');
+    // Read back from a run document: bounded, as every string taken from one.
+    const kind = String(ingressLog.data.kind ?? '?').slice(0, 16);
+    const why = cause ? ` (${cause.slice(0, 40)})` : '';
+    return `no acceptance evidence: the ingress (${kind}) answered the work request ${ingressLog.data.status ?? '?'} itself — its log shows no attempt to any Pod${why} — and no Pod's journal has ${workId}`;
+  }
   return `no acceptance evidence: /state never showed active == 1 and the journal has no request-accepted for ${workId}`;
 }
 

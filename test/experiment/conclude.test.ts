@@ -48,6 +48,35 @@ test('no acceptance evidence: inconclusive, never cut — even when the connecti
   assert.equal(c.verdict.kind, 'inconclusive');
 });
 
+test("no acceptance evidence behind an ingress that answered the work itself: the gap names the ingress's own answer", () => {
+  const ingressAnswered = (attempts: unknown[]): RunEvent => ({
+    id: 'ing-1',
+    at: 1100,
+    source: 'proxy',
+    type: 'ingress-request',
+    data: { id: WORK, status: 503, attempts, kind: 'nginx' },
+  });
+  const base = without(finishedRun(), 'request-accepted', 'acceptance-proven');
+  const c = run([
+    ...base,
+    ingressAnswered([{ addr: 'none', podUid: null, status: null, cause: 'no-upstream' }]),
+  ]);
+  assert.equal(c.verdict.kind, 'inconclusive');
+  assert.match(
+    c.acceptance.reason ?? '',
+    /the ingress \(nginx\) answered the work request 503 itself — its log shows no attempt to any Pod \(no-upstream\)/,
+  );
+  // An attempt that reached a Pod: the ingress did not answer alone; the plain gap stays.
+  const reached = run([
+    ...base,
+    ingressAnswered([{ addr: '127.0.0.9:8080', podUid: UID, status: 503, cause: null }]),
+  ]);
+  assert.match(reached.acceptance.reason ?? '', /\/state never showed active == 1/);
+  // Untrusted: an odd or huge cause never throws and is cut short.
+  const odd = run([...base, ingressAnswered([null, 7, { addr: 5, cause: 'x'.repeat(5000) }])]);
+  assert.ok((odd.acceptance.reason ?? '').length < 400, odd.acceptance.reason ?? '');
+});
+
 test('acceptance evidence after the deletion request does not count', () => {
   const late = finishedRun().map((e) =>
     e.type === 'request-accepted' || e.type === 'acceptance-proven' ? { ...e, at: 1500 } : e,
