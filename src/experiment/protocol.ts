@@ -18,6 +18,7 @@ import { JOURNAL_LINE_MAX_CHARS, parseJournalLine } from '../server/journal.js';
 import type { ResolvedScenario } from '../workload/scenario.js';
 import { SERVICE_NAME_LABEL } from '../workload/labels.js';
 import { workloadObjects } from '../workload/workload.js';
+import { SERVER_CONTAINER } from '../workload/manifests.js';
 import {
   idleRaceId,
   idleRacePrimeId,
@@ -192,11 +193,16 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   // --ingress: the proxy the client goes through, and what its logs said once stopped.
   let ingress: Ingress | undefined;
   let ingressEvidence: IngressEvidence | null = null;
-  if (scenario.ingress && (!platform.ingress || platform.ingressLoadOnly))
+  if (
+    scenario.ingress &&
+    (!platform.ingress || !(platform.ingressKinds ?? [scenario.ingress]).includes(scenario.ingress))
+  )
     refusedUsage = new DraincheckError(
       'DC_USAGE',
-      `--ingress ${scenario.ingress} runs on the embedded runtime only (--platform local) for run and lab: on a cluster, rollout --ingress nginx runs draincheck's own nginx`,
+      `--ingress ${scenario.ingress} runs on the embedded runtime only (--platform local)${platform.ingressKinds?.length ? `: on this platform only --ingress ${platform.ingressKinds.join(' or ')} runs` : ''}`,
     );
+  else if (scenario.ingress && platform.ingressUnreachable)
+    refusedUsage = new DraincheckError('DC_USAGE', platform.ingressUnreachable);
 
   log.add('runner', 'run-started', {
     runId: plan.runId,
@@ -271,6 +277,14 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
           ...(plan.ingressUpstream?.keepaliveTimeoutMs !== undefined
             ? { upstreamKeepaliveTimeoutMs: plan.ingressUpstream.keepaliveTimeoutMs }
             : {}),
+          // A cluster's own nginx runs the draincheck image: the lab server's (the platform takes
+          // the client's instead where the run was given one).
+          image:
+            plan.workload.pod.spec?.containers.find((c) => c.name === SERVER_CONTAINER)?.image ??
+            plan.workload.pod.spec?.containers[0]?.image ??
+            '',
+          // Its Pod's readiness, the image pull included, within the run's start-up limit.
+          readyWaitMs: plan.limits.prepareMs,
         },
         observed,
       );

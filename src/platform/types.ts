@@ -271,10 +271,15 @@ export interface Platform {
    */
   ingress?(job: IngressJob, signal: AbortSignal): Promise<Ingress>;
   /**
-   * ingress() serves a rollout's load Pods only (a cluster's own nginx, reachable in the cluster):
-   * `run` and `lab` clients are not sent through it, and refuse --ingress.
+   * The proxies ingress() runs (absent: every one, where ingress() is there). A run asking for
+   * another is refused before anything is created.
    */
-  readonly ingressLoadOnly?: boolean;
+  readonly ingressKinds?: readonly IngressProxy[];
+  /**
+   * Why `run` and `lab` cannot send their client through ingress() on this platform (its URL is
+   * one the client does not reach), or null: it can. Absent: it can.
+   */
+  readonly ingressUnreachable?: string | null;
 }
 
 /** Why one upstream attempt of an ingress proxy failed: nginx's error log (ingress/nginx-log.ts), HAProxy's termination state (ingress-haproxy-log.ts). */

@@ -264,7 +264,9 @@ export const scenarioChoiceSettings = {
       "send every request through an ingress proxy in front of the Service's ready endpoints: nginx (Debian's " +
       "nginx with ingress-nginx's defaults) or haproxy (Debian's HAProxy with the HAProxy Kubernetes Ingress " +
       "Controller's defaults), following the EndpointSlice as their controllers do (nginx 0..3333 ms late, haproxy 0..100 ms); its logs " +
-      'name the Pod and the cause of each upstream attempt (embedded runtime, HTTP/1.1)',
+      'name the Pod and the cause of each upstream attempt (HTTP/1.1). On a cluster (--platform kube), nginx only: ' +
+      "draincheck's own nginx Deployment in front of the Service's ClusterIP (ingress-nginx's service-upstream " +
+      'mode), which the client reaches from the cluster or a node; its log names the ClusterIP, not the Pod',
     defaultNote: 'none: straight to the Service',
     // A proxy in the path, not part of the Pod: the manifests do not change with it.
     commands: ['run', 'lab'],

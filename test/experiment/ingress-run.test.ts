@@ -122,7 +122,7 @@ for (const proxy of proxies) {
   );
 }
 
-test('--ingress where it cannot run: with --protocol h2c, in manifests, on a cluster platform — one line each, before anything is created', async () => {
+test('--ingress where it cannot run: with --protocol h2c, in manifests, haproxy on a cluster platform — one line each, before anything is created', async () => {
   assert.throws(
     () => resolveScenario({ ingress: 'nginx', protocol: 'h2c' }),
     (e: unknown) =>
@@ -138,17 +138,18 @@ test('--ingress where it cannot run: with --protocol h2c, in manifests, on a clu
   const m = cli(['manifests', '--ingress', 'nginx']);
   assert.equal(m.status, 2, m.stderr);
   assert.match(m.stderr, /unknown option '--ingress'/);
-  // A cluster platform runs no ingress of draincheck's: refused before any object is created.
+  // A cluster platform runs draincheck's nginx only (ingress-run-kube.test.ts): HAProxy is refused
+  // before any object is created.
   const target = kubeFacadeTarget('in-cluster');
   const session = await target.open({ pid1: target.pid1ByDefault });
   try {
-    const scenario = resolveScenario({ onSigterm: 'drain', ingress: 'nginx' });
+    const scenario = resolveScenario({ onSigterm: 'drain', ingress: 'haproxy' });
     await assert.rejects(
       runExperiment({ platform: session.platform, scenario, plan: planRun(scenario, session.planOptions) }),
       (e: unknown) =>
         isDraincheckError(e) &&
         e.code === 'DC_USAGE' &&
-        /--ingress nginx runs on the embedded runtime only/.test(e.message),
+        /--ingress haproxy runs on the embedded runtime only/.test(e.message),
     );
   } finally {
     await session.close();

@@ -327,7 +327,7 @@ export const matrixScenarios: readonly MatrixScenario[] = [
       exitCode(() => 0, 'exit 0 (a clean code that hides the cut)'),
     ],
     cannotRun: {
-      kube: 'draincheck runs no ingress of its own on a cluster yet',
+      kube: "on a cluster draincheck's nginx sends to the Service's ClusterIP (ingress-nginx's service-upstream mode), so its log names no Pod: the cut cannot be read as the Pod's, which this rule rests on",
       local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
     },
   },
@@ -353,7 +353,7 @@ export const matrixScenarios: readonly MatrixScenario[] = [
       ),
     ],
     cannotRun: {
-      kube: 'draincheck runs no ingress of its own for run and lab on a cluster',
+      kube: "the race needs a delay between nginx and the Pod (the embedded runtime's relay) and a log that names the Pod; on a cluster draincheck's nginx adds no delay and names the Service's ClusterIP",
       local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
     },
   },
@@ -374,7 +374,7 @@ export const matrixScenarios: readonly MatrixScenario[] = [
       ),
     ],
     cannotRun: {
-      kube: 'draincheck runs no ingress of its own for run and lab on a cluster',
+      kube: "the race needs a delay between nginx and the Pod (the embedded runtime's relay) and a log that names the Pod; on a cluster draincheck's nginx adds no delay and names the Service's ClusterIP",
       local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
     },
   },

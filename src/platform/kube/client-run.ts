@@ -35,6 +35,8 @@ export interface KubeClientContext {
   clientImage?: string;
   /** The Service as created (it carries the ClusterIP). */
   service: V1Service;
+  /** `run --ingress nginx`: the client sends every request to this URL (the ingress's ClusterIP), not the Service. */
+  via?: string;
   resources: KubeResources;
   now: () => number;
   /** The client Pod as the API created it (201): only then is it the run's to delete. */
@@ -63,9 +65,10 @@ export async function* runKubeClient(
   signal: AbortSignal,
 ): AsyncGenerator<ClientEvent> {
   const serviceUrl =
-    ctx.mode.mode === 'local'
+    ctx.via ??
+    (ctx.mode.mode === 'local'
       ? (ctx.mode.serviceUrl ?? inClusterServiceUrl(ctx.service, 'cluster-ip'))
-      : inClusterServiceUrl(ctx.service, ctx.serviceAddress);
+      : inClusterServiceUrl(ctx.service, ctx.serviceAddress));
   const events =
     ctx.mode.mode === 'local'
       ? inProcess(ctx, plan, serviceUrl, signal)

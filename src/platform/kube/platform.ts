@@ -110,8 +110,8 @@ const INGRESS_LOG_END_MS = 30_000;
 
 export class KubePlatform implements Platform {
   readonly kinds = Object.keys(kubeKinds) as ObjectKind[];
-  /** Its ingress (`--ingress nginx`) is a rollout's, for the load Pods: `run` and `lab` refuse --ingress. */
-  readonly ingressLoadOnly = true;
+  /** Its ingress is draincheck's own nginx Deployment (./ingress-nginx.ts). */
+  readonly ingressKinds = ['nginx'] as const;
   readonly resources: KubeResources;
   private readonly now: () => number;
   private serverVersion: string | undefined;
@@ -422,6 +422,13 @@ export class KubePlatform implements Platform {
         'DC_USAGE',
         `--ingress ${job.kind} runs on the embedded runtime only: on a cluster, --ingress nginx is the one built`,
       );
+    // The delay relays between an ingress and its Pods are the embedded runtime's (the idle-race
+    // scenarios): a cluster's network has its own latency, which draincheck does not add to.
+    if (job.upstreamDelayMs !== undefined && job.upstreamDelayMs > 0)
+      throw new DraincheckError(
+        'DC_USAGE',
+        'a delay between the ingress and the Pods runs on the embedded runtime only (--platform local)',
+      );
     const runService = this.services.get(`${job.namespace}/${job.service}`);
     if (!runService) throw new Error('ingress() before apply() of its Service');
     const upstream = `${runService.spec?.clusterIP ?? ''}:${runService.spec?.ports?.[0]?.port ?? 80}`;
@@ -429,7 +436,9 @@ export class KubePlatform implements Platform {
       namespace: job.namespace,
       service: job.service,
       runId: this.runId,
-      image: job.image ?? '',
+      // The draincheck image: the client's where the run was given one (your own service's image
+      // has no nginx), else the job's (the lab server's, or a rollout's Deployment's).
+      image: this.options.clientImage ?? job.image ?? '',
       upstream,
       retryNonIdempotent: job.retryNonIdempotent ?? false,
       ...(job.upstreamKeepaliveTimeoutMs !== undefined && job.upstreamKeepaliveTimeoutMs !== 60_000
@@ -631,6 +640,7 @@ export class KubePlatform implements Platform {
         },
         workload: { namespace: job.namespace, pod, service },
         service,
+        ...(job.via ? { via: job.via } : {}),
         resources: this.resources,
         now: this.now,
         onClientPod: (asked, created) => this.created.pods.push(createdObject(asked, created)),
@@ -655,6 +665,18 @@ export class KubePlatform implements Platform {
     if (this.disposed || this.options.keep || this.namespace === undefined) return;
     this.disposed = true;
     await removeCreated(this.resources, { namespace: this.namespace, ...this.created }, this.runId);
+  }
+
+  /**
+   * The ingress's URL is its Service's ClusterIP: the client Pod reaches it, and so does a runner
+   * on a node (--client local without a URL, which uses the run's ClusterIP too); a runner given
+   * another URL for the Service (a NodePort) does not.
+   */
+  get ingressUnreachable(): string | null {
+    const client = this.options.client;
+    return client?.mode === 'local' && client.serviceUrl !== undefined
+      ? "--ingress nginx on a cluster is reached at its Service's ClusterIP: run the client in the cluster (--client in-cluster, the default) or on a node (--client local without a Service URL)"
+      : null;
   }
 
   private signal(signal: AbortSignal): AbortSignal {
