@@ -510,7 +510,12 @@ function verdictOf(
       // upstream attempts: only its log says which layer failed.
       if (hasIngress(events) && f.request.bodyUid === null) {
         const logId = ev.ingressLog ? [ev.ingressLog.id] : [];
-        const through = ingressCut(ev.ingressLog, f.request.status, f.acceptance.uid ?? f.pod.uid);
+        const through = ingressCut(
+          ev.ingressLog,
+          f.request.status,
+          f.acceptance.uid ?? f.pod.uid,
+          onlyEndpointPod(events, f.pod.name, f.pod.uid),
+        );
         if (through?.reading === 'cut') {
           const hidden =
             f.exit.observed && f.exit.code === 0 ? ' — a clean exit code that hides a cut request' : '';
@@ -601,16 +606,66 @@ export type IngressReading = 'cut' | 'timeout' | 'passed-on' | 'unattributed';
  * no attempt there, refused, no upstream — is `unattributed`: the ingress's own failure, or not
  * shown.
  */
+/** Upstream attempts that never had a connection to a Pod. */
+const NO_CONNECTION_CAUSES: ReadonlySet<string> = new Set([
+  'refused',
+  'connect-timeout',
+  'connect-failed',
+  'no-upstream',
+]);
+
+/**
+ * Behind an ingress that sends to the Service's ClusterIP (`ingress-started` with upstream
+ * `service-cluster-ip`: a cluster's own nginx, whose log names no Pod), the Pod its attempts
+ * reached when that can be known without the log: every EndpointSlice record of the run listed
+ * this Pod and no other (by targetRef, as the EndpointSlice controller writes it), so kube-proxy
+ * had no other endpoint to send a ClusterIP connection to. Null otherwise (another Pod, an
+ * endpoint without a Pod, no slice seen, no UID): the attempts' Pod stays unknown.
+ */
+export function onlyEndpointPod(events: ReadEvent[], podName: string, podUid: string | null): string | null {
+  if (podUid === null) return null;
+  if (firstOf(events, 'runner', 'ingress-started')?.data.upstream !== 'service-cluster-ip') return null;
+  const slices = events.filter(
+    (e): e is Extract<ReadEvent, { known: true; source: 'endpointslice' }> =>
+      e.known && e.source === 'endpointslice',
+  );
+  let seen = 0;
+  for (const slice of slices)
+    for (const endpoint of (slice.data.endpoints ?? []).slice(0, 1000)) {
+      const ref = (endpoint as { targetRef?: unknown } | null)?.targetRef as
+        { kind?: unknown; name?: unknown; uid?: unknown } | undefined;
+      if (!ref || ref.kind !== 'Pod' || ref.name !== podName) return null;
+      if (typeof ref.uid === 'string' && ref.uid !== podUid) return null;
+      seen += 1;
+    }
+  return seen > 0 ? podUid : null;
+}
+
 export function ingressCut(
   log: EventOf<'proxy', 'ingress-request'> | undefined,
   status: number | null,
   podUid: string | null,
+  /**
+   * An ingress sending to the Service's ClusterIP (its log names no Pod) whose EndpointSlice listed
+   * one Pod only, this one (onlyEndpointPod): every attempt that reached a Pod reached it.
+   */
+  onlyEndpoint: string | null = null,
 ): { reading: IngressReading; words: string } | null {
   if (!log || status === null || log.data.status !== status) return null;
   const all = Array.isArray(log.data.attempts) ? log.data.attempts : [];
   const attempts = all
     .slice(0, ATTEMPTS_SHOWN)
-    .map((a: unknown) => (a && typeof a === 'object' ? (a as Record<string, unknown>) : {}));
+    .map((a: unknown) => (a && typeof a === 'object' ? (a as Record<string, unknown>) : {}))
+    // Only an attempt that had a connection: a refusal or a connect failure through a ClusterIP
+    // may be kube-proxy's own (no endpoint), not the Pod's.
+    .map((a) =>
+      onlyEndpoint !== null &&
+      a.podUid === null &&
+      a.addr !== 'none' &&
+      !(typeof a.cause === 'string' && NO_CONNECTION_CAUSES.has(a.cause))
+        ? { ...a, podUid: onlyEndpoint }
+        : a,
+    );
   const kind = typeof log.data.kind === 'string' ? truncateText(log.data.kind, 16) : 'the ingress';
   const said = attempts.map((a) => {
     const pod = typeof a.podUid === 'string' ? short(a.podUid) : 'no known Pod';
@@ -618,13 +673,20 @@ export function ingressCut(
     return `${pod}: ${typeof a.status === 'number' ? a.status : '-'}, ${cause}`;
   });
   const more = all.length > attempts.length ? `; ${all.length - attempts.length} more` : '';
-  const words = `${kind}'s log: ${all.length} upstream attempt${all.length === 1 ? '' : 's'} (${said.join('; ') || 'none'}${more})`;
+  const inferred =
+    onlyEndpoint !== null
+      ? `, each through the Service's ClusterIP, whose EndpointSlice listed no Pod but ${short(onlyEndpoint)} — the Pod inferred, not named by the log`
+      : '';
+  const words = `${kind}'s log: ${all.length} upstream attempt${all.length === 1 ? '' : 's'} (${said.join('; ') || 'none'}${more})${inferred}`;
   const there = podUid === null ? [] : attempts.filter((a) => a.podUid === podUid);
   const last = attempts.at(-1);
   const reading: IngressReading =
     there.length > 0 &&
     all.length <= ATTEMPTS_SHOWN &&
-    there.every((a) => typeof a.cause === 'string' && CUT_CAUSES.has(a.cause))
+    there.every((a) => typeof a.cause === 'string' && CUT_CAUSES.has(a.cause)) &&
+    // Through a ClusterIP, an attempt left without a Pod (a refusal: kube-proxy's or the Pod's) is
+    // one the log cannot place: as with a named Pod's refused retry, no cut is read.
+    !(onlyEndpoint !== null && attempts.some((a) => a.podUid === null && a.addr !== 'none'))
       ? 'cut'
       : there.at(-1)?.cause === 'read-timeout'
         ? 'timeout'

@@ -91,7 +91,8 @@ const coreEventData = {
 export const eventSpecs = {
   runner: {
     'run-started': { runId: 'string', scenario: 'string', platform: 'string', startedAt: 'string' },
-    'ingress-started': { kind: 'string', url: 'string', model: 'string' },
+    /** upstream: `service-cluster-ip` where the proxy sends to the Service's ClusterIP (absent: the Pods' addresses). */
+    'ingress-started': { kind: 'string', url: 'string', model: 'string', upstream: 'string' },
     phase: { name: 'string' },
     'observer-error': { observer: 'string', message: 'string', code: 'string' },
     'phase-timeout': { phase: 'string', limitMs: 'number', message: 'string' },

@@ -26,7 +26,8 @@ import {
   reusedRequestId,
   type ClientEvent,
 } from '../probe/client-events.js';
-import { conclude } from './conclude.js';
+import { conclude, onlyEndpointPod } from './conclude.js';
+import { readEvents } from './events.js';
 import { redateByClientClock } from './client-clock.js';
 import { containerFailure, podFailedError } from './failures.js';
 import { Observers } from './observers.js';
@@ -300,6 +301,7 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
         kind: ingress.kind,
         url: ingress.url.href,
         model: ingress.model,
+        ...(ingress.inCluster ? { upstream: 'service-cluster-ip' } : {}),
       });
       void ingress.died.then((how) =>
         failFast(
@@ -545,6 +547,12 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
           ingress: {
             kind: ingress.kind,
             model: ingress.model,
+            ...(ingress.inCluster
+              ? {
+                  upstream: 'service-cluster-ip' as const,
+                  onlyEndpoint: onlyEndpointPod(readEvents(events), podName, fields.pod.uid),
+                }
+              : {}),
             evidence: ingressEvidence
               ? {
                   requests: ingressEvidence.requests,

@@ -430,6 +430,19 @@ export const RunDocumentSchema = z.object({
     .object({
       kind: z.enum(['nginx', 'haproxy']),
       model: z.string().describe('what the proxy is and how it was programmed, in words'),
+      upstream: z
+        .literal('service-cluster-ip')
+        .optional()
+        .describe(
+          "service-cluster-ip (--platform kube): draincheck's nginx sends to the Service's ClusterIP (ingress-nginx's service-upstream mode), so its log names no Pod; absent: the proxy was given the Pods' endpoints and names them",
+        ),
+      onlyEndpoint: z
+        .string()
+        .nullable()
+        .optional()
+        .describe(
+          "with upstream service-cluster-ip: the UID of the one Pod every EndpointSlice record of the run listed — the Pod each attempt through the ClusterIP that had a connection reached, inferred (the log does not name it); null: the slices listed another Pod, or none, and those attempts' Pod is unknown",
+        ),
       evidence: z
         .object({
           requests: z

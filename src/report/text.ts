@@ -114,7 +114,9 @@ function describe(e: ReadEvent, doc: RunDocument): string | null {
         case 'delete-requested':
           return `DELETE pod (grace period ${v(e.data.gracePeriodSeconds)} s)`;
         case 'ingress-started':
-          return `${v(e.data.kind)} ingress in front of the Service's ready endpoints: every request goes through it`;
+          return e.data.upstream === 'service-cluster-ip'
+            ? `${v(e.data.kind)} ingress in front of the Service's ClusterIP (service-upstream: its log names no Pod): every request goes through it`
+            : `${v(e.data.kind)} ingress in front of the Service's ready endpoints: every request goes through it`;
         case 'replacement-applied':
           return `second Pod ${v(e.data.pod)} applied (${shortUid(e.data.uid)})`;
         case 'replacement-ready':

@@ -3,7 +3,7 @@
 // ingress's own timeout, another Pod, a refusal or no upstream are never the Pod's cut.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ingressCut } from '../../src/experiment/conclude.js';
+import { ingressCut, onlyEndpointPod } from '../../src/experiment/conclude.js';
 import { eventsOf, readEvents } from '../../src/experiment/events.js';
 
 const POD = '4ca767a7-0000-4000-8000-000000000001';
@@ -77,4 +77,70 @@ test('untrusted attempts: odd shapes never throw, more than 16 are counted, neve
   assert.equal(odd?.reading, 'unattributed');
   const long = ingressCut(logOf(502, [attempt(POD, 502, 'closed'.padEnd(5000, 'x'))]), 502, POD);
   assert.ok((long?.words.length ?? 0) < 400, 'a cause is cut short');
+});
+
+// A cluster's own nginx sends to the Service's ClusterIP (service-upstream): its log names no Pod.
+// The Pod is inferred only from an EndpointSlice that never listed another.
+const clusterIpRun = (endpoints: unknown[][], upstream: string | null = 'service-cluster-ip') =>
+  readEvents([
+    {
+      id: 'r1',
+      at: 1,
+      source: 'runner',
+      type: 'ingress-started',
+      data: { kind: 'nginx', url: 'http://10.96.0.20/', model: 'm', ...(upstream ? { upstream } : {}) },
+    },
+    ...endpoints.map((eps, i) => ({
+      id: `s${i}`,
+      at: 2 + i,
+      source: 'endpointslice' as const,
+      type: 'MODIFIED',
+      data: { name: 'work-abc', resourceVersion: String(i), endpoints: eps, podEndpoint: eps[0] ?? null },
+    })),
+  ]);
+const ep = (name: string, uid?: string) => ({
+  addresses: ['10.0.0.5'],
+  conditions: { ready: true },
+  targetRef: { kind: 'Pod', name, ...(uid ? { uid } : {}) },
+});
+
+test('onlyEndpointPod: the accepting Pod only when every slice record listed it and no other, behind a ClusterIP upstream', () => {
+  assert.equal(onlyEndpointPod(clusterIpRun([[ep('work')], [ep('work', POD)]]), 'work', POD), POD);
+  assert.equal(onlyEndpointPod(clusterIpRun([[ep('work'), ep('work-2')]]), 'work', POD), null, 'another Pod');
+  assert.equal(
+    onlyEndpointPod(clusterIpRun([[ep('work', OTHER)]]), 'work', POD),
+    null,
+    'another UID, same name',
+  );
+  assert.equal(
+    onlyEndpointPod(clusterIpRun([[{ addresses: ['10.0.0.9'] }]]), 'work', POD),
+    null,
+    'no targetRef',
+  );
+  assert.equal(onlyEndpointPod(clusterIpRun([]), 'work', POD), null, 'no slice seen');
+  assert.equal(
+    onlyEndpointPod(clusterIpRun([[ep('work')]], null), 'work', POD),
+    null,
+    'Pods named by the log',
+  );
+  assert.equal(onlyEndpointPod(clusterIpRun([[ep('work')]]), 'work', null), null, 'no UID');
+  // Untrusted shapes never throw.
+  assert.equal(onlyEndpointPod(clusterIpRun([[null, 7, 'x']]), 'work', POD), null);
+});
+
+test('through a ClusterIP whose slice listed only the accepting Pod: a closed attempt is its cut; a refusal is never attributed', () => {
+  const viaIp = (cause: string) => ({ addr: '10.96.0.12:80', podUid: null, status: 502, cause });
+  const cut = ingressCut(logOf(502, [viaIp('closed'), viaIp('closed')]), 502, POD, POD);
+  assert.equal(cut?.reading, 'cut');
+  assert.match(
+    cut?.words ?? '',
+    /4ca767a7: 502, closed; 4ca767a7: 502, closed\), each through the Service's ClusterIP/,
+  );
+  assert.match(cut?.words ?? '', /the Pod inferred, not named by the log/);
+  // Without the slice's word: unattributed, as before.
+  assert.equal(ingressCut(logOf(502, [viaIp('closed')]), 502, POD)?.reading, 'unattributed');
+  // kube-proxy may refuse a ClusterIP connection itself (no endpoint): not the Pod's.
+  const refused = ingressCut(logOf(502, [viaIp('closed'), viaIp('refused')]), 502, POD, POD);
+  assert.equal(refused?.reading, 'unattributed');
+  assert.match(refused?.words ?? '', /no known Pod: 502, refused/);
 });

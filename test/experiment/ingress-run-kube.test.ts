@@ -2,8 +2,8 @@
 // against the Kubernetes API facade: the run creates draincheck's own nginx Deployment and its
 // ClusterIP Service in front of the run's Service (ingress-nginx's service-upstream mode), the
 // client sends every request through it, and nginx's log — read from its Pod's log — joins the
-// run. Its log names the Service's ClusterIP, never a Pod: the evidence says so, and a 502 it
-// answered is not read as the Pod's cut. A proxy the cluster does not run, or a client that
+// run. Its log names the Service's ClusterIP, never a Pod: a 502 it answered is read as the Pod's
+// cut only because the Service's EndpointSlice listed no other Pod, and the verdict says so. A proxy the cluster does not run, or a client that
 // cannot reach a ClusterIP, is refused before anything is created.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -83,7 +83,7 @@ for (const client of ['in-cluster', 'local'] as const) {
 }
 
 test(
-  "kube, --ingress nginx, exit: the client gets nginx's 502; its log names no Pod, so the cut is not read as the Pod's — inconclusive, saying why",
+  "kube, --ingress nginx, exit: the client gets nginx's 502; its log names the ClusterIP, the Service's EndpointSlice only the accepting Pod — the cut is that Pod's, inferred and said so",
   { skip },
   async () => {
     const doc = await runThrough('in-cluster', {
@@ -99,9 +99,20 @@ test(
     const log = ingressLog(doc, doc.scenario.workId);
     assert.ok(log, "the nginx Pod's log has the work request");
     assert.equal(log.data.status, 502);
-    assert.equal(doc.verdict.kind, 'inconclusive', doc.verdict.explanation);
-    assert.match(doc.verdict.explanation, /no known Pod/);
-    assert.match(doc.verdict.explanation, /which layer failed is not shown/);
+    assert.ok(
+      (log.data.attempts as Attempt[]).every((a) => a.podUid === null),
+      'the log itself names no Pod',
+    );
+    // The JSON says how the Pod is known: through the ClusterIP, the slice's only Pod.
+    assert.equal(doc.ingress?.upstream, 'service-cluster-ip');
+    assert.equal(doc.ingress?.onlyEndpoint, doc.pod.uid);
+    assert.equal(doc.verdict.kind, 'accepted-request-cut', doc.verdict.explanation);
+    assert.match(
+      doc.verdict.explanation,
+      /through the Service's ClusterIP, whose EndpointSlice listed no Pod but/,
+    );
+    assert.match(doc.verdict.explanation, /the Pod inferred, not named by the log/);
+    assert.match(doc.verdict.explanation, /the cut is the Pod's, the 502 the ingress's/);
   },
 );
 
