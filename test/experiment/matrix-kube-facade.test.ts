@@ -13,6 +13,7 @@ import { loadKubeConnection } from '../../src/platform/kube/connection.js';
 import { KubePlatform } from '../../src/platform/kube/platform.js';
 import { LocalCluster } from '../../src/platform/local/cluster.js';
 import type { RuntimeRule } from '../../src/platform/local/rules-off.js';
+import { findNginx } from '../../src/platform/local/l7-proxy.js';
 import { resolveScenario } from '../../src/workload/scenario.js';
 import { startKubeFacade } from '../helpers/kube-facade/facade.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
@@ -87,3 +88,13 @@ void test('kube: replacement-ready applies a second Pod through the API and the 
   assert.equal(row.result, 'match', explain(row));
   assert.match(row.observed.join('\n'), /new request completed \(HTTP 200\) from \w+ \(the second Pod\)/);
 });
+
+void test(
+  "kube: ingress-cut-502 matches through draincheck's nginx Deployment — the Pod inferred from the EndpointSlice, said so",
+  { skip: findNginx() === null ? 'nginx is not installed (apt-get install nginx-light)' : false },
+  async () => {
+    const row = await runOnKube('ingress-cut-502');
+    assert.equal(row.result, 'match', explain(row));
+    assert.match(row.observed.join('\n'), /the Pod inferred, not named by the log/);
+  },
+);

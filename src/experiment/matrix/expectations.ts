@@ -13,7 +13,7 @@ import {
   type ReadEvent,
 } from '../events.js';
 import type { RequestOutcome } from '../../probe/client-events.js';
-import { ingressCut } from '../conclude.js';
+import { ingressCut, onlyEndpointPod } from '../conclude.js';
 import { SERVER_CONTAINER, SIDECAR_CONTAINER } from '../../workload/manifests.js';
 
 export type CheckResult = 'match' | 'mismatch' | 'no-evidence';
@@ -679,7 +679,14 @@ export function ingressAnsweredForCut(status: number): Expectation {
       // the request ended by that Pod — only with acceptance proven and its Pod known.
       const accepted =
         doc.acceptance.proven && typeof doc.acceptance.uid === 'string' ? doc.acceptance.uid : null;
-      const reading = ingressCut(log, log.data.status, accepted);
+      // On a cluster nginx names the Service's ClusterIP: the Pod is inferred from an EndpointSlice
+      // that listed no other (onlyEndpointPod), and the words say so.
+      const reading = ingressCut(
+        log,
+        log.data.status,
+        accepted,
+        onlyEndpointPod(events, doc.pod.name, doc.pod.uid),
+      );
       const ok = log.data.status === status && accepted !== null && reading?.reading === 'cut';
       return {
         result: ok ? 'match' : 'mismatch',

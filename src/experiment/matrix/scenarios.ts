@@ -327,7 +327,6 @@ export const matrixScenarios: readonly MatrixScenario[] = [
       exitCode(() => 0, 'exit 0 (a clean code that hides the cut)'),
     ],
     cannotRun: {
-      kube: "on a cluster draincheck's nginx sends to the Service's ClusterIP (ingress-nginx's service-upstream mode), so its log names no Pod: the cut cannot be read as the Pod's, which this rule rests on",
       local: () => (findNginx() ? null : 'nginx is not installed (Debian: apt-get install nginx-light)'),
     },
   },
