@@ -1,5 +1,6 @@
 // The HTTP contract of docs/LAB-CONTRACT.md against a real server process.
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { test } from 'node:test';
 import { startLabProcess } from '../helpers/lab-process.js';
 import { get } from '../helpers/http.js';
@@ -155,4 +156,25 @@ test('active counts in-flight /work requests', async (t) => {
   const after = (await get(lab.host, lab.port, '/state')).json();
   assert.equal(after.active, 0);
   assert.equal(after.finishedTotal, 1);
+});
+
+test('a completion body never says it held less than it was asked (timers can fire early)', async (t) => {
+  const lab = await startLabProcess({ args: ['--on-sigterm', 'exit'], env: { POD_UID: UID } });
+  t.after(() => lab.stop());
+  // libuv arms a timer from the loop's cached time: requests handled late in one loop turn
+  // had their 1-5 ms timers fire up to a millisecond early — 29 and 38 of 1000 answered a
+  // durationMs below their ms before the server held the rest (measured, Node 20).
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+  t.after(() => agent.destroy());
+  const short: string[] = [];
+  for (let burst = 0; burst < 25; burst += 1)
+    await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const ms = 1 + (i % 5);
+        const res = await get(lab.host, lab.port, `/work?ms=${ms}&id=hold-${burst}-${i}`, { agent });
+        const body = res.json<{ durationMs: number }>();
+        if (!(body.durationMs >= ms)) short.push(`ms=${ms} durationMs=${body.durationMs}`);
+      }),
+    );
+  assert.deepEqual(short, []);
 });
