@@ -31,8 +31,10 @@ export function runCli(
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+  // 'close', not 'exit': 'exit' can come before the last of stderr is read, and a failure's
+  // message would be lost (a CI failure once showed only "1 !== 0").
   return new Promise((resolve) =>
-    child.once('exit', (code) => {
+    child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     }),
