@@ -285,7 +285,8 @@ export const eventSpecs = {
     signal: { ...journalLine, name: 'string' },
     'drain-started': { ...journalLine, active: 'number' },
     'stopped-listening': { ...journalLine, active: 'number' },
-    // via: `tryShutdown` when grpc-js sent it (the grpc lab server; no lastStreamId then).
+    // via: `tryShutdown` when grpc-js sent it (the grpc lab server; no lastStreamId then), or
+    // `after-shutdown` for a connection whose preface came after it (refused, last stream 0).
     'goaway-sent': {
       ...journalLine,
       remotePort: 'number',

@@ -63,6 +63,15 @@ export function drainGrpc({ lab, journal, config, exit }: GrpcDrainDeps): void {
             open: connection.open,
             via: 'tryShutdown',
           });
+        // A connection whose preface comes only now is refused, its GOAWAY journaled as such.
+        lab.grpc.refuseLateConnections((connection) =>
+          journal.write('goaway-sent', {
+            remotePort: connection.remotePort,
+            lastStreamId: 0,
+            open: 0,
+            via: 'after-shutdown',
+          }),
+        );
         lab.grpc.server.tryShutdown(() => {
           shutDown = true;
           settle();

@@ -5,6 +5,7 @@
 // kubelet's `grpc` probe. grpc-js's server takes the HTTP/2 connections the preface listener
 // hands it (Server.createConnectionInjector, grpc-js 1.10+); its connections are tracked here
 // (client port, RPCs open) so the drain can journal each one.
+import http2 from 'node:http2';
 import type net from 'node:net';
 import grpc from '@grpc/grpc-js';
 import type { PodIdentity } from './identity.js';
@@ -41,6 +42,12 @@ export interface GrpcSide {
   connections(): GrpcConnection[];
   /** Called when a connection has closed. */
   onConnectionClosed(listener: (connection: GrpcConnection) => void): void;
+  /**
+   * From now on (the drain has called tryShutdown), a connection handed over is refused the
+   * HTTP/2 way: GOAWAY(NO_ERROR, last stream 0), then closed; `listener` hears each one after its
+   * GOAWAY went out. grpc-js's server would serve it and never end it (below).
+   */
+  refuseLateConnections(listener: (connection: GrpcConnection) => void): void;
 }
 
 export interface GrpcSideDeps {
@@ -135,6 +142,33 @@ export function createGrpcSide({ identity, ledger, isDraining, serverOptions }: 
   // Watch stream would also hold tryShutdown until it ends.
   server.addService(contract.health, { Check: check });
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  // A connection accepted before the listener closed may bring its preface only after
+  // tryShutdown: grpc-js would take it as a session its shutdown never saw (tryShutdown closes the
+  // sessions it holds at the call; closeServer then forgets the injector's server, so a later
+  // session is in no list — grpc-js/src/server.ts _sessionHandler), serve its calls, and never
+  // send it a GOAWAY: a channel holding it kept the drain waiting until its timeout and exit 1.
+  // It is refused as h2c-drain.ts refuses one: GOAWAY with no stream processed, safe to retry.
+  let refuse: ((connection: GrpcConnection) => void) | null = null;
+  let refuser: http2.Http2Server | null = null;
+  const refuseLate = (
+    socket: net.Socket,
+    connection: GrpcConnection,
+    listener: (c: GrpcConnection) => void,
+  ) => {
+    refuser ??= http2
+      .createServer()
+      .on('stream', (stream) => stream.close(http2.constants.NGHTTP2_REFUSED_STREAM))
+      .on('sessionError', () => undefined);
+    // node:http2 makes the session and emits 'session' within emit('connection') (lib/internal/
+    // http2/core.js, connectionListener): this once() is this socket's.
+    refuser.once('session', (session) => {
+      session.on('error', () => undefined);
+      session.goaway(http2.constants.NGHTTP2_NO_ERROR, 0);
+      listener(connection);
+      session.close();
+    });
+    refuser.emit('connection', socket);
+  };
 
   return {
     server,
@@ -148,11 +182,15 @@ export function createGrpcSide({ identity, ledger, isDraining, serverOptions }: 
           byPort.delete(connection.remotePort);
         for (const listener of closedListeners) listener(connection);
       });
-      injector.injectConnection(socket);
+      if (refuse) refuseLate(socket, connection, refuse);
+      else injector.injectConnection(socket);
     },
     connections: () => [...open],
     onConnectionClosed: (listener) => {
       closedListeners.push(listener);
+    },
+    refuseLateConnections: (listener) => {
+      refuse = listener;
     },
   };
 }

@@ -34,6 +34,7 @@ test('grpc drain: tryShutdown calling back at once does not end it — the last 
     grpc: {
       connections: () => [...open],
       onConnectionClosed: (listener: (c: Connection) => void) => closedListeners.push(listener),
+      refuseLateConnections: () => undefined,
       server: {
         // Node 24's: the callback at once, the connection still open.
         tryShutdown: (callback: () => void) => {

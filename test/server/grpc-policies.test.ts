@@ -2,6 +2,9 @@
 // each SIGTERM policy seen by grpc-js's own client against the real server process. SIGTERM is
 // sent only after the server's own acceptance line; every wait is for an event, and bounded.
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import http2 from 'node:http2';
+import net from 'node:net';
 import { test } from 'node:test';
 import grpc from '@grpc/grpc-js';
 import { startLabProcess } from '../helpers/lab-process.js';
@@ -206,4 +209,49 @@ test('grpc drain timeout: forceShutdown cancels the call left — CANCELLED made
   assert.deepEqual(await within(lab.exited, 5000, 'exit'), { code: 1, signal: null });
   assert.equal(lab.journal.find((l) => l.event === 'request-cut')?.id, 'too-long-rpc');
   assert.deepEqual(lab.journal.find((l) => l.event === 'drain-finished')?.cut, ['too-long-rpc']);
+});
+
+test('grpc drain: a connection accepted before the listener closed whose preface comes only after tryShutdown gets its GOAWAY at once; the drain ends with exit 0, not at its timeout', async (t) => {
+  const lab = await startLabProcess({
+    args: [
+      '--protocol',
+      'grpc',
+      '--on-sigterm',
+      'drain',
+      '--drain-delay-ms',
+      '200',
+      '--drain-timeout-ms',
+      '8000',
+    ],
+    env: { POD_UID: UID, POD_NAME: 'work' },
+  });
+  t.after(() => lab.stop());
+  // An accepted RPC holds the drain open, as a client's work does.
+  const call = work(lab.port, 1500, 'held', lab.host);
+  await lab.waitFor((l) => l.event === 'request-accepted' && l.id === 'held', 'acceptance');
+  // Connected, not a byte sent: the preface listener holds it, undecided.
+  const socket = net.connect(lab.port, lab.host);
+  t.after(() => socket.destroy());
+  await within(once(socket, 'connect'), 5000, 'the raw connection');
+  const port = socket.localPort;
+  // The listener accepts in order: an answer on a later connection means this one was accepted.
+  assert.equal((await get(lab.host, lab.port, '/healthz')).status, 200);
+  lab.child.kill('SIGTERM');
+  await lab.waitFor((l) => l.event === 'stopped-listening', 'stopped-listening');
+  // Now it speaks HTTP/2 — as a grpc-js channel that connected just before would — and holds on.
+  const session = http2.connect(`http://${lab.host}:${lab.port}`, { createConnection: () => socket });
+  t.after(() => session.destroy());
+  session.on('error', () => undefined);
+  const goaway = new Promise<[number, number]>((resolve) =>
+    session.once('goaway', (code: number, last: number) => resolve([code, last])),
+  );
+  assert.deepEqual(await within(goaway, 3000, 'a GOAWAY on the late connection'), [0, 0]);
+  assert.equal(classifyWork(await within(call, 5000, 'the held RPC'), 'held').outcome, 'completed');
+  assert.deepEqual(await within(lab.exited, 3000, 'exit'), { code: 0, signal: null });
+  const late = lab.journal.find((l) => l.event === 'goaway-sent' && l.remotePort === port);
+  assert.equal(
+    late?.via,
+    'after-shutdown',
+    JSON.stringify(lab.journal.filter((l) => l.event === 'goaway-sent')),
+  );
 });
