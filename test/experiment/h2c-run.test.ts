@@ -6,35 +6,16 @@
 // --protocol h2c`), the path a cluster run takes.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planRun } from '../../src/experiment/plan.js';
-import { runExperiment } from '../../src/experiment/protocol.js';
 import type { RunDocument } from '../../src/experiment/run-document.js';
-import { readEvents } from '../../src/experiment/events.js';
-import { resolveScenario, type ScenarioInput } from '../../src/workload/scenario.js';
-import { assertValidRunDocument } from '../helpers/schema.js';
+import { type ScenarioInput } from '../../src/workload/scenario.js';
 import { renderTextReport } from '../../src/report/text.js';
 import { renderHtmlReport } from '../../src/report/html/index.js';
 import { localTarget, localUserspaceTarget } from '../helpers/local-target.js';
 import { kubeFacadeTarget } from '../helpers/kube-target.js';
-import type { SuiteTarget } from './shared-suite.js';
+import { runOn, type SuiteTarget } from './shared-suite.js';
 
-async function runH2c(target: SuiteTarget, input: ScenarioInput): Promise<RunDocument> {
-  const session = await target.open({ pid1: target.pid1ByDefault });
-  try {
-    const scenario = resolveScenario({ ...input, protocol: 'h2c' });
-    const doc = await runExperiment({
-      platform: session.platform,
-      scenario,
-      plan: planRun(scenario, session.planOptions),
-    });
-    assertValidRunDocument(doc);
-    for (const e of readEvents(doc.events))
-      assert.ok(e.known, `${e.id} ${e.source}:${e.type} is not a known event: ${e.known ? '' : e.problem}`);
-    return doc;
-  } finally {
-    await session.close();
-  }
-}
+const runH2c = (target: SuiteTarget, input: ScenarioInput): Promise<RunDocument> =>
+  runOn(target, { ...input, protocol: 'h2c' }, target.pid1ByDefault);
 
 const find = (doc: RunDocument, source: string, type: string) =>
   doc.events.filter((e) => e.source === source && e.type === type);

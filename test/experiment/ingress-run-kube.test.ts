@@ -7,38 +7,21 @@
 // cannot reach a ClusterIP, is refused before anything is created.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planRun } from '../../src/experiment/plan.js';
-import { runExperiment } from '../../src/experiment/protocol.js';
 import type { RunDocument } from '../../src/experiment/run-document.js';
-import { readEvents } from '../../src/experiment/events.js';
 import { findNginx } from '../../src/platform/local/l7-proxy.js';
-import { resolveScenario, type ScenarioInput } from '../../src/workload/scenario.js';
+import { type ScenarioInput } from '../../src/workload/scenario.js';
 import { startCli } from '../helpers/cli.js';
 import { facadeCluster } from '../helpers/kube-rollout.js';
 import { kubeFacadeTarget } from '../helpers/kube-target.js';
-import { assertValidRunDocument } from '../helpers/schema.js';
+import { runOn } from './shared-suite.js';
 
 const skip = findNginx() === null ? 'nginx is not installed (apt-get install nginx-light)' : false;
 
 type Attempt = { addr: string; podUid: string | null; status: number | null; cause: string | null };
 
-async function runThrough(client: 'local' | 'in-cluster', input: ScenarioInput) {
+function runThrough(client: 'local' | 'in-cluster', input: ScenarioInput): Promise<RunDocument> {
   const target = kubeFacadeTarget(client);
-  const session = await target.open({ pid1: target.pid1ByDefault });
-  try {
-    const scenario = resolveScenario(input);
-    const doc: RunDocument = await runExperiment({
-      platform: session.platform,
-      scenario,
-      plan: planRun(scenario, session.planOptions),
-    });
-    assertValidRunDocument(doc);
-    for (const e of readEvents(doc.events))
-      assert.ok(e.known, `${e.id} ${e.source}:${e.type} is not a known event: ${e.known ? '' : e.problem}`);
-    return doc;
-  } finally {
-    await session.close();
-  }
+  return runOn(target, input, target.pid1ByDefault);
 }
 
 const ingressLog = (doc: RunDocument, id: string) =>

@@ -12,7 +12,6 @@ import { test } from 'node:test';
 import { planRun } from '../../src/experiment/plan.js';
 import { runExperiment } from '../../src/experiment/protocol.js';
 import type { RunDocument } from '../../src/experiment/run-document.js';
-import { readEvents } from '../../src/experiment/events.js';
 import { isDraincheckError } from '../../src/errors.js';
 import { findHaproxy } from '../../src/platform/local/ingress-haproxy.js';
 import { findNginx } from '../../src/platform/local/l7-proxy.js';
@@ -22,29 +21,15 @@ import { cli, startCli } from '../helpers/cli.js';
 import { kubeFacadeTarget } from '../helpers/kube-target.js';
 import { localTarget } from '../helpers/local-target.js';
 import { assertValidRunDocument } from '../helpers/schema.js';
+import { runOn } from './shared-suite.js';
 
 const proxies = [
   { kind: 'nginx', installed: findNginx() !== null, install: 'apt-get install nginx-light' },
   { kind: 'haproxy', installed: findHaproxy() !== null, install: 'apt-get install haproxy' },
 ] as const;
 
-async function runThrough(input: ScenarioInput): Promise<RunDocument> {
-  const session = await localTarget.open({ pid1: localTarget.pid1ByDefault });
-  try {
-    const scenario = resolveScenario(input);
-    const doc = await runExperiment({
-      platform: session.platform,
-      scenario,
-      plan: planRun(scenario, session.planOptions),
-    });
-    assertValidRunDocument(doc);
-    for (const e of readEvents(doc.events))
-      assert.ok(e.known, `${e.id} ${e.source}:${e.type} is not a known event: ${e.known ? '' : e.problem}`);
-    return doc;
-  } finally {
-    await session.close();
-  }
-}
+const runThrough = (input: ScenarioInput): Promise<RunDocument> =>
+  runOn(localTarget, input, localTarget.pid1ByDefault);
 
 type Attempt = { addr: string; podUid: string | null; status: number | null; cause: string | null };
 const ingressLog = (doc: RunDocument, id: string) =>

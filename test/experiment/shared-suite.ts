@@ -46,7 +46,11 @@ export interface SuiteTarget {
   routesConnections?: boolean;
 }
 
-async function experiment(target: SuiteTarget, input: ScenarioInput, pid1 = true): Promise<RunDocument> {
+/**
+ * One run of `input` on a session of `target` (pid1 as given), the document checked against the
+ * schema and every event against the typed union; the session closed whatever happens.
+ */
+export async function runOn(target: SuiteTarget, input: ScenarioInput, pid1: boolean): Promise<RunDocument> {
   const session = await target.open({ pid1 });
   try {
     const scenario = resolveScenario(input);
@@ -64,6 +68,8 @@ async function experiment(target: SuiteTarget, input: ScenarioInput, pid1 = true
     await session.close();
   }
 }
+
+const experiment = (target: SuiteTarget, input: ScenarioInput, pid1 = true) => runOn(target, input, pid1);
 
 const faulty = (fault: string) => [
   '/bin/sh',
