@@ -42,6 +42,18 @@ import { gradedEvidenceArrived } from './evidence/waiting.js';
 
 /** What is kept of one line of the server's other output. */
 const LOG_LINE_KEEP_CHARS = 4096;
+/** How long the run waits, at its end, for evidence the platform is still writing. */
+const EVIDENCE_SETTLE_MS = 3000;
+
+/** `promise` settled, or `ms` passed: whichever comes first; never throws. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    promise.catch(() => undefined),
+    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
+  ]);
+  clearTimeout(timer);
+}
 
 export const phases = [
   'prepare',
@@ -451,6 +463,10 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
   } finally {
     if (interrupted()) log.add('runner', 'interrupted', {});
     phase('conclude');
+    // Evidence still on its way about what already happened (the embedded runtime's route of the
+    // work connection) lands first — bounded, and not waited for once the user interrupted.
+    if (platform.evidenceSettled && !interrupted())
+      await settledWithin(platform.evidenceSettled(), EVIDENCE_SETTLE_MS);
     observing.abort();
     if (ingress) ingressEvidence = await stopIngress(ingress);
   }

@@ -265,6 +265,13 @@ export interface Platform {
    */
   routeOf?(namespace: string, service: string, clientPort: number): Promise<ServiceRoute | undefined>;
   /**
+   * Resolves once the platform has written the evidence it was still gathering about what has
+   * already happened (the embedded runtime: each client port's route, read back from the
+   * kernel's set of new connections — an `nft` run each). The run awaits it, bounded, before it
+   * stops observing. Absent: such evidence is written as it happens.
+   */
+  evidenceSettled?(): Promise<void>;
+  /**
    * An ingress proxy in front of the Service's endpoints (--ingress nginx|haproxy): programmed from the
    * EndpointSlice after its own sync delay, as its controller programs it. Absent: this
    * platform cannot run one.

@@ -17,6 +17,8 @@ import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
 import WebSocket from 'ws';
 import type { RunDocument } from '../../src/experiment/run-document.js';
+import { platformFact } from '../../src/experiment/platform-facts.js';
+import { findExecutable } from '../../src/platform/local/l7-proxy.js';
 import { renderTextReport } from '../../src/report/text.js';
 import { cli } from '../helpers/cli.js';
 import { processesWithMarker } from '../helpers/processes.js';
@@ -48,9 +50,13 @@ const WS_WORK = [
   '/healthz',
 ];
 
-function draincheck(args: string[], statuses = [0]): { doc: RunDocument; stdout: string } {
+function draincheck(
+  args: string[],
+  statuses = [0],
+  env: Record<string, string> = {},
+): { doc: RunDocument; stdout: string } {
   const out = mkdtempSync(join(dir, 'out-'));
-  const r = cli(['run', ...args, '--timing', 'fast', '--out', out], { timeoutMs: 90_000 });
+  const r = cli(['run', ...args, '--timing', 'fast', '--out', out], { timeoutMs: 90_000, env });
   assert.ok(statuses.includes(r.status ?? -1), `exit ${r.status}: ${r.stderr}`);
   const name = readdirSync(out).find((f) => f.endsWith('.json'));
   assert.ok(name, `no run document saved: ${r.stderr}`);
@@ -219,6 +225,48 @@ test('h2c, --server-command, a server that exits at SIGTERM: the connection goes
   assert.ok(doc.request.at! > doc.deletion.at!, 'lost after the deletion request');
   assert.deepEqual(processesWithMarker(m), []);
   assert.equal(await h2Direct('exit', 3000), 'dropped', 'a plain client sees it dropped too');
+});
+
+test('h2c, a server that exits at SIGTERM, on a machine where reading a route back from the kernel is slow: the run waits for the route before it concludes — cut, the Pod named by its route', (t) => {
+  // With --timing fast the Pod is gone ~60 ms after the work connection opened; on a loaded
+  // machine the runtime's `nft -j list set` that reads the connection's route back took longer,
+  // the run stopped observing first, and the verdict said "no route to the Pod was recorded".
+  // An `nft` that answers that read 400 ms late (every other call as it comes) is that machine.
+  const nft = findExecutable('nft');
+  if (!nft) return t.skip('no nft: the userspace Service proxy records routes itself');
+  const bin = mkdtempSync(join(dir, 'slow-nft-'));
+  writeFileSync(
+    join(bin, 'nft'),
+    `#!/bin/sh\ncase "$*" in *"list set"*) sleep 0.4;; esac\nexec "${nft}" "$@"\n`,
+    { mode: 0o755 },
+  );
+  const m = marker('h2slowroute');
+  const { doc } = draincheck(
+    [
+      '--protocol',
+      'h2c',
+      '--server-command',
+      `${m}=1 "${process.execPath}" "${fixture('h2-own-server.js')}" exit`,
+      ...H2_WORK,
+      ...ACCEPTED_LOG,
+      '--work-ms',
+      '3000',
+      '--grace-seconds',
+      '5',
+    ],
+    [0],
+    { PATH: `${bin}:${process.env.PATH ?? ''}` },
+  );
+  if (platformFact(doc.platform, 'serviceProxy')?.value !== 'nftables')
+    return t.skip('the Service proxy is not nftables here: no route is read back');
+  assert.equal(doc.request.outcome, 'session-lost');
+  assert.equal(doc.verdict.kind, 'accepted-request-cut', doc.verdict.explanation);
+  const routed = doc.events.filter((e) => e.source === 'proxy' && e.type === 'connection-routed');
+  assert.ok(
+    routed.some((e) => e.data.clientPort === doc.request.localPort),
+    `the work connection's route is in the document: ${JSON.stringify(routed.map((e) => e.data))}`,
+  );
+  assert.deepEqual(processesWithMarker(m), []);
 });
 
 test('h2c without a log line to match: no socket grade over HTTP/2 — with --min-evidence log the verdict is inconclusive, never "cut"', () => {

@@ -189,6 +189,22 @@ export class LocalPlatform implements Platform {
     return this.cluster.logs(namespace, pod, { follow: true }, signal);
   }
 
+  /**
+   * The route lookups still running. With `--timing fast` a Pod that exits at SIGTERM is gone
+   * ~60 ms after the work connection opened; on a loaded machine the lookup's `nft` run took
+   * longer, the run stopped observing first, and the verdict lost the route that named the Pod
+   * ("no route to the Pod was recorded": inconclusive, 1 run in ~100 under load).
+   */
+  private readonly routeLookups = new Set<Promise<void>>();
+
+  async evidenceSettled(): Promise<void> {
+    // A lookup can start while others are awaited (a late client event): bounded rounds.
+    for (let round = 0; round < 10 && this.routeLookups.size > 0; round++)
+      await Promise.all([...this.routeLookups]);
+    // The routes' events pass through the recorder's queue to the run's log: one turn.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+
   async routeOf(namespace: string, service: string, clientPort: number): Promise<ServiceRoute | undefined> {
     const target = await this.cluster.routeOf(namespace, service, clientPort);
     return target ? { endpoint: `${target.ip}:${target.port}`, podUid: target.podUid ?? null } : undefined;
@@ -258,8 +274,13 @@ export class LocalPlatform implements Platform {
       queue.push(e.type === 'service-ready-timeout' ? this.explainNotReady(e, job) : e);
       // With kernel NAT no proxy sees the connections: read each one's route back from
       // conntrack (the entry exists from the SYN on, and for a while after the close).
-      if (typeof e.data.localPort === 'number' && e.data.localPort > 0)
-        void this.cluster.recordRoute(job.namespace, job.service, e.data.localPort).catch(() => undefined);
+      if (typeof e.data.localPort === 'number' && e.data.localPort > 0) {
+        const lookup = this.cluster
+          .recordRoute(job.namespace, job.service, e.data.localPort)
+          .catch(() => undefined);
+        this.routeLookups.add(lookup);
+        void lookup.finally(() => this.routeLookups.delete(lookup));
+      }
     };
     const running = (async () => {
       const front = await proxy;
