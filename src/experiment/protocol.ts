@@ -45,16 +45,6 @@ const LOG_LINE_KEEP_CHARS = 4096;
 /** How long the run waits, at its end, for evidence the platform is still writing. */
 const EVIDENCE_SETTLE_MS = 3000;
 
-/** `promise` settled, or `ms` passed: whichever comes first; never throws. */
-async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    promise.catch(() => undefined),
-    new Promise((resolve) => (timer = setTimeout(resolve, ms))),
-  ]);
-  clearTimeout(timer);
-}
-
 export const phases = [
   'prepare',
   'service-ready',
@@ -464,9 +454,17 @@ export async function runExperiment(options: ExperimentOptions): Promise<RunDocu
     if (interrupted()) log.add('runner', 'interrupted', {});
     phase('conclude');
     // Evidence still on its way about what already happened (the embedded runtime's route of the
-    // work connection) lands first — bounded, and not waited for once the user interrupted.
-    if (platform.evidenceSettled && !interrupted())
-      await settledWithin(platform.evidenceSettled(), EVIDENCE_SETTLE_MS);
+    // work connection) lands first — bounded, and not waited for once the user interrupts.
+    if (platform.evidenceSettled && !interrupted()) {
+      const settled = new AbortController();
+      await Promise.race([
+        platform
+          .evidenceSettled()
+          .catch(() => undefined)
+          .finally(() => settled.abort()),
+        delay(EVIDENCE_SETTLE_MS, AbortSignal.any([observed, settled.signal])),
+      ]);
+    }
     observing.abort();
     if (ingress) ingressEvidence = await stopIngress(ingress);
   }
