@@ -576,7 +576,9 @@ function verdictOf(
     case 'protocol-error':
       // The server answered, but not in HTTP: neither a finish nor a cut can be read from it.
       return inconclusive(
-        `the response to the work request is not valid HTTP/1.1 (${f.request.error?.code ?? 'no code'}): the server answered, badly — not a cut`,
+        f.request.h2
+          ? `the server's HTTP/2 frames on the work stream broke the protocol (${f.request.error?.message ?? f.request.error?.code ?? 'no code'})${h2Words(f.request.h2)}: the server answered, badly — not a cut`
+          : `the response to the work request is not valid HTTP/1.1 (${f.request.error?.code ?? 'no code'}): the server answered, badly — not a cut`,
       );
     default:
       return inconclusive(
@@ -728,8 +730,9 @@ function h2Words(h2: z.infer<typeof H2FactsSchema> | undefined): string {
   const goaway = h2.goaway
     ? `the server's GOAWAY ${h2.goaway.codeName} named last stream ${h2.goaway.lastStreamId}`
     : 'no GOAWAY came';
-  const how =
-    h2.connectionLost && h2.streamsInFlight !== null
+  const how = h2.goawaySent
+    ? `; this client sent GOAWAY ${h2.goawaySent.codeName} and ended the connection`
+    : h2.connectionLost && h2.streamsInFlight !== null
       ? `; the connection went with ${h2.streamsInFlight} stream${h2.streamsInFlight === 1 ? '' : 's'} in flight`
       : h2.rstCodeName && h2.rstCodeName !== 'NO_ERROR'
         ? `; the stream closed with ${h2.rstCodeName}`

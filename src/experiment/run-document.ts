@@ -50,6 +50,13 @@ export const H2FactsSchema = z.object({
   connectionLost: z.boolean().describe('the connection was gone when the stream ended without its response'),
   sessionError: z.object({ code: z.string().max(128).nullable(), message: z.string().max(1024) }).nullable(),
   streamsInFlight: z.number().nullable().describe('streams of the session open when the connection went'),
+  goawaySent: z
+    .object({ code: z.number(), codeName: z.string().max(64) })
+    .nullable()
+    .optional()
+    .describe(
+      "the GOAWAY with an error code this client sent while the stream was open: its HTTP/2 stack rejected the server's frames",
+    ),
 });
 
 /** What the client saw of gRPC for the Work RPC (src/probe/grpc-exchange.ts, GrpcFacts). */

@@ -143,7 +143,9 @@ export const requestOutcomes = [
   'dns-error',
   /**
    * The response was not valid HTTP/1.1 (error.code: what was wrong in llhttp's words, e.g.
-   * HPE_INVALID_STATUS, HPE_CR_EXPECTED): the server answered, badly — not a dropped connection.
+   * HPE_INVALID_STATUS, HPE_CR_EXPECTED), or the server's HTTP/2 frames broke the protocol
+   * (error.code H2_PROTOCOL_ERROR: a flood, a frame the client rejected with GOAWAY): the server
+   * answered, badly — not a dropped connection.
    */
   'protocol-error',
   /**

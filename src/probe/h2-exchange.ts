@@ -8,6 +8,7 @@
 import http2 from 'node:http2';
 import net, { isIP } from 'node:net';
 import { bodyLimits } from './body.js';
+import { goawayTap } from './h2-goaway-tap.js';
 import { notAnswered, type ExchangeOptions, type ExchangeResult } from './http-exchange.js';
 import { LOOKUP_SYSCALL } from './resolve.js';
 
@@ -40,6 +41,57 @@ export function h2ErrorName(code: number): string {
  */
 export const H2_CONNECTION_CLOSED = 'H2_CONNECTION_CLOSED';
 
+/**
+ * The error code of a `protocol-error` on HTTP/2: the server's frames broke the protocol and the
+ * client's HTTP/2 stack (nghttp2) ended the connection for it — the server answered, badly; not
+ * a connection it dropped. draincheck's name: Node reports it as ERR_HTTP2_ERROR, or not at all
+ * (below).
+ */
+export const H2_PROTOCOL_ERROR = 'H2_PROTOCOL_ERROR';
+
+/**
+ * nghttp2's errors (nghttp2.h, `nghttp2_error`) that nghttp2_session_mem_recv gives for what the
+ * peer sent, which Node turns into a session error `ERR_HTTP2_ERROR` with the number as `errno`
+ * (lib/internal/http2/core.js onSessionInternalError). Not the errors of submitting a request
+ * (e.g. NGHTTP2_ERR_START_STREAM_NOT_ALLOWED after a GOAWAY, which Node also reports as
+ * ERR_HTTP2_ERROR): those are no fault of the server's frames.
+ */
+const PEER_FAULT_ERRNOS: ReadonlyMap<number, string> = new Map([
+  [-505, 'NGHTTP2_ERR_PROTO'],
+  [-506, 'NGHTTP2_ERR_INVALID_FRAME'],
+  [-518, 'NGHTTP2_ERR_INVALID_HEADER_BLOCK'],
+  [-522, 'NGHTTP2_ERR_FRAME_SIZE_ERROR'],
+  [-523, 'NGHTTP2_ERR_HEADER_COMP'],
+  [-524, 'NGHTTP2_ERR_FLOW_CONTROL'],
+  [-531, 'NGHTTP2_ERR_HTTP_HEADER'],
+  [-532, 'NGHTTP2_ERR_HTTP_MESSAGING'],
+  [-536, 'NGHTTP2_ERR_SETTINGS_EXPECTED'],
+  [-537, 'NGHTTP2_ERR_TOO_MANY_SETTINGS'],
+  [-904, 'NGHTTP2_ERR_FLOODED'],
+  [-905, 'NGHTTP2_ERR_TOO_MANY_CONTINUATIONS'],
+]);
+
+/**
+ * A session error as the exchange keeps it: the server's broken frames (an nghttp2 error of what
+ * it received, or Node's count of invalid frames past `maxSessionInvalidFrames`) become
+ * H2_PROTOCOL_ERROR with Node's code and nghttp2's name in the message; any other error is kept
+ * as Node gave it.
+ */
+export function h2SessionError(error: NodeJS.ErrnoException): { code: string | null; message: string } {
+  const nghttp2 = error.code === 'ERR_HTTP2_ERROR' ? PEER_FAULT_ERRNOS.get(error.errno ?? 0) : undefined;
+  if (nghttp2 !== undefined)
+    return {
+      code: H2_PROTOCOL_ERROR,
+      message: `the server's HTTP/2 frames broke the protocol: ${error.message} (${error.code}, ${nghttp2})`,
+    };
+  if (error.code === 'ERR_HTTP2_TOO_MANY_INVALID_FRAMES')
+    return {
+      code: H2_PROTOCOL_ERROR,
+      message: `the server's HTTP/2 frames broke the protocol: ${error.message} (${error.code})`,
+    };
+  return { code: error.code ?? null, message: error.message };
+}
+
 /** What the HTTP/2 layer showed of the exchange. */
 export interface H2Facts {
   /** The work stream's id on its session (null if it never got one). */
@@ -55,6 +107,11 @@ export interface H2Facts {
   sessionError: { code: string | null; message: string } | null;
   /** The streams of this session open when the connection went (this client opens one: the work). */
   streamsInFlight: number | null;
+  /**
+   * The GOAWAY this client sent with an error code while the stream was open: its HTTP/2 stack
+   * rejected the server's frames (undefined where it was not watched: the load's sessions).
+   */
+  goawaySent?: { code: number; codeName: string } | null;
 }
 
 export interface H2ExchangeResult extends ExchangeResult {
@@ -160,10 +217,27 @@ export function h2Exchange(url: URL, options: H2ExchangeOptions): Promise<H2Exch
     });
 
     function start(): void {
-      const s = http2.connect(url.origin, { createConnection: () => socket });
+      // The GOAWAY this client sends with an error code: its HTTP/2 stack rejected the server's
+      // frames. Where node:http2 also destroys the session (a flood, a protocol error it
+      // reports), its error comes on the same turn and says more; where it reports nothing
+      // (./h2-goaway-tap.ts), the stream would hang until the response timeout: the exchange
+      // ends here instead, a turn later, as the server's protocol error.
+      const tap = goawayTap(socket, (code) => {
+        if (settled || code === http2.constants.NGHTTP2_NO_ERROR || h2.goawaySent) return;
+        h2.goawaySent = { code, codeName: h2ErrorName(code) };
+        setImmediate(() => {
+          if (settled || h2.sessionError !== null) return;
+          result.error ??= {
+            code: H2_PROTOCOL_ERROR,
+            message: `the server's HTTP/2 frames broke the protocol: this client rejected them with GOAWAY ${h2ErrorName(code)}`,
+          };
+          finish();
+        });
+      });
+      const s = http2.connect(url.origin, { createConnection: () => tap });
       session = s;
       s.on('error', (error: NodeJS.ErrnoException) => {
-        h2.sessionError ??= { code: error.code ?? null, message: error.message };
+        h2.sessionError ??= h2SessionError(error);
       });
       s.on('goaway', (code: number, lastStreamId: number) => {
         if (h2.goaway) return;
@@ -202,12 +276,17 @@ export function h2Exchange(url: URL, options: H2ExchangeOptions): Promise<H2Exch
       // 'ready' (lib/internal/http2/core.js, requestOnConnect): `pending` tells which.
       if (stream.pending) stream.once('ready', onReady);
       else onReady();
+      // Nothing the stream does after the exchange ended changes its result: a timeout's own
+      // destroy ends the stream with NO_ERROR and its 'end', which must not read as a whole
+      // response (seen: a body still flowing at the response timeout read unexpected-response).
       stream.on('response', (head) => {
+        if (settled) return;
         result.status = Number(head[':status']);
         result.headers = Object.fromEntries(Object.entries(head).filter(([name]) => !name.startsWith(':')));
         options.onResponse?.(result.status);
       });
       stream.on('data', (chunk: Buffer) => {
+        if (settled) return;
         result.bytesReceived += chunk.length;
         const room = bodyLimits.readBytes - kept;
         if (room > 0) {
@@ -221,10 +300,12 @@ export function h2Exchange(url: URL, options: H2ExchangeOptions): Promise<H2Exch
       let ended = false;
       stream.on('end', () => (ended = true));
       // The stream's own error (ERR_HTTP2_STREAM_ERROR with its code's name) is read at 'close'.
+      // A session's protocol error reaches the stream first, as its own (ERR_HTTP2_ERROR).
       stream.on('error', (error: NodeJS.ErrnoException) => {
-        result.error ??= { code: error.code ?? null, message: error.message };
+        if (!settled) result.error ??= h2SessionError(error);
       });
       stream.on('close', () => {
+        if (settled) return;
         h2.streamId ??= stream.id ?? null;
         h2.rstCode = stream.rstCode ?? null;
         h2.rstCodeName = stream.rstCode === undefined ? null : h2ErrorName(stream.rstCode);

@@ -3,7 +3,7 @@
 // connect timeout says nothing about the app being killed.
 import type { RequestOutcome } from './client-events.js';
 import type { ExchangeResult } from './http-exchange.js';
-import type { H2Facts } from './h2-exchange.js';
+import { H2_PROTOCOL_ERROR, type H2Facts } from './h2-exchange.js';
 import type { GrpcFacts } from './grpc-exchange.js';
 import type { WsFacts } from './ws-exchange.js';
 import { readBody, readParsed, type ReadBody } from './body.js';
@@ -91,8 +91,9 @@ export function classifyWork(result: ClassifiedResult, workId: string, target?: 
         : 'connect-refused';
     return outcomeOf(result, outcome, null, null, null);
   }
-  // The response was not HTTP (llhttp's HPE_* codes, from node:http or the load's own parser):
-  // the server spoke, badly — not a connection it dropped.
+  // The response was not HTTP (llhttp's HPE_* codes, from node:http or the load's own parser),
+  // or the server's HTTP/2 frames broke the protocol (H2_PROTOCOL_ERROR): the server spoke,
+  // badly — not a connection it dropped.
   if (isProtocolError(result.error?.code)) return outcomeOf(result, 'protocol-error', null, null, null);
   if (!result.responseComplete && result.h2 && result.timedOut === null) {
     const outcome = h2Failure(result.h2);
@@ -244,7 +245,7 @@ export const INVALID_STATUS = 'HPE_INVALID_STATUS';
 
 /** An error code of llhttp's (node:http's parser) or of the load's own parser, which uses its names. */
 export function isProtocolError(code: string | null | undefined): boolean {
-  return typeof code === 'string' && code.startsWith('HPE_');
+  return typeof code === 'string' && (code.startsWith('HPE_') || code === H2_PROTOCOL_ERROR);
 }
 
 function uidOf(body: unknown): string | null {

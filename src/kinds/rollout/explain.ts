@@ -33,7 +33,7 @@ const causes: Record<FailureClass, string> = {
     'never sent: the load’s queue of requests waiting for a connection was full, or the run ended while they waited',
   unanswered: 'requests were sent and never answered by the end of the run (the server held them past it)',
   'protocol-error':
-    'responses were not valid HTTP/1.1 (the server answered, badly; not a dropped connection)',
+    'responses broke their protocol — not valid HTTP/1.1, HTTP/2 frames the client rejected, or broken WebSocket frames (the server answered, badly; not a dropped connection)',
   'stale-conntrack':
     'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
   'stream-refused':

@@ -22,8 +22,15 @@
 //     RST_STREAM from a dropped connection, so the socket's own close is watched (`session-lost`).
 import http2 from 'node:http2';
 import net from 'node:net';
-import { h2ErrorName, H2_CONNECTION_CLOSED, type H2Facts } from '../h2-exchange.js';
+import {
+  h2ErrorName,
+  h2SessionError,
+  H2_CONNECTION_CLOSED,
+  H2_PROTOCOL_ERROR,
+  type H2Facts,
+} from '../h2-exchange.js';
 import type { ExchangeResult } from '../http-exchange.js';
+import { goawayTap } from '../h2-goaway-tap.js';
 import { h2Failure } from '../outcome.js';
 import { nextLocalPort } from './local-port.js';
 import type { LoadRecord } from './record.js';
@@ -181,9 +188,13 @@ export class H2Sessions implements LoadTransport {
     for (const item of this.items) {
       if (item.done || item.deadline > now || item.stream === null) continue;
       item.timedOut = 'response';
-      // Its close ends it (the 'close' handler reads the deadline's mark first).
-      item.stream.close(http2.constants.NGHTTP2_CANCEL);
       item.deadline = Infinity;
+      // Ended here, not at the stream's 'close': on a session whose nghttp2 stopped (it sent
+      // GOAWAY for the server's broken frames) the RST_STREAM below is never sent and the
+      // stream never closes — the load would wait for it forever.
+      const stream = item.stream;
+      this.streamClosed(item, stream);
+      stream.close(http2.constants.NGHTTP2_CANCEL);
     }
   }
 
@@ -249,11 +260,17 @@ export class H2Sessions implements LoadTransport {
     if (session.state !== 'connecting') return;
     session.localPort = session.socket.localPort ?? session.localPort;
     session.connectedAt = performance.now();
-    const h2 = http2.connect(this.target.url.origin, { createConnection: () => session.socket });
+    const onGoawaySent = (code: number) => this.goawaySent(session, code);
+    const h2 = http2.connect(this.target.url.origin, {
+      createConnection: () => goawayTap(session.socket, onGoawaySent),
+    });
     session.h2 = h2;
     session.state = 'open';
+    // The server's broken frames (a flood, a protocol error nghttp2 reports) are its protocol
+    // error, not a lost connection (../h2-exchange.ts h2SessionError); those nghttp2 rejects
+    // without Node reporting it are read from the GOAWAY this client sends (goawaySent).
     h2.on('error', (error: NodeJS.ErrnoException) => {
-      session.sessionError ??= { code: error.code ?? null, message: error.message };
+      session.sessionError ??= h2SessionError(error);
     });
     h2.on('goaway', (code: number, lastStreamId: number) => {
       this.goaways += 1;
@@ -274,6 +291,26 @@ export class H2Sessions implements LoadTransport {
       item.deadline = deadline;
       this.startStream(item);
     }
+  }
+
+  /**
+   * This client sent GOAWAY with an error code: its HTTP/2 stack rejected the server's frames.
+   * node:http2 may say nothing more and leave the streams open (../h2-goaway-tap.ts): a turn
+   * later, unless it destroyed the session with an error of its own, the session goes, its
+   * streams ended as the server's protocol error, and the slot's next request opens a new one.
+   */
+  goawaySent(session: Session, code: number): void {
+    if (code === http2.constants.NGHTTP2_NO_ERROR) return;
+    setImmediate(() => {
+      if (session.sessionError !== null || session.h2 === null || session.h2.destroyed) return;
+      session.sessionError = {
+        code: H2_PROTOCOL_ERROR,
+        message: `the server's HTTP/2 frames broke the protocol: this client rejected them with GOAWAY ${h2ErrorName(code)}`,
+      };
+      if (session.state === 'open') session.state = 'goaway';
+      this.vacate(session);
+      session.h2.destroy();
+    });
   }
 
   socketError(session: Session, error: NodeJS.ErrnoException): void {
@@ -364,8 +401,13 @@ export class H2Sessions implements LoadTransport {
       }
     });
     stream.on('end', () => (item.streamEnded = true));
-    // The stream's own error is read at 'close' (its code and the connection's state).
-    stream.on('error', () => undefined);
+    // The stream's own error is read at 'close' (its code and the connection's state); a
+    // session's protocol error reaches its streams before the session's 'error' (node:http2
+    // destroys them first): kept as the session's, so 'close' reads it.
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      const kept = h2SessionError(error);
+      if (kept.code === H2_PROTOCOL_ERROR) item.session.sessionError ??= kept;
+    });
     stream.on('close', () => this.streamClosed(item, stream));
   }
 

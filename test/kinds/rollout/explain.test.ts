@@ -102,7 +102,7 @@ test('protocol errors are named with what was wrong; an accepted-cut names no st
   });
   assert.match(
     s,
-    /3 protocol-error — responses were not valid HTTP\/1\.1 [^:]*: 2 HPE_INVALID_STATUS, 1 HPE_CR_EXPECTED/,
+    /3 protocol-error — responses broke their protocol [^:]*: 2 HPE_INVALID_STATUS, 1 HPE_CR_EXPECTED/,
   );
   assert.doesNotMatch(s, /server stopped/);
 });
