@@ -576,9 +576,11 @@ function verdictOf(
     case 'protocol-error':
       // The server answered, but not in HTTP: neither a finish nor a cut can be read from it.
       return inconclusive(
-        f.request.h2
-          ? `the server's HTTP/2 frames on the work stream broke the protocol (${f.request.error?.message ?? f.request.error?.code ?? 'no code'})${h2Words(f.request.h2)}: the server answered, badly — not a cut`
-          : `the response to the work request is not valid HTTP/1.1 (${f.request.error?.code ?? 'no code'}): the server answered, badly — not a cut`,
+        f.request.grpc
+          ? `the server's HTTP/2 frames under the Work RPC broke the protocol (grpc-js: ${f.request.grpc.details ?? f.request.error?.message ?? 'no details'}): the server answered, badly — not a cut`
+          : f.request.h2
+            ? `the server's HTTP/2 frames on the work stream broke the protocol (${f.request.error?.message ?? f.request.error?.code ?? 'no code'})${h2Words(f.request.h2)}: the server answered, badly — not a cut`
+            : `the response to the work request is not valid HTTP/1.1 (${f.request.error?.code ?? 'no code'}): the server answered, badly — not a cut`,
       );
     default:
       return inconclusive(

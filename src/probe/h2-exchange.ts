@@ -50,26 +50,53 @@ export const H2_CONNECTION_CLOSED = 'H2_CONNECTION_CLOSED';
 export const H2_PROTOCOL_ERROR = 'H2_PROTOCOL_ERROR';
 
 /**
- * nghttp2's errors (nghttp2.h, `nghttp2_error`) that nghttp2_session_mem_recv gives for what the
- * peer sent, which Node turns into a session error `ERR_HTTP2_ERROR` with the number as `errno`
+ * nghttp2's errors (nghttp2.h, `nghttp2_error`; their words: nghttp2_strerror) that
+ * nghttp2_session_mem_recv gives for what the peer sent, which Node turns into a session error
+ * `ERR_HTTP2_ERROR` with the number as `errno` and the words as its message
  * (lib/internal/http2/core.js onSessionInternalError). Not the errors of submitting a request
  * (e.g. NGHTTP2_ERR_START_STREAM_NOT_ALLOWED after a GOAWAY, which Node also reports as
  * ERR_HTTP2_ERROR): those are no fault of the server's frames.
  */
-const PEER_FAULT_ERRNOS: ReadonlyMap<number, string> = new Map([
-  [-505, 'NGHTTP2_ERR_PROTO'],
-  [-506, 'NGHTTP2_ERR_INVALID_FRAME'],
-  [-518, 'NGHTTP2_ERR_INVALID_HEADER_BLOCK'],
-  [-522, 'NGHTTP2_ERR_FRAME_SIZE_ERROR'],
-  [-523, 'NGHTTP2_ERR_HEADER_COMP'],
-  [-524, 'NGHTTP2_ERR_FLOW_CONTROL'],
-  [-531, 'NGHTTP2_ERR_HTTP_HEADER'],
-  [-532, 'NGHTTP2_ERR_HTTP_MESSAGING'],
-  [-536, 'NGHTTP2_ERR_SETTINGS_EXPECTED'],
-  [-537, 'NGHTTP2_ERR_TOO_MANY_SETTINGS'],
-  [-904, 'NGHTTP2_ERR_FLOODED'],
-  [-905, 'NGHTTP2_ERR_TOO_MANY_CONTINUATIONS'],
-]);
+const PEER_FAULTS: ReadonlyArray<{ errno: number; name: string; words: string }> = [
+  { errno: -505, name: 'NGHTTP2_ERR_PROTO', words: 'Protocol error' },
+  { errno: -518, name: 'NGHTTP2_ERR_INVALID_HEADER_BLOCK', words: 'Invalid header block' },
+  { errno: -522, name: 'NGHTTP2_ERR_FRAME_SIZE_ERROR', words: 'The length of the frame is invalid' },
+  { errno: -523, name: 'NGHTTP2_ERR_HEADER_COMP', words: 'Header compression/decompression error' },
+  { errno: -524, name: 'NGHTTP2_ERR_FLOW_CONTROL', words: 'Flow control error' },
+  { errno: -531, name: 'NGHTTP2_ERR_HTTP_HEADER', words: 'Invalid HTTP header field was received' },
+  { errno: -532, name: 'NGHTTP2_ERR_HTTP_MESSAGING', words: 'Violation in HTTP messaging rule' },
+  {
+    errno: -536,
+    name: 'NGHTTP2_ERR_SETTINGS_EXPECTED',
+    words: 'When a local endpoint expects to receive SETTINGS frame, it receives an other type of frame',
+  },
+  {
+    errno: -537,
+    name: 'NGHTTP2_ERR_TOO_MANY_SETTINGS',
+    words: 'SETTINGS frame contained more than the maximum allowed entries',
+  },
+  {
+    errno: -904,
+    name: 'NGHTTP2_ERR_FLOODED',
+    words: 'Flooding was detected in this HTTP/2 session, and it must be closed',
+  },
+  {
+    errno: -905,
+    name: 'NGHTTP2_ERR_TOO_MANY_CONTINUATIONS',
+    words: 'Too many CONTINUATION frames following a HEADER frame',
+  },
+];
+const PEER_FAULT_BY_ERRNO = new Map(PEER_FAULTS.map((f) => [f.errno, f.name]));
+const PEER_FAULT_WORDS = new Set(PEER_FAULTS.map((f) => f.words));
+
+/**
+ * Whether an error message is nghttp2's words for the server's broken frames: what a client
+ * library that keeps only the message passes on (grpc-js: "… triggered by internal client
+ * error: Flooding was detected …").
+ */
+export function isPeerFaultWords(message: string): boolean {
+  return PEER_FAULT_WORDS.has(message);
+}
 
 /**
  * A session error as the exchange keeps it: the server's broken frames (an nghttp2 error of what
@@ -78,7 +105,7 @@ const PEER_FAULT_ERRNOS: ReadonlyMap<number, string> = new Map([
  * as Node gave it.
  */
 export function h2SessionError(error: NodeJS.ErrnoException): { code: string | null; message: string } {
-  const nghttp2 = error.code === 'ERR_HTTP2_ERROR' ? PEER_FAULT_ERRNOS.get(error.errno ?? 0) : undefined;
+  const nghttp2 = error.code === 'ERR_HTTP2_ERROR' ? PEER_FAULT_BY_ERRNO.get(error.errno ?? 0) : undefined;
   if (nghttp2 !== undefined)
     return {
       code: H2_PROTOCOL_ERROR,

@@ -3,7 +3,7 @@
 // connect timeout says nothing about the app being killed.
 import type { RequestOutcome } from './client-events.js';
 import type { ExchangeResult } from './http-exchange.js';
-import { H2_PROTOCOL_ERROR, type H2Facts } from './h2-exchange.js';
+import { H2_PROTOCOL_ERROR, isPeerFaultWords, type H2Facts } from './h2-exchange.js';
 import type { GrpcFacts } from './grpc-exchange.js';
 import type { WsFacts } from './ws-exchange.js';
 import { readBody, readParsed, type ReadBody } from './body.js';
@@ -196,6 +196,9 @@ export function h2Failure(h2: H2Facts): 'goaway-refused' | 'session-lost' | 'str
  *     (rpc-refused); UNAVAILABLE after a connection carried it is the connection lost under it;
  *     any other code after a connection carried it is a reset stream (CANCELLED, INTERNAL).
  */
+/** grpc-js's words for a call its own HTTP/2 stream error ended (grpc-js/src/subchannel-call.ts). */
+const GRPC_CLIENT_ERROR = /triggered by internal client error: (.+)$/;
+
 export function grpcOutcome(
   grpc: GrpcFacts,
   result: Pick<ExchangeResult, 'timedOut' | 'responseComplete' | 'dnsFailed'>,
@@ -205,6 +208,12 @@ export function grpcOutcome(
   if (grpc.statusFromServer) return 'grpc-status';
   if (result.timedOut === 'connect') return result.dnsFailed ? 'dns-error' : 'connect-timeout';
   if (result.timedOut === 'response') return 'response-timeout';
+  // The client's own nghttp2 ended the connection for the server's broken frames (a flood, a
+  // protocol error): grpc-js reports the call INTERNAL, "Received RST_STREAM with code 2
+  // triggered by internal client error: <nghttp2's words>" (grpc-js/src/subchannel-call.ts) —
+  // the server's protocol error, not its reset of the call.
+  const clientError = GRPC_CLIENT_ERROR.exec(grpc.details ?? '');
+  if (clientError && isPeerFaultWords(clientError[1]!)) return 'protocol-error';
   if (grpc.codeName === 'UNAVAILABLE') return grpc.readyDuringCall ? 'rpc-connection-lost' : 'rpc-refused';
   if (!grpc.readyDuringCall) return 'rpc-refused';
   return 'rpc-reset';

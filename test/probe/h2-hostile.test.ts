@@ -3,11 +3,13 @@
 // cannot decode, a SETTINGS flood, GOAWAYs with bogus last stream ids, a stream that never ends.
 // Against each, `run`'s exchange and the load each end with a class and in bounded time: the
 // server's broken frames are its protocol error (it answered, badly), never a lost connection,
-// never a slow server; a stream still flowing at the response timeout is that timeout.
+// never a slow server; a stream still flowing at the response timeout is that timeout. gRPC's
+// client (grpc-js) too, where it passes nghttp2's words on.
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
+import { grpcExchange } from '../../src/probe/grpc-exchange.js';
 import { h2Exchange, H2_PROTOCOL_ERROR } from '../../src/probe/h2-exchange.js';
 import { OutgoingFrames } from '../../src/probe/h2-goaway-tap.js';
 import { bodyLimits } from '../../src/probe/body.js';
@@ -230,4 +232,40 @@ test('OutgoingFrames: GOAWAYs found across any split of the bytes, after the pre
       `chunks of ${size}`,
     );
   }
+});
+
+test('grpc (grpc-js’s client): a flood or a protocol error is protocol-error, not rpc-reset; frames its nghttp2 rejects silently end bounded, as grpc-js guesses (a known limit)', async (t) => {
+  const call = async (act: (socket: net.Socket) => void) => {
+    const url = await rawH2Server(t, act);
+    const began = performance.now();
+    const result = await grpcExchange(
+      new URL(`http://${url.host}`),
+      { ms: 0, id: 'w1' },
+      { connectTimeoutMs: 1000, responseTimeoutMs: 1500 },
+    );
+    return { result, outcome: classifyWork(result, 'w1').outcome, ms: performance.now() - began };
+  };
+  const flood = await call((socket) => {
+    socket.pause();
+    socket.write(Buffer.concat(Array.from({ length: 20_000 }, () => frame(SETTINGS, 0, 0))));
+  });
+  assert.equal(flood.outcome, 'protocol-error', `not ${flood.outcome}: ${flood.result.grpc?.details}`);
+  assert.match(flood.result.grpc?.details ?? '', /internal client error: Flooding was detected/);
+  assert.equal(flood.result.grpc?.statusFromServer, false);
+
+  const even = await call((socket) => socket.write(goaway(2, 0)));
+  assert.equal(even.outcome, 'protocol-error', `not ${even.outcome}: ${even.result.grpc?.details}`);
+
+  // grpc-js owns its connections: the GOAWAY its nghttp2 sends is not read (src/probe/
+  // h2-goaway-tap.ts), and grpc-js says what it guesses — "Stream refused by server" when its
+  // nghttp2 stopped before the call's HEADERS went out (rpc-connection-lost), else nothing until
+  // the deadline (response-timeout). A known limit (docs/ARCHITECTURE.md): bounded, never a
+  // completion, never the server's own status.
+  const garbage = await call((socket) => socket.write('this is no HTTP/2 frame\r\n'.repeat(4)));
+  assert.ok(
+    ['rpc-connection-lost', 'response-timeout'].includes(garbage.outcome),
+    `${garbage.outcome}: ${garbage.result.grpc?.details}`,
+  );
+  assert.equal(garbage.result.grpc?.statusFromServer, false);
+  assert.ok(garbage.ms < 1000 + 1500 + 2000, `ended in ${Math.round(garbage.ms)} ms`);
 });
