@@ -213,3 +213,24 @@ test('h2c: the slots take the requests in turn, so one whose session went while 
   assert.equal(records.length, 90);
   assertOneSlotsShareFailed(records, 3, { unit: 'request', lost: 'session' });
 });
+
+test('h2c: a stream the server never answers ends client-timeout at its deadline, the others on its session complete, and the load ends', async (t) => {
+  const server = await h2Server(t, (stream, id) => {
+    if (id === 'L3') return; // held: never answered, never reset
+    setTimeout(() => answer(stream, id), 10);
+  });
+  const began = performance.now();
+  const { records } = await load(server.url, { connections: 1, rate: 50, count: 8, responseTimeoutMs: 800 });
+  const byId = new Map(records.map((r) => [r.id, r]));
+  assert.equal(byId.get('L3')?.failure, 'client-timeout');
+  assert.equal(byId.get('L3')?.errorCode, 'ETIMEDOUT');
+  const held = byId.get('L3')!;
+  const heldMs = (held.endUs - (held.sentUs ?? held.endUs)) / 1000;
+  assert.ok(heldMs >= 790 && heldMs < 1500, `ended ${Math.round(heldMs)} ms after it was sent`);
+  assert.equal(records.length, 8);
+  assert.ok(
+    records.filter((r) => r.id !== 'L3').every((r) => r.outcome === 'completed' && r.conn === held.conn),
+    'the session stayed up for the others',
+  );
+  assert.ok(performance.now() - began < 5000);
+});
