@@ -4,7 +4,8 @@
 // no frame, DATA on stream 0, a header block HPACK cannot decode) nghttp2 queues
 // GOAWAY(<error>) and stops reading (nghttp2_session_terminate_session), and node:http2 then
 // emits nothing: no 'error', no 'goaway', the open streams stay open until the peer closes the
-// connection (seen with Node 20.20). Without this, such a server looked slow (a response
+// connection (seen with Node 20.20; Node 24.22 also reports it, as ERR_HTTP2_ERROR with
+// NGHTTP2_ERR_PROTO, and then that error is the exchange's). Without this, such a server looked slow (a response
 // timeout) when it had broken the protocol, and the load's next streams on that session were
 // refused by the client's own nghttp2 (REFUSED_STREAM, read as the server's reset).
 //

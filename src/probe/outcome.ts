@@ -196,8 +196,12 @@ export function h2Failure(h2: H2Facts): 'goaway-refused' | 'session-lost' | 'str
  *     (rpc-refused); UNAVAILABLE after a connection carried it is the connection lost under it;
  *     any other code after a connection carried it is a reset stream (CANCELLED, INTERNAL).
  */
-/** grpc-js's words for a call its own HTTP/2 stream error ended (grpc-js/src/subchannel-call.ts). */
-const GRPC_CLIENT_ERROR = /triggered by internal client error: (.+)$/;
+/**
+ * grpc-js's words for a call its own HTTP/2 stream error ended (grpc-js/src/subchannel-call.ts):
+ * INTERNAL "Received RST_STREAM with code 2 triggered by internal client error: <message>", or
+ * UNAVAILABLE "Write error: <message>" when the error came as the call's message was written.
+ */
+const GRPC_CLIENT_ERROR = /(?:triggered by internal client error: |^Write error: )(.+)$/;
 
 export function grpcOutcome(
   grpc: GrpcFacts,
@@ -209,9 +213,8 @@ export function grpcOutcome(
   if (result.timedOut === 'connect') return result.dnsFailed ? 'dns-error' : 'connect-timeout';
   if (result.timedOut === 'response') return 'response-timeout';
   // The client's own nghttp2 ended the connection for the server's broken frames (a flood, a
-  // protocol error): grpc-js reports the call INTERNAL, "Received RST_STREAM with code 2
-  // triggered by internal client error: <nghttp2's words>" (grpc-js/src/subchannel-call.ts) —
-  // the server's protocol error, not its reset of the call.
+  // protocol error): grpc-js passes nghttp2's words on (GRPC_CLIENT_ERROR) — the server's
+  // protocol error, not its reset of the call nor a lost connection.
   const clientError = GRPC_CLIENT_ERROR.exec(grpc.details ?? '');
   if (clientError && isPeerFaultWords(clientError[1]!)) return 'protocol-error';
   if (grpc.codeName === 'UNAVAILABLE') return grpc.readyDuringCall ? 'rpc-connection-lost' : 'rpc-refused';
