@@ -46,7 +46,10 @@ function rollout(
   const doc = JSON.parse(r.stdout) as RolloutDocument;
   assertValidRolloutDocument(doc);
   const file = readdirSync(dir).find((f) => f.endsWith('.records.ndjson'));
-  assert.ok(file, 'the records file is saved');
+  assert.ok(
+    file,
+    `the records file is saved (exit ${r.status}; ${doc.complete ? 'complete' : `incomplete: ${doc.incompleteReason ?? '?'}`}; ${doc.verdict.kind}: ${doc.verdict.explanation}; stderr: ${r.stderr.slice(0, 1500)})`,
+  );
   const records = readFileSync(join(dir, file), 'utf8')
     .split('\n')
     .filter((l) => l.startsWith('{"seq"'))

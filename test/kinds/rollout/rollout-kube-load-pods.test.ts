@@ -87,7 +87,16 @@ test('rollout --platform kube --load-pods 3: three load Pods, each its share and
   const run = startCli(rolloutArgs(kubeconfig, out, ['--format', 'json']));
   t.after(() => run.kill());
   const code = await run.exitedWithin(180_000);
-  assert.equal(code, 0, `exit ${code}: ${run.stderr()}`);
+  // With --format json the verdict is on stdout, not stderr: an exit 3 says why only there.
+  const said = (() => {
+    try {
+      const d = JSON.parse(run.stdout()) as RolloutDocument;
+      return `${d.verdict.kind}: ${d.verdict.explanation}`;
+    } catch {
+      return run.stdout().slice(0, 2000);
+    }
+  })();
+  assert.equal(code, 0, `exit ${code}: ${run.stderr()} ${said}`);
   const doc = JSON.parse(run.stdout()) as RolloutDocument;
   assertValidRolloutDocument(doc);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
