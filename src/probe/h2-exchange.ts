@@ -136,7 +136,8 @@ export interface H2Facts {
   streamsInFlight: number | null;
   /**
    * The GOAWAY this client sent with an error code while the stream was open: its HTTP/2 stack
-   * rejected the server's frames (undefined where it was not watched: the load's sessions).
+   * rejected the server's frames (`run`'s exchange; the load acts on it per session, and its
+   * records keep the error, not the facts).
    */
   goawaySent?: { code: number; codeName: string } | null;
 }
