@@ -5,26 +5,16 @@
 // Usage: node scripts/run-tests.mjs [--unit] [substring filter...]
 //   --unit  only the unit tests of scripts/unit-tests.mjs (no processes; `npm run test:unit`)
 import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { compiledTests } from './test-files.mjs';
 import { unitTests } from './unit-tests.mjs';
-
-function find(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...find(p));
-    else if (name.endsWith('.test.js')) out.push(p);
-  }
-  return out;
-}
 
 const args = process.argv.slice(2);
 const unit = args.includes('--unit');
 const filters = args.filter((a) => a !== '--unit');
 // A test source compiles to the same path under dist/, ending .js
 const units = new Set(unitTests.map((source) => join('dist', source.replace(/\.ts$/, '.js'))));
-const files = find('dist/test')
+const files = compiledTests('dist/test')
   .filter((f) => !unit || units.has(f))
   .filter((f) => filters.length === 0 || filters.some((s) => f.includes(s)))
   .sort();

@@ -15,11 +15,12 @@
 //   --out DIR           where failed copies' output is kept (default a new directory in $TMPDIR)
 // Exit: 0 every copy passed, 1 some failed, 2 bad usage, 130 interrupted.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, readdirSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, rmdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clearTimeout, setTimeout } from 'node:timers';
 import { parseArgs } from 'node:util';
+import { compiledTests } from './test-files.mjs';
 
 const usage =
   'usage: npm run stress -- [--copies K] [--hogs H] [--rounds N] [--minutes M] [--timeout-minutes T] [--out DIR] <filter...>';
@@ -67,18 +68,9 @@ const filters = parsed.positionals;
 if (filters.length === 0)
   fail('name the test files to stress (a substring of their dist/test path, e.g. ingress-run)');
 
-function find(dir) {
-  const out = [];
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) out.push(...find(p));
-    else if (name.endsWith('.test.js')) out.push(p);
-  }
-  return out;
-}
 let all;
 try {
-  all = find('dist/test');
+  all = compiledTests('dist/test');
 } catch {
   fail('no dist/test here: run it from the repository after `npm run build` (npm run stress builds first)');
 }

@@ -161,3 +161,22 @@ export async function startRelay(host: string, port: number): Promise<Relay> {
     },
   };
 }
+
+/**
+ * A test's server on an ephemeral loopback port: every connection it accepts is kept, and with
+ * the test they are destroyed and the server closed. Resolves with the lab's work URL on it.
+ */
+export async function listenForTest(
+  t: { after: (fn: () => void) => void },
+  server: net.Server,
+  sockets: Set<net.Socket>,
+): Promise<URL> {
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  const { port } = server.address() as net.AddressInfo;
+  return new URL(`http://127.0.0.1:${port}/work?ms=1&id=w1`);
+}

@@ -7,15 +7,14 @@
 // client (grpc-js) too, where it passes nghttp2's words on.
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
+import { listenForTest } from '../helpers/h2.js';
 import { grpcExchange } from '../../src/probe/grpc-exchange.js';
 import { h2Exchange, H2_PROTOCOL_ERROR } from '../../src/probe/h2-exchange.js';
 import { OutgoingFrames } from '../../src/probe/h2-goaway-tap.js';
 import { bodyLimits } from '../../src/probe/body.js';
 import { classifyWork } from '../../src/probe/outcome.js';
-import { startLoad } from '../../src/probe/load/generator.js';
-import type { LoadRecord } from '../../src/probe/load/record.js';
+import { recordLoad } from '../helpers/record-load.js';
 
 const RESPONSE_TIMEOUT_MS = 4000;
 const limits = { connectTimeoutMs: 2000, responseTimeoutMs: RESPONSE_TIMEOUT_MS };
@@ -63,14 +62,7 @@ async function rawH2Server(t: TestContext, act: (socket: net.Socket) => void): P
       act(socket);
     });
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.after(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  const { port } = server.address() as net.AddressInfo;
-  return new URL(`http://127.0.0.1:${port}/work?ms=1&id=w1`);
+  return listenForTest(t, server, sockets);
 }
 
 async function exchange(url: URL) {
@@ -160,22 +152,16 @@ test(
   'load (h2c): a server that floods or breaks the protocol is protocol-error, not session-lost nor stream-reset, and the load ends',
   { timeout: 60_000 },
   async (t) => {
-    const run = async (url: URL) => {
-      const records: LoadRecord[] = [];
-      const load = startLoad({
-        target: url,
-        protocol: 'h2c',
-        rate: 50,
-        count: 4,
-        connections: 1,
-        workMs: { kind: 'fixed', ms: 10 },
-        responseTimeoutMs: 1500,
-        connectTimeoutMs: 2000,
-        onRecord: (r) => records.push(r),
-      });
-      await load.done;
-      return records;
-    };
+    const run = async (url: URL) =>
+      (
+        await recordLoad(url, 'h2c', {
+          rate: 50,
+          count: 4,
+          connections: 1,
+          workMs: { kind: 'fixed', ms: 10 },
+          responseTimeoutMs: 1500,
+        })
+      ).records;
     // Each connection is flooded (every request's new session too).
     const flood = await rawH2Server(t, (socket) => {
       socket.pause();

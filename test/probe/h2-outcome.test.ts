@@ -3,8 +3,8 @@
 // connection under it. The outcome is read from what the client saw, never from the server.
 import assert from 'node:assert/strict';
 import http2 from 'node:http2';
-import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
+import { listenForTest } from '../helpers/h2.js';
 import type net from 'node:net';
 import { h2Exchange } from '../../src/probe/h2-exchange.js';
 import { classifyWork } from '../../src/probe/outcome.js';
@@ -35,14 +35,7 @@ async function h2Server(
     stream.on('error', () => undefined);
     onStream(stream, stream.session as http2.ServerHttp2Session, cut);
   });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  t.after(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  const { port } = server.address() as net.AddressInfo;
-  return new URL(`http://127.0.0.1:${port}/work?ms=1&id=w1`);
+  return listenForTest(t, server, sockets);
 }
 
 const completion = JSON.stringify({ status: 'done', id: 'w1', uid: 'u-1' });

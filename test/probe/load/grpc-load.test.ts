@@ -9,13 +9,8 @@ import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
 import grpc from '@grpc/grpc-js';
 import { labContract } from '../../../src/probe/grpc-contract.js';
-import {
-  loadTransport,
-  startLoad,
-  type LoadOptions,
-  type LoadResult,
-} from '../../../src/probe/load/generator.js';
-import type { LoadRecord } from '../../../src/probe/load/record.js';
+import { loadTransport, type LoadOptions } from '../../../src/probe/load/generator.js';
+import { recordLoad } from '../../helpers/record-load.js';
 
 interface Server {
   url: URL;
@@ -109,24 +104,7 @@ function cutAtTenthCall(): Work {
 // grpc-js is loaded before a gRPC load starts (an HTTP load never loads it).
 await loadTransport('grpc');
 
-async function load(
-  url: URL,
-  over: Partial<LoadOptions> = {},
-): Promise<{ records: LoadRecord[]; result: LoadResult }> {
-  const records: LoadRecord[] = [];
-  const run = startLoad({
-    target: url,
-    protocol: 'grpc',
-    rate: 200,
-    count: 40,
-    workMs: { kind: 'fixed', ms: 20 },
-    responseTimeoutMs: 3000,
-    connectTimeoutMs: 2000,
-    onRecord: (r) => records.push(r),
-    ...over,
-  });
-  return { records, result: await run.done };
-}
+const load = (url: URL, over: Partial<LoadOptions> = {}) => recordLoad(url, 'grpc', over);
 
 test('grpc load: unary RPCs on 4 channels, one connection each; every record its channel, its connection and its Pod', async (t) => {
   const server = await grpcServer(t, (call, cb) =>

@@ -6,9 +6,9 @@ import http2 from 'node:http2';
 import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
 import type net from 'node:net';
-import { startLoad, type LoadOptions, type LoadResult } from '../../../src/probe/load/generator.js';
+import { startLoad, type LoadOptions } from '../../../src/probe/load/generator.js';
+import { recordLoad } from '../../helpers/record-load.js';
 import { assertOneSlotsShareFailed } from '../../helpers/slot-share.js';
-import type { LoadRecord } from '../../../src/probe/load/record.js';
 
 const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
 
@@ -77,25 +77,7 @@ const answer = (stream: http2.ServerHttp2Stream, id: string) => {
   stream.end(JSON.stringify({ status: 'done', id, uid: 'pod-a' }));
 };
 
-async function load(
-  url: URL,
-  over: Partial<LoadOptions> = {},
-): Promise<{ records: LoadRecord[]; result: LoadResult }> {
-  const records: LoadRecord[] = [];
-  const run = startLoad({
-    target: url,
-    protocol: 'h2c',
-    rate: 200,
-    count: 40,
-    workMs: { kind: 'fixed', ms: 20 },
-    responseTimeoutMs: 3000,
-    connectTimeoutMs: 2000,
-    onRecord: (r) => records.push(r),
-    ...over,
-  });
-  const result = await run.done;
-  return { records, result };
-}
+const load = (url: URL, over: Partial<LoadOptions> = {}) => recordLoad(url, 'h2c', over);
 
 test('h2c: every request a stream on one of 4 sessions, each record naming its session, slot and port', async (t) => {
   const server = await h2Server(t, (stream, id, ms) => setTimeout(() => answer(stream, id), ms));

@@ -8,9 +8,8 @@ import http from 'node:http';
 import type net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { startLoad } from '../../../src/probe/load/generator.js';
+import { recordLoad } from '../../helpers/record-load.js';
 import { assertOneSlotsShareFailed } from '../../helpers/slot-share.js';
-import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { loadTransport } from '../../../src/probe/load/generator.js';
 
 await loadTransport('ws');
@@ -76,19 +75,12 @@ test('ws load: the slots take the messages in turn, so one whose socket went whi
     setTimeout(() => (s.refusing = false), 400);
     return true;
   });
-  const records: LoadRecord[] = [];
-  const run = startLoad({
-    target: server.url,
-    protocol: 'ws',
+  const { records } = await recordLoad(server.url, 'ws', {
     connections: 3,
     rate: 100,
     count: 90,
     workMs: { kind: 'fixed', ms: 150 },
-    responseTimeoutMs: 3000,
-    connectTimeoutMs: 2000,
-    onRecord: (r) => records.push(r),
   });
-  await run.done;
   assert.ok(cut, 'the socket went');
   assert.equal(records.length, 90);
   assertOneSlotsShareFailed(records, 3, { unit: 'message', lost: 'socket' });
