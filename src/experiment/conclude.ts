@@ -23,6 +23,7 @@ import {
 import { atWords, exitWords, firstTerminatingWords, outcomeWords } from './run-view.js';
 import type { ServiceTarget } from '../workload/target.js';
 import { truncateText } from '../util/bounded-json.js';
+import { H2_PROTOCOL_ERROR_WORDS } from '../probe/h2-exchange.js';
 import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acceptance.js';
 import { identityOf, sliceRouteOf, type Identity } from './evidence/identity.js';
 import { adviceOf, refusedWhileRoutedAdvice } from './evidence/advice.js';
@@ -579,7 +580,7 @@ function verdictOf(
         f.request.grpc
           ? `the server's HTTP/2 frames under the Work RPC broke the protocol (grpc-js: ${f.request.grpc.details ?? f.request.error?.message ?? 'no details'}): the server answered, badly — not a cut`
           : f.request.h2
-            ? `the server's HTTP/2 frames on the work stream broke the protocol (${f.request.error?.message ?? f.request.error?.code ?? 'no code'})${h2Words(f.request.h2)}: the server answered, badly — not a cut`
+            ? `the server's HTTP/2 frames on the work stream broke the protocol${h2ProtocolDetail(f.request.h2, f.request.error)}${h2Words(f.request.h2)}: the server answered, badly — not a cut`
             : `the response to the work request is not valid HTTP/1.1 (${f.request.error?.code ?? 'no code'}): the server answered, badly — not a cut`,
       );
     default:
@@ -723,6 +724,19 @@ function identityWords(identity: Identity): string {
       : identity.kind === 'route'
         ? "the Pod named by the connection's recorded route"
         : 'no Pod named';
+}
+
+/**
+ * What showed the server's broken HTTP/2 frames, in parentheses: nghttp2's error as node:http2
+ * reported it; '' where the GOAWAY this client sent showed it (h2Words says that one).
+ */
+function h2ProtocolDetail(
+  h2: z.infer<typeof H2FactsSchema>,
+  error: { code: string | null; message: string } | null | undefined,
+): string {
+  if (h2.goawaySent || !error) return '';
+  const prefix = `${H2_PROTOCOL_ERROR_WORDS}: `;
+  return ` (${error.message.startsWith(prefix) ? error.message.slice(prefix.length) : error.message})`;
 }
 
 /** The HTTP/2 facts of the work stream in words, after the outcome: '' for HTTP/1.1. */

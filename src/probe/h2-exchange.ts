@@ -48,6 +48,18 @@ export const H2_CONNECTION_CLOSED = 'H2_CONNECTION_CLOSED';
  * (below).
  */
 export const H2_PROTOCOL_ERROR = 'H2_PROTOCOL_ERROR';
+/** The words every H2_PROTOCOL_ERROR message starts with, before its detail. */
+export const H2_PROTOCOL_ERROR_WORDS = "the server's HTTP/2 frames broke the protocol";
+
+/** The error of an exchange the server's broken frames ended, with what showed it. */
+export function h2ProtocolError(detail: string): { code: string; message: string } {
+  return { code: H2_PROTOCOL_ERROR, message: `${H2_PROTOCOL_ERROR_WORDS}: ${detail}` };
+}
+
+/** The error of the GOAWAY this client sent for the server's frames (./h2-goaway-tap.ts). */
+export function goawaySentError(code: number): { code: string; message: string } {
+  return h2ProtocolError(`this client rejected them with GOAWAY ${h2ErrorName(code)}`);
+}
 
 /**
  * nghttp2's errors (nghttp2.h, `nghttp2_error`; their words: nghttp2_strerror) that
@@ -106,16 +118,9 @@ export function isPeerFaultWords(message: string): boolean {
  */
 export function h2SessionError(error: NodeJS.ErrnoException): { code: string | null; message: string } {
   const nghttp2 = error.code === 'ERR_HTTP2_ERROR' ? PEER_FAULT_BY_ERRNO.get(error.errno ?? 0) : undefined;
-  if (nghttp2 !== undefined)
-    return {
-      code: H2_PROTOCOL_ERROR,
-      message: `the server's HTTP/2 frames broke the protocol: ${error.message} (${error.code}, ${nghttp2})`,
-    };
+  if (nghttp2 !== undefined) return h2ProtocolError(`${error.message} (${error.code}, ${nghttp2})`);
   if (error.code === 'ERR_HTTP2_TOO_MANY_INVALID_FRAMES')
-    return {
-      code: H2_PROTOCOL_ERROR,
-      message: `the server's HTTP/2 frames broke the protocol: ${error.message} (${error.code})`,
-    };
+    return h2ProtocolError(`${error.message} (${error.code})`);
   return { code: error.code ?? null, message: error.message };
 }
 
@@ -255,10 +260,7 @@ export function h2Exchange(url: URL, options: H2ExchangeOptions): Promise<H2Exch
         h2.goawaySent = { code, codeName: h2ErrorName(code) };
         setImmediate(() => {
           if (settled || h2.sessionError !== null) return;
-          result.error ??= {
-            code: H2_PROTOCOL_ERROR,
-            message: `the server's HTTP/2 frames broke the protocol: this client rejected them with GOAWAY ${h2ErrorName(code)}`,
-          };
+          result.error ??= goawaySentError(code);
           finish();
         });
       });

@@ -177,16 +177,30 @@ function ownServer(o: {
   );
 }
 
+/** ownServer with the h2 fixture (test/fixtures/servers/h2-own-server.ts) and its work request. */
+function h2Own(
+  name: string,
+  mode: 'goaway' | 'exit' | 'broken-frames',
+  workMs: number,
+  more: { evidence?: readonly string[]; env?: Record<string, string> } = {},
+): { m: string; doc: RunDocument; stdout: string } {
+  const m = marker(name);
+  return {
+    m,
+    ...ownServer({
+      marker: m,
+      protocol: 'h2c',
+      server: 'h2-own-server.js',
+      mode,
+      work: H2_WORK,
+      workMs,
+      ...more,
+    }),
+  };
+}
+
 test('h2c, --server-command, a server that drains with GOAWAY: the accepted stream finishes after the GOAWAY that names it — log evidence; a plain HTTP/2 client sees the same', async () => {
-  const m = marker('h2goaway');
-  const { doc, stdout } = ownServer({
-    marker: m,
-    protocol: 'h2c',
-    server: 'h2-own-server.js',
-    mode: 'goaway',
-    work: H2_WORK,
-    workMs: 1500,
-  });
+  const { m, doc, stdout } = h2Own('h2goaway', 'goaway', 1500);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.scenario.protocol, 'h2c');
   assert.equal(doc.scenario.target?.lab, false);
@@ -213,15 +227,7 @@ test('h2c, --server-command, a server that drains with GOAWAY: the accepted stre
 });
 
 test('h2c, --server-command, a server that exits at SIGTERM: the connection goes under the accepted stream — session-lost, cut, log evidence; a plain HTTP/2 client sees it dropped', async () => {
-  const m = marker('h2exit');
-  const { doc } = ownServer({
-    marker: m,
-    protocol: 'h2c',
-    server: 'h2-own-server.js',
-    mode: 'exit',
-    work: H2_WORK,
-    workMs: 3000,
-  });
+  const { m, doc } = h2Own('h2exit', 'exit', 3000);
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');
   assert.equal(doc.acceptance.grade, 'log');
   assert.equal(doc.request.outcome, 'session-lost');
@@ -231,6 +237,24 @@ test('h2c, --server-command, a server that exits at SIGTERM: the connection goes
   assert.ok(doc.request.at! > doc.deletion.at!, 'lost after the deletion request');
   assert.deepEqual(processesWithMarker(m), []);
   assert.equal(await h2Direct('exit', 3000), 'dropped', 'a plain client sees it dropped too');
+});
+
+test('h2c, --server-command, a server whose frames break HTTP/2 under the accepted stream: protocol-error, never a cut; the document saved, its sentence naming the GOAWAY the client sent once', () => {
+  const { m, doc } = h2Own('h2broken', 'broken-frames', 3000);
+  assert.equal(doc.complete, true, doc.incompleteReason ?? '');
+  assert.equal(doc.acceptance.grade, 'log', doc.verdict.explanation);
+  assert.equal(doc.request.outcome, 'protocol-error');
+  assert.equal(doc.request.error?.code, 'H2_PROTOCOL_ERROR');
+  // Node 20 reports nothing of these frames but the GOAWAY its client sends; Node 24 reports
+  // nghttp2's error as well. Either way the facts keep the GOAWAY.
+  assert.equal(doc.request.h2?.goawaySent?.codeName, 'FRAME_SIZE_ERROR');
+  assert.equal(doc.verdict.kind, 'inconclusive');
+  assert.match(
+    doc.verdict.explanation,
+    /the server's HTTP\/2 frames on the work stream broke the protocol[^]*this client sent GOAWAY FRAME_SIZE_ERROR and ended the connection\): the server answered, badly — not a cut/,
+  );
+  assert.equal(doc.verdict.explanation.split('broke the protocol').length, 2, 'said once');
+  assert.deepEqual(processesWithMarker(m), []);
 });
 
 test('h2c, a server that exits at SIGTERM, on a machine where reading a route back from the kernel is slow: the run waits for the route before it concludes — cut, the Pod named by its route (skipped where nft is missing or the Service proxy is not nftables)', (t) => {
@@ -246,14 +270,7 @@ test('h2c, a server that exits at SIGTERM, on a machine where reading a route ba
     `#!/bin/sh\ncase "$*" in *"list set"*) sleep 0.4;; esac\nexec "${nft}" "$@"\n`,
     { mode: 0o755 },
   );
-  const m = marker('h2slowroute');
-  const { doc } = ownServer({
-    marker: m,
-    protocol: 'h2c',
-    server: 'h2-own-server.js',
-    mode: 'exit',
-    work: H2_WORK,
-    workMs: 3000,
+  const { m, doc } = h2Own('h2slowroute', 'exit', 3000, {
     env: { PATH: `${bin}:${process.env.PATH ?? ''}` },
   });
   if (platformFact(doc.platform, 'serviceProxy')?.value !== 'nftables')
@@ -269,14 +286,7 @@ test('h2c, a server that exits at SIGTERM, on a machine where reading a route ba
 });
 
 test('h2c without a log line to match: no socket grade over HTTP/2 — with --min-evidence log the verdict is inconclusive, never "cut"', () => {
-  const m = marker('h2nolog');
-  const { doc } = ownServer({
-    marker: m,
-    protocol: 'h2c',
-    server: 'h2-own-server.js',
-    mode: 'exit',
-    work: H2_WORK,
-    workMs: 3000,
+  const { m, doc } = h2Own('h2nolog', 'exit', 3000, {
     evidence: ['--accepted-log', '^took {id}$', '--min-evidence', 'log'],
   });
   assert.equal(doc.complete, true, doc.incompleteReason ?? '');

@@ -23,6 +23,7 @@
 import http2 from 'node:http2';
 import net from 'node:net';
 import {
+  goawaySentError,
   h2ErrorName,
   h2SessionError,
   H2_CONNECTION_CLOSED,
@@ -303,10 +304,7 @@ export class H2Sessions implements LoadTransport {
     if (code === http2.constants.NGHTTP2_NO_ERROR) return;
     setImmediate(() => {
       if (session.sessionError !== null || session.h2 === null || session.h2.destroyed) return;
-      session.sessionError = {
-        code: H2_PROTOCOL_ERROR,
-        message: `the server's HTTP/2 frames broke the protocol: this client rejected them with GOAWAY ${h2ErrorName(code)}`,
-      };
+      session.sessionError = goawaySentError(code);
       if (session.state === 'open') session.state = 'goaway';
       this.vacate(session);
       session.h2.destroy();
