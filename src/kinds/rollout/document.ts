@@ -37,6 +37,15 @@ export type PodPhase = (typeof podPhases)[number];
 
 const ms = z.number().nullable();
 
+/**
+ * An instant on the run's clock as the document keeps it: to a tenth of a millisecond. The
+ * rollout's own marks are taken on this grid, so what the run computes from them (each record's
+ * window) agrees with what the document states.
+ */
+export function documentMs(x: number): number {
+  return Math.round(x * 10) / 10;
+}
+
 export const PodLifecycleSchema = z.object({
   name: z.string().max(253),
   uid: z.string().max(128),

@@ -16,8 +16,12 @@ import type { LoadRecord } from '../../probe/load/record.js';
 import type { RecordClockShift } from './join/join.js';
 
 export interface LoadSource {
-  /** Requests sent from now on carry this window. */
-  mark(window: string): void;
+  /**
+   * Requests intended from `atMs` on (the run's clock, ms since its origin) carry this window —
+   * the very instant the run states in its document, so a record's window and its intended time
+   * never disagree.
+   */
+  mark(window: string, atMs: number): void;
   /** Offer no more; with `abandon`, requests in flight are not waited for. */
   stop(options?: { abandon?: boolean }): void;
   /** Resolves when the last record was handed over. */
@@ -132,7 +136,7 @@ export async function localLoad(
   });
   await Promise.race([run.started.catch(() => undefined), aborted]);
   return {
-    mark: (w) => run.mark(w),
+    mark: (w, atMs) => run.mark(w, originMs + atMs),
     stop: (o) => run.stop(o),
     done: run.done,
     clock: () => null,
@@ -360,7 +364,7 @@ export function combinedLoad(sources: LoadSource[]): LoadSource {
   });
   done.catch(() => undefined);
   return {
-    mark: (w) => sources.forEach((s) => s.mark(w)),
+    mark: (w, atMs) => sources.forEach((s) => s.mark(w, atMs)),
     stop: (o) => sources.forEach((s) => s.stop(o)),
     done,
     clock: () => {

@@ -46,7 +46,7 @@ import type { ManifestOptions } from '../../workload/manifests.js';
 import type { ResolvedScenario } from '../../workload/scenario.js';
 import { workloadObjects } from '../../workload/workload.js';
 import { buildIngressRoute } from '../../workload/ingress-route.js';
-import { ROLLOUT_SCHEMA, type LoadPodDocument, type RolloutDocument } from './document.js';
+import { documentMs, ROLLOUT_SCHEMA, type LoadPodDocument, type RolloutDocument } from './document.js';
 import { readNotSent } from '../../probe/load/not-sent.js';
 import { concludeRollout, ingressAttemptsReading } from './explain.js';
 import { JournalSpool } from './join/fate-spool.js';
@@ -597,9 +597,12 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
   /** `kubectl rollout restart`, then until the Deployment has rolled (or its deadline). */
   async rolling(run) {
     const { platform, plan } = run;
-    run.load!.mark('during');
     run.lifecycles.markRollout();
-    run.triggeredAtMs = run.now();
+    // On the document's grid: the join windows each record by this very instant, and a reader
+    // checks a record's window against the document's `triggeredAtMs` — the raw instant would
+    // window a record intended within 50 µs of it differently from what the document says.
+    run.triggeredAtMs = documentMs(run.now());
+    run.load!.mark('during', run.triggeredAtMs);
     // A platform that patches the annotation does; another is given the whole Deployment with
     // the annotation changed.
     const updated = (
@@ -628,7 +631,7 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
         `the rollout did not progress within progressDeadlineSeconds (${deadlineSeconds} s)${progressWords(run.deployment)}`,
         'progress-deadline-exceeded',
       );
-    run.completeAtMs = run.now();
+    run.completeAtMs = documentMs(run.now());
     return 'settling';
   },
 
@@ -639,7 +642,7 @@ const steps: Partial<Record<RolloutPhase, Step>> = {
    * their grace period — so each one's end and exit code are in the run, under load.
    */
   async settling(run) {
-    run.load!.mark('after');
+    run.load!.mark('after', run.completeAtMs!);
     await abortableDelay(run.plan.load.afterMs, run.waitSignal);
     run.check();
     if (run.lifecycles.oldNotGone() > 0) {
@@ -1050,7 +1053,7 @@ async function within(promise: Promise<unknown>, ms: number): Promise<void> {
   clearTimeout(timer);
 }
 
-const round = (x: number | null): number | null => (x === null ? null : Math.round(x * 10) / 10);
+const round = (x: number | null): number | null => (x === null ? null : documentMs(x));
 
 /** Every replica updated and available, no old one left (the Deployment's own status). */
 function rolledOut(d: V1Deployment): boolean {

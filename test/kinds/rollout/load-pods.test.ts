@@ -149,7 +149,7 @@ test('the load Pods’ figures combine: counts summed (null when a trailer is mi
 function fakeSource(idPrefix: string, shiftUs: number, done: Promise<unknown>, whole = true) {
   const calls: string[] = [];
   const source: LoadSource = {
-    mark: (w) => calls.push(`mark ${w}`),
+    mark: (w, atMs) => calls.push(`mark ${w} ${atMs}`),
     stop: (o) => calls.push(`stop ${o?.abandon ? 'abandon' : 'graceful'}`),
     done,
     clock: () => ({ shifts: [{ idPrefix, shiftUs }] }),
@@ -187,10 +187,11 @@ test('N load Pods as one source: every call fans out, each Pod’s clock shift k
   const a = fakeSource('drain-L0-', 1_000_000, Promise.resolve());
   const b = fakeSource('drain-L1-', 3_000_000, new Promise<void>((resolve) => (endLast = resolve)), false);
   const both = combinedLoad([a.source, b.source]);
-  both.mark('during');
+  both.mark('during', 1234.5);
   both.stop();
   both.stop({ abandon: true });
-  for (const { calls } of [a, b]) assert.deepEqual(calls, ['mark during', 'stop graceful', 'stop abandon']);
+  for (const { calls } of [a, b])
+    assert.deepEqual(calls, ['mark during 1234.5', 'stop graceful', 'stop abandon']);
   assert.deepEqual(both.clock(), {
     shifts: [
       { idPrefix: 'drain-L0-', shiftUs: 1_000_000 },

@@ -8,6 +8,9 @@ import net from 'node:net';
 import { test } from 'node:test';
 import { LoadThreadDied, startLoadInThread } from '../../../src/probe/load/threaded-load.js';
 import type { LoadRecord } from '../../../src/probe/load/record.js';
+import { loadSettings } from '../../../src/probe/load/settings.js';
+import { readSettings } from '../../../src/util/setting-rows.js';
+import { localLoad } from '../../../src/kinds/rollout/load-source.js';
 
 const UID = '00000000-0000-4000-8000-0000000000aa';
 
@@ -92,6 +95,45 @@ test('records come back in batches with windows from the caller’s marks and ti
     assert.ok(records.some((r) => r.window === 'during') && records.some((r) => r.window === 'before'));
     assert.ok(result.eventLoopDelay.p99Ms !== null, 'the thread’s own event-loop delay');
   } finally {
+    await s.close();
+  }
+});
+
+test('the rollout’s local load: a window begins at the instant the run states, not when mark is called', async () => {
+  // The run takes `triggeredAtMs` on the document's grid and marks the load with it; a record's
+  // window must agree with its intended time against that very instant (a stress run of the
+  // load-Pods test once found a record intended within 50 µs of it windowed the other way).
+  const s = await server();
+  const ac = new AbortController();
+  try {
+    const records: LoadRecord[] = [];
+    const originMs = performance.now();
+    const shape = {
+      ...readSettings(loadSettings(60_000), { rate: '500', connections: '8', workMs: '1' }),
+      idPrefix: 'w-',
+      count: 300,
+    };
+    const load = await localLoad(s.target, shape, originMs, (r) => records.push(r), ac.signal);
+    // Marked at once for instants 100.05 and 300.3 ms later than the call (the load runs 600 ms,
+    // a request every 2 ms): what the call's own time would window differently lies between.
+    const calledMs = performance.now() - originMs;
+    const atMs = calledMs + 100.05;
+    const afterMs = calledMs + 300.3;
+    load.mark('during', atMs);
+    load.mark('after', afterMs);
+    await load.done;
+    assert.equal(records.length, 300);
+    for (const r of records) {
+      const expected =
+        r.intendedUs < atMs * 1000 ? 'before' : r.intendedUs < afterMs * 1000 ? 'during' : 'after';
+      assert.equal(r.window, expected, `seq ${r.seq} intended ${r.intendedUs} µs`);
+    }
+    assert.deepEqual(
+      ['before', 'during', 'after'].map((w) => records.some((r) => r.window === w)),
+      [true, true, true],
+    );
+  } finally {
+    ac.abort();
     await s.close();
   }
 });
