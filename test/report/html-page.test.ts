@@ -85,3 +85,24 @@ test('the output is reproducible without generatedAt, and empty input still make
   assert.match(empty, /<title>nothing yet<\/title>/);
   assert.match(empty, /No runs to show/);
 });
+
+test('a verdict’s reason is said once: beside the explanation only when the explanation does not already say it', () => {
+  const [base] = sampleRuns();
+  const reason = 'the server refused the work stream — it says it never processed it';
+  const inconclusive = {
+    ...base!,
+    verdict: {
+      ...base!.verdict,
+      kind: 'inconclusive' as const,
+      reason,
+      explanation: `Inconclusive: ${reason}.`,
+    },
+  };
+  const once = renderHtmlReport([inconclusive]);
+  // The list of explanations and the run's own verdict line: each says it once.
+  assert.equal(count(once, reason), 2, 'once in the list, once in the run section');
+  assert.doesNotMatch(once, /class="reason"/);
+  // A reason the explanation does not hold is still shown beside it.
+  const other = { ...inconclusive, verdict: { ...inconclusive.verdict, explanation: 'Inconclusive.' } };
+  assert.equal(count(renderHtmlReport([other]), `<span class="reason">(${reason})</span>`), 2);
+});

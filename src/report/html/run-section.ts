@@ -8,7 +8,7 @@ import { esc, formatMs, safeId } from './escape.js';
 import { closeUpSequence } from './close-up.js';
 import { atOrigin } from './scale.js';
 import { renderTimelineSvg } from './svg.js';
-import { runAnchor } from './table.js';
+import { runAnchor, verdictWords } from './table.js';
 import type { RunTimeline, TimeScale } from './types.js';
 
 function facts(doc: RunDocument): string {
@@ -93,7 +93,7 @@ export function renderRunSection(
     `<h3 id="${anchor}-h">${index + 1}. ${esc(doc.scenario.name)} <small>run ${esc(doc.runId)}</small></h3>` +
     incomplete +
     `<p class="verdict-line"><span class="verdict verdict-${esc(doc.verdict.kind)}">${esc(doc.verdict.kind)}</span> ` +
-    `${esc(doc.verdict.explanation)}${doc.verdict.reason ? ` <span class="reason">(${esc(doc.verdict.reason)})</span>` : ''}</p>` +
+    `${verdictWords(doc.verdict)}</p>` +
     evidence(t) +
     facts(doc) +
     `<figure>${renderTimelineSvg(t, scale, { idPrefix: t.key, labelledBy: `${anchor}-h ${anchor}-sum` })}` +

@@ -34,16 +34,25 @@ export function renderComparisonTable(docs: readonly RunDocument[]): string {
   );
 }
 
+/**
+ * The verdict's explanation, escaped, and its reason beside it — unless the explanation already
+ * says it (an inconclusive verdict's explanation is "Inconclusive: <reason>.": the page said it twice).
+ */
+export function verdictWords(verdict: RunDocument['verdict']): string {
+  const { explanation, reason } = verdict;
+  const aside =
+    reason && !explanation.includes(reason) ? ` <span class="reason">(${esc(reason)})</span>` : '';
+  return `${esc(explanation)}${aside}`;
+}
+
 export function renderExplanations(docs: readonly RunDocument[]): string {
   const items = docs
-    .map((doc, i) => {
-      const reason = doc.verdict.reason ? ` <span class="reason">(${esc(doc.verdict.reason)})</span>` : '';
-      return (
+    .map(
+      (doc, i) =>
         `<li><a href="#${runAnchor(i)}"><strong>${esc(doc.scenario.name)}</strong></a> — ` +
         `<span class="verdict verdict-${esc(doc.verdict.kind)}">${esc(doc.verdict.kind)}</span>: ` +
-        `${esc(doc.verdict.explanation)}${reason}</li>`
-      );
-    })
+        `${verdictWords(doc.verdict)}</li>`,
+    )
     .join('');
   return `<ol class="explanations">${items}</ol>`;
 }
