@@ -24,6 +24,7 @@ import { atWords, exitWords, firstTerminatingWords, outcomeWords } from './run-v
 import type { ServiceTarget } from '../workload/target.js';
 import { truncateText } from '../util/bounded-json.js';
 import { H2_PROTOCOL_ERROR_WORDS } from '../probe/h2-exchange.js';
+import { GRPC_STREAM_REFUSED } from '../probe/outcome.js';
 import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acceptance.js';
 import { identityOf, sliceRouteOf, type Identity } from './evidence/identity.js';
 import { adviceOf, refusedWhileRoutedAdvice } from './evidence/advice.js';
@@ -559,8 +560,13 @@ function verdictOf(
       };
     }
     case 'rpc-refused':
-      // grpc-js never had a connection for the call, while the acceptance evidence says the
-      // server took it: as with goaway-refused, one of them is wrong and the run cannot tell.
+      // grpc-js never had a connection for the call (or the server refused its stream), while
+      // the acceptance evidence says the server took it: as with goaway-refused, one of them is
+      // wrong and the run cannot tell.
+      if (f.request.grpc?.details === GRPC_STREAM_REFUSED)
+        return inconclusive(
+          `the server refused the Work RPC's stream — grpc-js's UNAVAILABLE "${GRPC_STREAM_REFUSED}" (RST_STREAM REFUSED_STREAM, after its one transparent retry)${grpcWords(f.request.grpc, events, ownService)}, never processed (RFC 9113 §8.7) — although acceptance was proven`,
+        );
       return inconclusive(
         `the Work RPC never left the client — ${f.request.grpc?.codeName ?? 'UNAVAILABLE'} made by grpc-js with no READY connection during the call${grpcWords(f.request.grpc, events, ownService)}, never processed — although acceptance was proven`,
       );
@@ -573,6 +579,12 @@ function verdictOf(
       // took the request: one of them is wrong, and the run cannot tell which.
       return inconclusive(
         `the work stream was refused by the server's GOAWAY${h2Words(f.request.h2)} — never processed — although acceptance was proven`,
+      );
+    case 'stream-refused':
+      // As with goaway-refused: the server's RST_STREAM(REFUSED_STREAM) says it never processed
+      // the stream, the acceptance evidence says it took the request — the run cannot tell which.
+      return inconclusive(
+        `the server refused the work stream${h2Words(f.request.h2)} — it says it never processed it (RFC 9113 §8.7) — although acceptance was proven`,
       );
     case 'protocol-error':
       // The server answered, but not in HTTP: neither a finish nor a cut can be read from it.

@@ -153,6 +153,11 @@ export const requestOutcomes = [
    * REFUSED_STREAM): the server never processed it — safe to retry (RFC 9113 §6.8).
    */
   'goaway-refused',
+  /**
+   * HTTP/2: the server reset the stream with REFUSED_STREAM, no GOAWAY on the connection: it says
+   * it closed the stream before any processing — safe to retry (RFC 9113 §8.7).
+   */
+  'stream-refused',
   /** HTTP/2: the server reset the stream (RST_STREAM) on a connection that stayed up; `h2.rstCodeName`. */
   'stream-reset',
   /** HTTP/2: the connection closed or was reset under the stream; `h2.streamsInFlight` streams went with it. */
@@ -165,7 +170,9 @@ export const requestOutcomes = [
   /**
    * gRPC: UNAVAILABLE made by the client library while its channel was never READY during the
    * call (no connection: a refused reconnect, e.g. after the server's GOAWAY and exit): the call
-   * never left the client — never processed, safe to retry.
+   * never left the client — never processed, safe to retry. Also grpc-js's "Stream refused by
+   * server": the server reset the call's stream with REFUSED_STREAM (RFC 9113 §8.7), after
+   * grpc-js's one transparent retry — never processed either.
    */
   'rpc-refused',
   /**

@@ -172,9 +172,15 @@ function outcomeOf(
  * An HTTP/2 stream that ended without its whole response, in HTTP/2's terms, or null when the
  * facts name none of them. The order matters: a stream above the GOAWAY's last stream id was
  * never processed, whatever else followed; a lost connection closes its streams with CANCEL
- * (node:http2), which is not the server resetting the stream.
+ * (node:http2), which is not the server resetting the stream. RST_STREAM(REFUSED_STREAM) on a
+ * connection with no GOAWAY is a refusal too, not a reset: "the stream is being closed prior to
+ * any processing having occurred. Any request that was sent on the reset stream can be safely
+ * retried" (RFC 9113 §8.7) — what a server at its SETTINGS_MAX_CONCURRENT_STREAMS sends, or a
+ * proxy with no upstream to take it.
  */
-export function h2Failure(h2: H2Facts): 'goaway-refused' | 'session-lost' | 'stream-reset' | null {
+export function h2Failure(
+  h2: H2Facts,
+): 'goaway-refused' | 'session-lost' | 'stream-refused' | 'stream-reset' | null {
   if (
     h2.goaway !== null &&
     h2.streamId !== null &&
@@ -182,6 +188,7 @@ export function h2Failure(h2: H2Facts): 'goaway-refused' | 'session-lost' | 'str
   )
     return 'goaway-refused';
   if (h2.connectionLost) return 'session-lost';
+  if (h2.rstCodeName === 'REFUSED_STREAM') return 'stream-refused';
   if (h2.rstCode !== null && h2.rstCode !== 0) return 'stream-reset';
   return null;
 }
@@ -192,8 +199,9 @@ export function h2Failure(h2: H2Facts): 'goaway-refused' | 'session-lost' | 'str
  *  1. OK with a reply: completed (the reply is checked by the caller).
  *  2. A status with the server's trailers: the server's own answer (grpc-status), whatever its code.
  *  3. A status grpc-js made (no trailers): a deadline is the runner's limit; UNAVAILABLE on a
- *     channel that was never READY during the call is a call that never left the client
- *     (rpc-refused); UNAVAILABLE after a connection carried it is the connection lost under it;
+ *     channel that was never READY during the call is a call that never left the client, and
+ *     grpc-js's "Stream refused by server" a stream the server refused (both rpc-refused: never
+ *     processed); UNAVAILABLE after a connection carried it is the connection lost under it;
  *     any other code after a connection carried it is a reset stream (CANCELLED, INTERNAL).
  */
 /**
@@ -202,6 +210,14 @@ export function h2Failure(h2: H2Facts): 'goaway-refused' | 'session-lost' | 'str
  * UNAVAILABLE "Write error: <message>" when the error came as the call's message was written.
  */
 const GRPC_CLIENT_ERROR = /(?:triggered by internal client error: |^Write error: )(.+)$/;
+
+/**
+ * grpc-js's words for a call whose stream the server reset with REFUSED_STREAM
+ * (grpc-js/src/subchannel-call.ts), passed on after its one transparent retry was refused too
+ * (grpc-js/src/retrying-call.ts, progress 'REFUSED'; gRFC A6): the server closed the stream
+ * before any processing (RFC 9113 §8.7) — never processed, though a connection carried it.
+ */
+export const GRPC_STREAM_REFUSED = 'Stream refused by server';
 
 export function grpcOutcome(
   grpc: GrpcFacts,
@@ -217,6 +233,7 @@ export function grpcOutcome(
   // protocol error, not its reset of the call nor a lost connection.
   const clientError = GRPC_CLIENT_ERROR.exec(grpc.details ?? '');
   if (clientError && isPeerFaultWords(clientError[1]!)) return 'protocol-error';
+  if (grpc.codeName === 'UNAVAILABLE' && grpc.details === GRPC_STREAM_REFUSED) return 'rpc-refused';
   if (grpc.codeName === 'UNAVAILABLE') return grpc.readyDuringCall ? 'rpc-connection-lost' : 'rpc-refused';
   if (!grpc.readyDuringCall) return 'rpc-refused';
   return 'rpc-reset';

@@ -130,6 +130,76 @@ test('outcomes map to verdicts, and each keeps its evidence', () => {
   }
 });
 
+test('an HTTP/2 stream or gRPC call the server refused — by GOAWAY or by REFUSED_STREAM alone — after acceptance was proven: inconclusive, the rule named, never a cut', () => {
+  const h2 = (over: Record<string, unknown>) => ({
+    streamId: 1,
+    rstCode: 7,
+    rstCodeName: 'REFUSED_STREAM',
+    goaway: null,
+    connectionLost: false,
+    sessionError: null,
+    streamsInFlight: null,
+    ...over,
+  });
+  const refused = (outcome: string, facts: Record<string, unknown>) =>
+    run(
+      finishedRun({
+        outcome: {
+          outcome,
+          status: null,
+          error: { code: 'ERR_HTTP2_STREAM_ERROR', message: 'the stream closed with REFUSED_STREAM' },
+          bytesReceived: 0,
+          h2: h2(facts),
+        },
+      }),
+    );
+  const alone = refused('stream-refused', {});
+  assert.equal(alone.verdict.kind, 'inconclusive');
+  assert.match(
+    alone.verdict.explanation,
+    /the server refused the work stream \(HTTP\/2 stream 1; no GOAWAY came; the stream closed with REFUSED_STREAM\) — it says it never processed it \(RFC 9113 §8\.7\) — although acceptance was proven/,
+  );
+  const byGoaway = refused('goaway-refused', {
+    goaway: { code: 0, codeName: 'NO_ERROR', lastStreamId: 0, afterConnectMs: 3 },
+  });
+  assert.equal(byGoaway.verdict.kind, 'inconclusive');
+  assert.match(
+    byGoaway.verdict.explanation,
+    /refused by the server's GOAWAY \(HTTP\/2 stream 1; the server's GOAWAY NO_ERROR named last stream 0/,
+  );
+  // gRPC: grpc-js's words for the server's REFUSED_STREAM, on a READY channel.
+  const grpcRefused = run(
+    finishedRun({
+      outcome: {
+        outcome: 'rpc-refused',
+        status: null,
+        error: { code: 'UNAVAILABLE', message: 'Stream refused by server' },
+        bytesReceived: 0,
+        grpc: {
+          method: '/draincheck.lab.v1.Lab/Work',
+          code: 14,
+          codeName: 'UNAVAILABLE',
+          details: 'Stream refused by server',
+          statusFromServer: false,
+          headersAfterMs: null,
+          headerUid: null,
+          channelStates: [],
+          channelStatesDropped: 0,
+          readyDuringCall: true,
+          leftReadyAfterMs: null,
+          connection: null,
+        },
+      },
+    }),
+  );
+  assert.equal(grpcRefused.verdict.kind, 'inconclusive');
+  assert.match(
+    grpcRefused.verdict.explanation,
+    /the server refused the Work RPC's stream — grpc-js's UNAVAILABLE "Stream refused by server" \(RST_STREAM REFUSED_STREAM, after its one transparent retry\).*never processed \(RFC 9113 §8\.7\)/,
+  );
+  assert.doesNotMatch(grpcRefused.verdict.explanation, /never left the client/);
+});
+
 test('a cut with exit 0 says that the clean exit code hides it', () => {
   const c = run(
     finishedRun({

@@ -4,11 +4,13 @@
 // status message of 1 MB is held to a bounded size.
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import http2 from 'node:http2';
 import { test } from 'node:test';
 import grpc from '@grpc/grpc-js';
 import { grpcExchange, GRPC_DETAILS_KEEP_CHARS, type GrpcFacts } from '../../src/probe/grpc-exchange.js';
 import { labContract } from '../../src/probe/grpc-contract.js';
-import { classifyWork, grpcOutcome } from '../../src/probe/outcome.js';
+import { classifyWork, GRPC_STREAM_REFUSED, grpcOutcome } from '../../src/probe/outcome.js';
+import { listenForTest } from '../helpers/h2.js';
 
 const facts = (over: Partial<GrpcFacts>): GrpcFacts => ({
   method: '/draincheck.lab.v1.Lab/Work',
@@ -39,6 +41,11 @@ test('grpcOutcome: one rule each, the status code alone never decides', () => {
       facts({ ...unavailable, statusFromServer: false, readyDuringCall: false, headersAfterMs: null }),
       plain,
     ),
+    'rpc-refused',
+  );
+  // grpc-js's words for the server's REFUSED_STREAM: never processed, though READY.
+  assert.equal(
+    grpcOutcome(facts({ ...unavailable, statusFromServer: false, details: GRPC_STREAM_REFUSED }), plain),
     'rpc-refused',
   );
   // CANCELLED made by grpc-js on a connection that carried the call: an RST_STREAM (forceShutdown).
@@ -128,4 +135,34 @@ test('loopback: no listener — the call never leaves the client: rpc-refused, n
   assert.equal(refused.grpc.statusFromServer, false);
   assert.equal(refused.grpc.codeName, 'UNAVAILABLE');
   assert.equal(classifyWork(refused, 'r').outcome, 'rpc-refused');
+});
+
+test('loopback: a server that resets every stream with REFUSED_STREAM — grpc-js retries once, then “Stream refused by server”: rpc-refused on a READY channel, never rpc-connection-lost', async (t) => {
+  // A real HTTP/2 server (node:http2) that refuses each stream before any processing (RFC 9113
+  // §8.7), as one at its concurrent-stream limit does; the connection stays up.
+  let streams = 0;
+  const server = http2.createServer();
+  const sockets = new Set<net.Socket>();
+  server.on('connection', (socket: net.Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  server.on('stream', (stream) => {
+    streams += 1;
+    stream.on('error', () => undefined);
+    stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+  });
+  const url = await listenForTest(t, server, sockets);
+  const refused = await grpcExchange(new URL(url.origin), { ms: 0, id: 'r' }, limits);
+  assert.deepEqual(
+    [
+      refused.grpc.codeName,
+      refused.grpc.details,
+      refused.grpc.statusFromServer,
+      refused.grpc.readyDuringCall,
+    ],
+    ['UNAVAILABLE', GRPC_STREAM_REFUSED, false, true],
+  );
+  assert.equal(classifyWork(refused, 'r').outcome, 'rpc-refused');
+  assert.equal(streams, 2, 'the call and grpc-js’s one transparent retry (gRFC A6)');
 });

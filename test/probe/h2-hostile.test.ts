@@ -245,12 +245,13 @@ test('grpc (grpc-js’s client): a flood or a protocol error is protocol-error, 
 
   // grpc-js owns its connections: the GOAWAY its nghttp2 sends is not read (src/probe/
   // h2-goaway-tap.ts), and grpc-js says what it guesses — "Stream refused by server" when its
-  // nghttp2 stopped before the call's HEADERS went out (rpc-connection-lost), else nothing until
-  // the deadline (response-timeout); Node 24 reports nghttp2's error itself (protocol-error).
+  // nghttp2 stopped before the call's HEADERS went out (rpc-refused: never processed, true), else
+  // nothing until the deadline (response-timeout); Node 24 reports nghttp2's error itself
+  // (protocol-error).
   // A known limit (docs/ARCHITECTURE.md): bounded, never a completion, never the server's status.
   const garbage = await call((socket) => socket.write('this is no HTTP/2 frame\r\n'.repeat(4)));
   assert.ok(
-    ['rpc-connection-lost', 'response-timeout', 'protocol-error'].includes(garbage.outcome),
+    ['rpc-refused', 'response-timeout', 'protocol-error'].includes(garbage.outcome),
     `${garbage.outcome}: ${garbage.result.grpc?.details}`,
   );
   assert.equal(garbage.result.grpc?.statusFromServer, false);

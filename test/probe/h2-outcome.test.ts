@@ -9,7 +9,7 @@ import type net from 'node:net';
 import { h2Exchange } from '../../src/probe/h2-exchange.js';
 import { classifyWork } from '../../src/probe/outcome.js';
 
-const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
+const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR, NGHTTP2_REFUSED_STREAM } = http2.constants;
 const limits = { connectTimeoutMs: 2000, responseTimeoutMs: 5000 };
 
 /** A real HTTP/2 server on loopback that does `onStream` to each stream; stopped with the test. */
@@ -61,6 +61,17 @@ test('the server resets the stream (RST_STREAM INTERNAL_ERROR) on a live connect
   assert.equal(outcome.h2?.rstCodeName, 'INTERNAL_ERROR');
   assert.equal(outcome.h2?.connectionLost, false);
   assert.equal(outcome.error?.code, 'ERR_HTTP2_STREAM_ERROR');
+});
+
+test('RST_STREAM(REFUSED_STREAM) with no GOAWAY: stream-refused, never processed — not a reset (RFC 9113 §8.7)', async (t) => {
+  // What a server at its SETTINGS_MAX_CONCURRENT_STREAMS sends: the stream closed before any
+  // processing, the connection kept.
+  const url = await h2Server(t, (stream) => stream.close(NGHTTP2_REFUSED_STREAM));
+  const outcome = classifyWork(await h2Exchange(url, limits), 'w1');
+  assert.equal(outcome.outcome, 'stream-refused');
+  assert.equal(outcome.h2?.rstCodeName, 'REFUSED_STREAM');
+  assert.equal(outcome.h2?.goaway, null);
+  assert.equal(outcome.h2?.connectionLost, false);
 });
 
 test('a GOAWAY whose last stream is below the stream: goaway-refused, never processed', async (t) => {

@@ -97,7 +97,7 @@ export function rolloutCommand(): Command {
         'held every connection): accepted-cut, connect-failed, connect-refused, connect-timeout, http-5xx,',
         'reused-connection-closed, client-timeout, done-unacknowledged, dropped-unseen, unexpected-response,',
         'stale-conntrack, unanswered (sent, no answer by the end of the run), protocol-error (the response was not',
-        'valid HTTP/1.1); with --protocol h2c stream-refused (refused by GOAWAY, not sent again), stream-reset',
+        'valid HTTP/1.1); with --protocol h2c stream-refused (refused by GOAWAY or REFUSED_STREAM, not sent again), stream-reset',
         '(RST_STREAM), session-lost (the connection went under the stream); with --protocol grpc rpc-refused',
         '(UNAVAILABLE, the channel never connected during the call), rpc-connection-lost (UNAVAILABLE "Connection',
         'dropped"), rpc-reset (CANCELLED/INTERNAL on a connection that stayed up), grpc-status (the server’s own',

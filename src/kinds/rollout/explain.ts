@@ -37,12 +37,12 @@ const causes: Record<FailureClass, string> = {
   'stale-conntrack':
     'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
   'stream-refused':
-    'HTTP/2 streams were refused by the server’s GOAWAY and not sent again (never processed: safe to retry)',
+    'HTTP/2 streams were refused by the server — above its GOAWAY’s last stream id, or reset with REFUSED_STREAM — and not sent again (never processed: safe to retry)',
   'stream-reset': 'the server reset HTTP/2 streams (RST_STREAM) on connections that stayed up',
   'session-lost':
     'HTTP/2 connections went with streams open (the server closed or lost the connection without GOAWAY first): every stream in flight on them failed',
   'rpc-refused':
-    'RPCs failed UNAVAILABLE on a channel that never got a connection during the call (grpc-js’s reconnect was refused or got nowhere): never sent',
+    'RPCs failed UNAVAILABLE on a channel that never got a connection during the call (grpc-js’s reconnect was refused or got nowhere), or “Stream refused by server” (the server reset the stream with REFUSED_STREAM, twice with grpc-js’s transparent retry): never processed',
   'rpc-connection-lost':
     'RPCs failed UNAVAILABLE “Connection dropped”: the gRPC connection went under them (a process exit, or the end of a max-connection-age grace)',
   'rpc-reset':

@@ -16,7 +16,10 @@
 //     canRetryError — errClientConnGotGoAway, REFUSED_STREAM) and grpc-js's transparent retry
 //     (gRPC A6: an RPC refused before the server saw it is retried without counting as an
 //     attempt); the record keeps how often (`refused`), and a request refused more than
-//     REFUSED_RESEND_MAX times ends as `goaway-refused` (class `stream-refused`).
+//     REFUSED_RESEND_MAX times ends as `goaway-refused` (class `stream-refused`). A stream the
+//     server resets with REFUSED_STREAM on a session with no GOAWAY (RFC 9113 §8.7: closed before
+//     any processing) is sent again the same way — on the next slot's session, which may be the
+//     same one — and ends as `stream-refused`.
 //   - when the connection closes, node:http2 closes every open stream with CANCEL and no error
 //     (lib/internal/http2/core.js, socketOnClose): the stream's code alone cannot tell a server's
 //     RST_STREAM from a dropped connection, so the socket's own close is watched (`session-lost`).
@@ -428,8 +431,10 @@ export class H2Sessions implements LoadTransport {
     }
     const session = item.session;
     const facts = this.facts(item, rst);
-    // A stream above the GOAWAY's last stream id, or REFUSED_STREAM: never processed — sent again.
-    if (item.timedOut === null && h2Failure(facts) === 'goaway-refused' && this.resend(item)) return;
+    // A stream above the GOAWAY's last stream id, or REFUSED_STREAM (with a GOAWAY or without):
+    // never processed — sent again.
+    const failure = item.timedOut === null ? h2Failure(facts) : null;
+    if ((failure === 'goaway-refused' || failure === 'stream-refused') && this.resend(item)) return;
     let error: { code: string | null; message: string };
     if (item.timedOut === 'response')
       error = {

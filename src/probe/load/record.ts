@@ -66,9 +66,10 @@ export const failureClasses = [
    */
   'stale-conntrack',
   /**
-   * HTTP/2 (--protocol h2c): a stream the server refused with GOAWAY — above its last stream id,
-   * or REFUSED_STREAM — or that the session refused itself after a GOAWAY, and the client did
-   * not (or no longer) send again on a new session: never processed (RFC 9113 §6.8), safe to retry.
+   * HTTP/2 (--protocol h2c): a stream the server refused — above its GOAWAY's last stream id, or
+   * reset with REFUSED_STREAM (with or without a GOAWAY) — or that the session refused itself
+   * after a GOAWAY, and the client did not (or no longer) send again: never processed (RFC 9113
+   * §6.8, §8.7), safe to retry.
    */
   'stream-refused',
   /**
@@ -84,7 +85,9 @@ export const failureClasses = [
   'session-lost',
   /**
    * gRPC (--protocol grpc): UNAVAILABLE made by grpc-js on a channel that was never READY during
-   * the call — the reconnect was refused (or got nowhere): the RPC never left the client.
+   * the call — the reconnect was refused (or got nowhere): the RPC never left the client; or
+   * "Stream refused by server" — the server reset its stream with REFUSED_STREAM, twice with
+   * grpc-js's transparent retry: never processed.
    */
   'rpc-refused',
   /**
@@ -223,6 +226,7 @@ export function classifyFailure(facts: ClientFacts): FailureClass | null {
     case 'stream-reset':
       return 'stream-reset';
     case 'goaway-refused':
+    case 'stream-refused':
       return 'stream-refused';
     // gRPC's outcomes (--protocol grpc): classes of their own — the status code alone does not
     // say what the server did (../outcome.ts grpcOutcome).

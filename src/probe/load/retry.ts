@@ -57,7 +57,8 @@ const beforeSend: ReadonlySet<FailureClass> = new Set([
   'connect-refused',
   'connect-timeout',
   'connect-failed',
-  // HTTP/2: refused by GOAWAY, never processed (RFC 9113 §6.8) — gRPC retries it transparently.
+  // HTTP/2: refused by GOAWAY or REFUSED_STREAM, never processed (RFC 9113 §6.8, §8.7) — gRPC
+  // retries it transparently.
   'stream-refused',
   // gRPC: UNAVAILABLE on a channel never READY during the call: it never left the client.
   'rpc-refused',

@@ -10,7 +10,7 @@ import { startLoad, type LoadOptions } from '../../../src/probe/load/generator.j
 import { recordLoad } from '../../helpers/record-load.js';
 import { assertOneSlotsShareFailed } from '../../helpers/slot-share.js';
 
-const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR } = http2.constants;
+const { NGHTTP2_NO_ERROR, NGHTTP2_INTERNAL_ERROR, NGHTTP2_REFUSED_STREAM } = http2.constants;
 
 interface Server {
   url: URL;
@@ -153,6 +153,41 @@ test('h2c: a server RST_STREAM is stream-reset; a dropped connection is session-
   const lostAt = Math.max(...records.filter((r) => r.failure === 'session-lost').map((r) => r.endUs));
   const after = records.filter((r) => (r.sentUs ?? 0) > lostAt);
   assert.ok(after.length > 0 && after.every((r) => r.outcome === 'completed' && r.conn !== 1));
+});
+
+test('h2c: RST_STREAM(REFUSED_STREAM) with no GOAWAY is sent again, as Go’s Transport does; one refused every time ends stream-refused, never stream-reset', async (t) => {
+  // L3 refused twice then answered; L7 refused every time (a server that never has room for it).
+  const refusedTimes = new Map<string, number>();
+  const server = await h2Server(t, (stream, id, ms) => {
+    const n = refusedTimes.get(id) ?? 0;
+    if ((id === 'L3' && n < 2) || id === 'L7') {
+      refusedTimes.set(id, n + 1);
+      stream.close(NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    setTimeout(() => answer(stream, id), ms);
+  });
+  const { records, result } = await load(server.url, { connections: 2, rate: 100, count: 20 });
+  const byId = new Map(records.map((r) => [r.id, r]));
+  assert.deepEqual(
+    [byId.get('L3')?.outcome, byId.get('L3')?.refused, refusedTimes.get('L3')],
+    ['completed', 2, 2],
+  );
+  const l7 = byId.get('L7')!;
+  assert.deepEqual(
+    [l7.outcome, l7.failure, l7.errorCode],
+    ['stream-refused', 'stream-refused', 'ERR_HTTP2_STREAM_ERROR'],
+  );
+  // Sent at most 1 + REFUSED_RESEND_MAX (8) times: bounded, and each time the server saw it.
+  assert.equal(l7.refused, 8);
+  assert.equal(refusedTimes.get('L7'), 9);
+  assert.equal(result.refusedResent ?? 0, 2 + 8);
+  // Nothing else failed, and no session was lost for it: a refusal is not a reset connection.
+  assert.deepEqual(
+    records.filter((r) => r.failure !== null && r.id !== 'L7').map((r) => [r.id, r.failure]),
+    [],
+  );
+  assert.equal(result.sessions, 2);
 });
 
 test('h2c refuses --new-connections (one line, DC_USAGE)', () => {
