@@ -24,7 +24,7 @@ import { atWords, exitWords, firstTerminatingWords, outcomeWords } from './run-v
 import type { ServiceTarget } from '../workload/target.js';
 import { truncateText } from '../util/bounded-json.js';
 import { H2_PROTOCOL_ERROR_WORDS } from '../probe/h2-exchange.js';
-import { GRPC_STREAM_REFUSED } from '../probe/outcome.js';
+import { grpcStreamRefused } from '../probe/outcome.js';
 import { atLeast, gradedAcceptance, gradedGap, gradeWords } from './evidence/acceptance.js';
 import { identityOf, sliceRouteOf, type Identity } from './evidence/identity.js';
 import { adviceOf, refusedWhileRoutedAdvice } from './evidence/advice.js';
@@ -563,9 +563,9 @@ function verdictOf(
       // grpc-js never had a connection for the call (or the server refused its stream), while
       // the acceptance evidence says the server took it: as with goaway-refused, one of them is
       // wrong and the run cannot tell.
-      if (f.request.grpc?.details === GRPC_STREAM_REFUSED)
+      if (grpcStreamRefused(f.request.grpc?.details))
         return inconclusive(
-          `the server refused the Work RPC's stream — grpc-js's UNAVAILABLE "${GRPC_STREAM_REFUSED}" (RST_STREAM REFUSED_STREAM, after its one transparent retry)${grpcWords(f.request.grpc, events, ownService)}, never processed (RFC 9113 §8.7) — although acceptance was proven`,
+          `the Work RPC's stream was refused — grpc-js's UNAVAILABLE "${truncateText(f.request.grpc?.details ?? '', 120)}" (RST_STREAM REFUSED_STREAM)${grpcWords(f.request.grpc, events, ownService)}, never processed (RFC 9113 §8.7) — although acceptance was proven`,
         );
       return inconclusive(
         `the Work RPC never left the client — ${f.request.grpc?.codeName ?? 'UNAVAILABLE'} made by grpc-js with no READY connection during the call${grpcWords(f.request.grpc, events, ownService)}, never processed — although acceptance was proven`,

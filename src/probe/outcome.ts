@@ -218,6 +218,17 @@ const GRPC_CLIENT_ERROR = /(?:triggered by internal client error: |^Write error:
  * before any processing (RFC 9113 §8.7) — never processed, though a connection carried it.
  */
 export const GRPC_STREAM_REFUSED = 'Stream refused by server';
+/**
+ * The same refusal met as grpc-js wrote the call's message: "Write error: " and node:http2's
+ * ERR_HTTP2_STREAM_ERROR words (lib/internal/errors.js) — the stream closed with REFUSED_STREAM
+ * before the message went out (seen with Node 24 when the client's nghttp2 stopped the session).
+ */
+const STREAM_REFUSED_WORDS = /^Write error: Stream closed with error code NGHTTP2_REFUSED_STREAM$/;
+
+/** grpc-js's details say the call's stream was refused (REFUSED_STREAM): never processed. */
+export function grpcStreamRefused(details: string | null | undefined): boolean {
+  return details === GRPC_STREAM_REFUSED || STREAM_REFUSED_WORDS.test(details ?? '');
+}
 
 export function grpcOutcome(
   grpc: GrpcFacts,
@@ -233,7 +244,7 @@ export function grpcOutcome(
   // protocol error, not its reset of the call nor a lost connection.
   const clientError = GRPC_CLIENT_ERROR.exec(grpc.details ?? '');
   if (clientError && isPeerFaultWords(clientError[1]!)) return 'protocol-error';
-  if (grpc.codeName === 'UNAVAILABLE' && grpc.details === GRPC_STREAM_REFUSED) return 'rpc-refused';
+  if (grpc.codeName === 'UNAVAILABLE' && grpcStreamRefused(grpc.details)) return 'rpc-refused';
   if (grpc.codeName === 'UNAVAILABLE') return grpc.readyDuringCall ? 'rpc-connection-lost' : 'rpc-refused';
   if (!grpc.readyDuringCall) return 'rpc-refused';
   return 'rpc-reset';

@@ -48,6 +48,18 @@ test('grpcOutcome: one rule each, the status code alone never decides', () => {
     grpcOutcome(facts({ ...unavailable, statusFromServer: false, details: GRPC_STREAM_REFUSED }), plain),
     'rpc-refused',
   );
+  // The same refusal met as grpc-js wrote the message (Node 24 when its nghttp2 stopped).
+  assert.equal(
+    grpcOutcome(
+      facts({
+        ...unavailable,
+        statusFromServer: false,
+        details: 'Write error: Stream closed with error code NGHTTP2_REFUSED_STREAM',
+      }),
+      plain,
+    ),
+    'rpc-refused',
+  );
   // CANCELLED made by grpc-js on a connection that carried the call: an RST_STREAM (forceShutdown).
   assert.equal(
     grpcOutcome(facts({ code: 1, codeName: 'CANCELLED', statusFromServer: false }), plain),
