@@ -42,7 +42,7 @@ const causes: Record<FailureClass, string> = {
   'session-lost':
     'HTTP/2 connections went with streams open (the server closed or lost the connection without GOAWAY first): every stream in flight on them failed',
   'rpc-refused':
-    'RPCs failed UNAVAILABLE on a channel that never got a connection during the call (grpc-js’s reconnect was refused or got nowhere), or “Stream refused by server” (the server reset the stream with REFUSED_STREAM, twice with grpc-js’s transparent retry): never processed',
+    'RPCs failed UNAVAILABLE on a channel that never got a connection during the call (grpc-js’s reconnect was refused or got nowhere), or the server reset their stream with REFUSED_STREAM (grpc-js’s “Stream refused by server”, or its “Write error” with that code): never processed',
   'rpc-connection-lost':
     'RPCs failed UNAVAILABLE “Connection dropped”: the gRPC connection went under them (a process exit, or the end of a max-connection-age grace)',
   'rpc-reset':

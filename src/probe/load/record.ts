@@ -86,8 +86,8 @@ export const failureClasses = [
   /**
    * gRPC (--protocol grpc): UNAVAILABLE made by grpc-js on a channel that was never READY during
    * the call — the reconnect was refused (or got nowhere): the RPC never left the client; or
-   * "Stream refused by server" — the server reset its stream with REFUSED_STREAM, twice with
-   * grpc-js's transparent retry: never processed.
+   * the server reset its stream with REFUSED_STREAM (grpc-js's "Stream refused by server", or its
+   * "Write error" with that code; ../outcome.ts grpcStreamRefused): never processed.
    */
   'rpc-refused',
   /**
