@@ -37,7 +37,7 @@ const causes: Record<FailureClass, string> = {
   'stale-conntrack':
     'new connections got no answer to the SYN from a local port whose earlier connection had gone to a Pod deleted and out of the EndpointSlice by then (presumed: the port’s conntrack entry still sent the SYN to that Pod)',
   'stream-refused':
-    'HTTP/2 streams were refused by the server — above its GOAWAY’s last stream id, or reset with REFUSED_STREAM — and not sent again (never processed: safe to retry)',
+    'HTTP/2 streams were refused by the server — above its GOAWAY’s last stream id, or reset with REFUSED_STREAM — every time the client sent them, as Go’s Transport does: at once, then with its backoff, 8 sends at most and within the response timeout (never processed: safe to retry)',
   'stream-reset': 'the server reset HTTP/2 streams (RST_STREAM) on connections that stayed up',
   'session-lost':
     'HTTP/2 connections went with streams open (the server closed or lost the connection without GOAWAY first): every stream in flight on them failed',

@@ -55,6 +55,11 @@ export interface LoadOptions {
   connectTimeoutMs?: number;
   /** From the send: connected but no whole response within this long → response-timeout. */
   responseTimeoutMs?: number;
+  /**
+   * h2c: the unit of Go's backoff between resends of a refused stream (default 1 s, as Go's
+   * http2.Transport; ./h2-sessions.ts). Tests shorten it.
+   */
+  refusedBackoffUnitMs?: number;
   /** With 'new' connections, at most this many at once (open sockets are file descriptors). */
   maxInFlight?: number;
   /** Requests waiting for a connection beyond this many are recorded as not sent. */
@@ -267,7 +272,13 @@ export function startLoad(options: LoadOptions): LoadRun {
         : protocol === 'h2c'
           ? new H2Sessions(
               target,
-              { connections: validateConnections(mode as number), stopped: isStopped },
+              {
+                connections: validateConnections(mode as number),
+                stopped: isStopped,
+                ...(options.refusedBackoffUnitMs !== undefined
+                  ? { refusedBackoffUnitMs: options.refusedBackoffUnitMs }
+                  : {}),
+              },
               owner,
             )
           : new Http1Pool(

@@ -15,11 +15,15 @@
 //     sent again on a new session, as Go's http2.Transport does (transport.go, RoundTrip:
 //     canRetryError — errClientConnGotGoAway, REFUSED_STREAM) and grpc-js's transparent retry
 //     (gRPC A6: an RPC refused before the server saw it is retried without counting as an
-//     attempt); the record keeps how often (`refused`), and a request refused more than
-//     REFUSED_RESEND_MAX times ends as `goaway-refused` (class `stream-refused`). A stream the
-//     server resets with REFUSED_STREAM on a session with no GOAWAY (RFC 9113 §8.7: closed before
-//     any processing) is sent again the same way — on the next slot's session, which may be the
-//     same one — and ends as `stream-refused`.
+//     attempt); the record keeps how often (`refused`). A stream the server resets with
+//     REFUSED_STREAM on a session with no GOAWAY (RFC 9113 §8.7: closed before any processing)
+//     is sent again the same way — on the next slot's session, which may be the same one. Go's
+//     schedule is kept (x/net/http2 transport.go, RoundTripOpt): the first resend at once, the
+//     next ones after 1 s, 2 s, 4 s … (plus up to 10% jitter, truncated to whole seconds), at
+//     most REFUSED_RESEND_MAX of them, and never past the request's own deadline (Go's request
+//     context); a request still refused then ends as `goaway-refused` or `stream-refused`
+//     (class `stream-refused`). A resend at once only would make a refusing server see a
+//     request nine times in a few milliseconds, which no client users run does.
 //   - when the connection closes, node:http2 closes every open stream with CANCEL and no error
 //     (lib/internal/http2/core.js, socketOnClose): the stream's code alone cannot tell a server's
 //     RST_STREAM from a dropped connection, so the socket's own close is watched (`session-lost`).
@@ -50,8 +54,24 @@ import {
 
 /** Body bytes kept per response (the completion body is ~250); the rest is counted. */
 const BODY_KEEP_BYTES = 16 * 1024;
-/** Times one request refused by GOAWAY is sent again at most (Go's loop is bounded by its context; ours by this). */
-export const REFUSED_RESEND_MAX = 8;
+/**
+ * Times one refused request is sent again at most: Go's `for retry := 0; ; retry++` with
+ * `retry <= 6` (x/net/http2 transport.go, RoundTripOpt) — 7 resends, 8 sends in all.
+ */
+export const REFUSED_RESEND_MAX = 7;
+/** Go's backoff unit between resends (`time.Second`). */
+export const REFUSED_BACKOFF_UNIT_MS = 1_000;
+
+/**
+ * The wait before resend `n` (1-based) of a refused request, as Go's RoundTripOpt computes it:
+ * none before the first; before the n-th, 2^(n−2) units plus up to 10% jitter, the float
+ * truncated to whole units (`time.Second * time.Duration(backoff)`), so 1, 2, 4, 8, 16–17, 32–35 s.
+ */
+export function refusedResendDelayMs(n: number, unitMs: number, random: () => number): number {
+  if (n <= 1) return 0;
+  const backoff = 2 ** (n - 2);
+  return Math.trunc(backoff + backoff * 0.1 * random()) * unitMs;
+}
 /** Local ports tried before the kernel is left to choose one. */
 const BIND_ATTEMPTS = 8;
 
@@ -60,6 +80,18 @@ export interface H2SessionsOptions {
   connections: number;
   /** Whether the generator still offers (a stopped run resends nothing). */
   stopped: () => boolean;
+  /** The unit of the backoff between resends of a refused request (default Go's 1 s; tests shorten it). */
+  refusedBackoffUnitMs?: number;
+  /** [0, 1) for the backoff's jitter (default Math.random). */
+  random?: () => number;
+}
+
+/** A refused request waiting out Go's backoff before it is sent again. */
+interface Waiting {
+  item: Item;
+  timer: NodeJS.Timeout;
+  /** Ends the request as refused (the load stopped, or its deadline came during the wait). */
+  giveUp: () => void;
 }
 
 type SessionState = 'connecting' | 'open' | 'goaway' | 'closed';
@@ -142,6 +174,10 @@ export class H2Sessions implements LoadTransport {
   private sessionSeq = 0;
   private refusedResent = 0;
   private goaways = 0;
+  /** Refused requests waiting out their backoff; each is still in flight for the generator. */
+  private readonly waiting = new Map<LoadRecord, Waiting>();
+  private readonly backoffUnitMs: number;
+  private readonly random: () => number;
 
   constructor(
     readonly target: TransportTarget,
@@ -150,6 +186,8 @@ export class H2Sessions implements LoadTransport {
   ) {
     this.slots = new Array<Session | null>(options.connections).fill(null);
     this.limit = options.connections * H2_STREAMS_PER_SESSION;
+    this.backoffUnitMs = options.refusedBackoffUnitMs ?? REFUSED_BACKOFF_UNIT_MS;
+    this.random = options.random ?? Math.random;
   }
 
   send(record: LoadRecord): void {
@@ -182,6 +220,13 @@ export class H2Sessions implements LoadTransport {
   }
 
   sweep(now: number): void {
+    // The load stopped: a refused request waiting out its backoff is not sent again.
+    if (this.waiting.size > 0 && this.options.stopped())
+      for (const [record, w] of [...this.waiting]) {
+        clearTimeout(w.timer);
+        this.waiting.delete(record);
+        w.giveUp();
+      }
     for (const session of this.sessions)
       if (session.state === 'connecting' && session.deadline <= now) {
         this.failConnect(session, {
@@ -203,6 +248,11 @@ export class H2Sessions implements LoadTransport {
   }
 
   abandon(): void {
+    for (const [record, w] of [...this.waiting]) {
+      clearTimeout(w.timer);
+      this.waiting.delete(record);
+      this.end(w.item, this.result(w.item, { code: 'ABORT_ERR', message: 'abandoned by the runner' }), true);
+    }
     for (const item of [...this.items]) {
       this.end(item, this.result(item, { code: 'ABORT_ERR', message: 'abandoned by the runner' }), true);
       item.stream?.close(http2.constants.NGHTTP2_CANCEL);
@@ -210,6 +260,8 @@ export class H2Sessions implements LoadTransport {
   }
 
   close(): void {
+    for (const w of this.waiting.values()) clearTimeout(w.timer);
+    this.waiting.clear();
     for (const session of this.sessions) {
       session.h2?.destroy();
       session.socket.destroy();
@@ -377,12 +429,20 @@ export class H2Sessions implements LoadTransport {
       const e = error as NodeJS.ErrnoException;
       if (session.state === 'open') session.state = 'goaway';
       this.vacate(session);
-      if (this.resend(item)) return;
       const code = e.code ?? 'ERR_HTTP2_INVALID_SESSION';
-      const result = this.result(item, { code, message: e.message });
-      result.h2 = this.facts(item, null);
-      // Never on the wire: after a GOAWAY a refusal; on a session already destroyed, its loss.
-      this.end(item, result, false, code === 'ERR_HTTP2_GOAWAY_SESSION' ? 'goaway-refused' : 'session-lost');
+      const facts = this.facts(item, null);
+      const giveUp = () => {
+        const result = this.result(item, { code, message: e.message });
+        result.h2 = facts;
+        // Never on the wire: after a GOAWAY a refusal; on a session already destroyed, its loss.
+        this.end(
+          item,
+          result,
+          false,
+          code === 'ERR_HTTP2_GOAWAY_SESSION' ? 'goaway-refused' : 'session-lost',
+        );
+      };
+      if (!this.resend(item, giveUp)) giveUp();
       return;
     }
     item.stream = stream;
@@ -434,7 +494,18 @@ export class H2Sessions implements LoadTransport {
     // A stream above the GOAWAY's last stream id, or REFUSED_STREAM (with a GOAWAY or without):
     // never processed — sent again.
     const failure = item.timedOut === null ? h2Failure(facts) : null;
-    if ((failure === 'goaway-refused' || failure === 'stream-refused') && this.resend(item)) return;
+    if (failure === 'goaway-refused' || failure === 'stream-refused') {
+      const giveUp = () => {
+        const result = this.result(item, {
+          code: 'ERR_HTTP2_STREAM_ERROR',
+          message: `the stream closed with ${facts.rstCodeName ?? 'no code'} before its response ended`,
+        });
+        result.h2 = facts;
+        this.end(item, result, false);
+      };
+      if (!this.resend(item, giveUp)) giveUp();
+      return;
+    }
     let error: { code: string | null; message: string };
     if (item.timedOut === 'response')
       error = {
@@ -472,17 +543,43 @@ export class H2Sessions implements LoadTransport {
     };
   }
 
-  /** Sends a refused request again on another (new) session; false when it may not be. */
-  private resend(item: Item): boolean {
+  /**
+   * Sends a refused request again on another session — at once the first time, after Go's
+   * backoff the next times — or returns false when it may not be (the load stopped, or
+   * REFUSED_RESEND_MAX resends made): the caller then ends it. A wait that would outlast the
+   * request's deadline (its first send + the response timeout: Go's request context) or the
+   * load is cut short, and `giveUp` ends the request as refused.
+   */
+  private resend(item: Item, giveUp: () => void): boolean {
     const record = item.record;
     const times = record.refused ?? 0;
     if (this.options.stopped() || times >= REFUSED_RESEND_MAX) return false;
-    item.done = true;
+    // Off its session: nothing of it is on the wire any more.
     item.session.items.delete(item);
     this.items.delete(item);
-    record.refused = times + 1;
-    this.refusedResent += 1;
-    this.send(record);
+    const again = () => {
+      item.done = true;
+      record.refused = times + 1;
+      this.refusedResent += 1;
+      this.send(record);
+    };
+    const delayMs = refusedResendDelayMs(times + 1, this.backoffUnitMs, this.random);
+    if (delayMs === 0) {
+      again();
+      return true;
+    }
+    const t = this.target;
+    const leftMs = ((record.sentUs ?? t.nowUs()) - t.nowUs()) / 1000 + t.responseTimeoutMs;
+    const cut = leftMs < delayMs;
+    const timer = setTimeout(
+      () => {
+        this.waiting.delete(record);
+        if (cut || this.options.stopped()) giveUp();
+        else again();
+      },
+      Math.max(0, cut ? leftMs : delayMs),
+    );
+    this.waiting.set(record, { item, timer, giveUp });
     return true;
   }
 

@@ -7,6 +7,7 @@ import { once } from 'node:events';
 import { test, type TestContext } from 'node:test';
 import type net from 'node:net';
 import { startLoad, type LoadOptions } from '../../../src/probe/load/generator.js';
+import type { LoadRecord } from '../../../src/probe/load/record.js';
 import { recordLoad } from '../../helpers/record-load.js';
 import { assertOneSlotsShareFailed } from '../../helpers/slot-share.js';
 
@@ -155,22 +156,29 @@ test('h2c: a server RST_STREAM is stream-reset; a dropped connection is session-
   assert.ok(after.length > 0 && after.every((r) => r.outcome === 'completed' && r.conn !== 1));
 });
 
-test('h2c: RST_STREAM(REFUSED_STREAM) with no GOAWAY is sent again, as Go’s Transport does; one refused every time ends stream-refused, never stream-reset', async (t) => {
+test('h2c: RST_STREAM(REFUSED_STREAM) with no GOAWAY is sent again on Go’s schedule — at once, then after 1, 2, 4 … units — at most 7 times; one refused every time ends stream-refused, never stream-reset', async (t) => {
   // L3 refused twice then answered; L7 refused every time (a server that never has room for it).
-  const refusedTimes = new Map<string, number>();
+  // Go's unit is 1 s; 25 ms here, so the 8 sends of L7 take 63 units (~1.6 s), not 63 s.
+  const unit = 25;
+  const refusedAt = new Map<string, number[]>();
   const server = await h2Server(t, (stream, id, ms) => {
-    const n = refusedTimes.get(id) ?? 0;
-    if ((id === 'L3' && n < 2) || id === 'L7') {
-      refusedTimes.set(id, n + 1);
+    const times = refusedAt.get(id) ?? [];
+    if ((id === 'L3' && times.length < 2) || id === 'L7') {
+      refusedAt.set(id, [...times, performance.now()]);
       stream.close(NGHTTP2_REFUSED_STREAM);
       return;
     }
     setTimeout(() => answer(stream, id), ms);
   });
-  const { records, result } = await load(server.url, { connections: 2, rate: 100, count: 20 });
+  const { records, result } = await load(server.url, {
+    connections: 2,
+    rate: 100,
+    count: 20,
+    refusedBackoffUnitMs: unit,
+  });
   const byId = new Map(records.map((r) => [r.id, r]));
   assert.deepEqual(
-    [byId.get('L3')?.outcome, byId.get('L3')?.refused, refusedTimes.get('L3')],
+    [byId.get('L3')?.outcome, byId.get('L3')?.refused, refusedAt.get('L3')?.length],
     ['completed', 2, 2],
   );
   const l7 = byId.get('L7')!;
@@ -178,16 +186,82 @@ test('h2c: RST_STREAM(REFUSED_STREAM) with no GOAWAY is sent again, as Go’s Tr
     [l7.outcome, l7.failure, l7.errorCode],
     ['stream-refused', 'stream-refused', 'ERR_HTTP2_STREAM_ERROR'],
   );
-  // Sent at most 1 + REFUSED_RESEND_MAX (8) times: bounded, and each time the server saw it.
-  assert.equal(l7.refused, 8);
-  assert.equal(refusedTimes.get('L7'), 9);
-  assert.equal(result.refusedResent ?? 0, 2 + 8);
+  // Sent 1 + REFUSED_RESEND_MAX (7) times, as Go's `retry <= 6`: bounded, and each time the server saw it.
+  assert.equal(l7.refused, 7);
+  const at = refusedAt.get('L7')!;
+  assert.equal(at.length, 8);
+  // The waits between the server's sightings: none asked before the first resend, then at least
+  // 1, 2, 4, 8, 16, 32 units (a timer never fires early; 1 ms of slack for the clock's rounding).
+  const gaps = at.slice(1).map((x, i) => x - at[i]!);
+  for (let k = 1; k < gaps.length; k++)
+    assert.ok(
+      gaps[k]! >= 2 ** (k - 1) * unit - 1,
+      `wait ${k}: ${gaps.map((g) => g.toFixed(1)).join(', ')} ms`,
+    );
+  assert.ok(
+    gaps[0]! < gaps[1]!,
+    `the first resend goes at once: ${gaps.map((g) => g.toFixed(1)).join(', ')} ms`,
+  );
+  assert.equal(result.refusedResent ?? 0, 2 + 7);
   // Nothing else failed, and no session was lost for it: a refusal is not a reset connection.
   assert.deepEqual(
     records.filter((r) => r.failure !== null && r.id !== 'L7').map((r) => [r.id, r.failure]),
     [],
   );
   assert.equal(result.sessions, 2);
+});
+
+test('h2c: a refused stream whose next wait would outlast its deadline ends stream-refused at the deadline; a load stopped mid-wait ends it at once', async (t) => {
+  const refusedAt: number[] = [];
+  let onRefused = () => undefined as void;
+  const server = await h2Server(t, (stream, id, ms) => {
+    if (id === 'L1') {
+      refusedAt.push(performance.now());
+      onRefused();
+      stream.close(NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    setTimeout(() => answer(stream, id), ms);
+  });
+  // Unit 50 ms, deadline 300 ms: sends at 0, 0, 50, 150 ms; the next wait (200 ms) would end at
+  // 350 ms, past the deadline — the request ends at 300 ms, refused 3 times.
+  const { records } = await load(server.url, {
+    connections: 1,
+    rate: 100,
+    count: 3,
+    responseTimeoutMs: 300,
+    refusedBackoffUnitMs: 50,
+  });
+  const l1 = records.find((r) => r.id === 'L1')!;
+  assert.deepEqual([l1.failure, l1.refused, refusedAt.length], ['stream-refused', 3, 4]);
+  assert.ok(l1.endUs - l1.sentUs! >= 299_000, `ended ${(l1.endUs - l1.sentUs!) / 1000} ms after its send`);
+
+  // Go's unit (1 s) and a load stopped during the second wait: the request ends as the stop
+  // comes (a sweep later), not a second later, and is not sent again.
+  const seen = refusedAt.length;
+  const secondRefusal = new Promise<void>((resolve) => {
+    onRefused = () => {
+      if (refusedAt.length === seen + 2) resolve();
+    };
+  });
+  const ended: LoadRecord[] = [];
+  const run = startLoad({
+    target: server.url,
+    protocol: 'h2c',
+    rate: 100,
+    count: 2,
+    workMs: { kind: 'fixed', ms: 20 },
+    responseTimeoutMs: 10_000,
+    onRecord: (r) => ended.push(r),
+  });
+  await secondRefusal;
+  const stoppedAt = performance.now();
+  run.stop();
+  await run.done;
+  const waited = performance.now() - stoppedAt;
+  const again = ended.find((r) => r.id === 'L1')!;
+  assert.deepEqual([again.failure, again.refused, refusedAt.length - seen], ['stream-refused', 1, 2]);
+  assert.ok(waited < 500, `ended ${waited.toFixed(0)} ms after the stop`);
 });
 
 test('h2c refuses --new-connections (one line, DC_USAGE)', () => {
