@@ -211,7 +211,7 @@ test('h2c: RST_STREAM(REFUSED_STREAM) with no GOAWAY is sent again on Go’s sch
   assert.equal(result.sessions, 2);
 });
 
-test('h2c: a refused stream whose next wait would outlast its deadline ends stream-refused at the deadline; a load stopped mid-wait ends it at once', async (t) => {
+test('h2c: a refused stream whose next wait would outlast its deadline ends stream-refused at the deadline; a load stopped or abandoned mid-wait ends it at once', async (t) => {
   const refusedAt: number[] = [];
   let onRefused = () => undefined as void;
   const server = await h2Server(t, (stream, id, ms) => {
@@ -262,6 +262,34 @@ test('h2c: a refused stream whose next wait would outlast its deadline ends stre
   const again = ended.find((r) => r.id === 'L1')!;
   assert.deepEqual([again.failure, again.refused, refusedAt.length - seen], ['stream-refused', 1, 2]);
   assert.ok(waited < 500, `ended ${waited.toFixed(0)} ms after the stop`);
+
+  // Abandoned mid-wait (the runner's Ctrl-C): ended at once as abandoned, `unanswered`.
+  const seen2 = refusedAt.length;
+  const twice = new Promise<void>((resolve) => {
+    onRefused = () => {
+      if (refusedAt.length === seen2 + 2) resolve();
+    };
+  });
+  const ended2: LoadRecord[] = [];
+  const run2 = startLoad({
+    target: server.url,
+    protocol: 'h2c',
+    rate: 100,
+    count: 2,
+    workMs: { kind: 'fixed', ms: 20 },
+    responseTimeoutMs: 10_000,
+    onRecord: (r) => ended2.push(r),
+  });
+  await twice;
+  run2.stop({ abandon: true });
+  const result2 = await run2.done;
+  const abandoned = ended2.find((r) => r.id === 'L1')!;
+  assert.deepEqual(
+    [abandoned.failure, abandoned.errorCode, abandoned.refused],
+    ['unanswered', 'ABORT_ERR', 1],
+  );
+  // Counted once with the others abandoned (L0, if still in flight).
+  assert.equal(result2.abandoned, ended2.filter((r) => r.errorCode === 'ABORT_ERR').length);
 });
 
 test('h2c refuses --new-connections (one line, DC_USAGE)', () => {
