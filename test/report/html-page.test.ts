@@ -57,7 +57,9 @@ test('the table and sentences carry the story: caption, scoped headers, every su
     for (const value of [row.acceptedUid, row.firstTerminating, row.outcome, row.exit, row.verdict]) {
       assert.ok(table.includes(`<td>${value}</td>`) || table.includes(`>${value}</td>`), value);
     }
-    assert.ok(html.includes(doc.verdict.explanation), 'the explanation sentence');
+    // An inconclusive one without its "Inconclusive: " (the badge says it) and first letter.
+    const words = doc.verdict.explanation.replace(/^Inconclusive: ./, '');
+    assert.ok(html.includes(words), `the explanation sentence: ${words}`);
   }
   assert.match(table, /<tr class="incomplete">[\s\S]*incomplete: interrupted\b/);
   assert.match(html, /class="incomplete-banner"[^>]*><strong>Incomplete run:<\/strong> interrupted\b/);
@@ -99,9 +101,13 @@ test('a verdict’s reason is said once: beside the explanation only when the ex
     },
   };
   const once = renderHtmlReport([inconclusive]);
-  // The list of explanations and the run's own verdict line: each says it once.
-  assert.equal(count(once, reason), 2, 'once in the list, once in the run section');
+  // The list of explanations and the run's own verdict line: each says it once, and the kind
+  // once (the badge), not again as the explanation's "Inconclusive:".
+  const sentence = `The server refused the work stream — it says it never processed it.`;
+  assert.equal(count(once, sentence), 2, 'once in the list, once in the run section');
+  assert.equal(count(once, reason), 0, 'never a second time, lower-case, beside it');
   assert.doesNotMatch(once, /class="reason"/);
+  assert.doesNotMatch(once, /Inconclusive:/);
   // A reason the explanation does not hold is still shown beside it.
   const other = { ...inconclusive, verdict: { ...inconclusive.verdict, explanation: 'Inconclusive.' } };
   assert.equal(count(renderHtmlReport([other]), `<span class="reason">(${reason})</span>`), 2);

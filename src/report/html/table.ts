@@ -36,13 +36,22 @@ export function renderComparisonTable(docs: readonly RunDocument[]): string {
 
 /**
  * The verdict's explanation, escaped, and its reason beside it — unless the explanation already
- * says it (an inconclusive verdict's explanation is "Inconclusive: <reason>.": the page said it twice).
+ * says it (an inconclusive verdict's explanation is "Inconclusive: <reason>.": the page said it
+ * twice). Shown after the verdict's badge, which names the kind: an explanation that opens with
+ * the kind ("Inconclusive: …") is shown without it ("inconclusive — inconclusive: Inconclusive: …"
+ * was the page's line).
  */
 export function verdictWords(verdict: RunDocument['verdict']): string {
-  const { explanation, reason } = verdict;
+  const { explanation, reason, kind } = verdict;
   const aside =
     reason && !explanation.includes(reason) ? ` <span class="reason">(${esc(reason)})</span>` : '';
-  return `${esc(explanation)}${aside}`;
+  const prefix = `${kind}: `;
+  const rest = explanation.slice(prefix.length);
+  const words =
+    explanation.toLowerCase().startsWith(prefix.toLowerCase()) && rest.length > 0
+      ? rest.charAt(0).toUpperCase() + rest.slice(1)
+      : explanation;
+  return `${esc(words)}${aside}`;
 }
 
 export function renderExplanations(docs: readonly RunDocument[]): string {
