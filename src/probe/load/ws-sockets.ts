@@ -5,8 +5,11 @@
 // WebSocket client holds its socket for its life, and a Kubernetes Service balances connections,
 // so each socket is pinned to one Pod until the server closes it (1001 from a draining server)
 // or loses it (1006: the process went). A slot whose socket ended opens a new one — through the
-// Service, to a ready Pod — for its next message; no message is sent again by the client (ws has
-// no retry of its own: a message the socket carried when it ended is that message's fate).
+// Service, to a ready Pod — for its next message. ws has no retry of its own, and a message the
+// socket carried when it ended is that message's fate — except one the server refused unseen
+// (the lab's `draining` error, or its close 1001 before `accepted`): the lab contract says it was
+// never taken, so the client sends it again on the slot's new socket, as an application's client
+// does with a server's "going away" (record `refused`, at most WS_RESEND_MAX times).
 //
 // A message goes to the slots in turn (each a client with its own share). Each socket is
 // one connection (`conn`, numbered across slots), its client port bound before the connect
