@@ -4,7 +4,7 @@
 // container's exit code are read. Bounded: at most MAX_PODS Pods are followed.
 import type { V1EndpointSlice, V1Pod } from '@kubernetes/client-node';
 import type { WatchEvent } from '../../../platform/types.js';
-import type { PodLifecycle, PodPhase } from '../document.js';
+import { documentMs, type PodLifecycle, type PodPhase } from '../document.js';
 
 const MAX_PODS = 1000;
 
@@ -17,7 +17,18 @@ export class PodLifecycles {
   /** Called when the last old Pod is gone (see whenOldGone). */
   private onOldGone: (() => void) | undefined;
 
-  constructor(private readonly now: () => number) {}
+  /**
+   * The run's clock on the document's grid (a tenth of a millisecond): the join reads a
+   * record's phase from these instants, so they are the ones the document states — taken at
+   * full precision and rounded only in the document, a failure sent within 50 µs of its Pod's
+   * deletion was tallied in one phase and read back from the document in the other (as the
+   * rollout's marks were: ../document.ts documentMs).
+   */
+  private readonly now: () => number;
+
+  constructor(now: () => number) {
+    this.now = () => documentMs(now());
+  }
 
   /** From now on, new Pods are the new template's. */
   markRollout(): void {
