@@ -238,60 +238,50 @@ test('h2c: a refused stream whose next wait would outlast its deadline ends stre
   // At the deadline, not before it (2 ms of slack: libuv's millisecond timer clock, as above).
   assert.ok(l1.endUs - l1.sentUs! >= 298_000, `ended ${(l1.endUs - l1.sentUs!) / 1000} ms after its send`);
 
-  // Go's unit (1 s) and a load stopped during the second wait: the request ends as the stop
-  // comes (a sweep later), not a second later, and is not sent again.
-  const seen = refusedAt.length;
-  const secondRefusal = new Promise<void>((resolve) => {
-    onRefused = () => {
-      if (refusedAt.length === seen + 2) resolve();
+  // Go's unit (1 s): L1 refused twice (at once, then the 1 s wait begins), and the load stopped
+  // during that wait — as the run's end stops it, or abandoned as Ctrl-C does.
+  const stopMidWait = async (how: { abandon?: boolean }) => {
+    const seen = refusedAt.length;
+    const secondRefusal = new Promise<void>((resolve) => {
+      onRefused = () => {
+        if (refusedAt.length === seen + 2) resolve();
+      };
+    });
+    const ended: LoadRecord[] = [];
+    const run = startLoad({
+      target: server.url,
+      protocol: 'h2c',
+      rate: 100,
+      count: 2,
+      workMs: { kind: 'fixed', ms: 20 },
+      responseTimeoutMs: 10_000,
+      onRecord: (r) => ended.push(r),
+    });
+    await secondRefusal;
+    const stoppedAt = performance.now();
+    run.stop(how);
+    const result = await run.done;
+    return {
+      l1: ended.find((r) => r.id === 'L1')!,
+      ended,
+      result,
+      sent: refusedAt.length - seen,
+      waited: performance.now() - stoppedAt,
     };
-  });
-  const ended: LoadRecord[] = [];
-  const run = startLoad({
-    target: server.url,
-    protocol: 'h2c',
-    rate: 100,
-    count: 2,
-    workMs: { kind: 'fixed', ms: 20 },
-    responseTimeoutMs: 10_000,
-    onRecord: (r) => ended.push(r),
-  });
-  await secondRefusal;
-  const stoppedAt = performance.now();
-  run.stop();
-  await run.done;
-  const waited = performance.now() - stoppedAt;
-  const again = ended.find((r) => r.id === 'L1')!;
-  assert.deepEqual([again.failure, again.refused, refusedAt.length - seen], ['stream-refused', 1, 2]);
-  assert.ok(waited < 500, `ended ${waited.toFixed(0)} ms after the stop`);
-
-  // Abandoned mid-wait (the runner's Ctrl-C): ended at once as abandoned, `unanswered`.
-  const seen2 = refusedAt.length;
-  const twice = new Promise<void>((resolve) => {
-    onRefused = () => {
-      if (refusedAt.length === seen2 + 2) resolve();
-    };
-  });
-  const ended2: LoadRecord[] = [];
-  const run2 = startLoad({
-    target: server.url,
-    protocol: 'h2c',
-    rate: 100,
-    count: 2,
-    workMs: { kind: 'fixed', ms: 20 },
-    responseTimeoutMs: 10_000,
-    onRecord: (r) => ended2.push(r),
-  });
-  await twice;
-  run2.stop({ abandon: true });
-  const result2 = await run2.done;
-  const abandoned = ended2.find((r) => r.id === 'L1')!;
+  };
+  // Stopped: the request ends as the stop comes (a sweep later), not a second later, and is not
+  // sent again.
+  const stopped = await stopMidWait({});
+  assert.deepEqual([stopped.l1.failure, stopped.l1.refused, stopped.sent], ['stream-refused', 1, 2]);
+  assert.ok(stopped.waited < 500, `ended ${stopped.waited.toFixed(0)} ms after the stop`);
+  // Abandoned: ended at once as abandoned, `unanswered`, counted once with the others abandoned
+  // (L0, if still in flight).
+  const abandoned = await stopMidWait({ abandon: true });
   assert.deepEqual(
-    [abandoned.failure, abandoned.errorCode, abandoned.refused],
+    [abandoned.l1.failure, abandoned.l1.errorCode, abandoned.l1.refused],
     ['unanswered', 'ABORT_ERR', 1],
   );
-  // Counted once with the others abandoned (L0, if still in flight).
-  assert.equal(result2.abandoned, ended2.filter((r) => r.errorCode === 'ABORT_ERR').length);
+  assert.equal(abandoned.result.abandoned, abandoned.ended.filter((r) => r.errorCode === 'ABORT_ERR').length);
 });
 
 test('h2c refuses --new-connections (one line, DC_USAGE)', () => {
