@@ -155,6 +155,11 @@ interface Item {
   session: Session;
   stream: http2.ClientHttp2Stream | null;
   deadline: number;
+  /**
+   * A resend's deadline is never later than the request's own (its first send + the response
+   * timeout, as Go's request context bounds every retry); Infinity for a first send.
+   */
+  notAfter: number;
   timedOut: 'connect' | 'response' | null;
   status: number | null;
   bytes: number;
@@ -192,11 +197,17 @@ export class H2Sessions implements LoadTransport {
 
   send(record: LoadRecord): void {
     const session = this.pick();
+    const now = performance.now();
+    const notAfter =
+      record.refused === undefined || record.sentUs === null
+        ? Infinity
+        : now + (record.sentUs - this.target.nowUs()) / 1000 + this.target.responseTimeoutMs;
     const item: Item = {
       record,
       session,
       stream: null,
-      deadline: session.state === 'open' ? performance.now() + this.target.responseTimeoutMs : Infinity,
+      deadline: session.state === 'open' ? Math.min(now + this.target.responseTimeoutMs, notAfter) : Infinity,
+      notAfter,
       timedOut: null,
       status: null,
       bytes: 0,
@@ -344,7 +355,7 @@ export class H2Sessions implements LoadTransport {
     const deadline = performance.now() + this.target.responseTimeoutMs;
     for (const item of session.items) {
       item.record.localPort = session.localPort;
-      item.deadline = deadline;
+      item.deadline = Math.min(deadline, item.notAfter);
       this.startStream(item);
     }
   }

@@ -212,9 +212,10 @@ test('h2c: RST_STREAM(REFUSED_STREAM) with no GOAWAY is sent again on Go’s sch
   assert.equal(result.sessions, 2);
 });
 
-test('h2c: a refused stream whose next wait would outlast its deadline ends stream-refused at the deadline; a load stopped or abandoned mid-wait ends it at once', async (t) => {
+test('h2c: a refused stream whose next wait would outlast its deadline ends stream-refused at the deadline, a resend never outlives it; a load stopped or abandoned mid-wait ends it at once', async (t) => {
   const refusedAt: number[] = [];
   let onRefused = () => undefined as void;
+  let l2Sends = 0;
   const server = await h2Server(t, (stream, id, ms) => {
     if (id === 'L1') {
       refusedAt.push(performance.now());
@@ -222,21 +223,32 @@ test('h2c: a refused stream whose next wait would outlast its deadline ends stre
       stream.close(NGHTTP2_REFUSED_STREAM);
       return;
     }
+    // L2: refused twice, then taken and never answered.
+    if (id === 'L2' && ++l2Sends <= 3) {
+      if (l2Sends <= 2) stream.close(NGHTTP2_REFUSED_STREAM);
+      return;
+    }
     setTimeout(() => answer(stream, id), ms);
   });
-  // Unit 50 ms, deadline 300 ms: sends at 0, 0, 50, 150 ms; the next wait (200 ms) would end at
-  // 350 ms, past the deadline — the request ends at 300 ms, refused 3 times.
+  // Unit 100 ms, deadline 350 ms: L1 sent at 0, 0, 100, 300 ms; the next wait (400 ms) would end
+  // past the deadline — the request ends at 350 ms, refused 3 times.
   const { records } = await load(server.url, {
     connections: 1,
     rate: 100,
     count: 3,
-    responseTimeoutMs: 300,
-    refusedBackoffUnitMs: 50,
+    responseTimeoutMs: 350,
+    refusedBackoffUnitMs: 100,
   });
+  const sinceSend = (r: LoadRecord) => (r.endUs - r.sentUs!) / 1000;
   const l1 = records.find((r) => r.id === 'L1')!;
   assert.deepEqual([l1.failure, l1.refused, refusedAt.length], ['stream-refused', 3, 4]);
   // At the deadline, not before it (2 ms of slack: libuv's millisecond timer clock, as above).
-  assert.ok(l1.endUs - l1.sentUs! >= 298_000, `ended ${(l1.endUs - l1.sentUs!) / 1000} ms after its send`);
+  assert.ok(sinceSend(l1) >= 348, `ended ${sinceSend(l1)} ms after its send`);
+  // L2's third send (at 100 ms) is never answered: it times out at the request's deadline (350 ms
+  // after its first send, as Go's request context), not 350 ms after that third send (450 ms).
+  const l2 = records.find((r) => r.id === 'L2')!;
+  assert.deepEqual([l2.failure, l2.refused, l2Sends], ['client-timeout', 2, 3]);
+  assert.ok(sinceSend(l2) >= 348 && sinceSend(l2) < 420, `L2 ended ${sinceSend(l2)} ms after its first send`);
 
   // Go's unit (1 s): L1 refused twice (at once, then the 1 s wait begins), and the load stopped
   // during that wait — as the run's end stops it, or abandoned as Ctrl-C does.
