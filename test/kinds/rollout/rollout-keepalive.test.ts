@@ -80,12 +80,22 @@ function lateOnOldPods(doc: RolloutDocument, records: LoadRecord[]): number {
 }
 
 test('keep-alive pool, drain + preStop: closing idle connections at SIGTERM shows reused-connection-closed; answering Connection: close (--drain-idle-ms) shows none', async () => {
-  // The close-idle server: the race is real but a matter of timing, so one more rollout is allowed
-  // when the first shows none (seen 8 to 30 per rollout at this rate).
+  // The close-idle server: the race is real but a matter of timing, so up to three rollouts are
+  // allowed until one shows it (4 to 16 per rollout at this rate on a quiet machine; the full
+  // suite under Node 24 once saw none in two rollouts, with the other test files running beside).
+  const tried: string[] = [];
   let closeIdle = await rollout(0);
-  if ((closeIdle.doc.totals.failures['reused-connection-closed'] ?? 0) === 0) closeIdle = await rollout(0);
+  tried.push(JSON.stringify(closeIdle.doc.totals.failures));
+  for (
+    let more = 0;
+    more < 2 && (closeIdle.doc.totals.failures['reused-connection-closed'] ?? 0) === 0;
+    more++
+  ) {
+    closeIdle = await rollout(0);
+    tried.push(JSON.stringify(closeIdle.doc.totals.failures));
+  }
   const raced = closeIdle.records.filter((r) => r.failure === 'reused-connection-closed');
-  assert.ok(raced.length > 0, JSON.stringify(closeIdle.doc.totals.failures));
+  assert.ok(raced.length > 0, `failures in each rollout: ${tried.join(', ')}`);
   assert.ok(raced.every((r) => r.reused));
   assert.equal(closeIdle.doc.totals.failures['accepted-cut'] ?? 0, 0);
   assert.match(closeIdle.doc.verdict.explanation, /reused keep-alive connections were closed by the server/);
