@@ -269,7 +269,7 @@ export const PinningSchema = z
       .object({ requests: z.number(), times: z.number() })
       .optional()
       .describe(
-        'h2c: requests a GOAWAY refused (never processed) that the client sent again on a new session, and the refusals in all (records’ `refused`)',
+        'h2c: requests the server refused (GOAWAY or REFUSED_STREAM: never processed) that the client sent again, and the refusals in all (records’ `refused`)',
       ),
     listed: z
       .array(

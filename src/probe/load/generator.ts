@@ -136,7 +136,7 @@ export interface LoadResult {
   retriesCancelled: number;
   /** Idle connections the client closed after idleTimeoutMs. */
   idleClosed: number;
-  /** h2c: requests a GOAWAY refused (never processed) and the client sent again on a new session. */
+  /** h2c: requests the server refused (GOAWAY or REFUSED_STREAM: never processed) and the client sent again. */
   refusedResent?: number;
   /** h2c: sessions opened, and GOAWAY frames they received. */
   sessions?: number;

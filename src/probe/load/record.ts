@@ -174,8 +174,8 @@ export interface LoadRecord {
    */
   slot?: number;
   /**
-   * h2c: times a GOAWAY refused the request (never processed) and the client sent it again on a
-   * new session (h2-sessions.ts, as Go's http2.Transport and grpc-js do). WebSocket: times the
+   * h2c: times the server refused the request (GOAWAY or REFUSED_STREAM: never processed) and
+   * the client sent it again (h2-sessions.ts, on Go's http2.Transport's schedule). WebSocket: times the
    * server refused the message unseen (its `draining` error, or its close 1001 first) and the
    * client sent it again on a new socket (ws-sockets.ts). Absent: never refused.
    */

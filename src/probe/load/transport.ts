@@ -48,7 +48,7 @@ export interface TransportFigures {
   retried: number;
   /** Idle HTTP/1.1 connections closed after the idle timeout. */
   idleClosed: number;
-  /** HTTP/2: requests a GOAWAY refused (never processed) and sent again on a new session. */
+  /** HTTP/2: requests the server refused (GOAWAY or REFUSED_STREAM: never processed) and sent again. */
   refusedResent: number;
   /** HTTP/2: sessions opened in all; gRPC: connections its channels made READY (null for HTTP/1.1). */
   sessions: number | null;

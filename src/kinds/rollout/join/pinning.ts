@@ -56,7 +56,7 @@ export class PinningTally {
   private answeredAfterComplete = 0;
   private readonly perSecond: Array<{ answered: number; toNew: number }> = [];
   private unit: 'slot' | 'connection' = 'connection';
-  /** h2c: requests a GOAWAY refused and the client sent again (records' `refused`), and how often. */
+  /** h2c: requests the server refused (GOAWAY or REFUSED_STREAM) and the client sent again (records' `refused`), and how often. */
   private refusedRequests = 0;
   private refusedTimes = 0;
 
@@ -236,7 +236,7 @@ export function pinningWords(p: PinningSection, protocol?: string): string {
     parts.push(`longest on an old Pod after it turned terminating: ${p.longestStayAfterTerminatingMs} ms`);
   if (p.unit === 'slot' && protocol !== 'grpc' && protocol !== 'ws' && p.refusedResent)
     parts.push(
-      `${p.refusedResent.requests} requests refused by a GOAWAY and sent again on a new session (${p.refusedResent.times} refusals)`,
+      `${p.refusedResent.requests} request${p.refusedResent.requests === 1 ? '' : 's'} the server refused (GOAWAY or REFUSED_STREAM: never processed) sent again, as Go’s Transport does (${p.refusedResent.times} refusal${p.refusedResent.times === 1 ? '' : 's'})`,
     );
   return `connection pinning: ${parts.join('; ')}`;
 }
