@@ -78,7 +78,12 @@ const BIND_ATTEMPTS = 8;
 export interface H2SessionsOptions {
   /** The client's connections (slots), each with at most one open session. */
   connections: number;
-  /** Whether the generator still offers (a stopped run resends nothing). */
+  /**
+   * Whether the generator still offers. A stopped load still sends a refused request again, but
+   * at once, without Go's backoff (as the generator sends its own retries waiting out a backoff
+   * when it stops): a refusal at the run's end is never counted as a failure only because the
+   * load was ending.
+   */
   stopped: () => boolean;
   /** The unit of the backoff between resends of a refused request (default Go's 1 s; tests shorten it). */
   refusedBackoffUnitMs?: number;
@@ -90,8 +95,8 @@ export interface H2SessionsOptions {
 interface Waiting {
   item: Item;
   timer: NodeJS.Timeout;
-  /** Ends the request as refused (the load stopped, or its deadline came during the wait). */
-  giveUp: () => void;
+  /** Sends it again now (the load stopped during the wait). */
+  sendNow: () => void;
 }
 
 type SessionState = 'connecting' | 'open' | 'goaway' | 'closed';
@@ -231,12 +236,12 @@ export class H2Sessions implements LoadTransport {
   }
 
   sweep(now: number): void {
-    // The load stopped: a refused request waiting out its backoff is not sent again.
+    // The load stopped: a refused request waiting out its backoff goes now.
     if (this.waiting.size > 0 && this.options.stopped())
       for (const [record, w] of [...this.waiting]) {
         clearTimeout(w.timer);
         this.waiting.delete(record);
-        w.giveUp();
+        w.sendNow();
       }
     for (const session of this.sessions)
       if (session.state === 'connecting' && session.deadline <= now) {
@@ -556,15 +561,15 @@ export class H2Sessions implements LoadTransport {
 
   /**
    * Sends a refused request again on another session — at once the first time, after Go's
-   * backoff the next times — or returns false when it may not be (the load stopped, or
-   * REFUSED_RESEND_MAX resends made): the caller then ends it. A wait that would outlast the
-   * request's deadline (its first send + the response timeout: Go's request context) or the
-   * load is cut short, and `giveUp` ends the request as refused.
+   * backoff the next times (at once once the load stopped) — or returns false when it may not
+   * be (REFUSED_RESEND_MAX resends made): the caller then ends it. A wait that would outlast the
+   * request's deadline (its first send + the response timeout: Go's request context) is cut
+   * short there, and `giveUp` ends the request as refused.
    */
   private resend(item: Item, giveUp: () => void): boolean {
     const record = item.record;
     const times = record.refused ?? 0;
-    if (this.options.stopped() || times >= REFUSED_RESEND_MAX) return false;
+    if (times >= REFUSED_RESEND_MAX) return false;
     // Off its session: nothing of it is on the wire any more.
     item.session.items.delete(item);
     this.items.delete(item);
@@ -574,7 +579,9 @@ export class H2Sessions implements LoadTransport {
       this.refusedResent += 1;
       this.send(record);
     };
-    const delayMs = refusedResendDelayMs(times + 1, this.backoffUnitMs, this.random);
+    const delayMs = this.options.stopped()
+      ? 0
+      : refusedResendDelayMs(times + 1, this.backoffUnitMs, this.random);
     if (delayMs === 0) {
       again();
       return true;
@@ -585,12 +592,12 @@ export class H2Sessions implements LoadTransport {
     const timer = setTimeout(
       () => {
         this.waiting.delete(record);
-        if (cut || this.options.stopped()) giveUp();
+        if (cut) giveUp();
         else again();
       },
       Math.max(0, cut ? leftMs : delayMs),
     );
-    this.waiting.set(record, { item, timer, giveUp });
+    this.waiting.set(record, { item, timer, sendNow: again });
     return true;
   }
 
