@@ -87,8 +87,6 @@ export interface H2SessionsOptions {
   stopped: () => boolean;
   /** The unit of the backoff between resends of a refused request (default Go's 1 s; tests shorten it). */
   refusedBackoffUnitMs?: number;
-  /** [0, 1) for the backoff's jitter (default Math.random). */
-  random?: () => number;
 }
 
 /** A refused request waiting out Go's backoff before it is sent again. */
@@ -187,7 +185,6 @@ export class H2Sessions implements LoadTransport {
   /** Refused requests waiting out their backoff; each is still in flight for the generator. */
   private readonly waiting = new Map<LoadRecord, Waiting>();
   private readonly backoffUnitMs: number;
-  private readonly random: () => number;
 
   constructor(
     readonly target: TransportTarget,
@@ -197,7 +194,6 @@ export class H2Sessions implements LoadTransport {
     this.slots = new Array<Session | null>(options.connections).fill(null);
     this.limit = options.connections * H2_STREAMS_PER_SESSION;
     this.backoffUnitMs = options.refusedBackoffUnitMs ?? REFUSED_BACKOFF_UNIT_MS;
-    this.random = options.random ?? Math.random;
   }
 
   send(record: LoadRecord): void {
@@ -581,7 +577,7 @@ export class H2Sessions implements LoadTransport {
     };
     const delayMs = this.options.stopped()
       ? 0
-      : refusedResendDelayMs(times + 1, this.backoffUnitMs, this.random);
+      : refusedResendDelayMs(times + 1, this.backoffUnitMs, Math.random);
     if (delayMs === 0) {
       again();
       return true;
