@@ -272,6 +272,18 @@ for (const [args, pattern] of [
     /^draincheck: --post-share is for HTTP's POST \/work \(http1, h2c\): with --protocol grpc every request is a Work RPC, which has no method$/,
   ],
   [
+    ['rollout', '--ws-reconnect', 'at-once'],
+    /^draincheck: --ws-reconnect is for the WebSocket load \(--protocol ws\), not --protocol http1$/,
+  ],
+  [
+    ['load', '--protocol', 'h2c', '--ws-reconnect', 'at-once', '--service-url', 'http://127.0.0.1:9'],
+    /^draincheck: --ws-reconnect is for the WebSocket load \(--protocol ws\), not --protocol h2c$/,
+  ],
+  [
+    ['rollout', '--protocol', 'ws', '--ws-reconnect', 'never'],
+    /^draincheck: --ws-reconnect must be backoff or at-once, got "never"$/,
+  ],
+  [
     ['rollout', '--protocol', 'ws', '--ingress', 'nginx'],
     /^draincheck: --protocol ws with --ingress nginx is not built: draincheck's ingress is not set up to pass WebSocket upgrades to the Pods$/,
   ],

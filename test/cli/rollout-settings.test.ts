@@ -58,6 +58,7 @@ const companions: Record<string, string[]> = {
   '--ingress-sync-ms': ['--ingress', 'nginx'],
   '--ingress-upstream-keepalive-timeout-ms': ['--ingress', 'nginx'],
   '--ingress-class': ['--ingress-url', 'http://ingress-nginx-controller.ingress-nginx.svc.cluster.local'],
+  '--ws-reconnect': ['--protocol', 'ws'],
 };
 
 /** A whole document with these `deployment` and `load` fields (the rest as a run writes it). */

@@ -271,6 +271,12 @@ export const PinningSchema = z
       .describe(
         'h2c: requests the server refused (GOAWAY or REFUSED_STREAM: never processed) that the client sent again, and the refusals in all (records’ `refused`)',
       ),
+    reconnectWait: z
+      .object({ messages: z.number(), meanMs: z.number().nullable(), maxMs: z.number().nullable() })
+      .optional()
+      .describe(
+        'WebSocket with --ws-reconnect backoff: messages that waited in the client’s queue for a socket (the reconnect’s wait and handshake) before they were written, and how long (records’ `reconnectWaitMs`; null: none waited)',
+      ),
     listed: z
       .array(
         z.object({

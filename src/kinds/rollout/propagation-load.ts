@@ -79,6 +79,7 @@ export class LoadPodSampler {
           retryAttempts: 3,
           retryBackoffMs: 100,
           postShare: 0,
+          wsReconnect: loadDefaults.wsReconnect,
         },
         signal,
       ),

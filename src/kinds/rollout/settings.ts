@@ -555,6 +555,8 @@ export function rolloutFacts(
       return [];
     // An RPC or a WebSocket message has no method: "GET only" would say something false.
     if ((doc.load.protocol === 'grpc' || doc.load.protocol === 'ws') && name === 'postShare') return [];
+    // The WebSocket client's reconnect says nothing of another protocol's load.
+    if (doc.load.protocol !== 'ws' && name === 'wsReconnect') return [];
     const values = doc[section] as Readonly<Record<string, unknown>>;
     const text = (row.fact as (v: unknown, s: Readonly<Record<string, unknown>>) => string)(
       values[name],

@@ -60,6 +60,13 @@ export interface LoadOptions {
    * http2.Transport; ./h2-sessions.ts). Tests shorten it.
    */
   refusedBackoffUnitMs?: number;
+  /** WebSocket: how a slot opens a socket again after one ended (default backoff: reconnecting-websocket's). */
+  wsReconnect?: WsReconnect;
+  /**
+   * WebSocket with backoff: reconnecting-websocket's times (its delays, its 5 s uptime) × this
+   * (default 1). Tests shorten them.
+   */
+  wsReconnectScale?: number;
   /** With 'new' connections, at most this many at once (open sockets are file descriptors). */
   maxInFlight?: number;
   /** Requests waiting for a connection beyond this many are recorded as not sent. */
@@ -90,7 +97,7 @@ export interface LoadOptions {
 }
 
 export { poolSchedulings, type PoolScheduling } from './settings.js';
-import type { PoolScheduling } from './settings.js';
+import type { PoolScheduling, WsReconnect } from './settings.js';
 
 /** How often the generator's event loop is sampled (perf_hooks.monitorEventLoopDelay's resolution). */
 export const LOOP_DELAY_RESOLUTION_MS = 10;
@@ -266,7 +273,13 @@ export function startLoad(options: LoadOptions): LoadRun {
       : protocol === 'ws'
         ? new (wsTransportLoaded())(
             target,
-            { connections: validateConnections(mode as number), stopped: isStopped },
+            {
+              connections: validateConnections(mode as number),
+              stopped: isStopped,
+              reconnect: options.wsReconnect ?? loadDefaults.wsReconnect,
+              random,
+              ...(options.wsReconnectScale !== undefined ? { reconnectScale: options.wsReconnectScale } : {}),
+            },
             owner,
           )
         : protocol === 'h2c'

@@ -17,6 +17,7 @@ export const loadDefaults = {
   responseTimeoutMs: 30_000,
   pool: rows.pool.default,
   idleTimeoutMs: rows.idleTimeoutMs.default,
+  wsReconnect: rows.wsReconnect.default,
 } as const;
 
 function valueOf<T>(row: Pick<SettingRow<T>, 'schema' | 'flag'>, raw: unknown): T {

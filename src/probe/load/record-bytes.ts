@@ -30,6 +30,7 @@ const K = {
   retried: ascii(',"retried":'),
   slot: ascii(',"slot":'),
   refused: ascii(',"refused":'),
+  reconnectWaitMs: ascii(',"reconnectWaitMs":'),
   fate: ascii(',"fate":'),
   podUidFrom: ascii(',"podUidFrom":'),
   null: ascii('null'),
@@ -181,6 +182,10 @@ export function writeRecordBytes(b: Uint8Array, p: number, r: LoadRecord): numbe
   if (r.refused !== undefined) {
     p = put(b, p, K.refused);
     if ((p = int(b, p, r.refused)) < 0) return -1;
+  }
+  if (r.reconnectWaitMs !== undefined) {
+    p = put(b, p, K.reconnectWaitMs);
+    if ((p = int(b, p, r.reconnectWaitMs)) < 0) return -1;
   }
   if (r.fate !== undefined) {
     p = put(b, p, K.fate);

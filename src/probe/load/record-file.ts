@@ -192,6 +192,7 @@ export function recordLine(r: LoadRecord): string {
     `,"localPort":${num(r.localPort)},"podUid":${str(r.podUid)}` +
     `${r.method === undefined ? '' : `,"method":${str(r.method)}`}${r.attempt === undefined ? '' : `,"attempt":${num(r.attempt)}`}${r.retried === undefined ? '' : `,"retried":${r.retried}`}` +
     `${r.slot === undefined ? '' : `,"slot":${num(r.slot)}`}${r.refused === undefined ? '' : `,"refused":${num(r.refused)}`}` +
+    `${r.reconnectWaitMs === undefined ? '' : `,"reconnectWaitMs":${num(r.reconnectWaitMs)}`}` +
     `${r.fate === undefined ? '' : `,"fate":${str(r.fate)}`}${r.podUidFrom === undefined ? '' : `,"podUidFrom":${str(r.podUidFrom)}`}}`
   );
 }
@@ -322,6 +323,7 @@ const recordFields: Record<keyof LoadRecord, (x: unknown) => boolean> = {
   retried: (x) => x === undefined || x === true,
   slot: (x) => x === undefined || (isCount(x) && x >= 1 && x <= 10_000),
   refused: (x) => x === undefined || (isCount(x) && x >= 1 && x <= 64),
+  reconnectWaitMs: (x) => x === undefined || (isCount(x) && x <= 86_400_000),
   fate: (x) => x === undefined || (serverFates as readonly unknown[]).includes(x),
   podUidFrom: (x) => x === undefined || x === 'connection',
 };

@@ -180,6 +180,12 @@ export interface LoadRecord {
    * client sent it again on a new socket (ws-sockets.ts). Absent: never refused.
    */
   refused?: number;
+  /**
+   * WebSocket with `--ws-reconnect backoff`: ms the message waited in the client's queue for a
+   * reconnect (its wait and handshake, after the slot's socket ended) before it was written, over
+   * all its sends. Absent: it went on an open socket at once (or on the client's first one).
+   */
+  reconnectWaitMs?: number;
   /** Set by the journal join. */
   fate?: ServerFate;
   /**

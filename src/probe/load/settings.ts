@@ -38,6 +38,15 @@ export type WorkMsDistribution =
 export const poolSchedulings = ['lifo', 'fifo'] as const;
 export type PoolScheduling = (typeof poolSchedulings)[number];
 
+/**
+ * How the WebSocket load's client opens a socket again after one ended (./ws-sockets.ts):
+ * `backoff`, the reconnecting-websocket package's schedule and queue (partysocket, its fork, has
+ * the same but a fixed 3 s minimum) — a wait before each reconnect, messages held until a socket
+ * is open; or `at-once`, a client that opens a new socket when its next message needs one.
+ */
+export const wsReconnects = ['backoff', 'at-once'] as const;
+export type WsReconnect = (typeof wsReconnects)[number];
+
 /** The longest client idle timeout (an hour). */
 export const IDLE_TIMEOUT_MS_MAX = 3_600_000;
 
@@ -141,7 +150,7 @@ export function loadSettings(workMsMax: number) {
     protocol: setting<LoadProtocol, LoadProtocol | undefined, 'load'>({
       flag: '--protocol',
       arg: '<protocol>',
-      help: `what the load speaks: http1 (a keep-alive pool), h2c (HTTP/2 without TLS, prior knowledge: every request a stream on --connections long-lived sessions, default ${H2C_CONNECTIONS_DEFAULT}; a stream refused by GOAWAY is sent again on a new session, as Go’s http2.Transport and grpc-js do), grpc (every request a unary Work RPC on --connections grpc-js client channels, default ${H2C_CONNECTIONS_DEFAULT}, each with one connection at a time), or ws (every request a work message on --connections long-lived WebSockets of the ws package's client, default ${H2C_CONNECTIONS_DEFAULT}; a socket the server closes is opened again for the next message, nothing is sent twice)`,
+      help: `what the load speaks: http1 (a keep-alive pool), h2c (HTTP/2 without TLS, prior knowledge: every request a stream on --connections long-lived sessions, default ${H2C_CONNECTIONS_DEFAULT}; a stream refused by GOAWAY is sent again on a new session, as Go’s http2.Transport and grpc-js do), grpc (every request a unary Work RPC on --connections grpc-js client channels, default ${H2C_CONNECTIONS_DEFAULT}, each with one connection at a time), or ws (every request a work message on --connections long-lived WebSockets of the ws package's client, default ${H2C_CONNECTIONS_DEFAULT}; a socket that ended is opened again as --ws-reconnect says; a message is sent again only when the server refused it unseen)`,
       default: 'http1',
       schema: z.enum(loadProtocols, {
         error: (issue) => `--protocol must be http1, h2c, grpc or ws, got ${quote(issue.input)}`,
@@ -276,6 +285,26 @@ export function loadSettings(workMsMax: number) {
       fact: (v: number | undefined, load) =>
         load.retry === undefined || load.retry === 'none' ? '' : `backoff ${v ?? 100} ms × 2^n, full jitter`,
     }),
+    // The WebSocket client's reconnect (./ws-sockets.ts): which real client the ws load imitates.
+    wsReconnect: setting<WsReconnect, WsReconnect | undefined, 'load'>({
+      flag: '--ws-reconnect',
+      arg: '<how>',
+      help: 'with --protocol ws, how a client opens a socket again after one ended: backoff (the reconnecting-websocket package’s defaults: no wait before its first connect, then 1–5 s, growing ×1.3 while sockets last under 5 s, at most 10 s; messages wait in its queue until a socket is open) or at-once (a new socket as soon as the next message needs one)',
+      default: 'backoff',
+      schema: z.enum(wsReconnects, {
+        error: (issue) => `--ws-reconnect must be backoff or at-once, got ${quote(issue.input)}`,
+      }),
+      text: String,
+      sample: 'at-once',
+      badSample: 'never',
+      document: { section: 'load', schema: z.enum(wsReconnects).optional(), value: (v: WsReconnect) => v },
+      fact: (v: WsReconnect | undefined) =>
+        v === 'at-once'
+          ? 'reconnect at once (a new socket when the next message needs one)'
+          : v === 'backoff'
+            ? 'reconnect with reconnecting-websocket’s backoff (1–5 s, ×1.3, at most 10 s; messages queued)'
+            : '',
+    }),
     postShare: setting<number, number | undefined, 'load'>({
       flag: '--post-share',
       arg: '<fraction>',
@@ -322,6 +351,12 @@ export function loadArgv(values: LoadSettingValues): string[] {
  * options (what was typed).
  */
 export function forProtocol<V extends LoadSettingValues>(values: V, given: Record<string, unknown>): V {
+  // The WebSocket client's own setting, with another protocol: refused rather than ignored.
+  if (values.protocol !== 'ws' && values.wsReconnect !== loadRows.wsReconnect.default)
+    throw new DraincheckError(
+      'DC_USAGE',
+      `--ws-reconnect is for the WebSocket load (--protocol ws), not --protocol ${values.protocol}`,
+    );
   if (values.protocol === 'http1') return values;
   const refused: Array<[boolean, string]> = [
     [values.connections === 'new', '--new-connections'],

@@ -4,12 +4,27 @@
 // and `done` (after the work), the lab's contract (docs/LAB-CONTRACT.md). Why few sockets: a
 // WebSocket client holds its socket for its life, and a Kubernetes Service balances connections,
 // so each socket is pinned to one Pod until the server closes it (1001 from a draining server)
-// or loses it (1006: the process went). A slot whose socket ended opens a new one — through the
-// Service, to a ready Pod — for its next message. ws has no retry of its own, and a message the
-// socket carried when it ended is that message's fate — except one the server refused unseen
-// (the lab's `draining` error, or its close 1001 before `accepted`): the lab contract says it was
-// never taken, so the client sends it again on the slot's new socket, as an application's client
-// does with a server's "going away" (record `refused`, at most WS_RESEND_MAX times).
+// or loses it (1006: the process went).
+//
+// How a slot (a client) opens a socket again after one ended is the client's, and real clients
+// wait (`--ws-reconnect`, ./settings.ts):
+// - `backoff` (the default) is the reconnecting-websocket package's (4.4.0, its
+//   pladaria/reconnecting-websocket/reconnecting-websocket.ts; partysocket, its fork, keeps the schedule with a fixed 3 s
+//   minimum): it reconnects whenever its socket ended, messages or not, after a wait —
+//   none before its first connect; then `min × 1.3^(n−1)`, at most 10 s, where n counts the
+//   attempts since a socket last stayed open 5 s (minUptime) and `min` is 1000 + random × 4000
+//   ms drawn once (there once per process; here once per slot, each a client of its own).
+//   A message sent while no socket is open waits in the client's queue and goes when one opens
+//   (its `reconnectWaitMs`); a failed attempt (refused, timed out, answered other than 101)
+//   fails no message — the client tries again on the schedule, and a message still queued at
+//   its deadline ends with the last attempt's failure.
+// - `at-once`: a slot whose socket ended opens a new one when its next message needs one,
+//   and a message whose socket could not be opened fails with that socket's error.
+// ws has no retry of its own, and a message the socket carried when it ended is that message's
+// fate — except one the server refused unseen (the lab's `draining` error, or its close 1001
+// before `accepted`): the lab contract says it was never taken, so the client sends it again on
+// the slot's next socket, as an application's client does with a server's "going away" (record
+// `refused`, at most WS_RESEND_MAX times).
 //
 // A message goes to the slots in turn (each a client with its own share). Each socket is
 // one connection (`conn`, numbered across slots), its client port bound before the connect
@@ -36,6 +51,7 @@ import {
 import { truncateText } from '../../util/bounded-json.js';
 import { nextLocalPort } from './local-port.js';
 import type { LoadRecord } from './record.js';
+import type { WsReconnect } from './settings.js';
 import {
   H2_STREAMS_PER_SESSION,
   type LoadTransport,
@@ -49,8 +65,37 @@ const UID_KEEP_CHARS = 128;
 export interface WsSocketsOptions {
   /** The client's sockets (slots), each with one WebSocket at a time. */
   connections: number;
-  /** The generator stopped offering: a refused message is not sent again. */
+  /**
+   * The generator stopped offering: a refused message is not sent again, and a slot waiting out
+   * its backoff with messages queued connects at once (the run is ending, not the client).
+   */
   stopped: () => boolean;
+  /** How a slot opens a socket again after one ended (default backoff). */
+  reconnect?: WsReconnect;
+  /** reconnecting-websocket's times (its waits, its minUptime) × this; default 1. Tests shorten them. */
+  reconnectScale?: number;
+  /** [0, 1): each slot's first wait is drawn with it (the generator's, seeded for a replayable run). */
+  random?: () => number;
+}
+
+/**
+ * reconnecting-websocket 4.4.0's defaults (pladaria/reconnecting-websocket/reconnecting-websocket.ts `DEFAULT`): the first wait
+ * is MIN_DELAY_MS + random × MIN_DELAY_SPREAD_MS, each later one GROW_FACTOR times longer, at
+ * most MAX_DELAY_MS; a socket open MIN_UPTIME_MS resets the count.
+ */
+export const RWS_MIN_DELAY_MS = 1_000;
+export const RWS_MIN_DELAY_SPREAD_MS = 4_000;
+export const RWS_GROW_FACTOR = 1.3;
+export const RWS_MAX_DELAY_MS = 10_000;
+export const RWS_MIN_UPTIME_MS = 5_000;
+
+/**
+ * The wait before connect attempt `retryCount` (reconnecting-websocket's `_getNextDelay`): 0 for
+ * the client's first (retryCount 0), then `minDelayMs × 1.3^(retryCount−1)`, at most `maxDelayMs`.
+ */
+export function reconnectDelayMs(retryCount: number, minDelayMs: number, maxDelayMs: number): number {
+  if (retryCount <= 0) return 0;
+  return Math.min(minDelayMs * RWS_GROW_FACTOR ** (retryCount - 1), maxDelayMs);
 }
 
 /** Times one message the server refused unseen (`draining`, or its close 1001 first) is sent again at most. */
@@ -77,18 +122,46 @@ interface Socket {
   pending: Message[];
   /** The server said it takes no more work on it (`draining`): no new message goes there. */
   retiring: boolean;
+  /** Its handshake did not finish within the connect timeout. */
+  timedOut: boolean;
 }
 
 interface Slot {
   index: number;
   socket: Socket | null;
+  /** backoff: messages waiting for the slot's next open socket (reconnecting-websocket's queue). */
+  queue: Message[];
+  /** backoff: the connect attempts since a socket last stayed open minUptime (−1: never connected). */
+  retryCount: number;
+  /** backoff: the client's first wait, drawn once. */
+  minDelayMs: number;
+  reconnectTimer: NodeJS.Timeout | null;
+  uptimeTimer: NodeJS.Timeout | null;
+  /** backoff: how the slot's last connect attempt failed; null once a socket opened. */
+  lastFailure: AttemptFailure | null;
+  /** A socket of the slot opened before: a later wait is a reconnect's, not the client's first connect. */
+  hadSocket: boolean;
+}
+
+/** A connect attempt that never opened a socket. */
+interface AttemptFailure {
+  connected: boolean;
+  status: number | null;
+  timedOut: boolean;
+  error: { code: string | null; message: string };
 }
 
 interface Message {
   record: LoadRecord;
   slot: Slot;
-  socket: Socket;
+  /** The socket it was written on (or, at-once, is waiting for); null while in the slot's queue. */
+  socket: Socket | null;
+  /** When the generator handed it over: its deadline counts from here. */
+  firstAt: number;
+  /** When it was written on its socket (or handed over, until then). */
   sentAt: number;
+  /** backoff: when it entered the slot's queue, while it waits there. */
+  queuedAt: number | null;
   acceptedAt: number | null;
   podUid: string | null;
   done: boolean;
@@ -102,28 +175,50 @@ export class WsSockets implements LoadTransport {
   private connSeq = 0;
   private closed = false;
   private resent = 0;
+  private readonly backoff: boolean;
+  private readonly scale: number;
 
   constructor(
     readonly target: TransportTarget,
     private readonly options: WsSocketsOptions,
     private readonly owner: TransportOwner,
   ) {
-    this.slots = Array.from({ length: options.connections }, (_, index) => ({ index, socket: null }));
+    this.backoff = (options.reconnect ?? 'backoff') === 'backoff';
+    this.scale = options.reconnectScale ?? 1;
+    this.slots = Array.from({ length: options.connections }, (_, index) => ({
+      index,
+      socket: null,
+      queue: [],
+      retryCount: -1,
+      minDelayMs:
+        (RWS_MIN_DELAY_MS + (options.random ?? Math.random)() * RWS_MIN_DELAY_SPREAD_MS) * this.scale,
+      reconnectTimer: null,
+      uptimeTimer: null,
+      lastFailure: null,
+      hadSocket: false,
+    }));
     this.limit = options.connections * H2_STREAMS_PER_SESSION;
   }
 
   send(record: LoadRecord): void {
+    if (this.backoff) {
+      this.sendQueued(record);
+      return;
+    }
     const slot = this.pick();
     const live =
       slot.socket && !slot.socket.retiring && slot.socket.ws.readyState <= WebSocket.OPEN
         ? slot.socket
         : null;
     const socket = live ?? this.open(slot);
+    const now = performance.now();
     const item: Message = {
       record,
       slot,
       socket,
-      sentAt: performance.now(),
+      firstAt: now,
+      sentAt: now,
+      queuedAt: null,
       acceptedAt: null,
       podUid: null,
       done: false,
@@ -141,10 +236,95 @@ export class WsSockets implements LoadTransport {
     else socket.pending.push(item);
   }
 
-  /** Each message's response limit, from its send; a socket's connect limit has a timer of its own. */
+  /**
+   * backoff: the message goes on the slot's open socket, or waits in its queue for the next one
+   * (connecting the slot if nothing is under way: the client's first connect, no wait).
+   */
+  private sendQueued(record: LoadRecord): void {
+    const slot = this.pick();
+    const now = performance.now();
+    const item: Message = {
+      record,
+      slot,
+      socket: null,
+      firstAt: now,
+      sentAt: now,
+      queuedAt: null,
+      acceptedAt: null,
+      podUid: null,
+      done: false,
+    };
+    record.slot = slot.index + 1;
+    record.conn = null;
+    record.reused = false;
+    record.localPort = null;
+    record.status = null;
+    record.firstByteUs = null;
+    this.messages.add(item);
+    const socket = slot.socket;
+    if (socket && socket.opened && !socket.retiring && socket.ws.readyState === WebSocket.OPEN) {
+      this.attach(item, socket);
+      return;
+    }
+    item.queuedAt = now;
+    slot.queue.push(item);
+    if (slot.socket === null) this.connect(slot);
+  }
+
+  /** backoff: a connect attempt for the slot, after reconnecting-websocket's wait (none once the load stopped). */
+  private connect(slot: Slot): void {
+    if (this.closed || slot.socket !== null || slot.reconnectTimer !== null) return;
+    slot.retryCount += 1;
+    const delay = this.options.stopped()
+      ? 0
+      : reconnectDelayMs(slot.retryCount, slot.minDelayMs, RWS_MAX_DELAY_MS * this.scale);
+    if (delay <= 0) {
+      this.open(slot);
+      return;
+    }
+    slot.reconnectTimer = setTimeout(() => {
+      slot.reconnectTimer = null;
+      if (!this.closed && slot.socket === null) this.open(slot);
+    }, delay);
+  }
+
+  /** backoff: a queued message goes on the socket that opened (`reconnect`: not the slot's first). */
+  private attach(item: Message, socket: Socket, reconnect = true): void {
+    const { record } = item;
+    item.socket = socket;
+    record.conn = socket.conn;
+    record.reused = socket.carried > 0;
+    record.localPort = socket.localPort;
+    socket.carried += 1;
+    socket.messages.set(record.id, item);
+    if (item.queuedAt !== null && reconnect) {
+      // Across its sends (a refused message waits again): the time the client held it.
+      record.reconnectWaitMs = (record.reconnectWaitMs ?? 0) + Math.round(performance.now() - item.queuedAt);
+    }
+    item.queuedAt = null;
+    this.write(item);
+  }
+
+  /**
+   * Each message's limit: connect + response timeout from when it was handed over (at-once:
+   * from its write); a socket's connect limit has a timer of its own. backoff: a slot waiting
+   * out its wait with messages queued connects at once when the load stopped.
+   */
   sweep(now: number): void {
+    if (this.backoff && this.options.stopped())
+      for (const slot of this.slots)
+        if (slot.reconnectTimer !== null && slot.queue.some((m) => !m.done)) {
+          clearTimeout(slot.reconnectTimer);
+          slot.reconnectTimer = null;
+          this.connect(slot);
+        }
     for (const item of this.messages) {
-      if (now - item.sentAt <= this.target.connectTimeoutMs + this.target.responseTimeoutMs) continue;
+      const from = this.backoff ? item.firstAt : item.sentAt;
+      if (now - from <= this.target.connectTimeoutMs + this.target.responseTimeoutMs) continue;
+      if (item.socket === null) {
+        this.end(item, this.queuedResult(item), false);
+        continue;
+      }
       const result = this.result(item, null);
       result.timedOut = item.socket.opened ? 'response' : 'connect';
       result.error = {
@@ -158,13 +338,17 @@ export class WsSockets implements LoadTransport {
   abandon(): void {
     for (const item of [...this.messages])
       this.end(item, this.result(item, { code: 'ABORT_ERR', message: 'abandoned by the runner' }), true);
-    for (const slot of this.slots) slot.socket?.ws.terminate();
+    for (const slot of this.slots) {
+      this.clearSlotTimers(slot);
+      slot.socket?.ws.terminate();
+    }
   }
 
   close(): void {
     if (this.closed) return;
     this.closed = true;
     for (const slot of this.slots) {
+      this.clearSlotTimers(slot);
       const socket = slot.socket;
       if (!socket) continue;
       socket.closeByClient = true;
@@ -197,6 +381,39 @@ export class WsSockets implements LoadTransport {
     return slot;
   }
 
+  private clearSlotTimers(slot: Slot): void {
+    if (slot.reconnectTimer !== null) clearTimeout(slot.reconnectTimer);
+    if (slot.uptimeTimer !== null) clearTimeout(slot.uptimeTimer);
+    slot.reconnectTimer = null;
+    slot.uptimeTimer = null;
+  }
+
+  /**
+   * backoff: a message still in the slot's queue at its deadline — never written. It ends with
+   * the slot's last failed attempt (refused: connect-refused; a status: that answer; timed
+   * out: connect-timeout), or, when no attempt failed, as a connect timeout that says the client
+   * was waiting for its reconnect (WS_RECONNECT_WAIT).
+   */
+  private queuedResult(item: Message): ExchangeResult & { ws?: WsFacts } {
+    const limit = this.target.connectTimeoutMs + this.target.responseTimeoutMs;
+    const failure = item.slot.lastFailure;
+    const result = this.result(item, null);
+    result.connected = failure?.connected ?? false;
+    result.status = failure?.status ?? null;
+    result.localPort = null;
+    result.error = failure
+      ? {
+          code: failure.error.code,
+          message: `no socket within ${limit} ms: the client’s reconnects failed (last: ${failure.error.message})`,
+        }
+      : {
+          code: 'WS_RECONNECT_WAIT',
+          message: `no socket within ${limit} ms: the client was waiting for its reconnect`,
+        };
+    result.timedOut = failure === null || failure.timedOut ? 'connect' : null;
+    return result;
+  }
+
   /** A new WebSocket for the slot, through the Service. */
   private open(slot: Slot): Socket {
     const { host, port } = this.target;
@@ -217,6 +434,11 @@ export class WsSockets implements LoadTransport {
       connectTimer: setTimeout(() => {
         socket.closeByClient = true;
         socket.protocolError = null;
+        socket.timedOut = true;
+        this.lastError.set(socket, {
+          code: 'ETIMEDOUT',
+          message: `no WebSocket within ${this.target.connectTimeoutMs} ms`,
+        });
         for (const item of [...socket.messages.values()]) {
           const result = this.result(item, {
             code: 'ETIMEDOUT',
@@ -231,6 +453,7 @@ export class WsSockets implements LoadTransport {
       messages: new Map(),
       pending: [],
       retiring: false,
+      timedOut: false,
     };
     const ws = new WebSocket(url, {
       createConnection: () => {
@@ -257,6 +480,7 @@ export class WsSockets implements LoadTransport {
     });
     ws.on('error', (error: NodeJS.ErrnoException) => {
       if (socket.status !== null && socket.status !== 101) return;
+      if (socket.timedOut) return;
       const kept = { code: error.code ?? null, message: truncateText(error.message, 200) };
       if (
         error.code?.startsWith('WS_ERR_') ||
@@ -272,6 +496,18 @@ export class WsSockets implements LoadTransport {
       socket.openedAt = performance.now();
       clearTimeout(socket.connectTimer);
       for (const item of socket.pending.splice(0)) if (!item.done) this.write(item);
+      if (this.backoff && slot.socket === socket) {
+        slot.lastFailure = null;
+        // reconnecting-websocket's minUptime: a socket that stays open this long resets the count.
+        slot.uptimeTimer = setTimeout(() => {
+          slot.uptimeTimer = null;
+          slot.retryCount = 0;
+        }, RWS_MIN_UPTIME_MS * this.scale);
+        slot.uptimeTimer.unref();
+        const reconnect = slot.hadSocket;
+        slot.hadSocket = true;
+        for (const item of slot.queue.splice(0)) if (!item.done) this.attach(item, socket, reconnect);
+      }
     });
     ws.on('message', (data: Buffer, isBinary: boolean) => this.received(socket, data, isBinary));
     ws.on('close', (code: number, reason: Buffer) => this.socketEnded(slot, socket, code, reason));
@@ -284,7 +520,7 @@ export class WsSockets implements LoadTransport {
   private write(item: Message): void {
     item.sentAt = performance.now();
     const { record } = item;
-    item.socket.ws.send(JSON.stringify({ type: 'work', id: record.id, ms: record.workMs }), () => undefined);
+    item.socket?.ws.send(JSON.stringify({ type: 'work', id: record.id, ms: record.workMs }), () => undefined);
   }
 
   private received(socket: Socket, data: Buffer, isBinary: boolean): void {
@@ -336,7 +572,23 @@ export class WsSockets implements LoadTransport {
   /** The socket ended: every message still on it ends with how it ended. */
   private socketEnded(slot: Slot, socket: Socket, code: number, reason: Buffer): void {
     clearTimeout(socket.connectTimer);
-    if (slot.socket === socket) slot.socket = null;
+    const current = slot.socket === socket;
+    if (current) slot.socket = null;
+    if (this.backoff && current) {
+      if (slot.uptimeTimer !== null) clearTimeout(slot.uptimeTimer);
+      slot.uptimeTimer = null;
+      if (!socket.opened)
+        slot.lastFailure = {
+          connected: socket.connected,
+          status: socket.status,
+          timedOut: socket.timedOut,
+          error: socket.protocolError ??
+            this.lastError.get(socket) ?? {
+              code: 'ECONNREFUSED',
+              message: 'the connection closed before it was up',
+            },
+        };
+    }
     const now = performance.now();
     for (const item of [...socket.messages.values()]) {
       // The server's close 1001 came before it accepted the message: never taken (the lab server
@@ -373,6 +625,15 @@ export class WsSockets implements LoadTransport {
       );
       this.end(item, result, false);
     }
+    // reconnecting-websocket reconnects whenever its socket ended, messages or not — but a load
+    // that stopped opens no socket for nothing.
+    if (
+      this.backoff &&
+      current &&
+      !this.closed &&
+      !(this.options.stopped() && !slot.queue.some((m) => !m.done))
+    )
+      this.connect(slot);
   }
 
   /** Sends a message the server refused unseen again, on the slot's live (or a new) socket; false when it may not be. */
@@ -381,7 +642,7 @@ export class WsSockets implements LoadTransport {
     const times = record.refused ?? 0;
     if (this.closed || this.options.stopped() || times >= WS_RESEND_MAX) return false;
     item.done = true;
-    item.socket.messages.delete(record.id);
+    item.socket?.messages.delete(record.id);
     this.messages.delete(item);
     record.refused = times + 1;
     this.resent += 1;
@@ -405,7 +666,7 @@ export class WsSockets implements LoadTransport {
       doneAfterMs,
       close,
       unacknowledged: accepted === null ? null : doneAfterMs === null ? 1 : 0,
-      invalidMessages: item.socket.invalid,
+      invalidMessages: item.socket?.invalid ?? 0,
       serverError: null,
       protocolError,
     };
@@ -417,9 +678,9 @@ export class WsSockets implements LoadTransport {
   ): ExchangeResult & { ws?: WsFacts } {
     const { socket } = item;
     return {
-      connected: socket.connected,
-      localPort: socket.localPort,
-      status: socket.status,
+      connected: socket?.connected ?? false,
+      localPort: socket?.localPort ?? null,
+      status: socket?.status ?? null,
       headers: null,
       body: null,
       bytesReceived: 0,
@@ -434,7 +695,7 @@ export class WsSockets implements LoadTransport {
   private end(item: Message, result: ExchangeResult & { ws?: WsFacts }, abandoned: boolean): void {
     if (item.done) return;
     item.done = true;
-    item.socket.messages.delete(item.record.id);
+    item.socket?.messages.delete(item.record.id);
     this.messages.delete(item);
     this.owner.ended(item.record, {
       result,

@@ -49,6 +49,7 @@ const load = {
   retryAttempts: 3,
   retryBackoffMs: 100,
   postShare: 0,
+  wsReconnect: 'backoff' as const,
 };
 
 /** The rate in the units --rate counts (1e-9/s): whole numbers, so a sum is exact. */

@@ -2,8 +2,10 @@
 // servers (the ws package) in a Deployment of 3 replicas, the load as work messages over 4
 // long-lived sockets of the ws package's client, every message joined with the journals. With
 // `drain` an old Pod acknowledges the work it accepted and closes each socket with 1001; the
-// client opens a new socket through the Service (a message the draining server refused unseen
-// goes again on it): nothing fails, and the slots move to the new Pods. With `exit` the sockets
+// client opens a new socket through the Service after reconnecting-websocket's wait (the
+// default --ws-reconnect backoff), the messages of the wait held in its queue (a message the
+// draining server refused unseen goes again on it): nothing fails, the wait shows as latency,
+// and the slots move to the new Pods. With `exit` the sockets
 // end with no close frame under accepted work: `ws-unacknowledged`, each joined with the journal.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -70,6 +72,7 @@ test('rollout --protocol ws drain, 3 replicas, 4 sockets: every message complete
   assert.equal(status, 0, stderr);
   assert.equal(doc.load.protocol, 'ws');
   assert.equal(doc.load.connections, 4);
+  assert.equal(doc.load.wsReconnect, 'backoff');
   assert.equal(doc.scenario.protocol, 'ws');
   assert.ok(doc.rollout.completeAtMs !== null, 'the rollout completed');
   assert.deepEqual([...new Set(records.map((r) => r.slot))].sort(), [1, 2, 3, 4]);
@@ -86,9 +89,19 @@ test('rollout --protocol ws drain, 3 replicas, 4 sockets: every message complete
   assert.equal(p.connections, 4);
   assert.ok(p.movedOff > 0, JSON.stringify(p));
   assert.match(text, /connection pinning: 4 WebSocket slots, \d+ on old Pods, \d+ moved off them/);
+  assert.match(text, /reconnect with reconnecting-websocket’s backoff/);
+  // The waits of the reconnects after the closes 1001: the messages held, and for how long.
+  const waited = records.filter((r) => r.reconnectWaitMs !== undefined);
+  assert.ok(waited.length > 0 && waited.every((r) => r.outcome === 'completed'));
+  assert.equal(p.reconnectWait?.messages, waited.length);
+  assert.equal(p.reconnectWait?.maxMs, Math.max(...waited.map((r) => r.reconnectWaitMs!)));
+  assert.match(
+    text,
+    /\d+ messages? waited in the client’s queue for a reconnect \(mean \d+ ms, at most \d+ ms\)/,
+  );
   const resent = records.filter((r) => (r.refused ?? 0) > 0);
   t.diagnostic(
-    `drain: ${completed.length} completed, ${new Set(records.map((r) => r.conn)).size} sockets, ${resent.length} messages sent again after the server refused them unseen; ${p.requestsToOldAfterComplete} to old Pods after the rollout completed, new Pods’ share ${p.newShareAfter}`,
+    `drain: ${completed.length} completed, ${new Set(records.map((r) => r.conn)).size} sockets, ${resent.length} messages sent again after the server refused them unseen, ${waited.length} waited for a reconnect (at most ${p.reconnectWait?.maxMs} ms); ${p.requestsToOldAfterComplete} to old Pods after the rollout completed, new Pods’ share ${p.newShareAfter}`,
   );
 });
 

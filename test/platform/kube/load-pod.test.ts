@@ -77,6 +77,7 @@ test('the load Pod: Pod Security restricted, no token, requests and limits, `dra
     retryAttempts: 3,
     retryBackoffMs: 100,
     postShare: 0,
+    wsReconnect: 'backoff' as const,
     idPrefix: 'drain-',
   };
   const pod = buildLoadPod(job, 'r1', 'http://10.96.0.12:80');
@@ -135,6 +136,7 @@ test('a load Pod ends by itself when the runner is gone: --max-seconds and activ
     retryAttempts: 3,
     retryBackoffMs: 100,
     postShare: 0,
+    wsReconnect: 'backoff' as const,
     maxSeconds: 700.2,
     pool: 'fifo' as const,
     idleTimeoutMs: 90_000,

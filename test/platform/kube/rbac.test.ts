@@ -141,6 +141,7 @@ async function rolloutRequests(t: TestContext, namespace: string | undefined): P
           retryAttempts: 3,
           retryBackoffMs: 100,
           postShare: 0,
+          wsReconnect: 'backoff',
           ingress: path.ingress,
           ingressSyncMs: 0,
           lbDeregistrationMs: 0,

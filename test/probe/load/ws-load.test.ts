@@ -1,7 +1,10 @@
 // The load generator over WebSocket (--protocol ws): the ws package's client on a few sockets,
 // against a real ws server on loopback speaking the lab's contract (accepted, then done, with the
 // Pod UID) — one that, for a while, closes every new connection as it comes (a Service still
-// sending new connections to a Pod that stopped listening) after one socket went.
+// sending new connections to a Pod that stopped listening) after one socket went, or that closes
+// a socket with 1001 (a draining Pod). How the client opens a socket again is
+// reconnecting-websocket's (--ws-reconnect backoff, the default) or at once; its times are
+// shortened here (wsReconnectScale) and its first wait drawn from a fixed `random`.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
@@ -10,7 +13,13 @@ import { test, type TestContext } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { recordLoad } from '../../helpers/record-load.js';
 import { assertOneSlotsShareFailed } from '../../helpers/slot-share.js';
-import { loadTransport } from '../../../src/probe/load/generator.js';
+import { loadTransport, startLoad, type LoadOptions } from '../../../src/probe/load/generator.js';
+import type { LoadRecord } from '../../../src/probe/load/record.js';
+import {
+  reconnectDelayMs,
+  RWS_MIN_DELAY_MS,
+  RWS_MIN_DELAY_SPREAD_MS,
+} from '../../../src/probe/load/ws-sockets.js';
 
 await loadTransport('ws');
 
@@ -19,6 +28,8 @@ interface Server {
   /** While true, a new connection is closed as it comes. */
   refusing: boolean;
   sockets: Set<WebSocket>;
+  /** When each TCP connection came (performance.now()), refused ones too. */
+  connectionsAt: number[];
 }
 
 /** A ws server on loopback with the lab's contract; `onWork` may take a message over. Stopped with the test. */
@@ -28,8 +39,14 @@ async function wsServer(
 ): Promise<Server> {
   const httpServer = http.createServer();
   const raw = new Set<net.Socket>();
-  const state: Server = { url: new URL('http://127.0.0.1'), refusing: false, sockets: new Set() };
+  const state: Server = {
+    url: new URL('http://127.0.0.1'),
+    refusing: false,
+    sockets: new Set(),
+    connectionsAt: [],
+  };
   httpServer.on('connection', (socket: net.Socket) => {
+    state.connectionsAt.push(performance.now());
     if (state.refusing) {
       socket.destroy();
       return;
@@ -62,7 +79,7 @@ async function wsServer(
   return state;
 }
 
-test('ws load: the slots take the messages in turn, so one whose socket went while new connections are refused fails only its share', async (t) => {
+test('ws load, --ws-reconnect at-once: the slots take the messages in turn, so one whose socket went while new connections are refused fails only its share', async (t) => {
   // The 10th message: its socket is terminated (no close frame), and for 400 ms every new
   // connection is closed as it comes. That slot opens a new socket for each of its messages and
   // fails them; the other two keep theirs. Three clients of their own lose a third.
@@ -80,8 +97,201 @@ test('ws load: the slots take the messages in turn, so one whose socket went whi
     rate: 100,
     count: 90,
     workMs: { kind: 'fixed', ms: 150 },
+    // A client that opens a new socket for its next message at once (with backoff the messages
+    // would wait in the queue instead: the test below).
+    wsReconnect: 'at-once',
   });
   assert.ok(cut, 'the socket went');
   assert.equal(records.length, 90);
   assertOneSlotsShareFailed(records, 3, { unit: 'message', lost: 'socket' });
+});
+
+/** The first wait of a slot whose `random` is `r`, at `scale` (reconnecting-websocket's min delay). */
+const minDelay = (r: number, scale: number) => (RWS_MIN_DELAY_MS + r * RWS_MIN_DELAY_SPREAD_MS) * scale;
+
+/**
+ * A server that drains the socket that took `drainAt` (a draining Pod, as the lab server does):
+ * it answers `draining` to any later message there, finishes what it accepted, then closes with
+ * 1001 — and says when it closed.
+ */
+async function drainingServer(t: TestContext, drainAt: string) {
+  let closedAt = 0;
+  const inFlight = new WeakMap<WebSocket, number>();
+  const draining = new WeakSet<WebSocket>();
+  const server = await wsServer(t, (ws, id) => {
+    if (id === drainAt) draining.add(ws);
+    if (draining.has(ws) && id !== drainAt) {
+      ws.send(JSON.stringify({ type: 'error', id, error: { code: 'draining', message: 'draining' } }));
+      return true;
+    }
+    inFlight.set(ws, (inFlight.get(ws) ?? 0) + 1);
+    ws.send(JSON.stringify({ type: 'accepted', id, podUid: 'pod-a' }));
+    setTimeout(() => {
+      if (ws.readyState !== ws.OPEN) return;
+      ws.send(JSON.stringify({ type: 'done', id, podUid: 'pod-a' }));
+      const left = inFlight.get(ws)! - 1;
+      inFlight.set(ws, left);
+      if (draining.has(ws) && left === 0) {
+        ws.close(1001, 'going away');
+        closedAt = performance.now();
+      }
+    }, 20);
+    return true;
+  });
+  return { server, closedAt: () => closedAt };
+}
+
+test('ws load, --ws-reconnect backoff (the default): after the server’s 1001 the client waits reconnecting-websocket’s delay before it opens a socket again, its messages held in its queue; at-once opens one with the next message', async (t) => {
+  const scale = 0.1;
+  const run = async (how: LoadOptions['wsReconnect']) => {
+    const { server, closedAt } = await drainingServer(t, 'L10');
+    const { records } = await recordLoad(server.url, 'ws', {
+      connections: 1,
+      rate: 100,
+      count: 60,
+      random: () => 0.5,
+      wsReconnectScale: scale,
+      ...(how ? { wsReconnect: how } : {}),
+    });
+    assert.equal(records.length, 60);
+    assert.equal(server.connectionsAt.length, 2, 'one socket, then one more after the close');
+    return { records, gap: server.connectionsAt[1]! - closedAt() };
+  };
+
+  // The default: a socket open under minUptime (5 s × scale) leaves the count at 0, so the
+  // reconnect is attempt 1: the slot's minimum, (1000 + 0.5 × 4000) × 0.1 = 300 ms.
+  const backoff = await run(undefined);
+  const wait = reconnectDelayMs(1, minDelay(0.5, scale), 10_000 * scale);
+  assert.equal(wait, 300);
+  assert.ok(
+    backoff.gap >= wait - 2 && backoff.gap < wait + 400,
+    `reconnected ${backoff.gap.toFixed(0)} ms after the close`,
+  );
+  const failed = backoff.records.filter((r) => r.outcome !== 'completed');
+  // Nothing fails: the server finished what it accepted, a message it refused (`draining`) was
+  // sent again, and what came in the wait was held.
+  assert.deepEqual(failed, []);
+  const waited = backoff.records.filter((r) => r.reconnectWaitMs !== undefined);
+  assert.ok(waited.length >= 15, `${waited.length} messages waited for the reconnect`);
+  assert.ok(
+    waited.every((r) => r.conn === 2 && r.reconnectWaitMs! <= wait + 400),
+    JSON.stringify(waited.map((r) => [r.id, r.conn, r.reconnectWaitMs, r.refused])),
+  );
+  assert.ok(Math.max(...waited.map((r) => r.reconnectWaitMs!)) >= wait - 50);
+  // Their time counts from the hand-over: the wait is in the latency the client saw.
+  const longest = waited.reduce((a, r) => (r.reconnectWaitMs! > a.reconnectWaitMs! ? r : a));
+  assert.ok(longest.endUs - longest.sentUs! >= longest.reconnectWaitMs! * 1000);
+
+  // at-once: the next message opens a socket at once, nothing waits in a queue.
+  const atOnce = await run('at-once');
+  assert.ok(atOnce.gap < 150, `reconnected ${atOnce.gap.toFixed(0)} ms after the close`);
+  assert.equal(atOnce.records.filter((r) => r.reconnectWaitMs !== undefined).length, 0);
+  t.diagnostic(
+    `backoff: reconnected after ${backoff.gap.toFixed(0)} ms, ${waited.length} messages waited; at-once: after ${atOnce.gap.toFixed(0)} ms`,
+  );
+});
+
+test('ws load, backoff: refused reconnects fail no message — each attempt waits 1.3 times longer, and the queued messages go on the socket that opens', async (t) => {
+  const scale = 0.1;
+  let cut = 0;
+  const server = await wsServer(t, (ws, id, s) => {
+    if (cut > 0 || id !== 'L10') return false;
+    // The socket goes (no close frame) and for 1,100 ms every new connection is closed as it comes.
+    cut = performance.now();
+    s.refusing = true;
+    ws.terminate();
+    setTimeout(() => (s.refusing = false), 1_100);
+    return true;
+  });
+  const { records } = await recordLoad(server.url, 'ws', {
+    connections: 1,
+    rate: 100,
+    count: 200,
+    random: () => 0,
+    wsReconnectScale: scale,
+    responseTimeoutMs: 5_000,
+  });
+  assert.ok(cut > 0, 'the socket went');
+  // The attempts after the cut, each gap from the one before (the first from the cut): the
+  // count was never reset (no socket stayed open 500 ms), so n = 1, 2, 3… and min = 100 ms.
+  const attempts = server.connectionsAt.slice(1);
+  assert.ok(attempts.length >= 5, `${attempts.length} attempts`);
+  let previous = cut;
+  attempts.forEach((at, i) => {
+    const expected = reconnectDelayMs(i + 1, minDelay(0, scale), 10_000 * scale);
+    const gap = at - previous;
+    assert.ok(
+      gap >= expected - 2,
+      `attempt ${i + 1}: ${gap.toFixed(0)} ms after the last, expected ${expected.toFixed(0)}`,
+    );
+    assert.ok(
+      gap < expected + 400,
+      `attempt ${i + 1}: ${gap.toFixed(0)} ms after the last, expected ${expected.toFixed(0)}`,
+    );
+    previous = at;
+  });
+  // Only what the lost socket carried failed (no accepted came for L10: accepted-cut); the
+  // messages that waited through the refusals all completed on the last socket.
+  const failed = records.filter((r) => r.outcome !== 'completed');
+  assert.ok(
+    failed.length >= 1 && failed.every((r) => r.conn === 1),
+    JSON.stringify(failed.map((r) => [r.id, r.conn, r.failure])),
+  );
+  const waited = records.filter((r) => r.reconnectWaitMs !== undefined);
+  assert.ok(waited.length >= 80, `${waited.length} waited`);
+  assert.ok(waited.every((r) => r.outcome === 'completed'));
+  assert.ok(Math.max(...waited.map((r) => r.reconnectWaitMs!)) >= 1_000);
+  t.diagnostic(
+    `gaps: ${attempts.map((a, i) => (a - (i === 0 ? cut : attempts[i - 1]!)).toFixed(0)).join(', ')} ms; ${waited.length} waited, ${failed.length} failed`,
+  );
+});
+
+test('ws load, backoff: a load that stops while a slot waits out its delay connects at once — its queued messages complete; abandoned, they end at once', async (t) => {
+  const stopDuringWait = async (how: { abandon?: boolean }) => {
+    const { server } = await drainingServer(t, 'L5');
+    const records: LoadRecord[] = [];
+    let sawClose!: () => void;
+    const closeSeen = new Promise<void>((resolve) => (sawClose = resolve));
+    const run = startLoad({
+      target: server.url,
+      protocol: 'ws',
+      rate: 100,
+      durationMs: 60_000,
+      connections: 1,
+      workMs: { kind: 'fixed', ms: 20 },
+      // The slot's first wait: (1000 + 0.99 × 4000) ms = 4,960 ms.
+      random: () => 0.99,
+      responseTimeoutMs: 30_000,
+      onRecord: (r) => {
+        records.push(r);
+        if (r.id === 'L5') sawClose();
+      },
+    });
+    await closeSeen;
+    // Messages come into the queue for 100 ms, then the load stops.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const stoppedAt = performance.now();
+    run.stop(how);
+    const result = await run.done;
+    return { records, result, waited: performance.now() - stoppedAt, server };
+  };
+  const stopped = await stopDuringWait({});
+  assert.ok(
+    stopped.waited < 1_500,
+    `ended ${stopped.waited.toFixed(0)} ms after the stop (the wait was 4,960 ms)`,
+  );
+  const queued = stopped.records.filter((r) => r.reconnectWaitMs !== undefined);
+  assert.ok(queued.length >= 3, `${queued.length} queued`);
+  assert.deepEqual(
+    stopped.records.filter((r) => r.outcome !== 'completed').map((r) => r.id),
+    [],
+  );
+  assert.equal(stopped.server.connectionsAt.length, 2);
+
+  const abandoned = await stopDuringWait({ abandon: true });
+  assert.ok(abandoned.waited < 1_500, `ended ${abandoned.waited.toFixed(0)} ms after the abandon`);
+  const cut = abandoned.records.filter((r) => r.errorCode === 'ABORT_ERR');
+  assert.ok(cut.length >= 3 && cut.every((r) => r.failure === 'unanswered' && r.conn === null));
+  assert.equal(abandoned.result.abandoned, cut.length);
+  assert.equal(abandoned.server.connectionsAt.length, 1, 'no socket opened for an abandoned load');
 });

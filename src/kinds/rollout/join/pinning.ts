@@ -59,6 +59,10 @@ export class PinningTally {
   /** h2c: requests the server refused (GOAWAY or REFUSED_STREAM) and the client sent again (records' `refused`), and how often. */
   private refusedRequests = 0;
   private refusedTimes = 0;
+  /** WebSocket: messages that waited in the client's queue for a reconnect (records' `reconnectWaitMs`). */
+  private waitedMessages = 0;
+  private waitedTotalMs = 0;
+  private waitedMaxMs = 0;
 
   constructor(
     pods: readonly PodLifecycle[],
@@ -75,6 +79,13 @@ export class PinningTally {
     if (r.refused !== undefined && Number.isSafeInteger(r.refused) && r.refused > 0) {
       this.refusedRequests += 1;
       this.refusedTimes += Math.min(r.refused, 64);
+    }
+    // Held to the record file's bound (a day); a record that says it waited counts once.
+    const waited = r.reconnectWaitMs;
+    if (waited !== undefined && Number.isSafeInteger(waited) && waited >= 0 && waited <= 86_400_000) {
+      this.waitedMessages += 1;
+      this.waitedTotalMs += waited;
+      this.waitedMaxMs = Math.max(this.waitedMaxMs, waited);
     }
     if (r.podUid === null || r.podUidFrom === 'connection' || r.conn === null) return;
     const sentMs = (r.sentUs ?? r.intendedUs) / 1000;
@@ -198,6 +209,11 @@ export class PinningTally {
       })),
       longestStayAfterTerminatingMs: longestStay === null ? null : round(longestStay),
       refusedResent: { requests: this.refusedRequests, times: this.refusedTimes },
+      reconnectWait: {
+        messages: this.waitedMessages,
+        meanMs: this.waitedMessages === 0 ? null : Math.round(this.waitedTotalMs / this.waitedMessages),
+        maxMs: this.waitedMessages === 0 ? null : this.waitedMaxMs,
+      },
       listed: all.slice(0, PINNING_LISTED_MAX),
     };
   }
@@ -237,6 +253,11 @@ export function pinningWords(p: PinningSection, protocol?: string): string {
   if (p.unit === 'slot' && protocol !== 'grpc' && protocol !== 'ws' && p.refusedResent)
     parts.push(
       `${p.refusedResent.requests} request${p.refusedResent.requests === 1 ? '' : 's'} the server refused (GOAWAY or REFUSED_STREAM: never processed) sent again, as Go’s Transport does (${p.refusedResent.times} refusal${p.refusedResent.times === 1 ? '' : 's'})`,
+    );
+  const w = p.reconnectWait;
+  if (protocol === 'ws' && w && w.messages > 0)
+    parts.push(
+      `${w.messages} message${w.messages === 1 ? '' : 's'} waited in the client’s queue for a reconnect (mean ${w.meanMs} ms, at most ${w.maxMs} ms)`,
     );
   return `connection pinning: ${parts.join('; ')}`;
 }
