@@ -145,6 +145,7 @@ interface Slot {
 
 /** A connect attempt that never opened a socket. */
 interface AttemptFailure {
+  /** Its handshake was answered (a status other than 101, or bytes that broke the protocol). */
   connected: boolean;
   status: number | null;
   timedOut: boolean;
@@ -165,6 +166,15 @@ interface Message {
   acceptedAt: number | null;
   podUid: string | null;
   done: boolean;
+}
+
+/**
+ * Whether a socket that never opened got as far as an answer to its handshake (a status, or
+ * frames that broke the protocol): that answer is its failure. Without one, a TCP connection the
+ * server closed or reset is refused while connecting (wsOutcome: `connected` false).
+ */
+function handshakeAnswered(socket: Pick<Socket, 'connected' | 'status' | 'protocolError'>): boolean {
+  return socket.connected && (socket.status !== null || socket.protocolError !== null);
 }
 
 export class WsSockets implements LoadTransport {
@@ -579,7 +589,7 @@ export class WsSockets implements LoadTransport {
       slot.uptimeTimer = null;
       if (!socket.opened)
         slot.lastFailure = {
-          connected: socket.connected,
+          connected: handshakeAnswered(socket),
           status: socket.status,
           timedOut: socket.timedOut,
           error: socket.protocolError ??
@@ -617,6 +627,10 @@ export class WsSockets implements LoadTransport {
             message: 'the connection closed before it was up',
           });
       const result = this.result(item, socket.protocolError ?? error);
+      // A connection that closed before its handshake was answered (no status, nothing broken):
+      // reset while connecting — the message was never written, so never a cut (record.ts
+      // connect-refused), as a queued message's end reads it (queuedResult).
+      if (!socket.opened) result.connected = handshakeAnswered(socket);
       result.ws = this.facts(
         item,
         socket.connected || socket.opened ? close : null,

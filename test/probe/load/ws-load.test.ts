@@ -104,6 +104,15 @@ test('ws load, --ws-reconnect at-once: the slots take the messages in turn, so o
   assert.ok(cut, 'the socket went');
   assert.equal(records.length, 90);
   assertOneSlotsShareFailed(records, 3, { unit: 'message', lost: 'socket' });
+  // The lost socket's messages were written, then cut; every later one met a connection closed
+  // before its handshake was answered: refused while connecting, never written.
+  const cutConn = records.find((r) => r.id === 'L9')!.conn;
+  const refused = records.filter((r) => r.outcome !== 'completed' && r.conn !== cutConn);
+  assert.ok(refused.length > 0);
+  assert.deepEqual(
+    [...new Set(refused.map((r) => `${r.outcome}/${r.failure}`))],
+    ['connect-refused/connect-refused'],
+  );
 });
 
 /** The first wait of a slot whose `random` is `r`, at `scale` (reconnecting-websocket's min delay). */
@@ -294,4 +303,53 @@ test('ws load, backoff: a load that stops while a slot waits out its delay conne
   assert.ok(cut.length >= 3 && cut.every((r) => r.failure === 'unanswered' && r.conn === null));
   assert.equal(abandoned.result.abandoned, cut.length);
   assert.equal(abandoned.server.connectionsAt.length, 1, 'no socket opened for an abandoned load');
+});
+
+test('ws load, backoff: a message still queued at its deadline was never written — it ends with the last attempt’s failure (reset while connecting: connect-refused; a 503 to the handshake: http-5xx)', async (t) => {
+  const queuedUntilDeadline = async (server: URL) => {
+    const started = performance.now();
+    const { records } = await recordLoad(server, 'ws', {
+      connections: 1,
+      rate: 100,
+      count: 10,
+      wsReconnectScale: 0.1,
+      random: () => 0,
+      connectTimeoutMs: 200,
+      responseTimeoutMs: 300,
+    });
+    assert.equal(records.length, 10);
+    for (const r of records) {
+      assert.equal(r.conn, null, 'never on a socket');
+      assert.equal(r.reconnectWaitMs, undefined, 'never written');
+      // Its deadline: connect + response timeout from the hand-over (the sweep's few ms late).
+      const lived = (r.endUs - r.sentUs!) / 1000;
+      assert.ok(lived >= 499 && lived < 900, `${r.id} ended ${lived.toFixed(0)} ms after it was handed over`);
+    }
+    return { records, tookMs: performance.now() - started };
+  };
+
+  // Every connection closed as it comes.
+  const refusing = await wsServer(t, () => false);
+  refusing.refusing = true;
+  const refused = await queuedUntilDeadline(refusing.url);
+  assert.deepEqual(
+    [...new Set(refused.records.map((r) => `${r.outcome}/${r.failure}`))],
+    ['connect-refused/connect-refused'],
+  );
+  assert.ok(refusing.connectionsAt.length >= 3, `${refusing.connectionsAt.length} attempts`);
+
+  // Every handshake answered 503.
+  const busy = http.createServer((_req, res) => res.writeHead(404).end());
+  busy.on('upgrade', (_req, socket: net.Socket) => {
+    socket.end('HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+  });
+  busy.listen(0, '127.0.0.1');
+  await once(busy, 'listening');
+  t.after(() => busy.close());
+  const { port } = busy.address() as net.AddressInfo;
+  const answered = await queuedUntilDeadline(new URL(`http://127.0.0.1:${port}`));
+  assert.deepEqual(
+    [...new Set(answered.records.map((r) => `${r.outcome}/${r.failure}/${r.status}`))],
+    ['http-error/http-5xx/503'],
+  );
 });
