@@ -88,6 +88,8 @@ export const RWS_MIN_DELAY_SPREAD_MS = 4_000;
 export const RWS_GROW_FACTOR = 1.3;
 export const RWS_MAX_DELAY_MS = 10_000;
 export const RWS_MIN_UPTIME_MS = 5_000;
+/** Its `connectionTimeout`: an attempt whose handshake has not finished by then is given up. */
+export const RWS_CONNECTION_TIMEOUT_MS = 4_000;
 
 /**
  * The wait before connect attempt `retryCount` (reconnecting-websocket's `_getNextDelay`): 0 for
@@ -141,6 +143,11 @@ interface Slot {
   lastFailure: AttemptFailure | null;
   /** A socket of the slot opened before: a later wait is a reconnect's, not the client's first connect. */
   hadSocket: boolean;
+  /**
+   * The load stopped and the slot made its one attempt without a wait: later attempts keep the
+   * schedule (a slot refused after the stop must not spin, connecting as fast as it is refused).
+   */
+  hurried: boolean;
 }
 
 /** A connect attempt that never opened a socket. */
@@ -150,6 +157,8 @@ interface AttemptFailure {
   status: number | null;
   timedOut: boolean;
   error: { code: string | null; message: string };
+  /** The handshake's answer broke the protocol (a bad Sec-WebSocket-Accept, a bad frame). */
+  protocolError: WsFacts['protocolError'];
 }
 
 interface Message {
@@ -200,12 +209,15 @@ export class WsSockets implements LoadTransport {
       socket: null,
       queue: [],
       retryCount: -1,
-      minDelayMs:
-        (RWS_MIN_DELAY_MS + (options.random ?? Math.random)() * RWS_MIN_DELAY_SPREAD_MS) * this.scale,
+      // Drawn only for a client that waits: an at-once run's seeded draws stay what they were.
+      minDelayMs: this.backoff
+        ? (RWS_MIN_DELAY_MS + (options.random ?? Math.random)() * RWS_MIN_DELAY_SPREAD_MS) * this.scale
+        : 0,
       reconnectTimer: null,
       uptimeTimer: null,
       lastFailure: null,
       hadSocket: false,
+      hurried: false,
     }));
     this.limit = options.connections * H2_STREAMS_PER_SESSION;
   }
@@ -285,7 +297,10 @@ export class WsSockets implements LoadTransport {
   private connect(slot: Slot): void {
     if (this.closed || slot.socket !== null || slot.reconnectTimer !== null) return;
     slot.retryCount += 1;
-    const delay = this.options.stopped()
+    // The load stopped: one attempt at once (the run is ending, not the client), then the schedule.
+    const hurry = this.options.stopped() && !slot.hurried;
+    if (hurry) slot.hurried = true;
+    const delay = hurry
       ? 0
       : reconnectDelayMs(slot.retryCount, slot.minDelayMs, RWS_MAX_DELAY_MS * this.scale);
     if (delay <= 0) {
@@ -294,7 +309,10 @@ export class WsSockets implements LoadTransport {
     }
     slot.reconnectTimer = setTimeout(() => {
       slot.reconnectTimer = null;
-      if (!this.closed && slot.socket === null) this.open(slot);
+      // Armed while the load ran: once it stopped, a socket only for messages still queued.
+      if (this.closed || slot.socket !== null) return;
+      if (this.options.stopped() && !slot.queue.some((m) => !m.done)) return;
+      this.open(slot);
     }, delay);
   }
 
@@ -323,26 +341,36 @@ export class WsSockets implements LoadTransport {
   sweep(now: number): void {
     if (this.backoff && this.options.stopped())
       for (const slot of this.slots)
-        if (slot.reconnectTimer !== null && slot.queue.some((m) => !m.done)) {
+        if (slot.reconnectTimer !== null && !slot.hurried && slot.queue.some((m) => !m.done)) {
           clearTimeout(slot.reconnectTimer);
           slot.reconnectTimer = null;
           this.connect(slot);
         }
+    let endedQueued = false;
     for (const item of this.messages) {
       const from = this.backoff ? item.firstAt : item.sentAt;
       if (now - from <= this.target.connectTimeoutMs + this.target.responseTimeoutMs) continue;
       if (item.socket === null) {
         this.end(item, this.queuedResult(item), false);
+        endedQueued = true;
         continue;
       }
       const result = this.result(item, null);
       result.timedOut = item.socket.opened ? 'response' : 'connect';
       result.error = {
         code: 'ETIMEDOUT',
-        message: `no done message within ${this.target.responseTimeoutMs} ms`,
+        // backoff: the limit counts from the hand-over, so a wait in the queue shortened it.
+        message:
+          this.backoff && item.sentAt > item.firstAt + 1
+            ? `no done message within ${Math.round(now - item.sentAt)} ms of its write (${Math.round(now - item.firstAt)} ms after the client took it, ${Math.round(item.sentAt - item.firstAt)} ms of it waiting for a socket)`
+            : `no done message within ${this.target.responseTimeoutMs} ms`,
       };
       this.end(item, result, false);
     }
+    // Messages ended while queued leave the slots' queues (a slot refused for long would keep them all).
+    if (endedQueued)
+      for (const slot of this.slots)
+        if (slot.queue.some((m) => m.done)) slot.queue = slot.queue.filter((m) => !m.done);
   }
 
   abandon(): void {
@@ -421,11 +449,16 @@ export class WsSockets implements LoadTransport {
           message: `no socket within ${limit} ms: the client was waiting for its reconnect`,
         };
     result.timedOut = failure === null || failure.timedOut ? 'connect' : null;
+    result.ws = this.facts(item, null, failure?.protocolError ?? null, null);
     return result;
   }
 
   /** A new WebSocket for the slot, through the Service. */
   private open(slot: Slot): Socket {
+    // backoff: reconnecting-websocket gives an attempt its connectionTimeout (never more than the load's own).
+    const connectLimitMs = this.backoff
+      ? Math.min(this.target.connectTimeoutMs, RWS_CONNECTION_TIMEOUT_MS * this.scale)
+      : this.target.connectTimeoutMs;
     const { host, port } = this.target;
     const localPort = this.target.bindLocalPort ? nextLocalPort() : undefined;
     const url = new URL(WS_PATH, this.target.url);
@@ -447,18 +480,18 @@ export class WsSockets implements LoadTransport {
         socket.timedOut = true;
         this.lastError.set(socket, {
           code: 'ETIMEDOUT',
-          message: `no WebSocket within ${this.target.connectTimeoutMs} ms`,
+          message: `no WebSocket within ${connectLimitMs} ms`,
         });
         for (const item of [...socket.messages.values()]) {
           const result = this.result(item, {
             code: 'ETIMEDOUT',
-            message: `no WebSocket within ${this.target.connectTimeoutMs} ms`,
+            message: `no WebSocket within ${connectLimitMs} ms`,
           });
           result.timedOut = 'connect';
           this.end(item, result, false);
         }
         socket.ws.terminate();
-      }, this.target.connectTimeoutMs),
+      }, connectLimitMs),
       carried: 0,
       messages: new Map(),
       pending: [],
@@ -592,6 +625,7 @@ export class WsSockets implements LoadTransport {
           connected: handshakeAnswered(socket),
           status: socket.status,
           timedOut: socket.timedOut,
+          protocolError: socket.protocolError,
           error: socket.protocolError ??
             this.lastError.get(socket) ?? {
               code: 'ECONNREFUSED',

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import http from 'node:http';
-import type net from 'node:net';
+import net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { recordLoad } from '../../helpers/record-load.js';
@@ -352,4 +352,63 @@ test('ws load, backoff: a message still queued at its deadline was never written
     [...new Set(answered.records.map((r) => `${r.outcome}/${r.failure}/${r.status}`))],
     ['http-error/http-5xx/503'],
   );
+  // Every handshake answered 101 with a Sec-WebSocket-Accept that is not the key's: the client
+  // fails the connection (the ws package's own check) — the server broke the protocol.
+  const forged = net.createServer((socket) => {
+    socket.once('data', () =>
+      socket.end(
+        'HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: bm90IHRoZSBrZXkncw==\r\n\r\n',
+      ),
+    );
+  });
+  forged.listen(0, '127.0.0.1');
+  await once(forged, 'listening');
+  t.after(() => forged.close());
+  const forgedPort = (forged.address() as net.AddressInfo).port;
+  const broken = await queuedUntilDeadline(new URL(`http://127.0.0.1:${forgedPort}`));
+  assert.deepEqual(
+    [...new Set(broken.records.map((r) => `${r.outcome}/${r.failure}`))],
+    ['ws-protocol-error/protocol-error'],
+  );
+});
+
+test('ws load, backoff: a load stopped while its reconnects are refused makes one attempt at once, then keeps the schedule — it never spins', async (t) => {
+  const server = await wsServer(t, (ws, id, s) => {
+    if (id !== 'L5') return false;
+    s.refusing = true;
+    ws.terminate();
+    return true;
+  });
+  let sawCut!: () => void;
+  const cutSeen = new Promise<void>((resolve) => (sawCut = resolve));
+  const records: LoadRecord[] = [];
+  const run = startLoad({
+    target: server.url,
+    protocol: 'ws',
+    rate: 100,
+    durationMs: 60_000,
+    connections: 1,
+    workMs: { kind: 'fixed', ms: 20 },
+    // The slot's first wait 1,000 ms, the next 1,300 ms; each message's deadline 1 s.
+    random: () => 0,
+    connectTimeoutMs: 200,
+    responseTimeoutMs: 800,
+    onRecord: (r) => {
+      records.push(r);
+      if (r.id === 'L5') sawCut();
+    },
+  });
+  await cutSeen;
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  const before = server.connectionsAt.length;
+  run.stop();
+  await run.done;
+  // The attempt at the stop, refused; the next would wait 1,300 ms, past every deadline.
+  assert.equal(
+    server.connectionsAt.length - before,
+    1,
+    `${server.connectionsAt.length - before} attempts after the stop`,
+  );
+  const queued = records.filter((r) => r.conn === null);
+  assert.ok(queued.length >= 3 && queued.every((r) => r.failure === 'connect-refused'));
 });
