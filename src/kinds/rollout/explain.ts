@@ -319,6 +319,12 @@ export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol
     p.stillOnOld > 0
       ? `; ${p.stillOnOld} ${p.stillOnOld === 1 ? 'connection was' : 'connections were'} still on old Pods when the load ended`
       : '';
+  // WebSocket: the client's own wait before it reconnects is latency the client added, not the server.
+  const w = protocol === 'ws' ? p.reconnectWait : undefined;
+  const waited =
+    w && w.messages > 0
+      ? `; ${w.messages} message${w.messages === 1 ? '' : 's'} waited up to ${w.maxMs} ms in the client’s queue while it waited to reconnect (reconnecting-websocket’s backoff): latency of the client’s, not the server’s`
+      : '';
   const last =
     p.lastToOldAfterCompleteMs !== undefined && p.lastToOldAfterCompleteMs !== null
       ? `, the last sent ${p.lastToOldAfterCompleteMs} ms after it`
@@ -332,7 +338,7 @@ export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol
           : protocol === 'ws'
             ? 'a WebSocket stays on its Pod until the server closes it (1001 from a drain) or the connection is lost'
             : 'keep-alive connections stay pinned until the server closes them';
-    return ` ${p.requestsToOldAfterComplete} requests went to old Pods after the rollout completed${last}: ${until}${stay}${pinned}${share}.`;
+    return ` ${p.requestsToOldAfterComplete} requests went to old Pods after the rollout completed${last}: ${until}${stay}${pinned}${share}${waited}.`;
   }
   if (protocol === 'http1') return '';
   const moved =
@@ -343,7 +349,7 @@ export function pinningSentence(p: PinningSection | null, protocol: LoadProtocol
           ? `${p.movedOff} of the ${p.onOldPods} WebSocket slots that were on old Pods moved to new ones (a close 1001 or a lost connection made the client open a new socket through the Service)`
           : `${p.movedOff} of the ${p.onOldPods} connections that were on old Pods moved to new ones (a GOAWAY or a lost connection made the client open new sessions)`
       : 'no connection was seen on an old Pod';
-  return ` No request went to an old Pod after the rollout completed: ${moved}${stay}${pinned}${share}.`;
+  return ` No request went to an old Pod after the rollout completed: ${moved}${stay}${pinned}${share}${waited}.`;
 }
 
 export function explainFailures(

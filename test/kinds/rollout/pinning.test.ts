@@ -153,3 +153,37 @@ test('idPrefixOf: a work id’s generator prefix (attempt suffix too)', () => {
   assert.equal(idPrefixOf('drain-12.3'), 'drain-');
   assert.equal(idPrefixOf('L7'), 'L');
 });
+
+test('pinning, WebSocket: the messages that waited in the client’s queue for a reconnect — how many, mean and longest — in the line and the sentence, for ws only', () => {
+  const pods = [pod('a', 'old', 1_000), pod('n', 'new', null)];
+  const tally = new PinningTally(pods, 2_000);
+  tally.add(rec(100, 1, 1, 'a'));
+  // Slot 1's socket closed 1001; three messages waited 900, 600 and 300 ms for the reconnect.
+  for (const [t, w] of [
+    [1_100, 900],
+    [1_400, 600],
+    [1_700, 300],
+  ] as const)
+    tally.add(rec(t, 1, 2, 'n', { reconnectWaitMs: w }));
+  tally.add(rec(2_500, 1, 2, 'n'));
+  // A value past the record file's bound (a day) is not a wait.
+  tally.add(rec(2_600, 1, 2, 'n', { reconnectWaitMs: 90_000_000 }));
+  const p = tally.summary();
+  assert.deepEqual(p.reconnectWait, { messages: 3, meanMs: 600, maxMs: 900 });
+  assert.match(
+    pinningWords(p, 'ws'),
+    /; 3 messages waited in the client’s queue for a reconnect \(mean 600 ms, at most 900 ms\)$/,
+  );
+  assert.match(
+    pinningSentence(p, 'ws'),
+    /^ No request went to an old Pod after the rollout completed: 1 of the 1 WebSocket slots .*; 3 messages waited up to 900 ms in the client’s queue while it waited to reconnect \(reconnecting-websocket’s backoff\): latency of the client’s, not the server’s\.$/,
+  );
+  // Another protocol's load has no such queue: nothing said.
+  assert.ok(!pinningWords(p, 'h2c').includes('waited'));
+  assert.ok(!pinningSentence(p, 'h2c').includes('waited'));
+  // None waited: the figures say so, and nothing is said.
+  const none = new PinningTally(pods, 2_000);
+  none.add(rec(2_100, 1, 1, 'n'));
+  assert.deepEqual(none.summary().reconnectWait, { messages: 0, meanMs: null, maxMs: null });
+  assert.ok(!pinningWords(none.summary(), 'ws').includes('waited'));
+});
