@@ -46,6 +46,7 @@ export const unitTests = [
   'test/kinds/rollout/failure-samples.test.ts',
   'test/kinds/rollout/stale-conntrack.test.ts',
   'test/kinds/rollout/lifecycle-grid.test.ts',
+  'test/kinds/rollout/pinning.test.ts',
   'test/kinds/rollout/join.test.ts',
   'test/platform/local/pod-range.test.ts',
   'test/kinds/rollout/explain.test.ts',
