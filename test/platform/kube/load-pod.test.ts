@@ -110,6 +110,8 @@ test('the load Pod: Pod Security restricted, no token, requests and limits, `dra
     '3',
     '--retry-backoff-ms',
     '100',
+    '--ws-reconnect',
+    'backoff',
     '--post-share',
     '0',
     '--id-prefix',
