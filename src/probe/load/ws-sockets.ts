@@ -233,37 +233,14 @@ export class WsSockets implements LoadTransport {
         ? slot.socket
         : null;
     const socket = live ?? this.open(slot);
-    const now = performance.now();
-    const item: Message = {
-      record,
-      slot,
-      socket,
-      firstAt: now,
-      sentAt: now,
-      queuedAt: null,
-      acceptedAt: null,
-      podUid: null,
-      done: false,
-    };
-    record.slot = slot.index + 1;
-    record.conn = socket.conn;
-    record.reused = socket.carried > 0;
-    record.localPort = socket.localPort;
-    record.status = null;
-    record.firstByteUs = null;
-    socket.carried += 1;
-    socket.messages.set(record.id, item);
-    this.messages.add(item);
+    const item = this.newMessage(record, slot);
+    this.carry(item, socket);
     if (socket.opened) this.write(item);
     else socket.pending.push(item);
   }
 
-  /**
-   * backoff: the message goes on the slot's open socket, or waits in its queue for the next one
-   * (connecting the slot if nothing is under way: the client's first connect, no wait).
-   */
-  private sendQueued(record: LoadRecord): void {
-    const slot = this.pick();
+  /** A message for the record on the slot, not yet on a socket. */
+  private newMessage(record: LoadRecord, slot: Slot): Message {
     const now = performance.now();
     const item: Message = {
       record,
@@ -283,12 +260,33 @@ export class WsSockets implements LoadTransport {
     record.status = null;
     record.firstByteUs = null;
     this.messages.add(item);
+    return item;
+  }
+
+  /** The message goes on the socket (written now, or when it opens). */
+  private carry(item: Message, socket: Socket): void {
+    const { record } = item;
+    item.socket = socket;
+    record.conn = socket.conn;
+    record.reused = socket.carried > 0;
+    record.localPort = socket.localPort;
+    socket.carried += 1;
+    socket.messages.set(record.id, item);
+  }
+
+  /**
+   * backoff: the message goes on the slot's open socket, or waits in its queue for the next one
+   * (connecting the slot if nothing is under way: the client's first connect, no wait).
+   */
+  private sendQueued(record: LoadRecord): void {
+    const slot = this.pick();
+    const item = this.newMessage(record, slot);
     const socket = slot.socket;
     if (socket && socket.opened && !socket.retiring && socket.ws.readyState === WebSocket.OPEN) {
       this.attach(item, socket);
       return;
     }
-    item.queuedAt = now;
+    item.queuedAt = item.firstAt;
     slot.queue.push(item);
     if (slot.socket === null) this.connect(slot);
   }
@@ -319,12 +317,7 @@ export class WsSockets implements LoadTransport {
   /** backoff: a queued message goes on the socket that opened (`reconnect`: not the slot's first). */
   private attach(item: Message, socket: Socket, reconnect = true): void {
     const { record } = item;
-    item.socket = socket;
-    record.conn = socket.conn;
-    record.reused = socket.carried > 0;
-    record.localPort = socket.localPort;
-    socket.carried += 1;
-    socket.messages.set(record.id, item);
+    this.carry(item, socket);
     if (item.queuedAt !== null && reconnect) {
       // Across its sends (a refused message waits again): the time the client held it.
       record.reconnectWaitMs = (record.reconnectWaitMs ?? 0) + Math.round(performance.now() - item.queuedAt);

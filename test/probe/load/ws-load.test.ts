@@ -118,6 +118,27 @@ test('ws load, --ws-reconnect at-once: the slots take the messages in turn, so o
 /** The first wait of a slot whose `random` is `r`, at `scale` (reconnecting-websocket's min delay). */
 const minDelay = (r: number, scale: number) => (RWS_MIN_DELAY_MS + r * RWS_MIN_DELAY_SPREAD_MS) * scale;
 
+/** A ws load of one slot at 100/s for up to a minute, its records kept; `seen` resolves once record `id` ended. */
+function wsLoadUntil(url: URL, id: string, over: Partial<LoadOptions>) {
+  const records: LoadRecord[] = [];
+  let resolveSeen!: () => void;
+  const seen = new Promise<void>((resolve) => (resolveSeen = resolve));
+  const run = startLoad({
+    target: url,
+    protocol: 'ws',
+    rate: 100,
+    durationMs: 60_000,
+    connections: 1,
+    workMs: { kind: 'fixed', ms: 20 },
+    ...over,
+    onRecord: (r) => {
+      records.push(r);
+      if (r.id === id) resolveSeen();
+    },
+  });
+  return { run, records, seen };
+}
+
 /**
  * A server that drains the socket that took `drainAt` (a draining Pod, as the lab server does):
  * it answers `draining` to any later message there, finishes what it accepted, then closes with
@@ -258,25 +279,12 @@ test('ws load, backoff: refused reconnects fail no message — each attempt wait
 test('ws load, backoff: a load that stops while a slot waits out its delay connects at once — its queued messages complete; abandoned, they end at once', async (t) => {
   const stopDuringWait = async (how: { abandon?: boolean }) => {
     const { server } = await drainingServer(t, 'L5');
-    const records: LoadRecord[] = [];
-    let sawClose!: () => void;
-    const closeSeen = new Promise<void>((resolve) => (sawClose = resolve));
-    const run = startLoad({
-      target: server.url,
-      protocol: 'ws',
-      rate: 100,
-      durationMs: 60_000,
-      connections: 1,
-      workMs: { kind: 'fixed', ms: 20 },
+    const { run, records, seen } = wsLoadUntil(server.url, 'L5', {
       // The slot's first wait: (1000 + 0.99 × 4000) ms = 4,960 ms.
       random: () => 0.99,
       responseTimeoutMs: 30_000,
-      onRecord: (r) => {
-        records.push(r);
-        if (r.id === 'L5') sawClose();
-      },
     });
-    await closeSeen;
+    await seen;
     // Messages come into the queue for 100 ms, then the load stops.
     await new Promise((resolve) => setTimeout(resolve, 100));
     const stoppedAt = performance.now();
@@ -379,26 +387,13 @@ test('ws load, backoff: a load stopped while its reconnects are refused makes on
     ws.terminate();
     return true;
   });
-  let sawCut!: () => void;
-  const cutSeen = new Promise<void>((resolve) => (sawCut = resolve));
-  const records: LoadRecord[] = [];
-  const run = startLoad({
-    target: server.url,
-    protocol: 'ws',
-    rate: 100,
-    durationMs: 60_000,
-    connections: 1,
-    workMs: { kind: 'fixed', ms: 20 },
+  const { run, records, seen } = wsLoadUntil(server.url, 'L5', {
     // The slot's first wait 1,000 ms, the next 1,300 ms; each message's deadline 1 s.
     random: () => 0,
     connectTimeoutMs: 200,
     responseTimeoutMs: 800,
-    onRecord: (r) => {
-      records.push(r);
-      if (r.id === 'L5') sawCut();
-    },
   });
-  await cutSeen;
+  await seen;
   await new Promise((resolve) => setTimeout(resolve, 50));
   const before = server.connectionsAt.length;
   run.stop();
