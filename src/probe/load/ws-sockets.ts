@@ -291,7 +291,7 @@ export class WsSockets implements LoadTransport {
     if (slot.socket === null) this.connect(slot);
   }
 
-  /** backoff: a connect attempt for the slot, after reconnecting-websocket's wait (none once the load stopped). */
+  /** backoff: a connect attempt for the slot, after reconnecting-websocket's wait (none for its first attempt after the load stopped). */
   private connect(slot: Slot): void {
     if (this.closed || slot.socket !== null || slot.reconnectTimer !== null) return;
     slot.retryCount += 1;
