@@ -67,6 +67,9 @@ test('a record written as bytes is exactly JSON.stringify of it; anything not pl
     { method: 'POST' as const, retried: true as const },
     { attempt: 2, retried: true as const },
     { method: 'POST' as const, attempt: 3 },
+    // A WebSocket message refused unseen, then held in the client's queue for a reconnect.
+    { slot: 2, refused: 1, reconnectWaitMs: 1234 },
+    { slot: 1, reconnectWaitMs: 0 },
   ]) {
     const r: LoadRecord = { ...rec(3), ...extra, id: 'L3.2', fate: 'accepted', podUidFrom: 'connection' };
     const end = writeRecordBytes(buf, 0, r);
@@ -163,6 +166,7 @@ test('a hostile file: long, deep, non-JSON and wrong-shaped lines are reported, 
     JSON.stringify({ ...rec(2), outcome: 'exploded' }),
     JSON.stringify({ ...rec(3), id: 'i'.repeat(65) }),
     JSON.stringify({ ...rec(4), seq: -1 }),
+    JSON.stringify({ ...rec(5), slot: 1, reconnectWaitMs: -5 }),
     '',
     good,
   ];
@@ -175,7 +179,7 @@ test('a hostile file: long, deep, non-JSON and wrong-shaped lines are reported, 
     const items = await readAll(path);
     assert.deepEqual(
       items.map((i) => i.kind),
-      ['header', 'record', 'bad', 'bad', 'bad', 'bad', 'bad', 'bad', 'record'],
+      ['header', 'record', 'bad', 'bad', 'bad', 'bad', 'bad', 'bad', 'bad', 'record'],
       name,
     );
     assert.ok(items.every((i) => i.kind !== 'bad' || i.reason.length < 200));
