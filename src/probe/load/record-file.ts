@@ -12,7 +12,7 @@ import { createGunzip, createGzip } from 'node:zlib';
 import { LineSplitter } from '../../util/line-splitter.js';
 import { parseJsonBounded } from '../../util/bounded-json.js';
 import { requestOutcomes } from '../client-events.js';
-import { failureClasses, serverFates, type LoadRecord } from './record.js';
+import { failureClasses, RECONNECT_WAIT_MS_MAX, serverFates, type LoadRecord } from './record.js';
 import { RECORD_BYTES_MAX, writeRecordBytes } from './record-bytes.js';
 
 export const RECORD_FILE_KIND = 'draincheck.load-records/v1';
@@ -323,7 +323,7 @@ const recordFields: Record<keyof LoadRecord, (x: unknown) => boolean> = {
   retried: (x) => x === undefined || x === true,
   slot: (x) => x === undefined || (isCount(x) && x >= 1 && x <= 10_000),
   refused: (x) => x === undefined || (isCount(x) && x >= 1 && x <= 64),
-  reconnectWaitMs: (x) => x === undefined || (isCount(x) && x <= 86_400_000),
+  reconnectWaitMs: (x) => x === undefined || (isCount(x) && x <= RECONNECT_WAIT_MS_MAX),
   fate: (x) => x === undefined || (serverFates as readonly unknown[]).includes(x),
   podUidFrom: (x) => x === undefined || x === 'connection',
 };

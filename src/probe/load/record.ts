@@ -6,6 +6,9 @@
 // never saw, or a request whose work was done although the client saw an error.
 import type { RequestOutcome } from '../client-events.js';
 
+/** The longest `reconnectWaitMs` a record may carry (a day): past it, a record read back is bad. */
+export const RECONNECT_WAIT_MS_MAX = 86_400_000;
+
 export const failureClasses = [
   /** The connection closed or reset after the request was written (a response may have begun). */
   'accepted-cut',

@@ -309,7 +309,7 @@ export class WsSockets implements LoadTransport {
       slot.reconnectTimer = null;
       // Armed while the load ran: once it stopped, a socket only for messages still queued.
       if (this.closed || slot.socket !== null) return;
-      if (this.options.stopped() && !slot.queue.some((m) => !m.done)) return;
+      if (!this.socketWanted(slot)) return;
       this.open(slot);
     }, delay);
   }
@@ -334,7 +334,7 @@ export class WsSockets implements LoadTransport {
   sweep(now: number): void {
     if (this.backoff && this.options.stopped())
       for (const slot of this.slots)
-        if (slot.reconnectTimer !== null && !slot.hurried && slot.queue.some((m) => !m.done)) {
+        if (slot.reconnectTimer !== null && !slot.hurried && WsSockets.queued(slot)) {
           clearTimeout(slot.reconnectTimer);
           slot.reconnectTimer = null;
           this.connect(slot);
@@ -471,15 +471,10 @@ export class WsSockets implements LoadTransport {
         socket.closeByClient = true;
         socket.protocolError = null;
         socket.timedOut = true;
-        this.lastError.set(socket, {
-          code: 'ETIMEDOUT',
-          message: `no WebSocket within ${connectLimitMs} ms`,
-        });
+        const timeout = { code: 'ETIMEDOUT', message: `no WebSocket within ${connectLimitMs} ms` };
+        this.lastError.set(socket, timeout);
         for (const item of [...socket.messages.values()]) {
-          const result = this.result(item, {
-            code: 'ETIMEDOUT',
-            message: `no WebSocket within ${connectLimitMs} ms`,
-          });
+          const result = this.result(item, timeout);
           result.timedOut = 'connect';
           this.end(item, result, false);
         }
@@ -619,11 +614,7 @@ export class WsSockets implements LoadTransport {
           status: socket.status,
           timedOut: socket.timedOut,
           protocolError: socket.protocolError,
-          error: socket.protocolError ??
-            this.lastError.get(socket) ?? {
-              code: 'ECONNREFUSED',
-              message: 'the connection closed before it was up',
-            },
+          error: socket.protocolError ?? this.upError(socket),
         };
     }
     const now = performance.now();
@@ -649,10 +640,7 @@ export class WsSockets implements LoadTransport {
       };
       const error = socket.opened
         ? { code: `WS_CLOSE_${code}`, message: `the socket closed (${code} ${close.codeName}) before done` }
-        : (this.lastError.get(socket) ?? {
-            code: 'ECONNREFUSED',
-            message: 'the connection closed before it was up',
-          });
+        : this.upError(socket);
       const result = this.result(item, socket.protocolError ?? error);
       // A connection that closed before its handshake was answered (no status, nothing broken):
       // reset while connecting — the message was never written, so never a cut (record.ts
@@ -668,13 +656,27 @@ export class WsSockets implements LoadTransport {
     }
     // reconnecting-websocket reconnects whenever its socket ended, messages or not — but a load
     // that stopped opens no socket for nothing.
-    if (
-      this.backoff &&
-      current &&
-      !this.closed &&
-      !(this.options.stopped() && !slot.queue.some((m) => !m.done))
-    )
-      this.connect(slot);
+    if (this.backoff && current && !this.closed && this.socketWanted(slot)) this.connect(slot);
+  }
+
+  /** Why a socket that never opened ended: its last error, else a connection closed while connecting. */
+  private upError(socket: Socket): { code: string | null; message: string } {
+    return (
+      this.lastError.get(socket) ?? {
+        code: 'ECONNREFUSED',
+        message: 'the connection closed before it was up',
+      }
+    );
+  }
+
+  /** backoff: the slot has messages waiting in its queue. */
+  private static queued(slot: Slot): boolean {
+    return slot.queue.some((m) => !m.done);
+  }
+
+  /** backoff: a socket is wanted for the slot — always while the load runs, after it only for queued messages. */
+  private socketWanted(slot: Slot): boolean {
+    return !this.options.stopped() || WsSockets.queued(slot);
   }
 
   /** Sends a message the server refused unseen again, on the slot's live (or a new) socket; false when it may not be. */

@@ -9,7 +9,7 @@
 // rollout completed, how many requests still went to old Pods and the new Pods' share per second.
 // A request counts where its own evidence (its completion body's UID, or its Pod's journal)
 // names the Pod; a Pod carried over from the connection (podUidFrom) is not counted.
-import type { LoadRecord } from '../../../probe/load/record.js';
+import { RECONNECT_WAIT_MS_MAX, type LoadRecord } from '../../../probe/load/record.js';
 import type { PodLifecycle, RolloutDocument } from '../document.js';
 
 /** Client connections followed at most (an HTTP/1.1 pool is at most 10,000). */
@@ -80,9 +80,14 @@ export class PinningTally {
       this.refusedRequests += 1;
       this.refusedTimes += Math.min(r.refused, 64);
     }
-    // Held to the record file's bound (a day); a record that says it waited counts once.
+    // Held to the record file's bound; a record that says it waited counts once.
     const waited = r.reconnectWaitMs;
-    if (waited !== undefined && Number.isSafeInteger(waited) && waited >= 0 && waited <= 86_400_000) {
+    if (
+      waited !== undefined &&
+      Number.isSafeInteger(waited) &&
+      waited >= 0 &&
+      waited <= RECONNECT_WAIT_MS_MAX
+    ) {
       this.waitedMessages += 1;
       this.waitedTotalMs += waited;
       this.waitedMaxMs = Math.max(this.waitedMaxMs, waited);
